@@ -1,0 +1,6 @@
+// iq_quants.cpp - placeholder until the family lands: registers nothing yet.
+#include "codec.h"
+
+namespace gk::quant {
+void register_iq_quants(codec_table &) {}
+} // namespace gk::quant
