@@ -1,0 +1,636 @@
+/* gk.h - the tensor library of gk: contexts, tensors, op builders, graphs, compute.
+ *
+ * The API is shaped so that a ggml program maps onto it one call to one call:
+ *   - sizes and strides are ne[4] (elements) and nb[4] (bytes) in ggml order, ne[0]
+ *     innermost; unused dimensions have ne = 1;
+ *   - struct gk_tensor has the field order and sizes of ggml's struct ggml_tensor, and
+ *     enum gk_op / gk_unary_op / gk_glu_op carry ggml's enum values (the compat layer
+ *     static-asserts both);
+ *   - op parameters are stored in op_params (16 x int32) with ggml's layout per op.
+ *
+ * Errors. Nothing here aborts on user input. A builder that is given a shape or type it
+ * cannot accept returns NULL and records a message in its context (gk_last_error()).
+ * A builder given a NULL source returns NULL and keeps the first message, so a chain of
+ * builders reports the root cause. gk_graph_compute() returns a gk_status and records
+ * its message in the graph's context.
+ *
+ * Memory. A context is one fixed arena. Tensor structs, graphs and (unless no_alloc)
+ * tensor data are carved from it; an allocation past its end fails with an error.
+ * Nothing is freed individually: gk_free() releases the whole arena.
+ *
+ * Threads. A context and its tensors are not thread-safe; use one per thread, or
+ * serialise. gk_graph_compute() itself runs on a pool of threads and is deterministic:
+ * the result is bit identical at every thread count.
+ */
+#ifndef GK_H
+#define GK_H
+
+#include "gk/gk-type.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GK_MAX_DIMS      4
+#define GK_MAX_SRC       10
+#define GK_MAX_OP_PARAMS 64   /* bytes */
+#define GK_MAX_NAME      64
+#define GK_MEM_ALIGN     64   /* alignment of every arena object and of tensor data */
+#define GK_DEFAULT_GRAPH_SIZE 2048
+
+/* ------------------------------------------------------------------------------------ */
+/* Status                                                                                */
+
+/** Result of operations that can fail after build time. Values 1, 0, -1, -2 are ggml's
+ *  enum ggml_status; the rest refine GK_STATUS_FAILED. */
+enum gk_status {
+    GK_STATUS_ABORTED          =  1,
+    GK_STATUS_SUCCESS          =  0,
+    GK_STATUS_FAILED           = -1,
+    GK_STATUS_ALLOC_FAILED     = -2,
+    GK_STATUS_INVALID_ARGUMENT = -3, /* a tensor without data, a graph that is too small */
+    GK_STATUS_OUT_OF_RANGE     = -4, /* an index read from a tensor is outside its table */
+    GK_STATUS_UNSUPPORTED      = -5, /* no CPU kernel for this op / type combination     */
+};
+
+/** Short name of a status ("success", "out of range", ...). */
+const char * gk_status_name(enum gk_status status);
+
+/* ------------------------------------------------------------------------------------ */
+/* Ops (values are ggml's enum ggml_op; slots for ops gk has no builder for are kept so  */
+/* that the numbering agrees)                                                           */
+
+enum gk_op {
+    GK_OP_NONE = 0,
+
+    GK_OP_DUP,
+    GK_OP_ADD,
+    GK_OP_ADD_ID,
+    GK_OP_ADD1,
+    GK_OP_ACC,
+    GK_OP_SUB,
+    GK_OP_MUL,
+    GK_OP_DIV,
+    GK_OP_SQR,
+    GK_OP_SQRT,
+    GK_OP_LOG,
+    GK_OP_SIN,
+    GK_OP_COS,
+    GK_OP_SUM,
+    GK_OP_SUM_ROWS,
+    GK_OP_CUMSUM,
+    GK_OP_MEAN,
+    GK_OP_ARGMAX,
+    GK_OP_COUNT_EQUAL,
+    GK_OP_REPEAT,
+    GK_OP_REPEAT_BACK,
+    GK_OP_CONCAT,
+    GK_OP_SILU_BACK,
+    GK_OP_NORM,
+    GK_OP_RMS_NORM,
+    GK_OP_RMS_NORM_BACK,
+    GK_OP_GROUP_NORM,
+    GK_OP_L2_NORM,
+
+    GK_OP_MUL_MAT,
+    GK_OP_MUL_MAT_ID,
+    GK_OP_OUT_PROD,
+
+    GK_OP_SCALE,
+    GK_OP_SET,
+    GK_OP_CPY,
+    GK_OP_CONT,
+    GK_OP_RESHAPE,
+    GK_OP_VIEW,
+    GK_OP_PERMUTE,
+    GK_OP_TRANSPOSE,
+    GK_OP_GET_ROWS,
+    GK_OP_GET_ROWS_BACK,
+    GK_OP_SET_ROWS,
+    GK_OP_DIAG,
+    GK_OP_DIAG_MASK_INF,
+    GK_OP_DIAG_MASK_ZERO,
+    GK_OP_SOFT_MAX,
+    GK_OP_SOFT_MAX_BACK,
+    GK_OP_ROPE,
+    GK_OP_ROPE_BACK,
+    GK_OP_CLAMP,
+    GK_OP_CONV_TRANSPOSE_1D,
+    GK_OP_IM2COL,
+    GK_OP_IM2COL_BACK,
+    GK_OP_IM2COL_3D,
+    GK_OP_COL2IM_1D,
+    GK_OP_CONV_2D,
+    GK_OP_CONV_3D,
+    GK_OP_CONV_2D_DW,
+    GK_OP_CONV_TRANSPOSE_2D,
+    GK_OP_POOL_1D,
+    GK_OP_POOL_2D,
+    GK_OP_POOL_2D_BACK,
+    GK_OP_UPSCALE,
+    GK_OP_PAD,
+    GK_OP_PAD_REFLECT_1D,
+    GK_OP_ROLL,
+    GK_OP_ARANGE,
+    GK_OP_TIMESTEP_EMBEDDING,
+    GK_OP_ARGSORT,
+    GK_OP_TOP_K,
+    GK_OP_LEAKY_RELU,
+    GK_OP_TRI,
+    GK_OP_FILL,
+
+    GK_OP_FLASH_ATTN_EXT,
+    GK_OP_FLASH_ATTN_BACK,
+    GK_OP_SSM_CONV,
+    GK_OP_SSM_SCAN,
+    GK_OP_WIN_PART,
+    GK_OP_WIN_UNPART,
+    GK_OP_GET_REL_POS,
+    GK_OP_ADD_REL_POS,
+    GK_OP_RWKV_WKV6,
+    GK_OP_GATED_LINEAR_ATTN,
+    GK_OP_RWKV_WKV7,
+    GK_OP_SOLVE_TRI,
+    GK_OP_GATED_DELTA_NET,
+    GK_OP_LIGHTNING_INDEXER,
+    GK_OP_DSV4_HC_COMB,
+    GK_OP_DSV4_HC_PRE,
+    GK_OP_DSV4_HC_POST,
+
+    GK_OP_UNARY,
+
+    GK_OP_MAP_CUSTOM1,
+    GK_OP_MAP_CUSTOM2,
+    GK_OP_MAP_CUSTOM3,
+
+    GK_OP_CUSTOM,
+
+    GK_OP_CROSS_ENTROPY_LOSS,
+    GK_OP_CROSS_ENTROPY_LOSS_BACK,
+    GK_OP_OPT_STEP_ADAMW,
+    GK_OP_OPT_STEP_SGD,
+
+    GK_OP_GLU,
+
+    GK_OP_COUNT
+};
+
+/** Element-wise activations of GK_OP_UNARY (op_params[0]); ggml's enum ggml_unary_op. */
+enum gk_unary_op {
+    GK_UNARY_OP_ABS,
+    GK_UNARY_OP_SGN,
+    GK_UNARY_OP_NEG,
+    GK_UNARY_OP_STEP,
+    GK_UNARY_OP_TANH,
+    GK_UNARY_OP_ELU,
+    GK_UNARY_OP_RELU,
+    GK_UNARY_OP_SIGMOID,
+    GK_UNARY_OP_GELU,        /* tanh approximation */
+    GK_UNARY_OP_GELU_QUICK,  /* x * sigmoid(1.702 x) */
+    GK_UNARY_OP_SILU,
+    GK_UNARY_OP_HARDSWISH,
+    GK_UNARY_OP_HARDSIGMOID,
+    GK_UNARY_OP_EXP,
+    GK_UNARY_OP_EXPM1,
+    GK_UNARY_OP_SOFTPLUS,
+    GK_UNARY_OP_GELU_ERF,    /* exact, with erf */
+    GK_UNARY_OP_XIELU,       /* slot only: no builder */
+    GK_UNARY_OP_FLOOR,
+    GK_UNARY_OP_CEIL,
+    GK_UNARY_OP_ROUND,       /* half away from zero */
+    GK_UNARY_OP_TRUNC,
+
+    GK_UNARY_OP_COUNT
+};
+
+/** Gated linear units of GK_OP_GLU (op_params[0]); ggml's enum ggml_glu_op. */
+enum gk_glu_op {
+    GK_GLU_OP_REGLU,
+    GK_GLU_OP_GEGLU,
+    GK_GLU_OP_SWIGLU,
+    GK_GLU_OP_SWIGLU_OAI,
+    GK_GLU_OP_GEGLU_ERF,
+    GK_GLU_OP_GEGLU_QUICK,
+    GK_GLU_OP_SWIGLU_CLAMP,  /* slot only: no builder */
+
+    GK_GLU_OP_COUNT
+};
+
+enum gk_sort_order {
+    GK_SORT_ORDER_ASC,
+    GK_SORT_ORDER_DESC
+};
+
+/** rope modes (op_params[2]); values are ggml's GGML_ROPE_TYPE_*. */
+#define GK_ROPE_TYPE_NORMAL 0   /* rotate adjacent pairs (x[2i], x[2i+1])          */
+#define GK_ROPE_TYPE_NEOX   2   /* rotate halves (x[i], x[i + n_dims/2])           */
+
+/** Tensor flags; values are ggml's enum ggml_tensor_flag. */
+enum gk_tensor_flag {
+    GK_TENSOR_FLAG_INPUT   = 1,
+    GK_TENSOR_FLAG_OUTPUT  = 2,
+    GK_TENSOR_FLAG_PARAM   = 4,
+    GK_TENSOR_FLAG_LOSS    = 8,
+    GK_TENSOR_FLAG_COMPUTE = 16
+};
+
+const char * gk_op_name(enum gk_op op);              /* "MUL_MAT"; "?" when out of range */
+const char * gk_op_symbol(enum gk_op op);            /* "mul_mat"; "?" when out of range */
+const char * gk_unary_op_name(enum gk_unary_op op);  /* "SILU" */
+const char * gk_glu_op_name(enum gk_glu_op op);      /* "SWIGLU" */
+
+/* ------------------------------------------------------------------------------------ */
+/* Tensors                                                                               */
+
+struct gk_context;
+struct gk_cgraph;
+struct gk_backend_buffer;
+
+/** A tensor: field order and sizes are ggml's struct ggml_tensor.
+ *  Default strides: nb[0] = gk_type_size(type), nb[1] = gk_row_size(type, ne[0]),
+ *  nb[i] = nb[i-1] * ne[i-1]. A view shares the storage of view_src (always the
+ *  tensor that owns the storage, never another view) at byte offset view_offs. */
+struct gk_tensor {
+    enum gk_type type;
+
+    struct gk_backend_buffer * buffer;   /* set by backends; NULL for context memory */
+
+    int64_t ne[GK_MAX_DIMS];             /* elements per dimension, ne[0] innermost */
+    size_t  nb[GK_MAX_DIMS];             /* byte stride per dimension               */
+
+    enum gk_op op;
+    int32_t    op_params[GK_MAX_OP_PARAMS / sizeof(int32_t)];
+    int32_t    flags;                    /* enum gk_tensor_flag bits */
+
+    struct gk_tensor * src[GK_MAX_SRC];
+
+    struct gk_tensor * view_src;
+    size_t             view_offs;
+
+    void * data;
+
+    char name[GK_MAX_NAME];
+
+    void * extra;                        /* backend-private */
+
+    char padding[8];
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Context                                                                               */
+
+struct gk_init_params {
+    size_t mem_size;    /* arena bytes                                               */
+    void * mem_buffer;  /* caller-owned arena, or NULL to have gk_init allocate one  */
+    bool   no_alloc;    /* create tensor structs only; data is placed later (alloc)  */
+};
+
+/** Create a context. Returns NULL when mem_size is 0 or the arena cannot be allocated. */
+struct gk_context * gk_init(struct gk_init_params params);
+
+/** Free a context, its arena (when gk_init allocated it) and its thread pool. NULL is ok. */
+void gk_free(struct gk_context * ctx);
+
+/** Message of the most recent error recorded in ctx, "" when none. Valid until the
+ *  next call on ctx that records one. */
+const char * gk_last_error(const struct gk_context * ctx);
+void         gk_clear_error(struct gk_context * ctx);
+
+size_t gk_used_mem(const struct gk_context * ctx);       /* arena bytes in use   */
+size_t gk_get_mem_size(const struct gk_context * ctx);   /* arena bytes in total */
+bool   gk_get_no_alloc(const struct gk_context * ctx);
+void   gk_set_no_alloc(struct gk_context * ctx, bool no_alloc);
+
+/** Arena bytes one tensor struct costs (excluding its data). */
+size_t gk_tensor_overhead(void);
+/** Arena bytes a graph of GK_DEFAULT_GRAPH_SIZE / `size` nodes costs. */
+size_t gk_graph_overhead(void);
+size_t gk_graph_overhead_custom(size_t size, bool grads);
+
+/** Iterate the tensors of a context in creation order (NULL at the end). */
+struct gk_tensor * gk_get_first_tensor(const struct gk_context * ctx);
+struct gk_tensor * gk_get_next_tensor(const struct gk_context * ctx, struct gk_tensor * tensor);
+/** First tensor of ctx with this name, or NULL. */
+struct gk_tensor * gk_get_tensor(struct gk_context * ctx, const char * name);
+
+/* ------------------------------------------------------------------------------------ */
+/* Tensor creation and queries                                                           */
+
+/** New tensor of 1..4 dims with default strides. ne[0] must be a whole number of blocks
+ *  of `type`; every ne[i] >= 0. Data comes from the arena unless no_alloc. */
+struct gk_tensor * gk_new_tensor(struct gk_context * ctx, enum gk_type type, int n_dims, const int64_t * ne);
+struct gk_tensor * gk_new_tensor_1d(struct gk_context * ctx, enum gk_type type, int64_t ne0);
+struct gk_tensor * gk_new_tensor_2d(struct gk_context * ctx, enum gk_type type, int64_t ne0, int64_t ne1);
+struct gk_tensor * gk_new_tensor_3d(struct gk_context * ctx, enum gk_type type, int64_t ne0, int64_t ne1, int64_t ne2);
+struct gk_tensor * gk_new_tensor_4d(struct gk_context * ctx, enum gk_type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+
+/** New tensor of a's type and shape (default strides, own storage, no op). */
+struct gk_tensor * gk_dup_tensor(struct gk_context * ctx, const struct gk_tensor * a);
+/** Alias of a with a's shape and strides (op VIEW). */
+struct gk_tensor * gk_view_tensor(struct gk_context * ctx, struct gk_tensor * a);
+
+const char *       gk_get_name(const struct gk_tensor * t);
+struct gk_tensor * gk_set_name(struct gk_tensor * t, const char * name);   /* truncated to 63 chars */
+struct gk_tensor * gk_format_name(struct gk_tensor * t, const char * fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+void gk_set_input(struct gk_tensor * t);
+void gk_set_output(struct gk_tensor * t);
+void gk_set_param(struct gk_tensor * t);
+
+int64_t gk_nelements(const struct gk_tensor * t);
+int64_t gk_nrows(const struct gk_tensor * t);          /* ne[1]*ne[2]*ne[3] */
+size_t  gk_nbytes(const struct gk_tensor * t);         /* bytes spanned, from the strides */
+size_t  gk_element_size(const struct gk_tensor * t);   /* gk_type_size(type) */
+int     gk_n_dims(const struct gk_tensor * t);         /* 1 + index of the last ne > 1 */
+
+bool gk_is_contiguous(const struct gk_tensor * t);      /* default strides, no gaps */
+bool gk_is_contiguous_rows(const struct gk_tensor * t); /* each row dense: nb[0] == type size */
+bool gk_is_transposed(const struct gk_tensor * t);      /* nb[0] > nb[1] */
+bool gk_is_permuted(const struct gk_tensor * t);        /* strides not increasing */
+bool gk_is_view(const struct gk_tensor * t);
+bool gk_is_empty(const struct gk_tensor * t);           /* some ne == 0 */
+bool gk_are_same_shape(const struct gk_tensor * a, const struct gk_tensor * b);
+/** True when b can be broadcast to a: every a->ne[i] is a multiple of b->ne[i]. */
+bool gk_can_repeat(const struct gk_tensor * b, const struct gk_tensor * a);
+
+void *  gk_get_data(const struct gk_tensor * t);
+float * gk_get_data_f32(const struct gk_tensor * t);   /* NULL unless type is F32 */
+
+int32_t gk_get_op_params_i32(const struct gk_tensor * t, int i);
+float   gk_get_op_params_f32(const struct gk_tensor * t, int i);
+enum gk_unary_op gk_get_unary_op(const struct gk_tensor * t);
+enum gk_glu_op   gk_get_glu_op(const struct gk_tensor * t);
+
+/* ------------------------------------------------------------------------------------ */
+/* Views and reshapes: aliases made at build time; they cost nothing at compute time.   */
+/* A view's bytes must lie inside the storage of a. A block type keeps its blocks whole: */
+/* ne0 of a view is a whole number of blocks and dimension 0 cannot be moved.            */
+
+/** offset and nb* in bytes. */
+struct gk_tensor * gk_view_1d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, size_t offset);
+struct gk_tensor * gk_view_2d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1,
+                              size_t nb1, size_t offset);
+struct gk_tensor * gk_view_3d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                              size_t nb1, size_t nb2, size_t offset);
+struct gk_tensor * gk_view_4d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                              int64_t ne3, size_t nb1, size_t nb2, size_t nb3, size_t offset);
+
+/** Same elements, new shape; a must be contiguous and the element counts must agree.
+ *  gk_reshape takes the shape of b. */
+struct gk_tensor * gk_reshape(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_reshape_1d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0);
+struct gk_tensor * gk_reshape_2d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1);
+struct gk_tensor * gk_reshape_3d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2);
+struct gk_tensor * gk_reshape_4d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                                 int64_t ne3);
+
+/** Dimension i of a becomes dimension axis_i of the result (ggml's convention);
+ *  axis0..3 must be a permutation of 0..3. */
+struct gk_tensor * gk_permute(struct gk_context * ctx, struct gk_tensor * a, int axis0, int axis1, int axis2, int axis3);
+/** Swap dimensions 0 and 1. */
+struct gk_tensor * gk_transpose(struct gk_context * ctx, struct gk_tensor * a);
+
+/** A contiguous tensor with a's elements. An alias when a is already contiguous;
+ *  otherwise a CONT node that copies. The _Nd forms also reshape. */
+struct gk_tensor * gk_cont(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_cont_2d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1);
+struct gk_tensor * gk_cont_3d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2);
+struct gk_tensor * gk_cont_4d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                              int64_t ne3);
+
+/* ------------------------------------------------------------------------------------ */
+/* Op builders. Each returns the result tensor, or NULL with gk_last_error() set.        */
+/* "float" below means F32, F16 or BF16; results of element-wise ops have a's type.     */
+/* The _inplace forms return a view of a and overwrite it at compute time.              */
+
+/* Binary element-wise, b broadcast to a (gk_can_repeat(b, a)); a, b float. */
+struct gk_tensor * gk_add(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_sub(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_mul(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_div(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_add_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_sub_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_mul_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_div_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+
+/* Unary element-wise math, each its own op; a float. */
+struct gk_tensor * gk_sqr(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_sqrt(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_log(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_sin(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_cos(struct gk_context * ctx, struct gk_tensor * a);
+
+/* Activations (GK_OP_UNARY); a float. */
+struct gk_tensor * gk_unary(struct gk_context * ctx, struct gk_tensor * a, enum gk_unary_op op);
+struct gk_tensor * gk_unary_inplace(struct gk_context * ctx, struct gk_tensor * a, enum gk_unary_op op);
+struct gk_tensor * gk_abs(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_sgn(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_neg(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_step(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_tanh(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_elu(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_relu(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_sigmoid(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_gelu(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_gelu_erf(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_gelu_quick(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_silu(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_hardswish(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_hardsigmoid(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_exp(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_expm1(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_softplus(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_floor(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_ceil(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_round(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_trunc(struct gk_context * ctx, struct gk_tensor * a);
+/** x > 0 ? x : slope * x (GK_OP_LEAKY_RELU; op_params: f32 slope). */
+struct gk_tensor * gk_leaky_relu(struct gk_context * ctx, struct gk_tensor * a, float negative_slope, bool inplace);
+
+/* Gated linear units (GK_OP_GLU; op_params: i32 op, i32 swapped, f32 alpha, f32 limit).
+ * Fused: a holds [x | g] along dim 0 (ne0 even); the result has ne0/2; swapped exchanges
+ * the halves. Split: x = a, g = b, same shape and type; the result has a's shape.
+ * result = act(x) * g, act being relu, gelu, silu, gelu_erf or gelu_quick. Rows of a
+ * (and b) must be dense. */
+struct gk_tensor * gk_glu(struct gk_context * ctx, struct gk_tensor * a, enum gk_glu_op op, bool swapped);
+struct gk_tensor * gk_glu_split(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, enum gk_glu_op op);
+struct gk_tensor * gk_reglu(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_geglu(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_swiglu(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_geglu_erf(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_geglu_quick(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_reglu_split(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_geglu_split(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_swiglu_split(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_geglu_erf_split(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_geglu_quick_split(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** gpt-oss: x = min(a, limit), g = clamp(b, -limit, limit), result = x*sigmoid(alpha*x)*(g+1).
+ *  b NULL means fused (a = [x | g]). */
+struct gk_tensor * gk_swiglu_oai(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, float alpha,
+                                 float limit);
+
+/* Affine and clamp (op_params: f32 s, f32 b / f32 min, f32 max). */
+struct gk_tensor * gk_scale(struct gk_context * ctx, struct gk_tensor * a, float s);               /* a*s     */
+struct gk_tensor * gk_scale_inplace(struct gk_context * ctx, struct gk_tensor * a, float s);
+struct gk_tensor * gk_scale_bias(struct gk_context * ctx, struct gk_tensor * a, float s, float b); /* a*s + b */
+struct gk_tensor * gk_clamp(struct gk_context * ctx, struct gk_tensor * a, float min, float max);
+
+/* Norms along dim 0 (op_params: f32 eps; group_norm: i32 n_groups, f32 eps). */
+struct gk_tensor * gk_norm(struct gk_context * ctx, struct gk_tensor * a, float eps);     /* (x-mean)/sqrt(var+eps) */
+struct gk_tensor * gk_rms_norm(struct gk_context * ctx, struct gk_tensor * a, float eps); /* x/sqrt(mean(x^2)+eps)  */
+struct gk_tensor * gk_l2_norm(struct gk_context * ctx, struct gk_tensor * a, float eps);  /* x/max(|x|, eps)        */
+/** Normalise each of n_groups groups of consecutive ne2 slices (over ne0*ne1*slices). */
+struct gk_tensor * gk_group_norm(struct gk_context * ctx, struct gk_tensor * a, int n_groups, float eps);
+
+/* Matrix products; results are F32.
+ * mul_mat: a [K, M, A2, A3] (any type with a row decoder), b [K, N, B2, B3] float, with
+ * B2 % A2 == 0 and B3 % A3 == 0 -> [M, N, B2, B3]; result[m, n] = dot(a row m, b row n). */
+struct gk_tensor * gk_mul_mat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** as [K, M, E] (E experts), b [K, B1, T] float, ids I32 [U, T] with U % B1 == 0 and
+ *  0 <= ids < E -> [M, U, T]; result[:, u, t] = as[:, :, ids[u, t]] * b[:, u % B1, t]. */
+struct gk_tensor * gk_mul_mat_id(struct gk_context * ctx, struct gk_tensor * as, struct gk_tensor * b,
+                                 struct gk_tensor * ids);
+/** a [M, K, A2, A3], b [N, K, B2, B3] float -> [M, N, B2, B3]; result[m, n] = sum_k a[m, k] b[n, k]. */
+struct gk_tensor * gk_out_prod(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+
+/* Copies and conversion. */
+/** A new tensor with a's type, shape and values. */
+struct gk_tensor * gk_dup(struct gk_context * ctx, struct gk_tensor * a);
+/** Copy a's values into b (same element count; b's shape wins; any codec type with an
+ *  encoder). Returns a view of b. */
+struct gk_tensor * gk_cpy(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** A new tensor of `type` with a's shape holding a's values. */
+struct gk_tensor * gk_cast(struct gk_context * ctx, struct gk_tensor * a, enum gk_type type);
+
+/* Row gather / scatter. */
+/** a [C, R, A2, A3] any type, b I32 [N, A2, A3] -> F32 [C, N, A2, A3] (I32 when a is I32);
+ *  result[:, n, i, j] = a[:, b[n, i, j], i, j]. An index outside [0, R) is an error at
+ *  compute time (GK_STATUS_OUT_OF_RANGE), never a read. */
+struct gk_tensor * gk_get_rows(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** a [C, R, A2, A3] destination (any type with an encoder), b float [C, N, A2, A3],
+ *  c I32/I64 [N, C2, C3] with A2 % C2 == 0, A3 % C3 == 0: a[:, c[n], i, j] = b[:, n, i, j].
+ *  Returns a view of a. Indices outside [0, R) are a compute-time error. */
+struct gk_tensor * gk_set_rows(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, struct gk_tensor * c);
+
+/* Placement. */
+/** Tile a to b's shape (gk_can_repeat(a, b)). */
+struct gk_tensor * gk_repeat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** Join a and b along dim (other dims equal, same type). */
+struct gk_tensor * gk_concat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int dim);
+/** Zero-pad at the end of each dim (pad), or before and after (pad_ext; op_params
+ *  lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3). Counts >= 0. */
+struct gk_tensor * gk_pad(struct gk_context * ctx, struct gk_tensor * a, int p0, int p1, int p2, int p3);
+struct gk_tensor * gk_pad_ext(struct gk_context * ctx, struct gk_tensor * a, int lp0, int rp0, int lp1, int rp1,
+                              int lp2, int rp2, int lp3, int rp3);
+/** F32 [ceil((stop - start) / step)]: start, start + step, ...; step != 0. */
+struct gk_tensor * gk_arange(struct gk_context * ctx, float start, float stop, float step);
+/** timesteps F32 [T] -> F32 [dim, T]: [cos(t f_0) .. cos(t f_h-1), sin(t f_0) .. sin(t f_h-1) (, 0 when dim is odd)]
+ *  with h = dim/2, f_i = exp(-ln(max_period) i / h). */
+struct gk_tensor * gk_timestep_embedding(struct gk_context * ctx, struct gk_tensor * timesteps, int dim, int max_period);
+
+/* Attention building blocks. */
+/** softmax along dim 0 of (a*scale + slope*mask); mask F16/F32 [ne0, >= ne1, M2, M3] broadcast
+ *  over dims 2, 3 (a->ne[2] % M2 == 0); slope is 1, or the ALiBi slope of head i2 when
+ *  max_bias > 0 (needs a mask). op_params: f32 scale, f32 max_bias. a F32. */
+struct gk_tensor * gk_soft_max(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_soft_max_inplace(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_soft_max_ext(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * mask, float scale,
+                                   float max_bias);
+/** Attach attention sinks (F32 [ne2 of a]: one logit per head that joins the normaliser
+ *  only) to a soft_max node (src[2]). Returns false, leaving the node unchanged, when
+ *  sinks is not F32 of that length. */
+bool gk_soft_max_add_sinks(struct gk_tensor * soft_max, struct gk_tensor * sinks);
+/** Set a[i0, i1, ...] = -inf (resp. 0) where i0 > n_past + i1. op_params: i32 n_past. */
+struct gk_tensor * gk_diag_mask_inf(struct gk_context * ctx, struct gk_tensor * a, int n_past);
+struct gk_tensor * gk_diag_mask_inf_inplace(struct gk_context * ctx, struct gk_tensor * a, int n_past);
+struct gk_tensor * gk_diag_mask_zero(struct gk_context * ctx, struct gk_tensor * a, int n_past);
+
+/** Rotary embedding of a [D, H, T, 1] float at positions b I32 [T]. The first n_dims
+ *  (even, <= D) of dim 0 are rotated, the rest copied. mode GK_ROPE_TYPE_NORMAL or _NEOX.
+ *  c: NULL or F32 [n_dims/2] frequency factors (theta_i is divided by c[i]).
+ *  YaRN: ext_factor mixes interpolation and extrapolation between the correction dims
+ *  given by beta_fast/beta_slow and n_ctx_orig; attn_factor scales the result.
+ *  op_params (ggml layout): [1] n_dims, [2] mode, [4] n_ctx_orig, f32 [5] freq_base,
+ *  [6] freq_scale, [7] ext_factor, [8] attn_factor, [9] beta_fast, [10] beta_slow. */
+struct gk_tensor * gk_rope(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int n_dims, int mode);
+struct gk_tensor * gk_rope_ext(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, struct gk_tensor * c,
+                               int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                               float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+
+/** Fused attention: q F32 [D, Nq, H, S], k [D, Nkv, Hk, S], v [Dv, Nkv, Hk, S] (F32, F16 or
+ *  any type with a row decoder), H % Hk == 0, mask NULL or F16 [Nkv, >= Nq, M2, M3]
+ *  -> F32 [Dv, H, Nq, S] (note the permuted result, as ggml).
+ *  out = softmax(softcap(scale q k^T) + slope*mask) v; softcap(x) = c*tanh(x/c) when
+ *  logit_softcap > 0. op_params: f32 scale, f32 max_bias, f32 logit_softcap. */
+struct gk_tensor * gk_flash_attn_ext(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
+                                     struct gk_tensor * v, struct gk_tensor * mask, float scale, float max_bias,
+                                     float logit_softcap);
+/** Attach sinks (F32 [H]) to a flash_attn_ext node (src[4]); false on a mismatch. */
+bool gk_flash_attn_ext_add_sinks(struct gk_tensor * attn, struct gk_tensor * sinks);
+
+/* Reductions. */
+struct gk_tensor * gk_sum(struct gk_context * ctx, struct gk_tensor * a);       /* F32 [1]                */
+struct gk_tensor * gk_sum_rows(struct gk_context * ctx, struct gk_tensor * a);  /* [1, ne1, ne2, ne3]     */
+struct gk_tensor * gk_mean(struct gk_context * ctx, struct gk_tensor * a);      /* [1, ne1, ne2, ne3]     */
+struct gk_tensor * gk_argmax(struct gk_context * ctx, struct gk_tensor * a);    /* I32 [ne1]; a 2-d; first max wins */
+struct gk_tensor * gk_cumsum(struct gk_context * ctx, struct gk_tensor * a);    /* inclusive prefix sum along dim 0 */
+/** I32 indices sorting each row of a (F32); stable: equal values keep index order. */
+struct gk_tensor * gk_argsort(struct gk_context * ctx, struct gk_tensor * a, enum gk_sort_order order);
+/** I32 [k, ne1, ...]: indices of the k largest of each row, largest first (ties: lower index). */
+struct gk_tensor * gk_top_k(struct gk_context * ctx, struct gk_tensor * a, int k);
+
+/* ------------------------------------------------------------------------------------ */
+/* Graphs                                                                                */
+
+/** A graph of up to GK_DEFAULT_GRAPH_SIZE (or `size`) nodes and as many leafs, allocated
+ *  in ctx. grads is accepted for ggml compatibility and must be false. */
+struct gk_cgraph * gk_new_graph(struct gk_context * ctx);
+struct gk_cgraph * gk_new_graph_custom(struct gk_context * ctx, size_t size, bool grads);
+
+/** Add `tensor` and everything it depends on that is not yet in the graph, in
+ *  topological order (sources before users; src[0] before src[1], ...). The walk is
+ *  iterative, so depth is limited only by the graph size. Tensors with op NONE that are
+ *  not params become leafs; the rest nodes. Fails (no change) when the graph is full. */
+enum gk_status gk_build_forward_expand(struct gk_cgraph * graph, struct gk_tensor * tensor);
+
+int                 gk_graph_size(const struct gk_cgraph * graph);
+int                 gk_graph_n_nodes(const struct gk_cgraph * graph);
+/** Node i; i < 0 counts from the end (-1 = last). NULL when out of range. */
+struct gk_tensor *  gk_graph_node(const struct gk_cgraph * graph, int i);
+struct gk_tensor ** gk_graph_nodes(const struct gk_cgraph * graph);
+int                 gk_graph_n_leafs(const struct gk_cgraph * graph);
+struct gk_tensor *  gk_graph_leaf(const struct gk_cgraph * graph, int i);
+/** Node or leaf with this name, or NULL. */
+struct gk_tensor *  gk_graph_get_tensor(const struct gk_cgraph * graph, const char * name);
+/** Remove every node and leaf. */
+void                gk_graph_clear(struct gk_cgraph * graph);
+/** The context the graph was created in (where its errors are recorded). */
+struct gk_context * gk_graph_context(const struct gk_cgraph * graph);
+
+/* ------------------------------------------------------------------------------------ */
+/* Compute (CPU)                                                                         */
+
+/** Evaluate the nodes of graph in order on n_threads threads (>= 1; clamped to 512).
+ *  Every node and leaf must have data. Threads come from a pool owned by the graph's
+ *  context and kept between calls; n_threads may change from call to call. The result
+ *  is bit identical for every n_threads. Returns GK_STATUS_SUCCESS, or an error with
+ *  the message in gk_last_error(gk_graph_context(graph)); on error the nodes after the
+ *  failing one are not computed. Not reentrant for one context. */
+enum gk_status gk_graph_compute(struct gk_cgraph * graph, int n_threads);
+
+/** True when the CPU compute pass has a kernel for this node's op and types. */
+bool gk_cpu_supports_op(const struct gk_tensor * node);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GK_H */
