@@ -79,6 +79,31 @@ int round_clamped(float v, int lo, int hi) {
     return static_cast<int>(std::lround(v));
 }
 
+/// The weights of the squared error an encoder minimises over a block of `n` values.
+/// Without importance weights `qw` (or when they are all zero): 1, plain squared error.
+/// With: qw * sqrt(sigma2 + x^2), sigma2 = 2 * mean(x^2), the weighting of ggml's
+/// quantize_iq4_nl/xs (it tracks the importance-weighted error while keeping the plain
+/// error close to the unweighted encode).
+void error_weights(const float * x, const float * qw, int n, float * w) {
+    float sumw = 0.0f;
+    if (qw) {
+        float sigma2 = 0.0f;
+        for (int j = 0; j < n; ++j) {
+            sigma2 += x[j] * x[j];
+        }
+        sigma2 *= 2.0f / static_cast<float>(n);
+        for (int j = 0; j < n; ++j) {
+            w[j] = qw[j] * std::sqrt(sigma2 + x[j] * x[j]);
+            sumw += w[j];
+        }
+    }
+    if (!(sumw > 0.0f)) {
+        for (int j = 0; j < n; ++j) {
+            w[j] = 1.0f;
+        }
+    }
+}
+
 // ---- E2M1 (MXFP4, NVFP4) ----------------------------------------------------------------
 
 /// f32 value of E2M1 code q at half-scale d, as ggml's decoders compute it.
@@ -88,7 +113,7 @@ struct e2m1_times {
 };
 
 /// Codes one group of `n` values with E2M1 at half-scale `d` (nearest entry, ties to the
-/// smaller magnitude) into `codes`; returns the squared error weighted by `w` (null: 1).
+/// smaller magnitude) into `codes`; returns the squared error weighted by `w`.
 float code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t * codes) {
     float mag[8];
     float mid[7];
@@ -108,7 +133,7 @@ float code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t 
             }
         }
         const float e = ax - mag[c];
-        err += (w ? w[j] : 1.0f) * e * e;
+        err += w[j] * e * e;
         codes[j] = static_cast<uint8_t>(c != 0 && x[j] < 0.0f ? c | 8 : c);
     }
     return err;
@@ -208,29 +233,6 @@ constexpr float k_fp16_max = 65504.0f;
 /// f32 scale -> stored f16 bits, saturating at the largest finite f16.
 fp16_t store_scale(float d) {
     return fp32_to_fp16(std::clamp(d, -k_fp16_max, k_fp16_max));
-}
-
-/// Per-element weights of an IQ4 super-block of `n` values: with importance weights `qw`,
-/// qw * sqrt(sigma2 + x^2) where sigma2 = 2 * mean(x^2) (the weighting of ggml's
-/// quantize_iq4_nl/xs); without (or when they are all zero), x^2.
-void iq4_weights(const float * x, const float * qw, int n, float * w) {
-    float sumw = 0.0f;
-    if (qw) {
-        float sigma2 = 0.0f;
-        for (int j = 0; j < n; ++j) {
-            sigma2 += x[j] * x[j];
-        }
-        sigma2 *= 2.0f / static_cast<float>(n);
-        for (int j = 0; j < n; ++j) {
-            w[j] = qw[j] * std::sqrt(sigma2 + x[j] * x[j]);
-            sumw += w[j];
-        }
-    }
-    if (!(sumw > 0.0f)) {
-        for (int j = 0; j < n; ++j) {
-            w[j] = x[j] * x[j];
-        }
-    }
 }
 
 /// The signed scale that best fits a group of `n` (<= 32) values to the codebook:
@@ -374,9 +376,10 @@ void dequantize_row_iq4_xs(const void * src, float * dst, int64_t n) {
 
 void quantize_row_mxfp4(const float * src, void * dst, int64_t n, const float * imatrix) {
     for (int64_t i = 0; i < n / QK_MXFP4; ++i) {
-        const float * x  = src + i * QK_MXFP4;
-        const float * w  = imatrix ? imatrix + i * QK_MXFP4 : nullptr;
-        const int     e0 = mxfp4_exponent(group_amax(x, QK_MXFP4));
+        const float * x = src + i * QK_MXFP4;
+        float         w[QK_MXFP4];
+        error_weights(x, imatrix ? imatrix + i * QK_MXFP4 : nullptr, QK_MXFP4, w);
+        const int e0 = mxfp4_exponent(group_amax(x, QK_MXFP4));
         uint8_t       codes[QK_MXFP4];
         block_mxfp4   b;
         b.e = code_e2m1_best(x, w, QK_MXFP4, std::max(0, e0 - 2), std::min(252, e0 + 1),
@@ -388,15 +391,15 @@ void quantize_row_mxfp4(const float * src, void * dst, int64_t n, const float * 
 
 void quantize_row_nvfp4(const float * src, void * dst, int64_t n, const float * imatrix) {
     for (int64_t i = 0; i < n / QK_NVFP4; ++i) {
+        float w[QK_NVFP4];
+        error_weights(src + i * QK_NVFP4, imatrix ? imatrix + i * QK_NVFP4 : nullptr, QK_NVFP4, w);
         block_nvfp4 b;
         for (int s = 0; s < QK_NVFP4 / QK_NVFP4_SUB; ++s) {
-            const int64_t off = i * QK_NVFP4 + s * QK_NVFP4_SUB;
-            const float * x   = src + off;
-            const float * w   = imatrix ? imatrix + off : nullptr;
+            const float * x = src + i * QK_NVFP4 + s * QK_NVFP4_SUB;
             // the top code (6) times the scale should land near amax: half-scale amax / 12
             const int c0 = ue4m3_nearest_code(group_amax(x, QK_NVFP4_SUB) / 12.0f);
             uint8_t   codes[QK_NVFP4_SUB];
-            b.d[s] = code_e2m1_best(x, w, QK_NVFP4_SUB, std::max(0, c0 - 2),
+            b.d[s] = code_e2m1_best(x, w + s * QK_NVFP4_SUB, QK_NVFP4_SUB, std::max(0, c0 - 2),
                                     std::min<int>(k_ue4m3_max_code, c0 + 2),
                                     [](uint8_t c) { return k_ue4m3_half[c]; }, codes);
             pack_group(codes, QK_NVFP4_SUB, b.qs + s * (QK_NVFP4_SUB / 2));
@@ -409,7 +412,7 @@ void quantize_row_iq4_nl(const float * src, void * dst, int64_t n, const float *
     for (int64_t i = 0; i < n / QK4_NL; ++i) {
         const float * x = src + i * QK4_NL;
         float         w[QK4_NL];
-        iq4_weights(x, imatrix ? imatrix + i * QK4_NL : nullptr, QK4_NL, w);
+        error_weights(x, imatrix ? imatrix + i * QK4_NL : nullptr, QK4_NL, w);
         uint8_t      codes[QK4_NL];
         block_iq4_nl b;
         b.d = code_iq4nl_refined(x, w, QK4_NL, fit_iq4nl_scale(x, w, QK4_NL), codes);
@@ -423,7 +426,7 @@ void quantize_row_iq4_xs(const float * src, void * dst, int64_t n, const float *
     for (int64_t i = 0; i < n / QK_IQ4_XS; ++i) {
         const float * x = src + i * QK_IQ4_XS;
         float         w[QK_IQ4_XS];
-        iq4_weights(x, imatrix ? imatrix + i * QK_IQ4_XS : nullptr, QK_IQ4_XS, w);
+        error_weights(x, imatrix ? imatrix + i * QK_IQ4_XS : nullptr, QK_IQ4_XS, w);
 
         float fitted[nsub];
         float max_scale = 0.0f;
