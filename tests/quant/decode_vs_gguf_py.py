@@ -45,6 +45,15 @@ def ref_decode_missing(name, raw, n_blocks):
         d = b[:, 0:4].copy().view(np.float32)
         q = b[:, 4:260].view(np.int8).astype(np.float32)
         return (d * q).reshape(-1)
+    if name == "q1_0":   # d f16, qs[16]: bit j%8 of qs[j/8] set -> d, clear -> -d
+        d = f16(0)
+        bits = np.unpackbits(b[:, 2:18], axis=1, bitorder="little").astype(bool)
+        return np.where(bits, d, -d).astype(np.float32).reshape(-1)
+    if name == "q2_0":   # d f16, qs[16]: q = bits 2*(j%4) of qs[j/4]; x = (q - 1) * d
+        d = f16(0)
+        shifts = np.array([0, 2, 4, 6], dtype=np.uint8)
+        q = ((b[:, 2:18, None] >> shifts) & 3).reshape(n_blocks, 64)
+        return ((q.astype(np.int32) - 1).astype(np.float32) * d).reshape(-1)
     if name == "i8":
         return raw.view(np.int8).astype(np.float32)
     if name == "i16":
@@ -61,6 +70,8 @@ def ref_decode_missing(name, raw, n_blocks):
 REFERENCE_NOTE = {
     "q8_1": "numpy decoder in this file (d * q; gguf.quants has no Q8_1)",
     "q8_k": "numpy decoder in this file (f32 d * q; gguf.quants has no Q8_K)",
+    "q1_0": "numpy decoder in this file (sign bits * d; gguf 0.19 has no Q1_0 decoder)",
+    "q2_0": "numpy decoder in this file ((q - 1) * d; gguf 0.19 has no Q2_0)",
     "i8": "numpy astype", "i16": "numpy astype", "i32": "numpy astype",
     "i64": "numpy astype", "f64": "numpy astype (f64 -> f32 round to nearest)",
 }
@@ -70,6 +81,17 @@ ALL_TYPES = ["f32", "f16", "bf16", "f64", "i8", "i16", "i32", "i64",
              "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k",
              "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m",
              "iq4_nl", "iq4_xs", "tq1_0", "tq2_0", "mxfp4", "nvfp4", "q1_0", "q2_0"]
+
+
+# (elements, bytes) per block where gguf's table lacks the type or disagrees with the
+# layout in ggml-common.h (gguf 0.19 still sizes Q8_1 with f32 d and s).
+LAYOUT = {"q8_1": (32, 36), "q2_0": (64, 18)}
+
+
+def layout(name):
+    if name in LAYOUT:
+        return LAYOUT[name]
+    return quants.GGML_QUANT_SIZES[T[name.upper()]]
 
 
 def make_blocks(rng, n_blocks, type_size):
@@ -101,11 +123,8 @@ def bits_equal(a, b):
 
 
 def check_type(cli, name, n_blocks, rng, tmp):
-    qt = T[name.upper()]
-    blck, tsize = quants.GGML_QUANT_SIZES[qt]
+    blck, tsize = layout(name)
     raw = make_blocks(rng, n_blocks, tsize)
-    if name in ("q8_k",):
-        pass
     ref = None
     note = "gguf.quants.dequantize (gguf %s)" % getattr(gguf, "__version__", "?")
     if name in REFERENCE_NOTE:
@@ -113,7 +132,7 @@ def check_type(cli, name, n_blocks, rng, tmp):
         note = REFERENCE_NOTE[name]
     else:
         try:
-            ref = quants.dequantize(raw.reshape(-1), qt).reshape(-1).astype(np.float32)
+            ref = quants.dequantize(raw.reshape(-1), T[name.upper()]).reshape(-1).astype(np.float32)
         except NotImplementedError:
             return "skip", f"no reference decoder for {name} in gguf {gguf.__version__ if hasattr(gguf, '__version__') else ''}"
     inp = os.path.join(tmp, name + ".bin")
