@@ -79,11 +79,11 @@ int round_clamped(float v, int lo, int hi) {
     return static_cast<int>(std::lround(v));
 }
 
-/// The weights of the squared error an encoder minimises over a block of `n` values.
-/// Without importance weights `qw` (or when they are all zero): 1, plain squared error.
-/// With: qw * sqrt(sigma2 + x^2), sigma2 = 2 * mean(x^2), the weighting of ggml's
-/// quantize_iq4_nl/xs (it tracks the importance-weighted error while keeping the plain
-/// error close to the unweighted encode).
+/// The error weights `w` an encoder minimises over a block of `n` values. With importance
+/// weights `qw`: qw * sqrt(sigma2 + x^2), sigma2 = 2 * mean(x^2), the weighting of ggml's
+/// quantize_iq4_nl/xs (it lowers the importance-weighted error and keeps the plain error
+/// close to the unweighted encode's). Without them, or when they are all zero: 1, so the
+/// encoder minimises the plain squared error.
 void error_weights(const float * x, const float * qw, int n, float * w) {
     float sumw = 0.0f;
     if (qw) {
@@ -113,8 +113,9 @@ struct e2m1_times {
 };
 
 /// Codes one group of `n` values with E2M1 at half-scale `d` (nearest entry, ties to the
-/// smaller magnitude) into `codes`; returns the squared error weighted by `w`.
-float code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t * codes) {
+/// smaller magnitude) into `codes`; returns the squared error weighted by `w` (in double:
+/// it neither overflows nor underflows over the f32 range).
+double code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t * codes) {
     float mag[8];
     float mid[7];
     for (int k = 0; k < 8; ++k) {
@@ -123,7 +124,7 @@ float code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t 
     for (int k = 0; k < 7; ++k) {  // midpoints of the doubled magnitudes, exact in f32
         mid[k] = 0.5f * static_cast<float>(k_e2m1_doubled[k] + k_e2m1_doubled[k + 1]) * d;
     }
-    float err = 0.0f;
+    double err = 0.0;
     for (int j = 0; j < n; ++j) {
         const float ax = std::fabs(x[j]);
         int c = 0;
@@ -132,8 +133,8 @@ float code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t 
                 c += ax > mid[k];
             }
         }
-        const float e = ax - mag[c];
-        err += w[j] * e * e;
+        const double e = static_cast<double>(ax) - static_cast<double>(mag[c]);
+        err += static_cast<double>(w[j]) * e * e;
         codes[j] = static_cast<uint8_t>(c != 0 && x[j] < 0.0f ? c | 8 : c);
     }
     return err;
@@ -145,10 +146,10 @@ template <class HalfScale>
 uint8_t code_e2m1_best(const float * x, const float * w, int n, int lo, int hi, HalfScale half_scale,
                        uint8_t * codes) {
     uint8_t trial[QK_MXFP4];
-    float   best_err = 0.0f;
+    double  best_err = 0.0;
     int     best     = -1;
     for (int c = lo; c <= hi; ++c) {
-        const float err = code_e2m1_group(x, w, n, half_scale(static_cast<uint8_t>(c)), trial);
+        const double err = code_e2m1_group(x, w, n, half_scale(static_cast<uint8_t>(c)), trial);
         if (best < 0 || err < best_err) {
             best     = c;
             best_err = err;
@@ -214,14 +215,14 @@ struct iq4nl_times {
 };
 
 /// Codes a group at scale `d` (nearest entries) into `codes`; returns the squared error
-/// weighted by `w`.
-float code_iq4nl_group(const float * x, const float * w, int n, float d, uint8_t * codes) {
+/// weighted by `w` (in double, as code_e2m1_group).
+double code_iq4nl_group(const float * x, const float * w, int n, float d, uint8_t * codes) {
     const float id  = d != 0.0f ? 1.0f / d : 0.0f;
-    float       err = 0.0f;
+    double      err = 0.0;
     for (int j = 0; j < n; ++j) {
-        const int   q = iq4nl_nearest(id * x[j]);
-        const float e = x[j] - d * static_cast<float>(k_iq4nl_values[q]);
-        err += w[j] * e * e;
+        const int    q = iq4nl_nearest(id * x[j]);
+        const double e = static_cast<double>(x[j]) - static_cast<double>(iq4nl_times{d}(q));
+        err += static_cast<double>(w[j]) * e * e;
         codes[j] = static_cast<uint8_t>(q);
     }
     return err;
@@ -271,7 +272,7 @@ float fit_iq4nl_scale(const float * x, const float * w, int n) {
 /// codes (weighted least squares) while that lowers the error. Returns the f16 scale.
 fp16_t code_iq4nl_refined(const float * x, const float * w, int n, float d, uint8_t * codes) {
     fp16_t  dh  = store_scale(d);
-    float   err = code_iq4nl_group(x, w, n, fp16_to_fp32(dh), codes);
+    double  err = code_iq4nl_group(x, w, n, fp16_to_fp32(dh), codes);
     uint8_t trial[QK4_NL];
     for (int iter = 0; iter < 2; ++iter) {
         float sumqx = 0.0f;
@@ -288,7 +289,7 @@ fp16_t code_iq4nl_refined(const float * x, const float * w, int n, float d, uint
         if (th == dh) {
             break;
         }
-        const float terr = code_iq4nl_group(x, w, n, fp16_to_fp32(th), trial);
+        const double terr = code_iq4nl_group(x, w, n, fp16_to_fp32(th), trial);
         if (!(terr < err)) {
             break;
         }
@@ -309,19 +310,19 @@ int iq4_xs_scale(const block_iq4_xs & b, int ib) {
 /// Codes a super-block at the f16 super-scale `dh`: per sub-block, the 6-bit scale nearest
 /// to its fitted scale and its two neighbours are tried, keeping the least error. Writes
 /// the scale codes (0..63) and the element codes; returns the total weighted error.
-float code_iq4_xs_at(const float * x, const float * w, const float * fitted, fp16_t dh, uint8_t * ls,
+double code_iq4_xs_at(const float * x, const float * w, const float * fitted, fp16_t dh, uint8_t * ls,
                      uint8_t * codes) {
     constexpr int nsub = QK_IQ4_XS / 32;
     const float   d    = fp16_to_fp32(dh);
     uint8_t       trial[32];
-    float         total = 0.0f;
+    double        total = 0.0;
     for (int ib = 0; ib < nsub; ++ib) {
         const float * xb = x + 32 * ib;
         const float * wb = w + 32 * ib;
         const int     l0 = d != 0.0f ? round_clamped(fitted[ib] / d, -32, 31) : 0;
-        float         best_err = 0.0f;
+        double        best_err = 0.0;
         for (int l = std::max(-32, l0 - 1); l <= std::min(31, l0 + 1); ++l) {
-            const float err = code_iq4nl_group(xb, wb, 32, d * static_cast<float>(l), trial);
+            const double err = code_iq4nl_group(xb, wb, 32, d * static_cast<float>(l), trial);
             if (l == std::max(-32, l0 - 1) || err < best_err) {
                 best_err = err;
                 ls[ib]   = static_cast<uint8_t>(l + 32);
@@ -440,12 +441,12 @@ void quantize_row_iq4_xs(const float * src, void * dst, int64_t n, const float *
         uint8_t ls[nsub] = {};
         uint8_t codes[QK_IQ4_XS];
         fp16_t  dh       = store_scale(-max_scale / 32.0f);
-        float   best_err = code_iq4_xs_at(x, w, fitted, dh, ls, codes);
+        double  best_err = code_iq4_xs_at(x, w, fitted, dh, ls, codes);
         if (max_scale != 0.0f) {
             uint8_t      tls[nsub];
             uint8_t      tcodes[QK_IQ4_XS];
             const fp16_t th   = store_scale(max_scale / 31.0f);
-            const float  terr = code_iq4_xs_at(x, w, fitted, th, tls, tcodes);
+            const double terr = code_iq4_xs_at(x, w, fitted, th, tls, tcodes);
             if (terr < best_err) {
                 dh = th;
                 std::memcpy(ls, tls, sizeof ls);
