@@ -1,0 +1,213 @@
+// simd.h - the vector layer of the CPU kernels.
+//
+// One float vector type `vf` of `vf_lanes` lanes and a handful of inline operations on
+// it (load, store, add, mul, fused multiply-add, horizontal sum, and loads that widen
+// f16 / bf16 to f32), compiled to one of four levels chosen at compile time by what the
+// compiler may use (-march / -m flags); there is no run-time dispatch:
+//
+//   GK_SIMD_AVX512  __m512, 16 lanes   needs AVX-512F, FMA, F16C
+//   GK_SIMD_AVX2    __m256,  8 lanes   needs AVX2, FMA, F16C
+//   GK_SIMD_NEON    float32x4_t, 4     AArch64 Advanced SIMD
+//   GK_SIMD_SCALAR  float,   1 lane    anything else
+//
+// Rounding contract, the reason this file exists rather than raw intrinsics:
+// * fmadd(a, b, c) is fused (one rounding) on every level whose target has an FMA
+//   instruction (GK_SIMD_HAS_FMA), and fmadd_scalar() is the same operation on one
+//   float. The build never contracts a * b + c on its own (-ffp-contract=off), so a
+//   scalar loop and a vector loop that perform the same operations in the same order
+//   agree bit for bit. On a target without FMA both round the product separately.
+// * reduce_add() sums the lanes by halving: lane l += lane l + W/2, then l += l + W/4,
+//   ... down to lane 0. A kernel that keeps several registers and combines them the
+//   same way therefore has an order that does not depend on the vector width.
+// * load_f16 / load_bf16 are exact (every f16 and bf16 value is an f32 value).
+#pragma once
+
+#include "quant/fp16.h"
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__AVX512F__) && defined(__FMA__) && defined(__F16C__)
+#define GK_SIMD_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define GK_SIMD_AVX2 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define GK_SIMD_NEON 1
+#else
+#define GK_SIMD_SCALAR 1
+#endif
+
+#if defined(GK_SIMD_AVX512) || defined(GK_SIMD_AVX2)
+#define GK_SIMD_X86 1
+// GCC 12's AVX-512 intrinsics initialise their "undefined" operand from itself, which
+// -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#elif defined(GK_SIMD_NEON)
+#include <arm_neon.h>
+#endif
+
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+#define GK_SIMD_HAS_FMA 1
+#endif
+
+// x86 integer dot of unsigned by signed bytes into int32 without intermediate
+// saturation (VPDPBUSD), used by the integer dot kernels where present.
+#if defined(GK_SIMD_X86) && ((defined(__AVX512VNNI__) && defined(__AVX512VL__)) || defined(__AVXVNNI__))
+#define GK_SIMD_VNNI 1
+#endif
+
+namespace gk::simd {
+
+/// What this build of the kernels was compiled for (for the device-discovery line).
+struct features {
+    const char * level;  // "AVX512", "AVX2", "NEON" or "scalar"
+    bool avx512;
+    bool avx2;
+    bool fma;
+    bool f16c;
+    bool vnni;           // VPDPBUSD in the x86 integer dots
+    bool neon;
+};
+
+/// The compiled SIMD level and flags.
+constexpr features compiled_features() {
+    features f{};
+#if defined(GK_SIMD_AVX512)
+    f.level = "AVX512";
+#elif defined(GK_SIMD_AVX2)
+    f.level = "AVX2";
+#elif defined(GK_SIMD_NEON)
+    f.level = "NEON";
+#else
+    f.level = "scalar";
+#endif
+#if defined(__AVX512F__)
+    f.avx512 = true;
+#endif
+#if defined(__AVX2__)
+    f.avx2 = true;
+#endif
+#if defined(GK_SIMD_HAS_FMA)
+    f.fma = true;
+#endif
+#if defined(__F16C__)
+    f.f16c = true;
+#endif
+#if defined(GK_SIMD_VNNI)
+    f.vnni = true;
+#endif
+#if defined(GK_SIMD_NEON)
+    f.neon = true;
+#endif
+    return f;
+}
+
+/// a * b + c on one float, rounded exactly as fmadd() rounds each lane.
+inline float fmadd_scalar(float a, float b, float c) {
+#if defined(GK_SIMD_HAS_FMA)
+    return std::fma(a, b, c);
+#else
+    return a * b + c;
+#endif
+}
+
+#if defined(GK_SIMD_AVX512)
+
+using vf = __m512;
+inline constexpr int vf_lanes = 16;
+
+inline vf zero() { return _mm512_setzero_ps(); }
+inline vf splat(float v) { return _mm512_set1_ps(v); }
+inline vf load(const float * p) { return _mm512_loadu_ps(p); }
+inline void store(float * p, vf v) { _mm512_storeu_ps(p, v); }
+inline vf add(vf a, vf b) { return _mm512_add_ps(a, b); }
+inline vf mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+inline vf fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+inline vf load_f16(const fp16_t * p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+}
+inline vf load_bf16(const bf16_t * p) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+inline float reduce_add(vf v) {
+    const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v),
+                                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    const __m128 s1 = _mm_add_ss(s2, _mm_movehdup_ps(s2));
+    return _mm_cvtss_f32(s1);
+}
+
+#elif defined(GK_SIMD_AVX2)
+
+using vf = __m256;
+inline constexpr int vf_lanes = 8;
+
+inline vf zero() { return _mm256_setzero_ps(); }
+inline vf splat(float v) { return _mm256_set1_ps(v); }
+inline vf load(const float * p) { return _mm256_loadu_ps(p); }
+inline void store(float * p, vf v) { _mm256_storeu_ps(p, v); }
+inline vf add(vf a, vf b) { return _mm256_add_ps(a, b); }
+inline vf mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+inline vf fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+inline vf load_f16(const fp16_t * p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+}
+inline vf load_bf16(const bf16_t * p) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+inline float reduce_add(vf v) {
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    const __m128 s1 = _mm_add_ss(s2, _mm_movehdup_ps(s2));
+    return _mm_cvtss_f32(s1);
+}
+
+#elif defined(GK_SIMD_NEON)
+
+using vf = float32x4_t;
+inline constexpr int vf_lanes = 4;
+
+inline vf zero() { return vdupq_n_f32(0.0f); }
+inline vf splat(float v) { return vdupq_n_f32(v); }
+inline vf load(const float * p) { return vld1q_f32(p); }
+inline void store(float * p, vf v) { vst1q_f32(p, v); }
+inline vf add(vf a, vf b) { return vaddq_f32(a, b); }
+inline vf mul(vf a, vf b) { return vmulq_f32(a, b); }
+inline vf fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+inline vf load_f16(const fp16_t * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+inline vf load_bf16(const bf16_t * p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+inline float reduce_add(vf v) {
+    const float32x2_t s2 = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+    return vget_lane_f32(s2, 0) + vget_lane_f32(s2, 1);
+}
+
+#else
+
+using vf = float;
+inline constexpr int vf_lanes = 1;
+
+inline vf zero() { return 0.0f; }
+inline vf splat(float v) { return v; }
+inline vf load(const float * p) { return *p; }
+inline void store(float * p, vf v) { *p = v; }
+inline vf add(vf a, vf b) { return a + b; }
+inline vf mul(vf a, vf b) { return a * b; }
+inline vf fmadd(vf a, vf b, vf c) { return fmadd_scalar(a, b, c); }
+inline vf load_f16(const fp16_t * p) { return fp16_to_fp32(*p); }
+inline vf load_bf16(const bf16_t * p) { return bf16_to_fp32(*p); }
+inline float reduce_add(vf v) { return v; }
+
+#endif
+
+} // namespace gk::simd

@@ -1,0 +1,159 @@
+// vec_dot_float.cpp - the float path: f32, f16 and bf16 dots, vector and scalar twin.
+//
+// Both implement the order in vec_dot.h: 4 chains x 16 lanes, element i in chain
+// (i / 16) % 4 and lane i % 16, fused multiply-adds, then a fixed combination. The vector
+// version keeps the 16 lanes of a chain in 16 / vf_lanes registers; the scalar twin keeps
+// them in an array and walks the elements one by one.
+#include "vec_dot_impl.h"
+
+namespace gk::cpu::detail {
+namespace {
+
+constexpr int W = simd::vf_lanes;
+constexpr int R = float_lanes / W;  // registers per chain
+static_assert(float_lanes % W == 0, "a chain is a whole number of registers");
+
+template <elem E> simd::vf load_vec(const void * p, int64_t i) {
+    if constexpr (E == elem::f32) {
+        return simd::load(static_cast<const float *>(p) + i);
+    } else if constexpr (E == elem::f16) {
+        return simd::load_f16(static_cast<const fp16_t *>(p) + i);
+    } else {
+        return simd::load_bf16(static_cast<const bf16_t *>(p) + i);
+    }
+}
+
+template <elem E> float load_one(const void * p, int64_t i) {
+    if constexpr (E == elem::f32) {
+        return static_cast<const float *>(p)[i];
+    } else if constexpr (E == elem::f16) {
+        return fp16_to_fp32(static_cast<const fp16_t *>(p)[i]);
+    } else {
+        return bf16_to_fp32(static_cast<const bf16_t *>(p)[i]);
+    }
+}
+
+} // namespace
+
+void acc_init(float_acc & acc) {
+    for (auto & chain : acc.a) {
+        for (simd::vf & r : chain) {
+            r = simd::zero();
+        }
+    }
+}
+
+void acc_init(float_acc_scalar & acc) {
+    for (auto & chain : acc.a) {
+        for (float & l : chain) {
+            l = 0.0f;
+        }
+    }
+}
+
+template <elem E> void acc_add(float_acc & acc, const void * x, const void * y, int64_t n) {
+    simd::vf a[float_chains][R];  // a local copy the compiler keeps in registers
+    for (int c = 0; c < float_chains; ++c) {
+        for (int r = 0; r < R; ++r) {
+            a[c][r] = acc.a[c][r];
+        }
+    }
+    int64_t i = 0;
+    for (; i + float_step <= n; i += float_step) {
+        for (int c = 0; c < float_chains; ++c) {
+            for (int r = 0; r < R; ++r) {
+                const int64_t k = i + c * float_lanes + r * W;
+                a[c][r] = simd::fmadd(load_vec<E>(x, k), load_vec<E>(y, k), a[c][r]);
+            }
+        }
+    }
+    // The last partial round: whole registers first, then the lanes of one register.
+    for (; i + W <= n; i += W) {
+        const int c = static_cast<int>((i / float_lanes) % float_chains);
+        const int r = static_cast<int>((i % float_lanes) / W);
+        a[c][r] = simd::fmadd(load_vec<E>(x, i), load_vec<E>(y, i), a[c][r]);
+    }
+    if (i < n) {
+        const int c = static_cast<int>((i / float_lanes) % float_chains);
+        const int r = static_cast<int>((i % float_lanes) / W);
+        float lanes[W];
+        simd::store(lanes, a[c][r]);
+        for (int j = 0; i + j < n; ++j) {
+            lanes[j] = simd::fmadd_scalar(load_one<E>(x, i + j), load_one<E>(y, i + j), lanes[j]);
+        }
+        a[c][r] = simd::load(lanes);
+    }
+    for (int c = 0; c < float_chains; ++c) {
+        for (int r = 0; r < R; ++r) {
+            acc.a[c][r] = a[c][r];
+        }
+    }
+}
+
+template <elem E> void acc_add(float_acc_scalar & acc, const void * x, const void * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        float & p = acc.a[(i / float_lanes) % float_chains][i % float_lanes];
+        p = simd::fmadd_scalar(load_one<E>(x, i), load_one<E>(y, i), p);
+    }
+}
+
+float acc_finish(const float_acc & acc) {
+    simd::vf t[R];
+    for (int r = 0; r < R; ++r) {
+        t[r] = simd::add(simd::add(acc.a[0][r], acc.a[1][r]), simd::add(acc.a[2][r], acc.a[3][r]));
+    }
+    for (int h = R / 2; h >= 1; h /= 2) {  // lanes l and l + 8, l + 4, ... across registers
+        for (int r = 0; r < h; ++r) {
+            t[r] = simd::add(t[r], t[r + h]);
+        }
+    }
+    return simd::reduce_add(t[0]);  // the same halving within the register
+}
+
+float acc_finish(const float_acc_scalar & acc) {
+    float t[float_lanes];
+    for (int l = 0; l < float_lanes; ++l) {
+        t[l] = (acc.a[0][l] + acc.a[1][l]) + (acc.a[2][l] + acc.a[3][l]);
+    }
+    for (int h = float_lanes / 2; h >= 1; h /= 2) {
+        for (int l = 0; l < h; ++l) {
+            t[l] = t[l] + t[l + h];
+        }
+    }
+    return t[0];
+}
+
+template void acc_add<elem::f32>(float_acc &, const void *, const void *, int64_t);
+template void acc_add<elem::f32>(float_acc_scalar &, const void *, const void *, int64_t);
+
+namespace {
+
+template <elem E, class Acc> float float_dot(int64_t n, const void * x, const void * y) {
+    Acc acc;
+    acc_init(acc);
+    acc_add<E>(acc, x, y, n);
+    return acc_finish(acc);
+}
+
+} // namespace
+
+void vec_dot_f32(int64_t n, float * s, const void * x, const void * y) {
+    *s = float_dot<elem::f32, float_acc>(n, x, y);
+}
+void vec_dot_f32_scalar(int64_t n, float * s, const void * x, const void * y) {
+    *s = float_dot<elem::f32, float_acc_scalar>(n, x, y);
+}
+void vec_dot_f16(int64_t n, float * s, const void * x, const void * y) {
+    *s = float_dot<elem::f16, float_acc>(n, x, y);
+}
+void vec_dot_f16_scalar(int64_t n, float * s, const void * x, const void * y) {
+    *s = float_dot<elem::f16, float_acc_scalar>(n, x, y);
+}
+void vec_dot_bf16(int64_t n, float * s, const void * x, const void * y) {
+    *s = float_dot<elem::bf16, float_acc>(n, x, y);
+}
+void vec_dot_bf16_scalar(int64_t n, float * s, const void * x, const void * y) {
+    *s = float_dot<elem::bf16, float_acc_scalar>(n, x, y);
+}
+
+} // namespace gk::cpu::detail

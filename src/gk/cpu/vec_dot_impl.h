@@ -1,0 +1,79 @@
+// vec_dot_impl.h - what the vec_dot kernel files share: the float-path accumulator, the
+// per-block chains of the integer path, and the kernels the table in vec_dot.cpp lists.
+// Internal to src/gk/cpu/vec_dot*.cpp; callers use vec_dot.h.
+#pragma once
+
+#include "simd.h"
+
+#include <cstdint>
+
+namespace gk::cpu::detail {
+
+// ---- float path: 4 chains x 16 lanes (the order is written out in vec_dot.h) ----------
+
+inline constexpr int float_lanes  = 16;
+inline constexpr int float_chains = 4;
+inline constexpr int float_step   = float_lanes * float_chains;  // elements per round
+
+/// The 64 partial sums in vector registers: lane l of the virtual 16 is lane
+/// l % vf_lanes of register l / vf_lanes.
+struct float_acc {
+    simd::vf a[float_chains][float_lanes / simd::vf_lanes];
+};
+
+/// The same 64 partial sums as plain floats (the scalar twins).
+struct float_acc_scalar {
+    float a[float_chains][float_lanes];
+};
+
+// Element kinds a float dot reads.
+enum class elem { f32, f16, bf16 };
+
+/// Start a dot: every partial sum +0.
+void acc_init(float_acc & acc);
+void acc_init(float_acc_scalar & acc);
+
+/// Accumulate n elements of x . y. The elements count from a multiple of 64: a dot fed
+/// in pieces passes pieces whose lengths are multiples of 64, except the last.
+template <elem E> void acc_add(float_acc & acc, const void * x, const void * y, int64_t n);
+template <elem E> void acc_add(float_acc_scalar & acc, const void * x, const void * y, int64_t n);
+
+/// Combine the partial sums into the dot.
+float acc_finish(const float_acc & acc);
+float acc_finish(const float_acc_scalar & acc);
+
+// ---- integer path: block b updates chain b % 4 ---------------------------------------
+
+struct block_chains {
+    float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+
+    /// chain b % 4 += d * v (fused where the target has FMA).
+    void add(int64_t b, float d, float v) { c[b & 3] = simd::fmadd_scalar(d, v, c[b & 3]); }
+    float sum() const { return (c[0] + c[1]) + (c[2] + c[3]); }
+};
+
+// ---- the kernels (n, s, weight row, activation row); *_scalar are the twins ---------
+
+#define GK_DECLARE_DOT(name)                                                  \
+    void name(int64_t n, float * s, const void * x, const void * y);          \
+    void name##_scalar(int64_t n, float * s, const void * x, const void * y);
+
+GK_DECLARE_DOT(vec_dot_f32)
+GK_DECLARE_DOT(vec_dot_f16)
+GK_DECLARE_DOT(vec_dot_bf16)
+GK_DECLARE_DOT(vec_dot_q8_0_q8_0)
+GK_DECLARE_DOT(vec_dot_q4_0_q8_0)
+GK_DECLARE_DOT(vec_dot_q4_K_q8_K)
+GK_DECLARE_DOT(vec_dot_q5_K_q8_K)
+GK_DECLARE_DOT(vec_dot_q6_K_q8_K)
+
+#undef GK_DECLARE_DOT
+
+/// True when the integer kernels above have a vector variant in this build.
+#if defined(GK_SIMD_X86)
+inline constexpr bool int_dots_vectorised = true;
+#else
+inline constexpr bool int_dots_vectorised = false;
+#endif
+
+} // namespace gk::cpu::detail
