@@ -1,0 +1,117 @@
+// output.cpp - where the writer's bytes go: a file (through a temporary file renamed
+// over the target, so that a reader of the old file never sees a half-written one,
+// and a context mapped from `path` can be written back to `path`) or a buffer.
+#include "context.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace gk::gguf {
+namespace {
+
+class file_sink final : public sink {
+public:
+    explicit file_sink(FILE * f) : f_(f) {}
+    void put(const void * p, size_t n) override {
+        if (!errno_ && std::fwrite(p, 1, n, f_) != n) {
+            errno_ = errno ? errno : EIO;
+        }
+    }
+    int error() const { return errno_; }  // 0 while every write succeeded
+
+private:
+    FILE * f_;
+    int    errno_ = 0;
+};
+
+class memory_sink final : public sink {
+public:
+    memory_sink(void * dst, uint64_t size) : dst_(static_cast<uint8_t *>(dst)), room_(size) {}
+    void put(const void * p, size_t n) override {
+        if (n > room_ - used_) {
+            fail(GK_GGUF_ERR_ARG, "output buffer too small");
+        }
+        std::memcpy(dst_ + used_, p, n);
+        used_ += n;
+    }
+
+private:
+    uint8_t * dst_;
+    uint64_t  room_;
+    uint64_t  used_ = 0;
+};
+
+[[noreturn]] void io_error(const std::string & path, const char * doing, int err) {
+    fail(GK_GGUF_ERR_IO, std::string("cannot ") + doing + " " + path + ": " + std::strerror(err));
+}
+
+// A new file next to `path` (O_EXCL, so never one that exists), mode 0666 less umask.
+int create_temporary(const char * path, std::string & name) {
+    static std::atomic<unsigned> counter{0};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        name = std::string(path) + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+        const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) {
+            return fd;
+        }
+    }
+    return -1;
+}
+
+} // namespace
+
+void write_file(const gk_gguf & ctx, const char * path) {
+    std::string tmp;
+    const int fd = create_temporary(path, tmp);
+    if (fd < 0) {
+        io_error(tmp, "create", errno);
+    }
+    FILE * f = fdopen(fd, "wb");
+    if (!f) {
+        const int e = errno;
+        close(fd);
+        unlink(tmp.c_str());
+        io_error(tmp, "open", e);
+    }
+    file_sink out(f);
+    try {
+        write_to(ctx, out);
+    } catch (...) {
+        std::fclose(f);
+        unlink(tmp.c_str());
+        throw;
+    }
+    int e = out.error();
+    if (std::fflush(f) != 0 && !e) {
+        e = errno;
+    }
+    if (std::fclose(f) != 0 && !e) {
+        e = errno;
+    }
+    if (e) {
+        unlink(tmp.c_str());
+        io_error(tmp, "write", e);
+    }
+    if (std::rename(tmp.c_str(), path) != 0) {
+        e = errno;
+        unlink(tmp.c_str());
+        io_error(path, "rename a temporary file to", e);
+    }
+}
+
+void write_memory(const gk_gguf & ctx, void * dst, uint64_t size) {
+    if (size < file_bytes(ctx)) {
+        fail(GK_GGUF_ERR_ARG, "output buffer of " + std::to_string(size) + " bytes is smaller than the " +
+                                  std::to_string(file_bytes(ctx)) + " bytes of the file");
+    }
+    memory_sink out(dst, size);
+    write_to(ctx, out);
+}
+
+} // namespace gk::gguf
