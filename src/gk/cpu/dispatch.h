@@ -1,0 +1,43 @@
+// dispatch.h - the compute pass's table from op to kernel.
+//
+// Each op family lives in one file under ops/ (binary.cpp, unary.cpp, ...) and fills
+// its rows of the table through its register_* function, called once from
+// dispatch.cpp. An op with no entry has no CPU kernel: gk_graph_compute() refuses a
+// graph holding it (GK_STATUS_UNSUPPORTED) before computing anything. The layout ops
+// (NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE) have no entry because they do no work.
+//
+// To add an op: write `void <op>(const compute_params &, gk_tensor * dst)` in its
+// family's file, and set `t.ops[GK_OP_<OP>] = {<op>, <work size or nullptr>}` in that
+// file's register function. See docs/gk.md, "How to add an op".
+#pragma once
+
+#include "kernel.h"
+
+namespace gk::cpu {
+
+struct kernel_table {
+    kernel ops[GK_OP_COUNT];
+};
+
+/// The table (built once; thread-safe).
+const kernel_table & kernels();
+
+/// True for the ops that only alias memory and are skipped at compute time.
+bool is_layout_op(gk_op op);
+
+void register_binary(kernel_table & t);    // add sub mul div                          (ops/binary.cpp)
+void register_unary(kernel_table & t);     // sqr sqrt log sin cos, unary, leaky_relu  (ops/unary.cpp)
+void register_glu(kernel_table & t);       // glu (fused and split)                    (ops/glu.cpp)
+void register_norm(kernel_table & t);      // norm rms_norm l2_norm group_norm         (ops/norm.cpp)
+void register_softmax(kernel_table & t);   // soft_max                                 (ops/softmax.cpp)
+void register_rope(kernel_table & t);      // rope                                     (ops/rope.cpp)
+void register_rows(kernel_table & t);      // get_rows set_rows                        (ops/rows.cpp)
+void register_copy(kernel_table & t);      // dup cpy cont                             (ops/copy.cpp)
+void register_reduce(kernel_table & t);    // sum sum_rows mean argmax cumsum          (ops/reduce.cpp)
+void register_sort(kernel_table & t);      // argsort top_k                            (ops/sort.cpp)
+void register_misc(kernel_table & t);      // repeat concat pad arange timestep_embedding
+                                           // scale clamp diag_mask_inf/zero          (ops/misc.cpp)
+void register_matmul(kernel_table & t);    // mul_mat mul_mat_id out_prod              (ops/matmul.cpp)
+void register_attention(kernel_table & t); // flash_attn_ext                           (ops/attention.cpp)
+
+} // namespace gk::cpu

@@ -1,0 +1,70 @@
+// glu.cpp - the gated linear units: out = act(x) * g, fused (x and g are the halves of
+// one source row) or split (x from src0, g from src1). Split by destination row.
+//
+// swiglu_oai (gpt-oss) clamps first: x = min(x, limit), g = clamp(g, -limit, limit),
+// out = x * sigmoid(alpha * x) * (g + 1).
+#include "../dispatch.h"
+#include "../rows.h"
+#include "activations.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gk::cpu {
+namespace {
+
+act_fn glu_activation(gk_glu_op op) {
+    switch (op) {
+    case GK_GLU_OP_REGLU: return act_relu;
+    case GK_GLU_OP_GEGLU: return act_gelu;
+    case GK_GLU_OP_SWIGLU: return act_silu;
+    case GK_GLU_OP_GEGLU_ERF: return act_gelu_erf;
+    case GK_GLU_OP_GEGLU_QUICK: return act_gelu_quick;
+    default: return nullptr;  // swiglu_oai has its own formula
+    }
+}
+
+void glu(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a       = dst->src[0];
+    const gk_tensor * b       = dst->src[1];
+    const gk_glu_op   op      = gk_get_glu_op(dst);
+    const bool        swapped = gk_get_op_params_i32(dst, 1) != 0;
+    const float       alpha   = gk_get_op_params_f32(dst, 2);
+    const float       limit   = gk_get_op_params_f32(dst, 3);
+    const act_fn      act     = glu_activation(op);
+    const int64_t     n       = dst->ne[0];
+    scratch           w       = p.work();
+    float *           abuf    = w.floats(a->ne[0]);
+    float *           bbuf    = b ? w.floats(b->ne[0]) : nullptr;
+    float *           ybuf    = w.floats(n);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float * ra = read_row(a, i1, i2, i3, abuf);
+        const float * x  = ra;
+        const float * g  = nullptr;
+        if (b) {
+            g = read_row(b, i1, i2, i3, bbuf);
+        } else {
+            x = swapped ? ra + n : ra;
+            g = swapped ? ra : ra + n;
+        }
+        float * y = out_row(dst, i1, i2, i3, ybuf);
+        if (act) {
+            for (int64_t i = 0; i < n; ++i) {
+                y[i] = act(x[i]) * g[i];
+            }
+        } else {
+            for (int64_t i = 0; i < n; ++i) {
+                const float xc = std::min(x[i], limit);
+                const float gc = g[i] < -limit ? -limit : (limit < g[i] ? limit : g[i]);
+                y[i]           = xc / (1.0f + std::exp(-alpha * xc)) * (gc + 1.0f);
+            }
+        }
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+} // namespace
+
+void register_glu(kernel_table & t) { t.ops[GK_OP_GLU] = {glu, nullptr}; }
+
+} // namespace gk::cpu

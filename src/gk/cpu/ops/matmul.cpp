@@ -1,0 +1,148 @@
+// matmul.cpp - mul_mat, mul_mat_id and out_prod.
+//
+// mul_mat: dst[m, n, i2, i3] = vec_dot(K, a row (m, i2/r2, i3/r3), b row (n, i2, i3))
+// where r2 = B2/A2, r3 = B3/A3. The b rows are first converted to the weight type's
+// vec_dot_type (vec_dot.h) - the same conversion for every element, so each output
+// element is one vec_dot of fixed inputs and its bits do not depend on who computes it.
+//
+// Partition: the units are (slab, weight row) pairs, slab = (i2, i3), flattened in that
+// order and split into contiguous ranges (split_rows). A thread walks its weight rows
+// of one slab in column panels of up to k_panel b rows: it converts the panel once
+// and dots every one of its weight rows against it. So decode (one b row) still spreads
+// over the weight rows, and a panel is never reused across slabs.
+//
+// mul_mat_id splits by destination row (u, t) - one token's use of one expert each:
+// dst[:, u, t] = as[:, :, ids[u, t]] * b[:, u % B1, t]. An expert id outside [0, E) is
+// GK_STATUS_OUT_OF_RANGE.
+//
+// out_prod splits by destination row (n, i2, i3) and accumulates over k in order:
+// dst[m, n] = sum_k a[m, k] b[n, k], in f32.
+#include "../dispatch.h"
+#include "../rows.h"
+#include "../vec_dot.h"
+
+#include <cstring>
+
+namespace gk::cpu {
+namespace {
+
+constexpr int64_t k_panel = 16;  // b rows converted at a time
+
+size_t act_row_bytes(const gk_tensor * a) {
+    return gk_row_size(get_vec_dot_traits(a->type)->vec_dot_type, a->ne[0]);
+}
+
+void put(gk_tensor * dst, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v) {
+    std::memcpy(element_ptr(dst, i0, i1, i2, i3), &v, sizeof(v));
+}
+
+void mul_mat(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor *      a     = dst->src[0];
+    const gk_tensor *      b     = dst->src[1];
+    const vec_dot_traits * vd    = get_vec_dot_traits(a->type);
+    const int64_t          K     = a->ne[0];
+    const int64_t          M     = a->ne[1];
+    const int64_t          N     = b->ne[1];
+    const int64_t          r2    = b->ne[2] / a->ne[2];
+    const int64_t          r3    = b->ne[3] / a->ne[3];
+    const size_t           arow  = act_row_bytes(a);
+    scratch                w     = p.work();
+    float *                bbuf  = w.floats(K);
+    auto *                 panel = static_cast<char *>(w.take(arow * k_panel));
+    const row_range        units = split_rows(M * b->ne[2] * b->ne[3], p.ith, p.nth);
+    for (int64_t u = units.begin; u < units.end;) {
+        const int64_t slab = u / M;
+        const int64_t i2   = slab % b->ne[2];
+        const int64_t i3   = slab / b->ne[2];
+        const int64_t m0   = u % M;
+        const int64_t m1   = (slab + 1) * M < units.end ? M : units.end - slab * M;
+        for (int64_t n0 = 0; n0 < N; n0 += k_panel) {
+            const int64_t n1 = n0 + k_panel < N ? n0 + k_panel : N;
+            for (int64_t n = n0; n < n1; ++n) {
+                vd->from_float(read_row(b, n, i2, i3, bbuf), panel + (n - n0) * arow, K);
+            }
+            for (int64_t m = m0; m < m1; ++m) {
+                const char * wrow = element_ptr(a, 0, m, i2 / r2, i3 / r3);
+                for (int64_t n = n0; n < n1; ++n) {
+                    float s;
+                    vd->vec_dot(K, &s, wrow, panel + (n - n0) * arow);
+                    put(dst, m, n, i2, i3, s);
+                }
+            }
+        }
+        u = slab * M + m1;
+    }
+}
+
+size_t mul_mat_work_size(const gk_tensor * dst) {
+    const gk_tensor * a = dst->src[0];
+    return scratch_bytes(static_cast<size_t>(a->ne[0]) * sizeof(float)) + scratch_bytes(act_row_bytes(a) * k_panel);
+}
+
+void mul_mat_id(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor *      as   = dst->src[0];
+    const gk_tensor *      b    = dst->src[1];
+    const gk_tensor *      ids  = dst->src[2];
+    const vec_dot_traits * vd   = get_vec_dot_traits(as->type);
+    const int64_t          K    = as->ne[0];
+    scratch                w    = p.work();
+    float *                bbuf = w.floats(K);
+    auto *                 act  = static_cast<char *>(w.take(act_row_bytes(as)));
+    for_each_row(p, dst, [&](int64_t u, int64_t t, int64_t) {
+        if (p.error->failed()) {
+            return;
+        }
+        const int64_t e = read_index(ids, u, t, 0, 0);
+        if (e < 0 || e >= as->ne[2]) {
+            p.error->set(GK_STATUS_OUT_OF_RANGE, "expert id %lld at [%lld, %lld] is outside [0, %lld)",
+                         static_cast<long long>(e), static_cast<long long>(u), static_cast<long long>(t),
+                         static_cast<long long>(as->ne[2]));
+            return;
+        }
+        vd->from_float(read_row(b, u % b->ne[1], t, 0, bbuf), act, K);
+        for (int64_t m = 0; m < as->ne[1]; ++m) {
+            float s;
+            vd->vec_dot(K, &s, element_ptr(as, 0, m, e, 0), act);
+            put(dst, m, u, t, 0, s);
+        }
+    });
+}
+
+void out_prod(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a    = dst->src[0];
+    const gk_tensor * b    = dst->src[1];
+    const int64_t     r2   = b->ne[2] / a->ne[2];
+    const int64_t     r3   = b->ne[3] / a->ne[3];
+    scratch           w    = p.work();
+    float *           abuf = w.floats(a->ne[0]);
+    float *           ybuf = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t n, int64_t i2, int64_t i3) {
+        float * y = out_row(dst, n, i2, i3, ybuf);
+        for (int64_t m = 0; m < dst->ne[0]; ++m) {
+            y[m] = 0.0f;
+        }
+        for (int64_t k = 0; k < a->ne[1]; ++k) {
+            const float   bv = read_element(b, n, k, i2, i3);
+            const float * x  = read_row(a, k, i2 / r2, i3 / r3, abuf);
+            for (int64_t m = 0; m < dst->ne[0]; ++m) {
+                y[m] += x[m] * bv;
+            }
+        }
+        store_row(dst, n, i2, i3, y);
+    });
+}
+
+size_t mul_mat_id_work_size(const gk_tensor * dst) {
+    const gk_tensor * as = dst->src[0];
+    return scratch_bytes(static_cast<size_t>(as->ne[0]) * sizeof(float)) + scratch_bytes(act_row_bytes(as));
+}
+
+} // namespace
+
+void register_matmul(kernel_table & t) {
+    t.ops[GK_OP_MUL_MAT]    = {mul_mat, mul_mat_work_size};
+    t.ops[GK_OP_MUL_MAT_ID] = {mul_mat_id, mul_mat_id_work_size};
+    t.ops[GK_OP_OUT_PROD]   = {out_prod, nullptr};
+}
+
+} // namespace gk::cpu

@@ -1,0 +1,156 @@
+// misc.cpp - placement and generator ops (repeat, concat, pad, arange,
+// timestep_embedding) and the row-wise affine ops (scale, clamp, diag_mask_inf,
+// diag_mask_zero). All split by destination row.
+#include "../dispatch.h"
+#include "../rows.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace gk::cpu {
+namespace {
+
+/// dst row (i1, i2, i3) = f(source row, i1) element by element, through f32.
+template <class F>
+void map_rows_indexed(const compute_params & p, gk_tensor * dst, F f) {
+    const gk_tensor * a    = dst->src[0];
+    scratch           w    = p.work();
+    float *           xbuf = w.floats(a->ne[0]);
+    float *           ybuf = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float * x = read_row(a, i1, i2, i3, xbuf);
+        float *       y = out_row(dst, i1, i2, i3, ybuf);
+        for (int64_t i = 0; i < dst->ne[0]; ++i) {
+            y[i] = f(x[i], i, i1);
+        }
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+void scale(const compute_params & p, gk_tensor * dst) {
+    const float s = gk_get_op_params_f32(dst, 0);
+    const float b = gk_get_op_params_f32(dst, 1);
+    map_rows_indexed(p, dst, [s, b](float x, int64_t, int64_t) { return x * s + b; });
+}
+
+void clamp(const compute_params & p, gk_tensor * dst) {
+    const float lo = gk_get_op_params_f32(dst, 0);
+    const float hi = gk_get_op_params_f32(dst, 1);
+    map_rows_indexed(p, dst, [lo, hi](float x, int64_t, int64_t) {
+        const float m = x < hi ? x : hi;
+        return m > lo ? m : lo;
+    });
+}
+
+/// Element i of row j is masked when i > n_past + j.
+template <bool Inf>
+void diag_mask(const compute_params & p, gk_tensor * dst) {
+    const int64_t n_past = gk_get_op_params_i32(dst, 0);
+    const float   fill   = Inf ? -INFINITY : 0.0f;
+    map_rows_indexed(p, dst, [n_past, fill](float x, int64_t i, int64_t j) { return i > n_past + j ? fill : x; });
+}
+
+/// Element-size byte copies for the plain-type placement ops.
+void copy_element(gk_tensor * dst, int64_t i0, int64_t i1, int64_t i2, int64_t i3, const gk_tensor * src, int64_t j0,
+                  int64_t j1, int64_t j2, int64_t j3) {
+    std::memcpy(element_ptr(dst, i0, i1, i2, i3), element_ptr(src, j0, j1, j2, j3), gk_type_size(src->type));
+}
+
+void repeat(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a = dst->src[0];
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+            copy_element(dst, i0, i1, i2, i3, a, i0 % a->ne[0], i1 % a->ne[1], i2 % a->ne[2], i3 % a->ne[3]);
+        }
+    });
+}
+
+void concat(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a   = dst->src[0];
+    const gk_tensor * b   = dst->src[1];
+    const int         dim = gk_get_op_params_i32(dst, 0);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+            int64_t    j[4]  = {i0, i1, i2, i3};
+            const bool in_a  = j[dim] < a->ne[dim];
+            if (!in_a) {
+                j[dim] -= a->ne[dim];
+            }
+            copy_element(dst, i0, i1, i2, i3, in_a ? a : b, j[0], j[1], j[2], j[3]);
+        }
+    });
+}
+
+void pad(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a = dst->src[0];
+    int32_t           lp[4];
+    for (int d = 0; d < 4; ++d) {
+        lp[d] = gk_get_op_params_i32(dst, 2 * d);
+    }
+    scratch w    = p.work();
+    float * xbuf = w.floats(a->ne[0]);
+    float * ybuf = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        float *       y  = out_row(dst, i1, i2, i3, ybuf);
+        const int64_t j1 = i1 - lp[1], j2 = i2 - lp[2], j3 = i3 - lp[3];
+        const bool    row_in = j1 >= 0 && j1 < a->ne[1] && j2 >= 0 && j2 < a->ne[2] && j3 >= 0 && j3 < a->ne[3];
+        const float * x  = row_in ? read_row(a, j1, j2, j3, xbuf) : nullptr;
+        for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+            const int64_t j0 = i0 - lp[0];
+            y[i0]            = x && j0 >= 0 && j0 < a->ne[0] ? x[j0] : 0.0f;
+        }
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+void arange(const compute_params & p, gk_tensor * dst) {
+    const float     start = gk_get_op_params_f32(dst, 0);
+    const float     step  = gk_get_op_params_f32(dst, 2);
+    const row_range r     = split_rows(dst->ne[0], p.ith, p.nth);  // one row: split its elements
+    auto *          y     = static_cast<float *>(dst->data);
+    for (int64_t i = r.begin; i < r.end; ++i) {
+        const float v = start + step * static_cast<float>(i);
+        std::memcpy(y + i, &v, sizeof(v));
+    }
+}
+
+/// Row t: [cos(x f_0) .. cos(x f_{h-1}), sin(x f_0) .. sin(x f_{h-1}) (, 0 if dim is odd)]
+/// with x = timesteps[t], h = dim/2, f_i = exp(-ln(max_period) i / h).
+void timestep_embedding(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * ts         = dst->src[0];
+    const int         dim        = gk_get_op_params_i32(dst, 0);
+    const int         max_period = gk_get_op_params_i32(dst, 1);
+    const int         half       = dim / 2;
+    scratch           w          = p.work();
+    float *           ybuf       = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float t = read_element(ts, i1, 0, 0, 0);
+        float *     y = out_row(dst, i1, i2, i3, ybuf);
+        for (int i = 0; i < half; ++i) {
+            const float f = std::exp(-std::log(static_cast<float>(max_period)) * static_cast<float>(i) /
+                                     static_cast<float>(half));
+            y[i]          = std::cos(t * f);
+            y[i + half]   = std::sin(t * f);
+        }
+        if (dim % 2 != 0) {
+            y[dim - 1] = 0.0f;
+        }
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+} // namespace
+
+void register_misc(kernel_table & t) {
+    t.ops[GK_OP_SCALE]              = {scale, nullptr};
+    t.ops[GK_OP_CLAMP]              = {clamp, nullptr};
+    t.ops[GK_OP_DIAG_MASK_INF]      = {diag_mask<true>, nullptr};
+    t.ops[GK_OP_DIAG_MASK_ZERO]     = {diag_mask<false>, nullptr};
+    t.ops[GK_OP_REPEAT]             = {repeat, nullptr};
+    t.ops[GK_OP_CONCAT]             = {concat, nullptr};
+    t.ops[GK_OP_PAD]                = {pad, nullptr};
+    t.ops[GK_OP_ARANGE]             = {arange, nullptr};
+    t.ops[GK_OP_TIMESTEP_EMBEDDING] = {timestep_embedding, nullptr};
+}
+
+} // namespace gk::cpu

@@ -1,0 +1,102 @@
+// unary.cpp - element-wise kernels of one source: sqr sqrt log sin cos, the
+// activations of GK_OP_UNARY, leaky_relu. Split by destination row; the output has the
+// source's shape (possibly the source itself, in place).
+#include "../dispatch.h"
+#include "../rows.h"
+#include "activations.h"
+
+#include <cmath>
+
+namespace gk::cpu {
+namespace {
+
+float act_abs(float x) { return std::fabs(x); }
+float act_sgn(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
+float act_neg(float x) { return -x; }
+float act_step(float x) { return x > 0.0f ? 1.0f : 0.0f; }
+float act_tanh(float x) { return std::tanh(x); }
+float act_elu(float x) { return x > 0.0f ? x : std::expm1(x); }
+float act_hardsigmoid(float x) { return std::fmin(1.0f, std::fmax(0.0f, (x + 3.0f) / 6.0f)); }
+float act_hardswish(float x) { return x * act_hardsigmoid(x); }
+float act_exp(float x) { return std::exp(x); }
+float act_expm1(float x) { return std::expm1(x); }
+float act_softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float act_floor(float x) { return std::floor(x); }
+float act_ceil(float x) { return std::ceil(x); }
+float act_round(float x) { return std::round(x); }
+float act_trunc(float x) { return std::trunc(x); }
+float math_sqr(float x) { return x * x; }
+float math_sqrt(float x) { return std::sqrt(x); }
+float math_log(float x) { return std::log(x); }
+float math_sin(float x) { return std::sin(x); }
+float math_cos(float x) { return std::cos(x); }
+
+/// dst = f(src0) row by row.
+template <class F>
+void map_rows(const compute_params & p, gk_tensor * dst, F f) {
+    const gk_tensor * a    = dst->src[0];
+    scratch           w    = p.work();
+    float *           xbuf = w.floats(a->ne[0]);
+    float *           ybuf = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float * x = read_row(a, i1, i2, i3, xbuf);
+        float *       y = out_row(dst, i1, i2, i3, ybuf);
+        for (int64_t i = 0; i < dst->ne[0]; ++i) {
+            y[i] = f(x[i]);
+        }
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+template <float (*F)(float)>
+void math_kernel(const compute_params & p, gk_tensor * dst) {
+    map_rows(p, dst, F);
+}
+
+void unary(const compute_params & p, gk_tensor * dst) { map_rows(p, dst, unary_activation(gk_get_unary_op(dst))); }
+
+void leaky_relu(const compute_params & p, gk_tensor * dst) {
+    const float slope = gk_get_op_params_f32(dst, 0);
+    map_rows(p, dst, [slope](float x) { return x > 0.0f ? x : slope * x; });
+}
+
+} // namespace
+
+act_fn unary_activation(gk_unary_op op) {
+    switch (op) {
+    case GK_UNARY_OP_ABS: return act_abs;
+    case GK_UNARY_OP_SGN: return act_sgn;
+    case GK_UNARY_OP_NEG: return act_neg;
+    case GK_UNARY_OP_STEP: return act_step;
+    case GK_UNARY_OP_TANH: return act_tanh;
+    case GK_UNARY_OP_ELU: return act_elu;
+    case GK_UNARY_OP_RELU: return act_relu;
+    case GK_UNARY_OP_SIGMOID: return act_sigmoid;
+    case GK_UNARY_OP_GELU: return act_gelu;
+    case GK_UNARY_OP_GELU_QUICK: return act_gelu_quick;
+    case GK_UNARY_OP_SILU: return act_silu;
+    case GK_UNARY_OP_HARDSWISH: return act_hardswish;
+    case GK_UNARY_OP_HARDSIGMOID: return act_hardsigmoid;
+    case GK_UNARY_OP_EXP: return act_exp;
+    case GK_UNARY_OP_EXPM1: return act_expm1;
+    case GK_UNARY_OP_SOFTPLUS: return act_softplus;
+    case GK_UNARY_OP_GELU_ERF: return act_gelu_erf;
+    case GK_UNARY_OP_FLOOR: return act_floor;
+    case GK_UNARY_OP_CEIL: return act_ceil;
+    case GK_UNARY_OP_ROUND: return act_round;
+    case GK_UNARY_OP_TRUNC: return act_trunc;
+    default: return nullptr;
+    }
+}
+
+void register_unary(kernel_table & t) {
+    t.ops[GK_OP_SQR]        = {math_kernel<math_sqr>, nullptr};
+    t.ops[GK_OP_SQRT]       = {math_kernel<math_sqrt>, nullptr};
+    t.ops[GK_OP_LOG]        = {math_kernel<math_log>, nullptr};
+    t.ops[GK_OP_SIN]        = {math_kernel<math_sin>, nullptr};
+    t.ops[GK_OP_COS]        = {math_kernel<math_cos>, nullptr};
+    t.ops[GK_OP_UNARY]      = {unary, nullptr};
+    t.ops[GK_OP_LEAKY_RELU] = {leaky_relu, nullptr};
+}
+
+} // namespace gk::cpu

@@ -1,0 +1,198 @@
+// ops_attention.cpp - builders of the attention building blocks: soft_max (mask,
+// ALiBi, sinks), diag_mask_inf / diag_mask_zero, rope, flash_attn_ext.
+#include "internal.h"
+
+#include <cmath>
+
+using gk::builder;
+using gk::describe;
+
+namespace gk {
+namespace {
+
+gk_tensor * soft_max(gk_context * ctx, gk_tensor * a, gk_tensor * mask, float scale, float max_bias, bool inplace) {
+    builder bd(ctx, "soft_max");
+    if (!bd.inputs(a) || !bd.float_type(a, "a")) {
+        return nullptr;
+    }
+    if (mask) {
+        if (mask->type != GK_TYPE_F32 && mask->type != GK_TYPE_F16) {
+            bd.fail("mask must be f32 or f16, got %s", gk_type_name(mask->type));
+            return nullptr;
+        }
+        if (mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1] || mask->ne[2] == 0 || mask->ne[3] == 0 ||
+            a->ne[2] % mask->ne[2] != 0 || a->ne[3] % mask->ne[3] != 0) {
+            bd.fail("mask %s does not fit a %s (ne0 equal, ne1 >=, ne2/ne3 dividing a's)", describe(mask).c_str(),
+                    describe(a).c_str());
+            return nullptr;
+        }
+    }
+    if (max_bias > 0.0f && !mask) {
+        bd.fail("max_bias > 0 (ALiBi) needs a mask");
+        return nullptr;
+    }
+    if (!std::isfinite(scale) || !std::isfinite(max_bias)) {
+        bd.fail("scale %g and max_bias %g must be finite", static_cast<double>(scale), static_cast<double>(max_bias));
+        return nullptr;
+    }
+    gk_tensor * r = inplace ? bd.alias(a, GK_OP_SOFT_MAX, a, mask) : bd.result(a->type, a->ne, GK_OP_SOFT_MAX, a, mask);
+    if (r) {
+        set_op_param_f32(r, 0, scale);
+        set_op_param_f32(r, 1, max_bias);
+    }
+    return r;
+}
+
+gk_tensor * diag_mask(gk_context * ctx, gk_op op, gk_tensor * a, int n_past, bool inplace) {
+    builder bd(ctx, gk_op_symbol(op));
+    if (!bd.inputs(a) || !bd.float_type(a, "a")) {
+        return nullptr;
+    }
+    gk_tensor * r = inplace ? bd.alias(a, op, a) : bd.result(a->type, a->ne, op, a);
+    if (r) {
+        set_op_param_i32(r, 0, n_past);
+    }
+    return r;
+}
+
+} // namespace
+} // namespace gk
+
+extern "C" {
+
+gk_tensor * gk_soft_max(gk_context * ctx, gk_tensor * a) { return gk::soft_max(ctx, a, nullptr, 1.0f, 0.0f, false); }
+
+gk_tensor * gk_soft_max_inplace(gk_context * ctx, gk_tensor * a) {
+    return gk::soft_max(ctx, a, nullptr, 1.0f, 0.0f, true);
+}
+
+gk_tensor * gk_soft_max_ext(gk_context * ctx, gk_tensor * a, gk_tensor * mask, float scale, float max_bias) {
+    builder bd(ctx, "soft_max");
+    if (!bd.inputs(a)) {  // mask may be NULL
+        return nullptr;
+    }
+    return gk::soft_max(ctx, a, mask, scale, max_bias, false);
+}
+
+bool gk_soft_max_add_sinks(gk_tensor * soft_max, gk_tensor * sinks) {
+    if (!soft_max || !sinks || soft_max->op != GK_OP_SOFT_MAX || sinks->type != GK_TYPE_F32 ||
+        gk_nelements(sinks) != soft_max->ne[2] || !gk_is_contiguous(sinks)) {
+        return false;
+    }
+    soft_max->src[2] = sinks;
+    return true;
+}
+
+gk_tensor * gk_diag_mask_inf(gk_context * ctx, gk_tensor * a, int n_past) {
+    return gk::diag_mask(ctx, GK_OP_DIAG_MASK_INF, a, n_past, false);
+}
+
+gk_tensor * gk_diag_mask_inf_inplace(gk_context * ctx, gk_tensor * a, int n_past) {
+    return gk::diag_mask(ctx, GK_OP_DIAG_MASK_INF, a, n_past, true);
+}
+
+gk_tensor * gk_diag_mask_zero(gk_context * ctx, gk_tensor * a, int n_past) {
+    return gk::diag_mask(ctx, GK_OP_DIAG_MASK_ZERO, a, n_past, false);
+}
+
+gk_tensor * gk_rope_ext(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, int mode,
+                        int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                        float beta_fast, float beta_slow) {
+    builder bd(ctx, "rope");
+    if (!bd.inputs(a, b) || !bd.float_type(a, "a") || !bd.type_is(b, GK_TYPE_I32, "positions b") ||
+        !bd.dims_at_most(b, 1, "positions b")) {
+        return nullptr;
+    }
+    if (mode != GK_ROPE_TYPE_NORMAL && mode != GK_ROPE_TYPE_NEOX) {
+        bd.fail("mode %d is not supported (normal = 0, neox = 2)", mode);
+        return nullptr;
+    }
+    if (b->ne[0] != a->ne[2]) {
+        bd.fail("positions b %s must have one entry per a.ne2 of a %s", describe(b).c_str(), describe(a).c_str());
+        return nullptr;
+    }
+    if (n_dims <= 0 || n_dims % 2 != 0 || n_dims > a->ne[0]) {
+        bd.fail("n_dims = %d must be even and in 2..ne0 = %lld", n_dims, static_cast<long long>(a->ne[0]));
+        return nullptr;
+    }
+    if (c && (c->type != GK_TYPE_F32 || !gk_is_contiguous(c) || gk_nelements(c) < n_dims / 2)) {
+        bd.fail("frequency factors c %s must be contiguous f32 with >= n_dims/2 = %d entries", describe(c).c_str(),
+                n_dims / 2);
+        return nullptr;
+    }
+    if (!(freq_base > 0.0f) || !(freq_scale > 0.0f) || !std::isfinite(ext_factor) || !std::isfinite(attn_factor)) {
+        bd.fail("freq_base %g and freq_scale %g must be > 0, ext_factor and attn_factor finite",
+                static_cast<double>(freq_base), static_cast<double>(freq_scale));
+        return nullptr;
+    }
+    gk_tensor * r = bd.result(a->type, a->ne, GK_OP_ROPE, a, b, c);
+    if (r) {
+        gk::set_op_param_i32(r, 1, n_dims);
+        gk::set_op_param_i32(r, 2, mode);
+        gk::set_op_param_i32(r, 4, n_ctx_orig);
+        gk::set_op_param_f32(r, 5, freq_base);
+        gk::set_op_param_f32(r, 6, freq_scale);
+        gk::set_op_param_f32(r, 7, ext_factor);
+        gk::set_op_param_f32(r, 8, attn_factor);
+        gk::set_op_param_f32(r, 9, beta_fast);
+        gk::set_op_param_f32(r, 10, beta_slow);
+    }
+    return r;
+}
+
+gk_tensor * gk_rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, int n_dims, int mode) {
+    return gk_rope_ext(ctx, a, b, nullptr, n_dims, mode, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+}
+
+gk_tensor * gk_flash_attn_ext(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk_tensor * v, gk_tensor * mask,
+                              float scale, float max_bias, float logit_softcap) {
+    builder bd(ctx, "flash_attn_ext");
+    if (!bd.inputs(q, k, v) || !bd.type_is(q, GK_TYPE_F32, "q") || !bd.decodable(k, "k") || !bd.decodable(v, "v")) {
+        return nullptr;
+    }
+    if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2] || k->ne[2] == 0 ||
+        q->ne[2] % k->ne[2] != 0 || q->ne[3] != k->ne[3] || q->ne[3] != v->ne[3]) {
+        bd.fail("q %s, k %s, v %s: need q.ne0 == k.ne0, k and v equal in ne1..ne3, q.ne2 a multiple of k.ne2",
+                describe(q).c_str(), describe(k).c_str(), describe(v).c_str());
+        return nullptr;
+    }
+    if (mask) {
+        if (mask->type != GK_TYPE_F16 && mask->type != GK_TYPE_F32) {
+            bd.fail("mask must be f16 or f32, got %s", gk_type_name(mask->type));
+            return nullptr;
+        }
+        if (mask->ne[0] != k->ne[1] || mask->ne[1] < q->ne[1] || mask->ne[2] == 0 || mask->ne[3] == 0 ||
+            q->ne[2] % mask->ne[2] != 0 || q->ne[3] % mask->ne[3] != 0) {
+            bd.fail("mask %s does not fit q %s and k %s", describe(mask).c_str(), describe(q).c_str(),
+                    describe(k).c_str());
+            return nullptr;
+        }
+    }
+    if (max_bias > 0.0f && !mask) {
+        bd.fail("max_bias > 0 (ALiBi) needs a mask");
+        return nullptr;
+    }
+    if (!std::isfinite(scale) || !std::isfinite(max_bias) || !(logit_softcap >= 0.0f)) {
+        bd.fail("scale and max_bias must be finite and logit_softcap >= 0");
+        return nullptr;
+    }
+    const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
+    gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_FLASH_ATTN_EXT, q, k, v, mask);
+    if (r) {
+        gk::set_op_param_f32(r, 0, scale);
+        gk::set_op_param_f32(r, 1, max_bias);
+        gk::set_op_param_f32(r, 2, logit_softcap);
+    }
+    return r;
+}
+
+bool gk_flash_attn_ext_add_sinks(gk_tensor * attn, gk_tensor * sinks) {
+    if (!attn || !sinks || attn->op != GK_OP_FLASH_ATTN_EXT || sinks->type != GK_TYPE_F32 ||
+        gk_nelements(sinks) != attn->src[0]->ne[2] || !gk_is_contiguous(sinks)) {
+        return false;
+    }
+    attn->src[4] = sinks;
+    return true;
+}
+
+} // extern "C"
