@@ -114,22 +114,23 @@ void dequantize_affine(const Block * x, float * y, int64_t k) {
 
 // Candidate scale grids (see scale_search.h), chosen by measuring the error on gaussian
 // rows against ggml's encoders.
-constexpr scale_grid k_grid_q4 = {0.60f, 1.10f, 16};
-constexpr scale_grid k_grid_q5 = {0.70f, 1.10f, 12};
-constexpr scale_grid k_grid_q8 = {0.90f, 1.00f, 6};
+constexpr scale_grid k_grid_q4        = {0.60f, 1.10f, 8};
+constexpr scale_grid k_grid_q5        = {0.70f, 1.10f, 8};
+constexpr scale_grid k_grid_q8        = {0.90f, 1.00f, 4};
 constexpr scale_grid k_grid_affine_q4 = {0.70f, 1.10f, 16};
 constexpr scale_grid k_grid_affine_q5 = {0.80f, 1.10f, 12};
 
-/// One row of a symmetric format with levels [-Bias, Hi]; `baseline_level` is the level
+/// One row of a symmetric format storing level L as L + Bias, levels [Lo, Hi];
+/// `baseline_level` is the level
 /// ggml's reference encoder gives the largest |x| (its scale = that x / baseline_level;
 /// for q8_0, whose levels are symmetric, the sign of that scale does not matter).
-template <class Block, int Bias, int Hi>
+template <class Block, int Bias, int Lo, int Hi>
 void encode_symmetric(const float * x, Block * y, int64_t k, const float * imatrix, const scale_grid & grid,
                       float baseline_level) {
     for_each_weighted_block<QK>(x, k, imatrix, [&](int64_t i, const float * xb, const float * w) {
         int8_t L[QK];
         int    q[QK];
-        y[i].d = fit_scale(xb, w, QK, -Bias, Hi, grid, signed_max_abs(xb, QK) / baseline_level, L);
+        y[i].d = fit_scale(xb, w, QK, Lo, Hi, grid, signed_max_abs(xb, QK) / baseline_level, L);
         for (int j = 0; j < QK; ++j) {
             q[j] = L[j] + Bias;
         }
@@ -181,13 +182,13 @@ void dequantize_row_q8_0(const block_q8_0 * x, float * y, int64_t k) { dequantiz
 void dequantize_row_q8_1(const block_q8_1 * x, float * y, int64_t k) { dequantize_symmetric<block_q8_1, 0>(x, y, k); }
 
 void quantize_q4_0(const float * x, block_q4_0 * y, int64_t k, const float * imatrix) {
-    encode_symmetric<block_q4_0, 8, 7>(x, y, k, imatrix, k_grid_q4, -8.0f);
+    encode_symmetric<block_q4_0, 8, -8, 7>(x, y, k, imatrix, k_grid_q4, -8.0f);
 }
 void quantize_q5_0(const float * x, block_q5_0 * y, int64_t k, const float * imatrix) {
-    encode_symmetric<block_q5_0, 16, 15>(x, y, k, imatrix, k_grid_q5, -16.0f);
+    encode_symmetric<block_q5_0, 16, -16, 15>(x, y, k, imatrix, k_grid_q5, -16.0f);
 }
 void quantize_q8_0(const float * x, block_q8_0 * y, int64_t k, const float * imatrix) {
-    encode_symmetric<block_q8_0, 0, 127>(x, y, k, imatrix, k_grid_q8, 127.0f);
+    encode_symmetric<block_q8_0, 0, -127, 127>(x, y, k, imatrix, k_grid_q8, 127.0f);
 }
 void quantize_q4_1(const float * x, block_q4_1 * y, int64_t k, const float * imatrix) {
     encode_affine<block_q4_1, 15>(x, y, k, imatrix, k_grid_affine_q4);

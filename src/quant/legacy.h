@@ -74,12 +74,15 @@ void dequantize_row_q8_0(const block_q8_0 * x, float * y, int64_t k);
 void dequantize_row_q8_1(const block_q8_1 * x, float * y, int64_t k);
 
 // File encoders (what gk-quantize writes): one row of `k` elements (a multiple of 32).
-// `imatrix` is null or holds k non-negative importance weights (llama.cpp's imatrix);
-// with it, the error minimised is sum_j w_j (x_j - y_j)^2 with
-// w_j = imatrix_j * sqrt(mean(x^2) + x_j^2), otherwise the plain squared error. Each
-// block's scale (and offset) is chosen by a least-squares search that includes ggml's
-// max-abs (min/max) choice, so no block is worse than ggml's reference encoder. NaN
-// inputs encode as 0, +-Inf saturate; scales are kept finite.
+// `imatrix` is null or holds k non-negative importance weights (llama.cpp's imatrix, the
+// mean squared activation of each column); with it, the error minimised is
+// sum_j imatrix_j (x_j - y_j)^2 (the expected squared error of a dot product with such
+// activations), otherwise the plain squared error. ggml's encoders weight by
+// imatrix_j * sqrt(mean(x^2) + x_j^2) instead; we minimise the imatrix-weighted error
+// itself. Each block's scale (and offset) is chosen by a least-squares search
+// (scale_search.h) that includes ggml's max-abs (min/max) choice, so without an imatrix
+// no block is worse than ggml's reference encoder. NaN inputs encode as 0, +-Inf
+// saturate; scales are kept finite.
 void quantize_q4_0(const float * x, block_q4_0 * y, int64_t k, const float * imatrix);
 void quantize_q4_1(const float * x, block_q4_1 * y, int64_t k, const float * imatrix);
 void quantize_q5_0(const float * x, block_q5_0 * y, int64_t k, const float * imatrix);

@@ -80,7 +80,7 @@ uint8_t pack_trits(const int * t, int count) {
 
 // --- encoders ---------------------------------------------------------------------------
 
-constexpr scale_grid k_grid_q2_0 = {0.40f, 3.00f, 24};
+constexpr scale_grid k_grid_q2_0 = {0.40f, 3.00f, 16};
 
 /// The q1_0 scale for sign levels: the nearer to the optimum of (weighted mean |x|) and
 /// ggml's mean |x|, measured.

@@ -59,8 +59,9 @@ void dequantize_row_tq1_0(const block_tq1_0 * x, float * y, int64_t k);
 void dequantize_row_tq2_0(const block_tq2_0 * x, float * y, int64_t k);
 
 // Encoders: one row of `k` elements (a multiple of the block size); `imatrix` is null or
-// k importance weights (weighting as in legacy.h). Each block's scale minimises the
-// (weighted) squared error over candidates that include ggml's reference choice
+// k importance weights, minimising sum_j imatrix_j (x_j - y_j)^2 as in legacy.h (ggml's
+// reference encoders of these formats ignore an imatrix). Each block's scale minimises
+// the (weighted) squared error over candidates that include ggml's reference choice
 // (q1_0: d = mean |x|; q2_0, tq1_0, tq2_0: d = max |x|), so no block is worse than
 // ggml's reference encoder:
 //   q1_0: the sign of each x (x >= 0 -> +d) and the best d for those signs;

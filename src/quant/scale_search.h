@@ -12,6 +12,8 @@
 // Non-finite inputs never cause undefined behaviour: NaN values take level 0 (clamped
 // into range) and +-Inf saturate; they are left out of the error and of the search's
 // max |x|. Scales are kept finite (an f16 overflow becomes +-65504).
+//
+// Blocks hold at most 256 values, a multiple of 8.
 #pragma once
 
 #include "fp16.h"
@@ -29,25 +31,20 @@ struct scale_grid {
     int   steps;
 };
 
-/// Mean of x_j^2 over a row of n values (non-finite values count as 0): the sigma^2 of
-/// llama.cpp's importance weights.
-float row_sigma2(const float * x, int64_t n);
-
-/// Weights of one block of n values: proportional to imatrix_j * sqrt(sigma2 + x_j^2)
-/// when `imatrix` (the block's n importances) is given, else 1. Negative or non-finite
-/// importances count as 0; a block whose weights are all 0 gets weights 1. The weights
-/// are scaled to at most 1 (only their ratios matter). Non-finite x_j get weight 0.
-void block_weights(const float * x, const float * imatrix, float sigma2, int n, float * w);
+/// Weights of one block of n values: imatrix_j when `imatrix` (the block's n importances)
+/// is given, else 1; scaled to at most 1 (only their ratios matter). Negative or
+/// non-finite importances count as 0, and so do non-finite x_j; a block whose weights are
+/// all 0 gets weights 1 (nothing to prefer, so the plain error).
+void block_weights(const float * x, const float * imatrix, int n, float * w);
 
 /// Runs fit(i, xb, w) for each block i of QK values xb of a row of k values (k a multiple
-/// of QK), with w the block's weights (block_weights; row_sigma2 of the whole row).
+/// of QK), with w the block's weights (block_weights).
 template <int QK, class Fit>
 void for_each_weighted_block(const float * x, int64_t k, const float * imatrix, Fit && fit) {
-    const float sigma2 = imatrix ? row_sigma2(x, k) : 0.0f;
-    float       w[QK];
+    float w[QK];
     for (int64_t i = 0; i < k / QK; ++i) {
         const float * xb = x + i * QK;
-        block_weights(xb, imatrix ? imatrix + i * QK : nullptr, sigma2, QK, w);
+        block_weights(xb, imatrix ? imatrix + i * QK : nullptr, QK, w);
         fit(i, xb, static_cast<const float *>(w));
     }
 }
@@ -82,9 +79,6 @@ float signed_max_abs(const float * x, int n);
 
 /// The smallest and largest finite values among x[0..n); both 0 when there is none.
 void finite_range(const float * x, int n, float & lo, float & hi);
-
-/// Nearest integer to v (ties to even) clamped to [lo, hi]; NaN gives 0 clamped into range.
-int nearest_level(float v, int lo, int hi);
 
 /// f32 -> f16 bits, with an overflow to +-Inf replaced by +-65504 (NaN becomes 0).
 fp16_t fp32_to_fp16_finite(float v);
