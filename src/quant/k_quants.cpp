@@ -213,73 +213,15 @@ constexpr kq::kformat k_fmt_q4{32, 0, 15, 0, 63, 63};
 constexpr kq::kformat k_fmt_q5{32, 0, 31, 0, 63, 63};
 constexpr kq::kformat k_fmt_q6{16, -32, 31, -128, 127, 0};
 
-// Inverse-scale grids of the affine sub-block search: finer and wider with an imatrix.
-constexpr kq::scale_grid k_grid_imatrix{-0.9f, 0.05f, 37};
-
-// How the search weights of a super-block are formed without an importance matrix.
-enum class plain_weights {
-    abs_x,           // |x|
-    rms_plus_abs_x,  // rms of the sub-block + |x|
-    x_squared,       // x^2
-};
-
-struct encoder_params {
-    kq::kformat     fmt;
-    plain_weights   plain;
-    kq::scale_grid  plain_grid;      // affine search grid without imatrix
-    bool            plain_abs_error; // affine search error norm without imatrix
-    float           sigma_factor;    // imatrix: w = qw * sqrt(sigma_factor * mean(x^2) + x^2); 0: w = qw
-};
-
-// Search weights (w_search) and the weights of the error the encoder minimises (w_error)
-// for the super-block x, with or without the importance weights qw.
-void make_weights(const encoder_params & p, const float * x, const float * qw, float * w_search, float * w_error) {
-    if (qw) {
-        float sum_x2 = 0;
-        for (int e = 0; e < QK_K; ++e) {
-            sum_x2 += x[e] * x[e];
-        }
-        const float sigma2 = p.sigma_factor * sum_x2 / QK_K;
-        for (int e = 0; e < QK_K; ++e) {
-            const float v = qw[e] > 0 ? qw[e] : 0.0f;  // negative or NaN: no weight
-            w_error[e] = v;
-            w_search[e] = p.sigma_factor > 0 ? v * std::sqrt(sigma2 + x[e] * x[e]) : v;
-        }
-        return;
+// Encode one super-block into b. The encoder minimises sum w * (x - decoded)^2 with w the
+// importance weights when given (negative or NaN ones count as 0), else w = 1.
+void encode(const kq::kformat & f, const float * x, const float * qw, kq::kblock & b) {
+    float w[QK_K];
+    for (int e = 0; e < QK_K; ++e) {
+        w[e] = !qw ? 1.0f : qw[e] > 0 ? qw[e] : 0.0f;
     }
-    const int n = p.fmt.sub_len;
-    for (int o = 0; o < QK_K; o += n) {
-        float rms = 0;
-        if (p.plain == plain_weights::rms_plus_abs_x) {
-            float s = 0;
-            for (int i = 0; i < n; ++i) {
-                s += x[o + i] * x[o + i];
-            }
-            rms = std::sqrt(s / static_cast<float>(n));
-        }
-        for (int i = 0; i < n; ++i) {
-            const float v = x[o + i];
-            w_search[o + i] = p.plain == plain_weights::x_squared ? v * v : rms + std::fabs(v);
-            w_error[o + i] = 1.0f;
-        }
-    }
+    kq::encode_superblock(f, x, w, b);
 }
-
-// Encode one super-block into b (stages in k_quants_search.h).
-void encode(const encoder_params & p, const float * x, const float * qw, kq::kblock & b) {
-    float w_search[QK_K];
-    float w_error[QK_K];
-    make_weights(p, x, qw, w_search, w_error);
-    const bool weighted = qw != nullptr;
-    kq::encode_superblock(p.fmt, x, w_search, w_error, weighted ? k_grid_imatrix : p.plain_grid,
-                          weighted ? false : p.plain_abs_error, b);
-}
-
-constexpr encoder_params k_params_q2{k_fmt_q2, plain_weights::abs_x, {-0.5f, 0.1f, 16}, true, 1.0f};
-constexpr encoder_params k_params_q3{k_fmt_q3, plain_weights::x_squared, {}, false, 2.0f};
-constexpr encoder_params k_params_q4{k_fmt_q4, plain_weights::rms_plus_abs_x, {-1.0f, 0.1f, 21}, false, 2.0f};
-constexpr encoder_params k_params_q5{k_fmt_q5, plain_weights::rms_plus_abs_x, {-0.5f, 0.1f, 16}, false, 2.0f};
-constexpr encoder_params k_params_q6{k_fmt_q6, plain_weights::x_squared, {}, false, 0.0f};
 
 // The imatrix slice of block i, or null.
 const float * block_weights(const float * imatrix, int64_t i) { return imatrix ? imatrix + i * QK_K : nullptr; }
@@ -298,7 +240,7 @@ void store_k4_scales(const kq::kblock & b, uint8_t * packed) {
 void quantize_row_q2_K(const float * x, block_q2_K * y, int64_t k, const float * imatrix) {
     for (int64_t i = 0; i < k / QK_K; ++i, x += QK_K) {
         kq::kblock b;
-        encode(k_params_q2, x, block_weights(imatrix, i), b);
+        encode(k_fmt_q2, x, block_weights(imatrix, i), b);
         for (int j = 0; j < 16; ++j) {
             y[i].scales[j] = static_cast<uint8_t>(b.sc[j] | (b.m[j] << 4));
         }
@@ -315,7 +257,7 @@ void quantize_row_q2_K(const float * x, block_q2_K * y, int64_t k, const float *
 void quantize_row_q3_K(const float * x, block_q3_K * y, int64_t k, const float * imatrix) {
     for (int64_t i = 0; i < k / QK_K; ++i, x += QK_K) {
         kq::kblock b;
-        encode(k_params_q3, x, block_weights(imatrix, i), b);
+        encode(k_fmt_q3, x, block_weights(imatrix, i), b);
         pack_scales_q3_K(b.sc, y[i].scales);
         uint8_t lo[QK_K], hi[QK_K];
         for (int e = 0; e < QK_K; ++e) {
@@ -332,7 +274,7 @@ void quantize_row_q3_K(const float * x, block_q3_K * y, int64_t k, const float *
 void quantize_row_q4_K(const float * x, block_q4_K * y, int64_t k, const float * imatrix) {
     for (int64_t i = 0; i < k / QK_K; ++i, x += QK_K) {
         kq::kblock b;
-        encode(k_params_q4, x, block_weights(imatrix, i), b);
+        encode(k_fmt_q4, x, block_weights(imatrix, i), b);
         store_k4_scales(b, y[i].scales);
         uint8_t v[QK_K];
         for (int e = 0; e < QK_K; ++e) {
@@ -347,7 +289,7 @@ void quantize_row_q4_K(const float * x, block_q4_K * y, int64_t k, const float *
 void quantize_row_q5_K(const float * x, block_q5_K * y, int64_t k, const float * imatrix) {
     for (int64_t i = 0; i < k / QK_K; ++i, x += QK_K) {
         kq::kblock b;
-        encode(k_params_q5, x, block_weights(imatrix, i), b);
+        encode(k_fmt_q5, x, block_weights(imatrix, i), b);
         store_k4_scales(b, y[i].scales);
         uint8_t lo[QK_K], hi[QK_K];
         for (int e = 0; e < QK_K; ++e) {
@@ -364,7 +306,7 @@ void quantize_row_q5_K(const float * x, block_q5_K * y, int64_t k, const float *
 void quantize_row_q6_K(const float * x, block_q6_K * y, int64_t k, const float * imatrix) {
     for (int64_t i = 0; i < k / QK_K; ++i, x += QK_K) {
         kq::kblock b;
-        encode(k_params_q6, x, block_weights(imatrix, i), b);
+        encode(k_fmt_q6, x, block_weights(imatrix, i), b);
         std::memcpy(y[i].scales, b.sc, sizeof(y[i].scales));
         uint8_t lo[QK_K], hi[QK_K];
         for (int e = 0; e < QK_K; ++e) {

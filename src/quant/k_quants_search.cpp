@@ -12,13 +12,10 @@
 namespace gk::quant::kq {
 
 int round_clamp(float v, int lo, int hi) {
-    if (!(v > static_cast<float>(lo))) {
-        return lo;
-    }
-    if (!(v < static_cast<float>(hi))) {
-        return hi;
-    }
-    // |v| < 2^22 here: adding and removing 1.5 * 2^23 rounds to an integer, ties to even.
+    // NaN fails v > lo and becomes lo; then |v| < 2^22, where adding and removing
+    // 1.5 * 2^23 rounds to an integer, ties to even.
+    v = v > static_cast<float>(lo) ? v : static_cast<float>(lo);
+    v = v < static_cast<float>(hi) ? v : static_cast<float>(hi);
     const float r = (v + 12582912.0f) - 12582912.0f;
     return static_cast<int>(r);
 }
@@ -38,29 +35,78 @@ namespace {
 // Below this a group counts as all zero (its scale would underflow every format).
 constexpr float k_group_eps = 1e-15f;
 
-float group_error(const float * x, const float * w, const int8_t * q, int n, float scale, float offset,
-                  bool abs_error) {
-    float err = 0;
-    for (int i = 0; i < n; ++i) {
-        const float diff = scale * static_cast<float>(q[i]) + offset - x[i];
-        err += w[i] * (abs_error ? std::fabs(diff) : diff * diff);
+// Candidate inverse scales of fit_affine, as offsets from nmax: -0.9, -0.8, ..., +0.9.
+constexpr float k_affine_first = -0.9f;
+constexpr float k_affine_step  = 0.1f;
+constexpr int   k_affine_count = 19;
+// Rounds of "nearest quants, then least squares" after the grid (more gain nothing measurable).
+constexpr int   k_lloyd_iterations = 3;
+
+// Least-squares fits of x ~= scale * q + offset (offset <= 0) for candidate quants of one
+// group, keeping the best. For the least-squares scale and offset of given quants the
+// weighted error is sum w x^2 - (scale * sum w x q + offset * sum w x), so candidates
+// are compared by that gain, accumulated in double to keep the comparison exact enough.
+class affine_search {
+public:
+    affine_search(const float * x, const float * w, int n) : x_(x), w_(w), n_(n) {
+        for (int i = 0; i < n; ++i) {
+            sum_w_ += w[i];
+            sum_wx_ += static_cast<double>(w[i]) * x[i];
+        }
     }
-    return err;
-}
+
+    /// Fits `q`; adopts it when its gain beats the best so far. True when adopted.
+    bool consider(const int8_t * q) {
+        double sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n_; ++i) {
+            const double wl = static_cast<double>(w_[i]) * q[i];
+            sum_l += wl;
+            sum_l2 += wl * q[i];
+            sum_xl += wl * x_[i];
+        }
+        const double det = sum_w_ * sum_l2 - sum_l * sum_l;
+        if (!(det > 0)) {
+            return false;
+        }
+        double scale = (sum_w_ * sum_xl - sum_wx_ * sum_l) / det;
+        double offset = (sum_l2 * sum_wx_ - sum_l * sum_xl) / det;
+        if (offset > 0) {
+            offset = 0;
+            scale = sum_xl / sum_l2;
+        }
+        const double gain = scale * sum_xl + offset * sum_wx_;
+        if (found_ && !(gain > best_gain_)) {
+            return false;
+        }
+        found_ = true;
+        best_gain_ = gain;
+        scale_ = static_cast<float>(scale);
+        offset_ = static_cast<float>(offset);
+        return true;
+    }
+
+    bool  found() const { return found_; }
+    float scale() const { return scale_; }
+    float offset() const { return offset_; }
+
+private:
+    const float * x_;
+    const float * w_;
+    int           n_;
+    double        sum_w_ = 0, sum_wx_ = 0;
+    bool          found_ = false;
+    double        best_gain_ = 0;
+    float         scale_ = 0, offset_ = 0;
+};
 
 } // namespace
 
-affine_fit fit_affine(const float * x, const float * w, int n, int nmax, scale_grid grid, bool abs_error,
-                      int8_t * q) {
+affine_fit fit_affine(const float * x, const float * w, int n, int nmax, int8_t * q) {
     float lo = x[0];
     float hi = x[0];
-    float sum_w = 0;
-    float sum_wx = 0;
     for (int i = 0; i < n; ++i) {
         lo = std::min(lo, x[i]);
         hi = std::max(hi, x[i]);
-        sum_w += w[i];
-        sum_wx += w[i] * x[i];
     }
     lo = std::min(lo, 0.0f);
     if (!(hi > lo)) {  // all zero (or NaN)
@@ -69,49 +115,39 @@ affine_fit fit_affine(const float * x, const float * w, int n, int nmax, scale_g
     }
     const float range = hi - lo;
 
-    // The plain min/max mapping is the first candidate.
-    const float inv0 = static_cast<float>(nmax) / range;
-    for (int i = 0; i < n; ++i) {
-        q[i] = static_cast<int8_t>(round_clamp(inv0 * (x[i] - lo), 0, nmax));
-    }
-    float best_scale = 1.0f / inv0;
-    float best_offset = lo;
-    float best_err = group_error(x, w, q, n, best_scale, best_offset, abs_error);
-
+    // Candidates: the min/max mapping, then the inverse scales of the grid.
+    affine_search search(x, w, n);
     int8_t trial[32];
-    for (int s = 0; s < grid.count; ++s) {
-        const float inv = (static_cast<float>(nmax) + grid.first + grid.step * static_cast<float>(s)) / range;
-        float sum_l = 0;
-        float sum_l2 = 0;
-        float sum_xl = 0;
+    const auto map = [&](float inv) {
         for (int i = 0; i < n; ++i) {
-            const int l = round_clamp(inv * (x[i] - lo), 0, nmax);
-            trial[i] = static_cast<int8_t>(l);
-            const float wl = w[i] * static_cast<float>(l);
-            sum_l += wl;
-            sum_l2 += wl * static_cast<float>(l);
-            sum_xl += wl * x[i];
+            trial[i] = static_cast<int8_t>(round_clamp(inv * (x[i] - lo), 0, nmax));
         }
-        // weighted least squares for x ~= scale * l + offset, offset <= 0
-        const float det = sum_w * sum_l2 - sum_l * sum_l;
-        if (!(det > 0)) {
-            continue;
-        }
-        float scale = (sum_w * sum_xl - sum_wx * sum_l) / det;
-        float offset = (sum_l2 * sum_wx - sum_l * sum_xl) / det;
-        if (offset > 0) {
-            offset = 0;
-            scale = sum_xl / sum_l2;
-        }
-        const float err = group_error(x, w, trial, n, scale, offset, abs_error);
-        if (err < best_err) {
-            best_err = err;
-            best_scale = scale;
-            best_offset = offset;
+        if (search.consider(trial)) {
             std::memcpy(q, trial, static_cast<size_t>(n));
         }
+    };
+    const float inv0 = static_cast<float>(nmax) / range;
+    map(inv0);
+    for (int s = 0; s < k_affine_count; ++s) {
+        map((static_cast<float>(nmax) + k_affine_first + k_affine_step * static_cast<float>(s)) / range);
     }
-    return {best_scale, -best_offset};
+    if (!search.found()) {  // every candidate singular (weights zero but for one element)
+        map(inv0);
+        return {1.0f / inv0, -lo};
+    }
+    // Alternate nearest quants for the fit and the fit for the quants while that helps.
+    for (int it = 0; it < k_lloyd_iterations && search.scale() > 0; ++it) {
+        const float inv = 1.0f / search.scale();
+        const float offset = search.offset();
+        for (int i = 0; i < n; ++i) {
+            trial[i] = static_cast<int8_t>(round_clamp((x[i] - offset) * inv, 0, nmax));
+        }
+        if (!search.consider(trial)) {
+            break;
+        }
+        std::memcpy(q, trial, static_cast<size_t>(n));
+    }
+    return {search.scale(), -search.offset()};
 }
 
 float fit_scale(const float * x, const float * w, int n, int q_lo, int q_hi, int8_t * q) {
@@ -131,33 +167,29 @@ float fit_scale(const float * x, const float * w, int n, int q_lo, int q_hi, int
     // neighbouring inverse scales; compare by the error left after the best scale
     // for those quants, sum w x^2 - (sum w x q)^2 / sum w q^2.
     const float anchor = static_cast<float>(-q_lo >= q_hi ? q_lo : q_hi);
-    const float toward = anchor < 0 ? -1.0f : 1.0f;
     float best_xl = 0;
     float best_l2 = 0;
-    int8_t trial[32];
-    for (int step = 0; step <= 18; ++step) {
-        const int t = step == 0 ? 0 : (step <= 9 ? -step : step - 9);  // 0, -1..-9, 1..9
-        const float inv = (anchor + toward * 0.1f * static_cast<float>(t)) / vmax;
+    float best_inv = anchor / vmax;
+    for (int t = -9; t <= 9; ++t) {
+        const float inv = (anchor + 0.1f * static_cast<float>(t)) / vmax;
         float sum_xl = 0;
         float sum_l2 = 0;
         for (int i = 0; i < n; ++i) {
-            const int l = round_clamp(inv * x[i], q_lo, q_hi);
-            trial[i] = static_cast<int8_t>(l);
-            const float wl = w[i] * static_cast<float>(l);
-            sum_xl += wl * x[i];
-            sum_l2 += wl * static_cast<float>(l);
+            const float l = static_cast<float>(round_clamp(inv * x[i], q_lo, q_hi));
+            sum_xl += w[i] * l * x[i];
+            sum_l2 += w[i] * l * l;
         }
-        const bool better = sum_l2 > 0 && (best_l2 == 0 || sum_xl * sum_xl * best_l2 > best_xl * best_xl * sum_l2);
-        if (step == 0 || better) {
-            std::memcpy(q, trial, static_cast<size_t>(n));
-            if (sum_l2 > 0) {
-                best_xl = sum_xl;
-                best_l2 = sum_l2;
-            }
+        if (sum_l2 > 0 && (best_l2 == 0 || sum_xl * sum_xl * best_l2 > best_xl * best_xl * sum_l2)) {
+            best_xl = sum_xl;
+            best_l2 = sum_l2;
+            best_inv = inv;
         }
     }
+    for (int i = 0; i < n; ++i) {
+        q[i] = static_cast<int8_t>(round_clamp(best_inv * x[i], q_lo, q_hi));
+    }
     if (!(best_l2 > 0)) {  // every weight zero: keep the plain mapping
-        return vmax / anchor;
+        return 1.0f / best_inv;
     }
     // Move single quants to their best level for the scale of the others.
     for (int pass = 0; pass < 5; ++pass) {
@@ -198,9 +230,10 @@ float requantise(const kformat & f, const float * x, const float * w, int n, flo
                  int8_t * q) {
     const float dl = d * static_cast<float>(sc);
     const float ml = dmin * static_cast<float>(m);
+    const float inv = dl != 0 ? 1.0f / dl : 0.0f;  // dl = 0: every level decodes alike, take 0
     float err = 0;
     for (int i = 0; i < n; ++i) {
-        const int l = dl != 0 ? round_clamp((x[i] + ml) / dl, f.q_lo, f.q_hi) : 0;
+        const int l = round_clamp((x[i] + ml) * inv, f.q_lo, f.q_hi);
         q[i] = static_cast<int8_t>(l);
         const float p = dl * static_cast<float>(l);  // two statements: never fused
         const float y = p - ml;
@@ -252,6 +285,9 @@ bool lsq_super(const kformat & f, const float * x, const float * w, const kblock
     return true;
 }
 
+// Passes of refine_superblock (it rarely still improves after the third).
+constexpr int k_refine_passes = 4;
+
 } // namespace
 
 void refine_superblock(const kformat & f, const float * x, const float * w, kblock & b) {
@@ -262,12 +298,13 @@ void refine_superblock(const kformat & f, const float * x, const float * w, kblo
     struct move {
         int dsc, dm;
     };
-    constexpr move moves[] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-    const int n_moves = f.m_hi > 0 ? 4 : 2;
+    // scale alone first (all a symmetric format has), then min alone, then both
+    constexpr move moves[] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, 1}, {-1, 1}, {1, -1}};
+    const int n_moves = f.m_hi > 0 ? 8 : 2;
 
     int8_t trial[QK_K];
     float trial_err[16];
-    for (int pass = 0; pass < 4; ++pass) {
+    for (int pass = 0; pass < k_refine_passes; ++pass) {
         bool changed = false;
         for (int j = 0; j < nsub; ++j) {
             const int o = j * f.sub_len;
@@ -310,8 +347,7 @@ void refine_superblock(const kformat & f, const float * x, const float * w, kblo
     }
 }
 
-void encode_superblock(const kformat & f, const float * x, const float * w_search, const float * w_error,
-                       scale_grid grid, bool abs_error, kblock & b) {
+void encode_superblock(const kformat & f, const float * x, const float * w, kblock & b) {
     const int nsub = QK_K / f.sub_len;
     float scales[16];
     float mins[16];
@@ -319,16 +355,16 @@ void encode_superblock(const kformat & f, const float * x, const float * w_searc
     for (int j = 0; j < nsub; ++j) {
         const int o = j * f.sub_len;
         if (f.m_hi > 0) {
-            const affine_fit a = fit_affine(x + o, w_search + o, f.sub_len, f.q_hi, grid, abs_error, b.q + o);
+            const affine_fit a = fit_affine(x + o, w + o, f.sub_len, f.q_hi, b.q + o);
             scales[j] = a.scale;
             mins[j] = a.min;
         } else {
-            scales[j] = fit_scale(x + o, w_search + o, f.sub_len, f.q_lo, f.q_hi, b.q + o);
+            scales[j] = fit_scale(x + o, w + o, f.sub_len, f.q_lo, f.q_hi, b.q + o);
             mins[j] = 0;
         }
         float s = 0;
         for (int i = 0; i < f.sub_len; ++i) {
-            s += w_search[o + i];
+            s += w[o + i];
         }
         sw[j] = s;
     }
@@ -341,7 +377,7 @@ void encode_superblock(const kformat & f, const float * x, const float * w_searc
         b.dmin = 0;
         std::memset(b.m, 0, sizeof(b.m));
     }
-    refine_superblock(f, x, w_error, b);
+    refine_superblock(f, x, w, b);
 }
 
 } // namespace gk::quant::kq

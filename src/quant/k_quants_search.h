@@ -19,15 +19,6 @@ namespace gk::quant::kq {
 /// Equals clamp(round(v)) for every v, without undefined conversions.
 int round_clamp(float v, int lo, int hi);
 
-/// A family of candidate inverse scales for a group spanning `range`:
-/// (levels + first + step * i) / range for i = 0 .. count-1, where `levels` is the
-/// number of quantisation steps the group's extent maps onto.
-struct scale_grid {
-    float first;
-    float step;
-    int   count;
-};
-
 /// x ~= scale * q - min with q in [0, nmax], scale >= 0, min >= 0 (the group's
 /// offset is never positive, so 0 stays representable).
 struct affine_fit {
@@ -35,12 +26,12 @@ struct affine_fit {
     float min;
 };
 
-/// Fit one group of n <= 32 values with a scale and a min: tries the min/max mapping and
-/// the grid of inverse scales, each followed by a weighted least-squares fit of scale
-/// and min, keeping the one with the least weighted error (absolute when abs_error,
-/// else squared). Writes the quants to q[0..n).
-affine_fit fit_affine(const float * x, const float * w, int n, int nmax, scale_grid grid, bool abs_error,
-                      int8_t * q);
+/// Fit one group of n <= 32 values with a scale and a min minimising
+/// sum w * (x - (scale*q - min))^2: tries the min/max mapping and 19 inverse scales
+/// around it, each followed by the least-squares scale and min of its quants, then
+/// alternates nearest quants and least-squares fit while the error drops. Writes
+/// q[0..n).
+affine_fit fit_affine(const float * x, const float * w, int n, int nmax, int8_t * q);
 
 /// Fit x ~= s * q with integer q in [q_lo, q_hi] (q_lo <= 0 <= q_hi) minimising
 /// sum w * (x - s*q)^2: the element of largest magnitude is mapped near the end of the
@@ -67,12 +58,10 @@ struct kblock {
     int8_t q[256]{};
 };
 
-/// Stages 1 and 2 above for the 256 values x: search weights w_search drive the
-/// sub-block fits (fit_affine with `grid` / `abs_error` for formats with mins, fit_scale
-/// otherwise) and the quantisation of their scales; then refine_superblock against
-/// w_error. Fills every field of b.
-void encode_superblock(const kformat & f, const float * x, const float * w_search, const float * w_error,
-                       scale_grid grid, bool abs_error, kblock & b);
+/// Encode the 256 values x minimising sum w * (x - decoded)^2: stages 1 and 2 above
+/// (sub-block fits, then their scales and mins quantised with weights = the sub-block
+/// sums of w), then refine_superblock. Fills every field of b.
+void encode_superblock(const kformat & f, const float * x, const float * w, kblock & b);
 
 /// Stage 3: with b's integer scales as a start, requantise every element to its nearest
 /// level, then repeatedly try moving each sub-block scale and min by one step and
