@@ -140,8 +140,9 @@ double code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t
     return err;
 }
 
-/// Codes a group with the best of the candidate scale codes [lo, hi] (decoded to half
-/// scales by `half_scale`); returns the chosen code, writes the E2M1 codes.
+/// Codes a group of `n` (<= 32) values with the best of the candidate scale codes
+/// [lo, hi] (decoded to half-scales by `half_scale`); returns the chosen scale code and
+/// writes the E2M1 codes. On equal errors the lower scale code wins.
 template <class HalfScale>
 uint8_t code_e2m1_best(const float * x, const float * w, int n, int lo, int hi, HalfScale half_scale,
                        uint8_t * codes) {
@@ -320,10 +321,11 @@ double code_iq4_xs_at(const float * x, const float * w, const float * fitted, fp
         const float * xb = x + 32 * ib;
         const float * wb = w + 32 * ib;
         const int     l0 = d != 0.0f ? round_clamped(fitted[ib] / d, -32, 31) : 0;
+        const int     lo = std::max(-32, l0 - 1);
         double        best_err = 0.0;
-        for (int l = std::max(-32, l0 - 1); l <= std::min(31, l0 + 1); ++l) {
+        for (int l = lo; l <= std::min(31, l0 + 1); ++l) {
             const double err = code_iq4nl_group(xb, wb, 32, d * static_cast<float>(l), trial);
-            if (l == std::max(-32, l0 - 1) || err < best_err) {
+            if (l == lo || err < best_err) {
                 best_err = err;
                 ls[ib]   = static_cast<uint8_t>(l + 32);
                 std::memcpy(codes + 32 * ib, trial, sizeof trial);
