@@ -14,6 +14,8 @@
 #include "gk/cpu/simd.h"
 #include "gk/cpu/vec_dot.h"
 #include "quant/codec.h"
+#include "quant/k_quants.h"
+#include "quant/legacy.h"
 
 #include <gtest/gtest.h>
 
@@ -146,6 +148,208 @@ TEST(VecDot, EmptyRowWritesZero) {
         t->vec_dot(0, &s, nullptr, nullptr);
         EXPECT_TRUE(same_bits(s, 0.0f)) << gk_type_name(type);
     }
+}
+
+// ---- integer and generic paths -------------------------------------------------------------
+
+/// A random f16 scale that is finite (so that products never hold NaN payloads).
+gk::fp16_t finite_half(std::mt19937 & rng) {
+    for (;;) {
+        const auto h = static_cast<gk::fp16_t>(rng() & 0xFFFF);
+        if ((h & 0x7C00) != 0x7C00) {
+            return h;
+        }
+    }
+}
+
+/// Finite scales in every block of a row of random bytes (the integer-kernel types).
+void fix_scales(gk_type type, std::vector<uint8_t> & row, std::mt19937 & rng) {
+    const size_t bs = gk_type_size(type);
+    for (size_t off = 0; off + bs <= row.size(); off += bs) {
+        uint8_t * p = row.data() + off;
+        switch (type) {
+            case GK_TYPE_Q8_0: reinterpret_cast<gk::quant::block_q8_0 *>(p)->d = finite_half(rng); break;
+            case GK_TYPE_Q4_0: reinterpret_cast<gk::quant::block_q4_0 *>(p)->d = finite_half(rng); break;
+            case GK_TYPE_Q4_K:
+                reinterpret_cast<gk::quant::block_q4_K *>(p)->d    = finite_half(rng);
+                reinterpret_cast<gk::quant::block_q4_K *>(p)->dmin = finite_half(rng);
+                break;
+            case GK_TYPE_Q5_K:
+                reinterpret_cast<gk::quant::block_q5_K *>(p)->d    = finite_half(rng);
+                reinterpret_cast<gk::quant::block_q5_K *>(p)->dmin = finite_half(rng);
+                break;
+            case GK_TYPE_Q6_K: reinterpret_cast<gk::quant::block_q6_K *>(p)->d = finite_half(rng); break;
+            default: FAIL() << "no scale fix-up for " << gk_type_name(type);
+        }
+    }
+}
+
+/// An activation row of n values with blocks of varied character: gaussian at random
+/// scales, all-zero blocks, constant blocks (every quant at the extreme) and outliers.
+std::vector<float> varied_activations(std::mt19937 & rng, int64_t n) {
+    std::vector<float> a = gaussian(rng, n);
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const unsigned kind = rng() % 8;
+        float * p = a.data() + 32 * b;
+        const float scale = std::ldexp(1.0f, static_cast<int>(rng() % 40) - 20);
+        for (int j = 0; j < 32; ++j) {
+            p[j] = kind == 0 ? 0.0f : kind == 1 ? (b % 2 ? -scale : scale) : p[j] * scale;
+        }
+        if (kind == 2) {
+            p[rng() % 32] = 1000.0f * scale;
+        }
+    }
+    return a;
+}
+
+/// Every byte pattern a weight quant can take at the extremes: all 0x00, 0xFF, 0x80, 0x7F.
+std::vector<uint8_t> constant_weight(gk_type type, int64_t n, uint8_t byte, std::mt19937 & rng) {
+    std::vector<uint8_t> w(gk_row_size(type, n), byte);
+    fix_scales(type, w, rng);
+    return w;
+}
+
+/// For q8_K activations: put -128 (legal in q8_K) into some quants, keeping bsums true.
+void poke_q8_K_extremes(std::vector<uint8_t> & a, int64_t n, std::mt19937 & rng) {
+    auto * blocks = reinterpret_cast<gk::quant::block_q8_K *>(a.data());
+    for (int64_t b = 0; b < n / gk::quant::QK_K; ++b) {
+        gk::quant::block_q8_K & y = blocks[b];
+        for (int k = 0; k < 8; ++k) {
+            y.qs[rng() % gk::quant::QK_K] = -128;
+        }
+        for (int g = 0; g < gk::quant::QK_K / 16; ++g) {
+            int sum = 0;
+            for (int j = 0; j < 16; ++j) {
+                sum += y.qs[16 * g + j];
+            }
+            y.bsums[g] = static_cast<int16_t>(sum);
+        }
+    }
+}
+
+bool is_int_path(const vec_dot_traits & t) {
+    return t.path == gk::cpu::dot_path::int_simd || t.path == gk::cpu::dot_path::int_scalar;
+}
+
+/// Every integer kernel against its scalar twin over random blocks (any bytes in the
+/// weight quants and scales; activations from the dot's own converter): bit for bit.
+TEST(VecDot, IntegerDotsMatchTwin) {
+    std::mt19937 rng(99);
+    int checked_types = 0;
+    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+        const auto type = static_cast<gk_type>(id);
+        const vec_dot_traits * t = get_vec_dot_traits(type);
+        if (!t || !is_int_path(*t)) {
+            continue;
+        }
+        ++checked_types;
+        const int64_t blck = std::max(gk_blck_size(type), gk_blck_size(t->vec_dot_type));
+        std::vector<int64_t> counts;
+        for (int64_t nb = 1; nb <= (blck == 32 ? 70 : 12); ++nb) {
+            counts.push_back(nb);
+        }
+        counts.push_back(blck == 32 ? 350 : 44);
+        bits_hash hash;
+        int64_t dots = 0;
+        for (int64_t nb : counts) {
+            const int64_t n = nb * blck;
+            for (int draw = 0; draw < 6; ++draw) {
+                std::vector<uint8_t> w(gk_row_size(type, n));
+                if (draw < 4) {
+                    for (uint8_t & byte : w) {
+                        byte = static_cast<uint8_t>(rng());
+                    }
+                    fix_scales(type, w, rng);
+                } else {
+                    w = constant_weight(type, n, draw == 4 ? 0xFF : 0x80, rng);
+                }
+                std::vector<uint8_t> a = encode_act(*t, varied_activations(rng, n));
+                if (t->vec_dot_type == GK_TYPE_Q8_K && draw % 2) {
+                    poke_q8_K_extremes(a, n, rng);
+                }
+                float s = NAN, s_twin = NAN;
+                t->vec_dot(n, &s, w.data(), a.data());
+                t->vec_dot_scalar(n, &s_twin, w.data(), a.data());
+                ASSERT_TRUE(same_bits(s, s_twin))
+                    << gk_type_name(type) << " n=" << n << " draw " << draw << ": " << s << " vs " << s_twin;
+                hash.add(s);
+                ++dots;
+            }
+        }
+        std::printf("%-5s path %-10s twin: bit-identical over %lld random rows; results %016llx\n",
+                    gk_type_name(type), gk::cpu::dot_path_name(t->path), static_cast<long long>(dots),
+                    static_cast<unsigned long long>(hash.h));
+    }
+    EXPECT_GT(checked_types, 0);
+}
+
+/// Every quantized weight type: encoder-made weights, gaussian activations. The dot must
+/// equal its twin, sit within rounding of the exact dot of the decoded rows, and within
+/// the activation quantisation's loss of the truth with the original activations. A
+/// generic-path dot must also equal the f32 dot of the decoded rows bit for bit.
+TEST(VecDot, EveryQuantizedDotAgainstTruth) {
+    std::mt19937 rng(2024);
+    const vec_dot_traits * f32 = get_vec_dot_traits(GK_TYPE_F32);
+    ASSERT_NE(f32, nullptr);
+    std::printf("%-8s %-10s %-6s %12s %12s %12s\n", "type", "path", "act", "err/sum|wa|", "vs-rounding",
+                "vs-act-loss");
+    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+        const auto type = static_cast<gk_type>(id);
+        const vec_dot_traits * t = get_vec_dot_traits(type);
+        if (!t || !gk_is_quantized(type)) {
+            continue;
+        }
+        const gk::quant::type_traits * codec = gk::quant::get_type_traits(type);
+        if (!codec || !codec->from_float) {
+            std::printf("%-8s %-10s (no encoder in the codec: truth check skipped)\n", gk_type_name(type),
+                        gk::cpu::dot_path_name(t->path));
+            continue;
+        }
+        double worst_rel = 0, worst_round = 0, worst_loss = 0;
+        for (int64_t n : {256, 768, 4096}) {
+            const std::vector<float> wsrc = gaussian(rng, n);
+            std::vector<uint8_t>     w(gk_row_size(type, n));
+            ASSERT_GT(gk::quant::quantize_rows(type, wsrc.data(), w.data(), 1, n, nullptr), 0u) << gk_type_name(type);
+            const std::vector<float>   af = gaussian(rng, n, 0.5f);
+            const std::vector<uint8_t> a  = encode_act(*t, af);
+            std::vector<float>         wd(static_cast<size_t>(n)), ad(static_cast<size_t>(n));
+            ASSERT_TRUE(gk::quant::dequantize_rows(type, w.data(), wd.data(), 1, n));
+            ASSERT_TRUE(gk::quant::dequantize_rows(t->vec_dot_type, a.data(), ad.data(), 1, n));
+
+            float s = NAN, s_twin = NAN;
+            t->vec_dot(n, &s, w.data(), a.data());
+            t->vec_dot_scalar(n, &s_twin, w.data(), a.data());
+            ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n;
+            if (t->path == gk::cpu::dot_path::generic) {
+                float s_f32 = NAN;
+                f32->vec_dot(n, &s_f32, wd.data(), ad.data());
+                ASSERT_TRUE(same_bits(s, s_f32)) << gk_type_name(type) << " n=" << n << ": generic path " << s
+                                                 << " vs f32 dot of the decoded rows " << s_f32;
+            }
+
+            double exact_deq = 0, mag_deq = 0, truth = 0, mag = 0, loss = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                exact_deq += static_cast<double>(wd[i]) * ad[i];
+                mag_deq += std::fabs(static_cast<double>(wd[i]) * ad[i]);
+                truth += static_cast<double>(wd[i]) * af[i];
+                mag += std::fabs(static_cast<double>(wd[i]) * af[i]);
+                loss += std::fabs(static_cast<double>(wd[i])) * std::fabs(static_cast<double>(af[i]) - ad[i]);
+            }
+            // Rounding: at most n/32 fused steps per chain plus the decodes' own roundings;
+            // a factor 4 covers the scale products and the K-quant mins term.
+            const double rounding = 4.0 * static_cast<double>(n / 32 / 4 + 8) * u32 * mag_deq;
+            ASSERT_LE(std::fabs(s - exact_deq), rounding) << gk_type_name(type) << " n=" << n;
+            ASSERT_LE(std::fabs(s - truth), loss + rounding) << gk_type_name(type) << " n=" << n;
+            worst_rel   = std::max(worst_rel, std::fabs(s - truth) / mag);
+            worst_round = std::max(worst_round, std::fabs(s - exact_deq) / rounding);
+            worst_loss  = std::max(worst_loss, std::fabs(s - truth) / (loss + rounding));
+        }
+        std::printf("%-8s %-10s %-6s %12.2e %12.3f %12.3f\n", gk_type_name(type), gk::cpu::dot_path_name(t->path),
+                    gk_type_name(t->vec_dot_type), worst_rel, worst_round, worst_loss);
+    }
+    std::printf("err/sum|wa|: |dot - truth| / sum|w a| with the original f32 activations;\n"
+                "vs-rounding: |dot - exact dot of the decoded rows| / rounding allowance (<= 1);\n"
+                "vs-act-loss: |dot - truth| / (sum|w| |a - dequant(a)| + allowance) (<= 1).\n");
 }
 
 // ---- timing report (opt-in, never asserted) ----------------------------------------------

@@ -4,6 +4,11 @@
 
 #include "vec_dot_impl.h"
 
+#include "quant/codec.h"
+#include "quant/k_quants.h"
+#include "quant/legacy.h"
+
+#include <algorithm>
 #include <cstring>
 
 namespace gk::cpu {
@@ -31,6 +36,72 @@ void from_bf16(const float * src, void * dst, int64_t n) {
     }
 }
 
+void from_q8_0(const float * src, void * dst, int64_t n) {
+    quant::quantize_row_q8_0(src, static_cast<quant::block_q8_0 *>(dst), n);
+}
+void from_q8_1(const float * src, void * dst, int64_t n) {
+    quant::quantize_row_q8_1(src, static_cast<quant::block_q8_1 *>(dst), n);
+}
+void from_q8_K(const float * src, void * dst, int64_t n) {
+    quant::quantize_row_q8_K(src, static_cast<quant::block_q8_K *>(dst), n);
+}
+
+/// The activation format of weight type `w` (ggml's vec_dot_type), or GK_TYPE_COUNT
+/// for a type with no dot.
+constexpr gk_type act_type(gk_type w) {
+    switch (w) {
+        case GK_TYPE_F32: case GK_TYPE_F16: case GK_TYPE_BF16:
+            return w;
+        case GK_TYPE_Q4_0: case GK_TYPE_Q5_0: case GK_TYPE_Q8_0: case GK_TYPE_IQ4_NL:
+        case GK_TYPE_MXFP4: case GK_TYPE_NVFP4: case GK_TYPE_Q1_0: case GK_TYPE_Q2_0:
+            return GK_TYPE_Q8_0;
+        case GK_TYPE_Q4_1: case GK_TYPE_Q5_1: case GK_TYPE_Q8_1:
+            return GK_TYPE_Q8_1;
+        case GK_TYPE_Q2_K: case GK_TYPE_Q3_K: case GK_TYPE_Q4_K: case GK_TYPE_Q5_K: case GK_TYPE_Q6_K:
+        case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS:
+        case GK_TYPE_IQ3_S: case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: case GK_TYPE_IQ4_XS:
+        case GK_TYPE_TQ1_0: case GK_TYPE_TQ2_0:
+            return GK_TYPE_Q8_K;
+        default:
+            return GK_TYPE_COUNT;
+    }
+}
+
+constexpr act_from_float_fn act_converter(gk_type a) {
+    switch (a) {
+        case GK_TYPE_F32: return from_f32;
+        case GK_TYPE_F16: return from_f16;
+        case GK_TYPE_BF16: return from_bf16;
+        case GK_TYPE_Q8_0: return from_q8_0;
+        case GK_TYPE_Q8_1: return from_q8_1;
+        case GK_TYPE_Q8_K: return from_q8_K;
+        default: return nullptr;
+    }
+}
+
+// ---- the generic path -------------------------------------------------------------------
+
+constexpr int64_t generic_piece = 256;  // a multiple of every block size and of 64
+
+/// Decode weight (type W) and activation in pieces of 256 and accumulate them on the
+/// float path: the result equals the f32 dot of the two decoded rows, bit for bit.
+template <gk_type W, class Acc> void generic_dot(int64_t n, float * s, const void * x, const void * y) {
+    const quant::type_traits * wt = quant::get_type_traits(W);
+    const quant::type_traits * at = quant::get_type_traits(act_type(W));
+    const auto * xb = static_cast<const uint8_t *>(x);
+    const auto * yb = static_cast<const uint8_t *>(y);
+    float        xf[generic_piece], yf[generic_piece];
+    Acc          acc;
+    acc_init(acc);
+    for (int64_t i = 0; i < n; i += generic_piece) {
+        const int64_t m = std::min(generic_piece, n - i);
+        wt->to_float(xb + static_cast<size_t>(i / wt->blck_size) * wt->type_size, xf, m);
+        at->to_float(yb + static_cast<size_t>(i / at->blck_size) * at->type_size, yf, m);
+        acc_add<elem::f32>(acc, xf, yf, m);
+    }
+    *s = acc_finish(acc);
+}
+
 // ---- the table ------------------------------------------------------------------------
 
 #if defined(GK_SIMD_SCALAR)
@@ -49,11 +120,35 @@ struct table {
     }
 };
 
+constexpr dot_path int_path = int_dots_vectorised ? dot_path::int_simd : dot_path::int_scalar;
+
+/// A kernel row: weight type, its kernel and twin, and the path they take.
+void set_kernel(table & t, gk_type w, vec_dot_fn fn, vec_dot_fn twin, dot_path path) {
+    t.set(w, {act_type(w), act_converter(act_type(w)), fn, twin, path});
+}
+
+/// A generic row, present only when the codec decodes both the weight and its activation.
+template <gk_type W> void set_generic(table & t) {
+    const quant::type_traits * wt = quant::get_type_traits(W);
+    const quant::type_traits * at = quant::get_type_traits(act_type(W));
+    if (wt && wt->to_float && at && at->to_float) {
+        set_kernel(t, W, generic_dot<W, float_acc>, generic_dot<W, float_acc_scalar>, dot_path::generic);
+    }
+}
+
+template <gk_type... W> void set_generic_all(table & t) { (set_generic<W>(t), ...); }
+
 table build_table() {
     table t;
-    t.set(GK_TYPE_F32, {GK_TYPE_F32, from_f32, vec_dot_f32, vec_dot_f32_scalar, float_path});
-    t.set(GK_TYPE_F16, {GK_TYPE_F16, from_f16, vec_dot_f16, vec_dot_f16_scalar, float_path});
-    t.set(GK_TYPE_BF16, {GK_TYPE_BF16, from_bf16, vec_dot_bf16, vec_dot_bf16_scalar, float_path});
+    set_kernel(t, GK_TYPE_F32, vec_dot_f32, vec_dot_f32_scalar, float_path);
+    set_kernel(t, GK_TYPE_F16, vec_dot_f16, vec_dot_f16_scalar, float_path);
+    set_kernel(t, GK_TYPE_BF16, vec_dot_bf16, vec_dot_bf16_scalar, float_path);
+    set_kernel(t, GK_TYPE_Q8_0, vec_dot_q8_0_q8_0, vec_dot_q8_0_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q4_0, vec_dot_q4_0_q8_0, vec_dot_q4_0_q8_0_scalar, int_path);
+    set_generic_all<GK_TYPE_Q4_1, GK_TYPE_Q5_0, GK_TYPE_Q5_1, GK_TYPE_Q8_1, GK_TYPE_Q2_K, GK_TYPE_Q3_K,
+                    GK_TYPE_Q4_K, GK_TYPE_Q5_K, GK_TYPE_Q6_K, GK_TYPE_IQ2_XXS, GK_TYPE_IQ2_XS, GK_TYPE_IQ2_S,
+                    GK_TYPE_IQ3_XXS, GK_TYPE_IQ3_S, GK_TYPE_IQ1_S, GK_TYPE_IQ1_M, GK_TYPE_IQ4_NL, GK_TYPE_IQ4_XS,
+                    GK_TYPE_TQ1_0, GK_TYPE_TQ2_0, GK_TYPE_MXFP4, GK_TYPE_NVFP4, GK_TYPE_Q1_0, GK_TYPE_Q2_0>(t);
     return t;
 }
 

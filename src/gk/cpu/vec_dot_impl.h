@@ -4,6 +4,7 @@
 #pragma once
 
 #include "simd.h"
+#include "vec_dot.h"
 
 #include <cstdint>
 
