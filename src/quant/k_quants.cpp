@@ -5,8 +5,10 @@
 #include "codec.h"
 #include "k_quants_search.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace gk::quant {
 namespace {
@@ -214,11 +216,20 @@ constexpr kq::kformat k_fmt_q5{32, 0, 31, 0, 63, 63};
 constexpr kq::kformat k_fmt_q6{16, -32, 31, -128, 127, 0};
 
 // Encode one super-block into b. The encoder minimises sum w * (x - decoded)^2 with w the
-// importance weights when given (negative or NaN ones count as 0), else w = 1.
+// importance weights when given, else w = 1. Weights that are negative, NaN or infinite
+// count as 0; the others are scaled to a largest weight of 1 (the same minimiser, and
+// the weighted sums cannot overflow).
 void encode(const kq::kformat & f, const float * x, const float * qw, kq::kblock & b) {
     float w[QK_K];
+    float wmax = 0;
     for (int e = 0; e < QK_K; ++e) {
-        w[e] = !qw ? 1.0f : qw[e] > 0 ? qw[e] : 0.0f;
+        w[e] = !qw ? 1.0f : (qw[e] > 0 && qw[e] <= std::numeric_limits<float>::max()) ? qw[e] : 0.0f;
+        wmax = std::max(wmax, w[e]);
+    }
+    if (wmax > 0 && wmax != 1.0f) {
+        for (float & v : w) {
+            v /= wmax;
+        }
     }
     kq::encode_superblock(f, x, w, b);
 }

@@ -153,8 +153,8 @@ void dequantize_row_q6_K(const block_q6_K * x, float * y, int64_t k);
 void dequantize_row_q8_K(const block_q8_K * x, float * y, int64_t k);
 
 /// Encode k elements. `imatrix` is null or holds k non-negative importance weights
-/// (one per column of the row; negative or NaN entries count as 0); with it the
-/// encoder minimises the imatrix-weighted squared error, without it the plain one.
+/// (one per column of the row; negative, NaN or infinite entries count as 0); with it
+/// the encoder minimises the imatrix-weighted squared error, without it the plain one.
 void quantize_row_q2_K(const float * x, block_q2_K * y, int64_t k, const float * imatrix);
 void quantize_row_q3_K(const float * x, block_q3_K * y, int64_t k, const float * imatrix);
 void quantize_row_q4_K(const float * x, block_q4_K * y, int64_t k, const float * imatrix);

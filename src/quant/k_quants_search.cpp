@@ -347,6 +347,59 @@ void refine_superblock(const kformat & f, const float * x, const float * w, kblo
     }
 }
 
+namespace {
+
+// The f16 rounding of v and, when that is subnormal (a step there is a large relative
+// change), its neighbours one step either way in magnitude, never crossing zero.
+// Returns how many values were written to out (1 or up to 3).
+int f16_candidates(float v, float * out) {
+    const uint16_t h = scale_to_fp16(v);
+    const int sign = h & 0x8000;
+    const int mag = h & 0x7FFF;
+    if (mag >= 0x0400) {  // normal: refine_superblock's least-squares refit takes it from here
+        out[0] = fp16_to_fp32(h);
+        return 1;
+    }
+    int n = 0;
+    for (int m = std::max(mag - 1, 0); m <= mag + 1; ++m) {
+        out[n++] = fp16_to_fp32(static_cast<uint16_t>(sign | m));
+    }
+    return n;
+}
+
+// Stage 2's last step: round every sub-block scale and min to its nearest level against
+// the f16 factors (and, for subnormal factors, their neighbours), keeping the pair whose
+// decoded block has the least weighted error.
+void choose_super_factors(const kformat & f, const float * x, const float * w, const float * scales,
+                          const float * mins, float d, float dmin, kblock & b) {
+    const int nsub = QK_K / f.sub_len;
+    float ds[3], dmins[3] = {0.0f};
+    const int nd = f16_candidates(d, ds);
+    const int ndmin = f.m_hi > 0 ? f16_candidates(dmin, dmins) : 1;
+    kblock trial;
+    float err[16];
+    float best = 0;
+    bool found = false;
+    for (int a = 0; a < nd; ++a) {
+        for (int c = 0; c < ndmin; ++c) {
+            trial.d = ds[a];
+            trial.dmin = dmins[c];
+            for (int j = 0; j < nsub; ++j) {
+                trial.sc[j] = static_cast<int8_t>(trial.d != 0 ? round_clamp(scales[j] / trial.d, f.sc_lo, f.sc_hi) : 0);
+                trial.m[j] = static_cast<int8_t>(trial.dmin != 0 ? round_clamp(mins[j] / trial.dmin, 0, f.m_hi) : 0);
+            }
+            const float e = requantise_all(f, x, w, trial.d, trial.dmin, trial, trial.q, err);
+            if (!found || e < best) {
+                found = true;
+                best = e;
+                b = trial;
+            }
+        }
+    }
+}
+
+} // namespace
+
 void encode_superblock(const kformat & f, const float * x, const float * w, kblock & b) {
     const int nsub = QK_K / f.sub_len;
     float scales[16];
@@ -368,15 +421,10 @@ void encode_superblock(const kformat & f, const float * x, const float * w, kblo
         }
         sw[j] = s;
     }
-    const float d = fit_scale(scales, sw, nsub, f.sc_lo, f.sc_hi, b.sc);
-    b.d = fp16_to_fp32(scale_to_fp16(d));
-    if (f.m_hi > 0) {
-        const float dmin = fit_scale(mins, sw, nsub, 0, f.m_hi, b.m);
-        b.dmin = fp16_to_fp32(scale_to_fp16(dmin));
-    } else {
-        b.dmin = 0;
-        std::memset(b.m, 0, sizeof(b.m));
-    }
+    int8_t levels[16];
+    const float d = fit_scale(scales, sw, nsub, f.sc_lo, f.sc_hi, levels);
+    const float dmin = f.m_hi > 0 ? fit_scale(mins, sw, nsub, 0, f.m_hi, levels) : 0.0f;
+    choose_super_factors(f, x, w, scales, mins, d, dmin, b);
     refine_superblock(f, x, w, b);
 }
 
