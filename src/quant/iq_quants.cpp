@@ -179,19 +179,19 @@ void register_iq_quants(codec_table & t) {
         from_float_fn from_float;
     };
     const entry entries[] = {
-        {GK_TYPE_IQ2_XXS, dequantize_row_iq2_xxs, nullptr},
-        {GK_TYPE_IQ2_XS, dequantize_row_iq2_xs, nullptr},
-        {GK_TYPE_IQ2_S, dequantize_row_iq2_s, nullptr},
-        {GK_TYPE_IQ3_XXS, dequantize_row_iq3_xxs, nullptr},
-        {GK_TYPE_IQ3_S, dequantize_row_iq3_s, nullptr},
-        {GK_TYPE_IQ1_S, dequantize_row_iq1_s, nullptr},
-        {GK_TYPE_IQ1_M, dequantize_row_iq1_m, nullptr},
+        {GK_TYPE_IQ2_XXS, dequantize_row_iq2_xxs, quantize_row_iq2_xxs},
+        {GK_TYPE_IQ2_XS, dequantize_row_iq2_xs, quantize_row_iq2_xs},
+        {GK_TYPE_IQ2_S, dequantize_row_iq2_s, quantize_row_iq2_s},
+        {GK_TYPE_IQ3_XXS, dequantize_row_iq3_xxs, quantize_row_iq3_xxs},
+        {GK_TYPE_IQ3_S, dequantize_row_iq3_s, quantize_row_iq3_s},
+        {GK_TYPE_IQ1_S, dequantize_row_iq1_s, quantize_row_iq1_s},
+        {GK_TYPE_IQ1_M, dequantize_row_iq1_m, quantize_row_iq1_m},
     };
     for (const entry & e : entries) {
         type_traits & r  = t.rows[e.type];
         r.to_float       = e.to_float;
         r.from_float     = e.from_float;
-        r.takes_imatrix  = e.from_float != nullptr;
+        r.takes_imatrix  = true;
     }
 }
 
