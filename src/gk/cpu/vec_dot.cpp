@@ -145,8 +145,11 @@ table build_table() {
     set_kernel(t, GK_TYPE_BF16, vec_dot_bf16, vec_dot_bf16_scalar, float_path);
     set_kernel(t, GK_TYPE_Q8_0, vec_dot_q8_0_q8_0, vec_dot_q8_0_q8_0_scalar, int_path);
     set_kernel(t, GK_TYPE_Q4_0, vec_dot_q4_0_q8_0, vec_dot_q4_0_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q4_K, vec_dot_q4_K_q8_K, vec_dot_q4_K_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q5_K, vec_dot_q5_K_q8_K, vec_dot_q5_K_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q6_K, vec_dot_q6_K_q8_K, vec_dot_q6_K_q8_K_scalar, int_path);
     set_generic_all<GK_TYPE_Q4_1, GK_TYPE_Q5_0, GK_TYPE_Q5_1, GK_TYPE_Q8_1, GK_TYPE_Q2_K, GK_TYPE_Q3_K,
-                    GK_TYPE_Q4_K, GK_TYPE_Q5_K, GK_TYPE_Q6_K, GK_TYPE_IQ2_XXS, GK_TYPE_IQ2_XS, GK_TYPE_IQ2_S,
+                    GK_TYPE_IQ2_XXS, GK_TYPE_IQ2_XS, GK_TYPE_IQ2_S,
                     GK_TYPE_IQ3_XXS, GK_TYPE_IQ3_S, GK_TYPE_IQ1_S, GK_TYPE_IQ1_M, GK_TYPE_IQ4_NL, GK_TYPE_IQ4_XS,
                     GK_TYPE_TQ1_0, GK_TYPE_TQ2_0, GK_TYPE_MXFP4, GK_TYPE_NVFP4, GK_TYPE_Q1_0, GK_TYPE_Q2_0>(t);
     return t;
