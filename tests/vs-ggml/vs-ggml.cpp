@@ -228,18 +228,36 @@ TEST(NarrowFloats, F32ToBf16Sweep) {
 // ---- codec interop ----------------------------------------------------------------------
 
 constexpr int64_t k_interop_n_per_row = 256;
-constexpr int64_t k_interop_rows      = 32;
+constexpr int64_t k_interop_rows      = 32;  // 12 gaussian, 12 per-column-scaled, 8 edge rows
 
 class Interop : public testing::TestWithParam<int> {};
 
-/// Input rows for the interop tests: half gaussian, half per-column-scaled.
+/// Input rows for the interop tests: gaussian and per-column-scaled rows, then edge rows
+/// whose encodings reach the corners of the formats (zero and tiny scales that round to
+/// f16 zero or subnormals, scales beyond the f16 range, a constant row, one spike).
 const std::vector<float> & interop_rows() {
     static const std::vector<float> rows = [] {
+        constexpr int64_t  n = k_interop_n_per_row;
         std::vector<float> a, b;
         std::string        err;
-        gk::test::make_rows(gk::test::family::gaussian, k_interop_rows / 2, k_interop_n_per_row, a, err);
-        gk::test::make_rows(gk::test::family::col_scale, k_interop_rows / 2, k_interop_n_per_row, b, err);
+        gk::test::make_rows(gk::test::family::gaussian, 12, n, a, err);
+        gk::test::make_rows(gk::test::family::col_scale, 12, n, b, err);
         a.insert(a.end(), b.begin(), b.end());
+        const std::vector<float> g(a.begin(), a.begin() + n);
+        auto scaled = [&](float s) {
+            for (float v : g) {
+                a.push_back(v * s);
+            }
+        };
+        a.insert(a.end(), n, 0.0f);                   // all zero
+        a.insert(a.end(), n, 0.375f);                 // constant
+        scaled(1e-7f);                                 // scale in f16 subnormals
+        scaled(1e-30f);                                // scale underflows f16
+        scaled(3e4f);                                  // legacy/K scales near f16 max
+        scaled(1e7f);                                  // scales beyond f16 max
+        a.insert(a.end(), n, 0.0f);                   // one spike in zeros
+        a[a.size() - n / 2] = 100.0f;
+        scaled(-1.0f);                                 // negated gaussian
         return a;
     }();
     return rows;
