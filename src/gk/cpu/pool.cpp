@@ -57,8 +57,11 @@ bool thread_pool::resize(int n_workers) {
     stop_workers();
     try {
         workers_.reserve(static_cast<size_t>(n_workers));
+        // A worker may start running after the first job is published, so it is told the
+        // generation to wait past rather than reading it itself.
+        const uint32_t now = generation_.load(std::memory_order_relaxed);
         for (int i = 0; i < n_workers; ++i) {
-            workers_.emplace_back(&thread_pool::worker_main, this, i + 1);
+            workers_.emplace_back(&thread_pool::worker_main, this, i + 1, now);
         }
     } catch (const std::exception &) {
         stop_workers();
@@ -67,9 +70,7 @@ bool thread_pool::resize(int n_workers) {
     return true;
 }
 
-void thread_pool::worker_main(int ith) {
-    // Started between runs, so the generation now is the one before its first job.
-    uint32_t seen = generation_.load(std::memory_order_acquire);
+void thread_pool::worker_main(int ith, uint32_t seen) {
     for (;;) {
         wait_while_equal(generation_, seen);
         seen = generation_.load(std::memory_order_acquire);

@@ -41,7 +41,7 @@ public:
 private:
     bool resize(int n_workers);
     void stop_workers();
-    void worker_main(int ith);
+    void worker_main(int ith, uint32_t seen);
 
     std::vector<std::thread> workers_;
 
