@@ -13,6 +13,7 @@
 // GK_VEC_DOT_REPORT=1 in the environment also prints a timing report (never asserted).
 #include "gk/cpu/simd.h"
 #include "gk/cpu/vec_dot.h"
+#include "gk/cpu/vec_dot_impl.h"
 #include "quant/codec.h"
 #include "quant/k_quants.h"
 #include "quant/legacy.h"
@@ -281,6 +282,25 @@ TEST(VecDot, IntegerDotsMatchTwin) {
                     static_cast<unsigned long long>(hash.h));
     }
     EXPECT_GT(checked_types, 0);
+}
+
+/// The kernels' word-parallel q4_K / q5_K scale unpack against the codec's helper:
+/// 96 bits are too many to enumerate, so random patterns plus all-zero and all-one.
+TEST(VecDot, K4ScaleUnpackMatchesCodec) {
+    std::mt19937 rng(5);
+    for (int k = 0; k < 20002; ++k) {
+        uint8_t packed[gk::quant::K_SCALE_SIZE];
+        for (uint8_t & b : packed) {
+            b = k == 0 ? 0x00 : k == 1 ? 0xFF : static_cast<uint8_t>(rng());
+        }
+        const gk::cpu::detail::k4_scales all = gk::cpu::detail::unpack_k4_all(packed);
+        for (int j = 0; j < 8; ++j) {
+            uint8_t sc, m;
+            gk::quant::unpack_scale_min_k4(j, packed, sc, m);
+            ASSERT_EQ((all.sc >> (8 * j)) & 0xFF, sc) << "pattern " << k << " sub-block " << j;
+            ASSERT_EQ((all.m >> (8 * j)) & 0xFF, m) << "pattern " << k << " sub-block " << j;
+        }
+    }
 }
 
 /// Every quantized weight type: encoder-made weights, gaussian activations. The dot must

@@ -39,6 +39,9 @@
 
 #if defined(GK_SIMD_AVX512) || defined(GK_SIMD_AVX2)
 #define GK_SIMD_X86 1
+#endif
+
+#if defined(GK_SIMD_X86) || defined(__F16C__)
 // GCC 12's AVX-512 intrinsics initialise their "undefined" operand from itself, which
 // -Wuninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -116,6 +119,16 @@ inline float fmadd_scalar(float a, float b, float c) {
     return std::fma(a, b, c);
 #else
     return a * b + c;
+#endif
+}
+
+/// f16 bits -> f32, exact: the F16C instruction where there is one, else gk::fp16_to_fp32
+/// (the same value for every pattern; a NaN comes out quiet either way).
+inline float half_to_float(fp16_t h) {
+#if defined(__F16C__)
+    return _cvtsh_ss(h);
+#else
+    return fp16_to_fp32(h);
 #endif
 }
 
@@ -204,7 +217,7 @@ inline void store(float * p, vf v) { *p = v; }
 inline vf add(vf a, vf b) { return a + b; }
 inline vf mul(vf a, vf b) { return a * b; }
 inline vf fmadd(vf a, vf b, vf c) { return fmadd_scalar(a, b, c); }
-inline vf load_f16(const fp16_t * p) { return fp16_to_fp32(*p); }
+inline vf load_f16(const fp16_t * p) { return half_to_float(*p); }
 inline vf load_bf16(const bf16_t * p) { return bf16_to_fp32(*p); }
 inline float reduce_add(vf v) { return v; }
 

@@ -36,12 +36,16 @@ inline __m256i dot_u8s8_scaled(__m256i u, __m256i s, __m256i sc) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc);
 }
 
-/// Sum of the 8 int32 lanes (wrapping, as int32 addition in any order).
+/// Sum of the 4 int32 lanes (wrapping, as int32 addition in any order).
+inline int32_t hsum_i32(__m128i v) {
+    v = _mm_add_epi32(v, _mm_unpackhi_epi64(v, v));
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 1));
+    return _mm_cvtsi128_si32(v);
+}
+
+/// Sum of the 8 int32 lanes.
 inline int32_t hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
-    return _mm_cvtsi128_si32(s);
+    return hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
 }
 
 /// [hsum(a), hsum(b), hsum(c), hsum(d)].

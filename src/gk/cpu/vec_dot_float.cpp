@@ -27,7 +27,7 @@ template <elem E> float load_one(const void * p, int64_t i) {
     if constexpr (E == elem::f32) {
         return static_cast<const float *>(p)[i];
     } else if constexpr (E == elem::f16) {
-        return fp16_to_fp32(static_cast<const fp16_t *>(p)[i]);
+        return simd::half_to_float(static_cast<const fp16_t *>(p)[i]);
     } else {
         return bf16_to_fp32(static_cast<const bf16_t *>(p)[i]);
     }

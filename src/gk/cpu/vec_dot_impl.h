@@ -53,6 +53,18 @@ struct block_chains {
     float sum() const { return (c[0] + c[1]) + (c[2] + c[3]); }
 };
 
+// ---- q4_K / q5_K scales --------------------------------------------------------------
+
+/// The 8 scales (sc) and 8 mins (m) of a q4_K / q5_K block, byte j = sub-block j.
+struct k4_scales {
+    uint64_t sc;
+    uint64_t m;
+};
+
+/// The codec's unpack_scale_min_k4 for all eight sub-blocks at once, word-parallel; a
+/// second implementation of that layout, so the test sweeps the two against each other.
+k4_scales unpack_k4_all(const uint8_t * packed);
+
 // ---- the kernels (n, s, weight row, activation row); *_scalar are the twins ---------
 
 #define GK_DECLARE_DOT(name)                                                  \

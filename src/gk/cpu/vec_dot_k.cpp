@@ -17,7 +17,26 @@
 #include "quant/k_quants.h"
 #include "simd_x86.h"
 
+#include <bit>
+#include <cstring>
+
 namespace gk::cpu::detail {
+
+/// unpack_scale_min_k4 for all eight sub-blocks at once, four bytes per 32-bit word
+/// (the test sweeps it against the codec's helper). Bytes 0-3 and 4-7 hold sc and m of
+/// sub-blocks 0-3 in their low 6 bits and the top 2 bits of 4-7 in their top 2 bits;
+/// bytes 8-11 hold the low 4 bits of sc (low nibble) and m (high nibble) of 4-7.
+k4_scales unpack_k4_all(const uint8_t * packed) {
+    static_assert(std::endian::native == std::endian::little, "byte j of a word is sub-block j");
+    uint32_t w[3];
+    std::memcpy(w, packed, sizeof w);
+    const uint32_t sc_lo = w[0] & 0x3F3F3F3Fu;
+    const uint32_t m_lo  = w[1] & 0x3F3F3F3Fu;
+    const uint32_t sc_hi = (w[2] & 0x0F0F0F0Fu) | ((w[0] >> 2) & 0x30303030u);
+    const uint32_t m_hi  = ((w[2] >> 4) & 0x0F0F0F0Fu) | ((w[1] >> 2) & 0x30303030u);
+    return {sc_lo | static_cast<uint64_t>(sc_hi) << 32, m_lo | static_cast<uint64_t>(m_hi) << 32};
+}
+
 namespace {
 
 using quant::block_q4_K;
@@ -83,9 +102,9 @@ k_sums sums_scalar(const block_q6_K & x, const block_q8_K & y) {
 /// step the kernels and the twins share.
 template <class Block>
 void accumulate(block_chains & ch, int64_t b, const Block & x, const block_q8_K & y, const k_sums & r) {
-    ch.add(b, fp16_to_fp32(x.d) * y.d, static_cast<float>(r.isum));
+    ch.add(b, simd::half_to_float(x.d) * y.d, static_cast<float>(r.isum));
     if constexpr (requires { x.dmin; }) {
-        ch.add(b, -(fp16_to_fp32(x.dmin) * y.d), static_cast<float>(r.isum_min));
+        ch.add(b, -(simd::half_to_float(x.dmin) * y.d), static_cast<float>(r.isum_min));
     }
 }
 
@@ -105,22 +124,21 @@ void k_dot(int64_t n, float * s, const void * vx, const void * vy) {
 
 using namespace simd::x86;
 
-/// sum over j of m_j * (bsums[2j] + bsums[2j+1]) for the 8 mins of a q4_K / q5_K block.
-int32_t mins_sum(const uint8_t (&m)[8], const block_q8_K & y) {
-    int32_t r = 0;
-    for (int j = 0; j < 8; ++j) {
-        r += m[j] * (y.bsums[2 * j] + y.bsums[2 * j + 1]);
-    }
-    return r;
+/// A byte shuffle that broadcasts int16 word k of each 128-bit lane across that lane.
+inline __m256i word_broadcast(__m256i v, int k) {
+    return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<short>(((2 * k + 1) << 8) | (2 * k))));
 }
 
 /// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1); `high(c, lo, hi)` adds
-/// the fifth bits of q5_K (identity for q4_K).
+/// the fifth bits of q5_K (nothing for q4_K). The scales and mins stay in registers:
+/// word k of `scales` (both lanes) is sc_k; the mins meet the pairwise sums of bsums.
 template <class Block, class High> k_sums sums_q45(const Block & x, const block_q8_K & y, High high) {
-    uint8_t sc[8], m[8];
-    for (int j = 0; j < 8; ++j) {
-        unpack_scale_min_k4(j, x.scales, sc[j], m[j]);
-    }
+    const k4_scales sm     = unpack_k4_all(x.scales);
+    const __m256i   scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.sc))));
+    const __m256i   bsums  = load256(y.bsums);
+    const __m128i   pairs  = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+    const __m128i   mins   = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.m))), pairs);
+
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i       acc  = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
@@ -128,11 +146,10 @@ template <class Block, class High> k_sums sums_q45(const Block & x, const block_
         __m256i       lo = _mm256_and_si256(q, low4);
         __m256i       hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
         high(c, lo, hi);
-        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(lo, load256(y.qs + 64 * c), _mm256_set1_epi16(sc[2 * c])));
-        acc = _mm256_add_epi32(acc,
-                               dot_u8s8_scaled(hi, load256(y.qs + 64 * c + 32), _mm256_set1_epi16(sc[2 * c + 1])));
+        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(lo, load256(y.qs + 64 * c), word_broadcast(scales, 2 * c)));
+        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(hi, load256(y.qs + 64 * c + 32), word_broadcast(scales, 2 * c + 1)));
     }
-    return {hsum_i32(acc), mins_sum(m, y)};
+    return {hsum_i32(acc), hsum_i32(mins)};
 }
 
 k_sums sums_simd(const block_q4_K & x, const block_q8_K & y) {
@@ -151,10 +168,16 @@ k_sums sums_simd(const block_q5_K & x, const block_q8_K & y) {
     });
 }
 
-/// q6_K: each 32-byte vector of stored values (0..63) spans two groups of 16; the scale
-/// vector holds group g's scale in its low 128 bits and g + 1's in its high ones. The
-/// -32 comes out as 32 * sum over g of sc_g * bsums[g].
+/// q6_K: each 32-byte vector of stored values (0..63) spans two groups of 16, g and
+/// g + 1 with g even. The scales are widened once with the even groups in the low lane
+/// and the odd ones in the high lane, so one in-lane broadcast gives exactly that
+/// pairing. The -32 comes out as 32 * sum over g of sc_g * bsums[g].
 k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
+    const __m128i s8      = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
+    const __m128i evenodd = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    const __m256i sc_eo   = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, evenodd));
+    const __m256i offset  = _mm256_madd_epi16(_mm256_cvtepi8_epi16(s8), load256(y.bsums));
+
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i low2 = _mm256_set1_epi8(3);
     __m256i       acc  = _mm256_setzero_si256();
@@ -172,16 +195,11 @@ k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
         };
         for (int k = 0; k < 4; ++k) {
-            const int     g  = 8 * h + 2 * k;
-            const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x.scales[g + 1]), _mm_set1_epi16(x.scales[g]));
-            acc = _mm256_add_epi32(acc, dot_u8s8_scaled(v[k], load256(y.qs + 128 * h + 32 * k), sc));
+            acc = _mm256_add_epi32(
+                acc, dot_u8s8_scaled(v[k], load256(y.qs + 128 * h + 32 * k), word_broadcast(sc_eo, 4 * h + k)));
         }
     }
-    int32_t offset = 0;
-    for (int g = 0; g < QK_K / 16; ++g) {
-        offset += x.scales[g] * y.bsums[g];
-    }
-    return {hsum_i32(acc) - 32 * offset, 0};
+    return {hsum_i32(_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5))), 0};
 }
 
 template <class Block> constexpr vec_dot_fn fast_dot = k_dot<Block, sums_simd>;

@@ -35,7 +35,7 @@ int32_t block_isum(const block_q4_0 & x, const block_q8_0 & y) {
 }
 
 template <class Block> float block_scale(const Block & x, const block_q8_0 & y) {
-    return fp16_to_fp32(x.d) * fp16_to_fp32(y.d);
+    return simd::half_to_float(x.d) * simd::half_to_float(y.d);
 }
 
 template <class Block> void dot_scalar(int64_t n, float * s, const void * vx, const void * vy) {
