@@ -10,6 +10,7 @@
 #include "tiny_gguf.h"
 
 #include <cmath>
+#include <numbers>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,9 +41,9 @@ public:
         const double u1 = 1.0 - uniform();  // (0, 1]: log(u1) is finite
         const double u2 = uniform();
         const double r  = std::sqrt(-2.0 * std::log(u1));
-        spare_     = r * std::sin(2.0 * M_PI * u2);
+        spare_     = r * std::sin(2.0 * std::numbers::pi * u2);
         has_spare_ = true;
-        return r * std::cos(2.0 * M_PI * u2);
+        return r * std::cos(2.0 * std::numbers::pi * u2);
     }
 
 private:
