@@ -298,9 +298,13 @@ void refine_superblock(const kformat & f, const float * x, const float * w, kblo
     struct move {
         int dsc, dm;
     };
-    // scale alone first (all a symmetric format has), then min alone, then both
+    // One step of the scale alone (all a symmetric format has), of the min alone, of both.
     constexpr move moves[] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, 1}, {-1, 1}, {1, -1}};
     const int n_moves = f.m_hi > 0 ? 8 : 2;
+    // Rescalings of scale and min together, which reach the basins that single steps
+    // cannot leave (a sub-block that gains by clipping its low-weight extremes).
+    constexpr float k_rescales[] = {0.96f, 0.92f, 0.88f, 0.84f, 1.04f, 1.08f, 1.12f, 1.16f};
+    constexpr int n_rescales = 8;
 
     int8_t trial[QK_K];
     float trial_err[16];
@@ -308,9 +312,20 @@ void refine_superblock(const kformat & f, const float * x, const float * w, kblo
         bool changed = false;
         for (int j = 0; j < nsub; ++j) {
             const int o = j * f.sub_len;
-            for (int k = 0; k < n_moves; ++k) {
-                const int sc = b.sc[j] + moves[k].dsc;
-                const int m = b.m[j] + moves[k].dm;
+            const int first = pass == 0 ? 0 : n_rescales;  // rescalings in the first pass only
+            for (int k = first; k < n_rescales + n_moves; ++k) {
+                int sc = 0;
+                int m = 0;
+                if (k < n_rescales) {
+                    sc = round_clamp(static_cast<float>(b.sc[j]) * k_rescales[k], f.sc_lo, f.sc_hi);
+                    m = round_clamp(static_cast<float>(b.m[j]) * k_rescales[k], 0, f.m_hi);
+                    if (sc == b.sc[j] && m == b.m[j]) {
+                        continue;
+                    }
+                } else {
+                    sc = b.sc[j] + moves[k - n_rescales].dsc;
+                    m = b.m[j] + moves[k - n_rescales].dm;
+                }
                 if (sc < f.sc_lo || sc > f.sc_hi || m < 0 || m > f.m_hi) {
                     continue;
                 }

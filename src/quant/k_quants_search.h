@@ -64,9 +64,10 @@ struct kblock {
 void encode_superblock(const kformat & f, const float * x, const float * w, kblock & b);
 
 /// Stage 3: with b's integer scales as a start, requantise every element to its nearest
-/// level, then repeatedly try moving each sub-block scale and min by one step and
-/// refitting d and dmin by least squares (rounded to f16), keeping each change only when
-/// the weighted squared error of the decoded block drops.
+/// level, then repeatedly try moving each sub-block's scale and min by one step (and,
+/// in the first pass, rescaling both by up to -+16 %) and refitting d and dmin by least
+/// squares (rounded to f16), keeping each change only when the weighted squared error
+/// of the decoded block drops.
 void refine_superblock(const kformat & f, const float * x, const float * w, kblock & b);
 
 /// f32 -> f16 bits for a super-block factor: round to nearest even, saturating to the
