@@ -128,6 +128,10 @@ bool gk_gguf_value_u64(const gk_gguf_value * v, uint64_t * out);
 bool gk_gguf_value_i64(const gk_gguf_value * v, int64_t  * out);
 bool gk_gguf_value_f64(const gk_gguf_value * v, double   * out);
 
+/** The bytes of a fixed-size scalar (gk_gguf_type_size(type) of them, host order),
+ *  for code that handles every type alike; NULL for strings and arrays. */
+const void * gk_gguf_value_data(const gk_gguf_value * v);
+
 /** A string value: its bytes (NUL-terminated for convenience; the string itself may
  *  hold NUL bytes) and, when `len` is not NULL, its length. NULL if not a string. */
 const char * gk_gguf_value_str(const gk_gguf_value * v, size_t * len);
@@ -163,11 +167,15 @@ uint64_t       gk_gguf_tensor_size(const gk_gguf * ctx, int64_t i);
 /** The tensor's bytes as stored (may be NULL for an empty tensor). */
 const void *   gk_gguf_tensor_data(const gk_gguf * ctx, int64_t i);
 
-/** Decode tensor `i` to f32 into `dst`, which holds `n_dst` floats
- *  (= gk_gguf_tensor_nelements). GK_GGUF_ERR_CODEC "no decoder for TYPE" while the
- *  codec of the tensor's type is missing; GK_GGUF_ERR_ARG for a bad index or size. */
-enum gk_gguf_status gk_gguf_tensor_to_f32(const gk_gguf * ctx, int64_t i, float * dst, int64_t n_dst,
-                                          gk_gguf_error * err);
+/** Rows of the tensor: ne[1] * ne[2] * ne[3] (each row holds ne[0] elements). */
+int64_t gk_gguf_tensor_nrows(const gk_gguf * ctx, int64_t i);
+
+/** Decode rows [first_row, first_row + n_rows) of tensor `i` to f32 into `dst`, which
+ *  holds n_rows * ne[0] floats; (0, gk_gguf_tensor_nrows) decodes the whole tensor.
+ *  GK_GGUF_ERR_CODEC "no decoder for TYPE" while the codec of the tensor's type is
+ *  missing; GK_GGUF_ERR_ARG for a bad index or row range. */
+enum gk_gguf_status gk_gguf_tensor_to_f32(const gk_gguf * ctx, int64_t i, int64_t first_row, int64_t n_rows,
+                                          float * dst, gk_gguf_error * err);
 
 /* ---- writing ---------------------------------------------------------------------- */
 /* Setters add a key at the end, or replace the value (and type) of an existing key in

@@ -193,6 +193,10 @@ bool gk_gguf_value_u64(const gk_gguf_value * v, uint64_t * out) { return get_sca
 bool gk_gguf_value_i64(const gk_gguf_value * v, int64_t * out) { return get_scalar(v, GK_GGUF_TYPE_INT64, out); }
 bool gk_gguf_value_f64(const gk_gguf_value * v, double * out) { return get_scalar(v, GK_GGUF_TYPE_FLOAT64, out); }
 
+const void * gk_gguf_value_data(const gk_gguf_value * v) {
+    return v && gk_gguf_type_size(v->type) ? &v->bits : nullptr;
+}
+
 const char * gk_gguf_value_str(const gk_gguf_value * v, size_t * len) {
     if (!v || v->type != GK_GGUF_TYPE_STRING) {
         return nullptr;
@@ -276,13 +280,18 @@ const void * gk_gguf_tensor_data(const gk_gguf * ctx, int64_t i) {
     return t ? t->data() : nullptr;
 }
 
-enum gk_gguf_status gk_gguf_tensor_to_f32(const gk_gguf * ctx, int64_t i, float * dst, int64_t n_dst,
-                                          gk_gguf_error * err) {
+int64_t gk_gguf_tensor_nrows(const gk_gguf * ctx, int64_t i) {
+    const tensor_info * t = tensor_at(ctx, i);
+    return t ? gk::gguf::tensor_rows(*t) : 0;
+}
+
+enum gk_gguf_status gk_gguf_tensor_to_f32(const gk_gguf * ctx, int64_t i, int64_t first_row, int64_t n_rows,
+                                          float * dst, gk_gguf_error * err) {
     return guarded(err, [&] {
         const tensor_info * t = tensor_at(ctx, i);
         require(t != nullptr, "tensor index out of range");
-        require(dst != nullptr || n_dst == 0, "destination is NULL");
-        gk::gguf::tensor_to_f32(*t, dst, n_dst);
+        require(dst != nullptr || n_rows == 0 || t->ne[0] == 0, "destination is NULL");
+        gk::gguf::tensor_to_f32(*t, first_row, n_rows, dst);
     });
 }
 

@@ -77,8 +77,10 @@ namespace gk::gguf {
 /// that is not a whole number of blocks (tensor_info.cpp).
 std::string size_tensor(tensor_info & t);
 
-/// Decode `t` into `dst` of `n_dst` floats (decode.cpp).
-void tensor_to_f32(const tensor_info & t, float * dst, int64_t n_dst);
+/// Rows of `t` (ne[1] * ne[2] * ne[3]) and rows [first_row, first_row + n_rows)
+/// decoded into `dst` of n_rows * ne[0] floats (decode.cpp).
+int64_t tensor_rows(const tensor_info & t);
+void tensor_to_f32(const tensor_info & t, int64_t first_row, int64_t n_rows, float * dst);
 
 /// Parse and validate a whole GGUF file held in `src` (reader.cpp).
 std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src);

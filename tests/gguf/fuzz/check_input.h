@@ -32,9 +32,11 @@ inline uint64_t walk(const gk_gguf_value * v, std::string & why) {
         return sum;
     }
     if (t != GK_GGUF_TYPE_ARRAY) {
-        uint64_t u = 0;
-        gk_gguf_value_u64(v, &u);
-        return u;
+        const auto * p = static_cast<const uint8_t *>(gk_gguf_value_data(v));
+        for (size_t i = 0; i < gk_gguf_type_size(t); ++i) {
+            sum += p[i];
+        }
+        return sum;
     }
     const gk_gguf_type elem = gk_gguf_array_type(v);
     const uint64_t n = gk_gguf_array_len(v);
