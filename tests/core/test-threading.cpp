@@ -1,0 +1,316 @@
+// test-threading - every op with a CPU kernel gives bit-identical output at 1, 2, 3, 4,
+// 5, 7, 8, 16 and 64 threads, and the pool survives the awkward cases (thread counts
+// changing between computes, empty graphs, freeing a context right after a compute).
+//
+// Each case is one line of k_cases: a name and a function that builds the op's graph
+// from random inputs. Before every compute the outputs of all nodes that own storage
+// are filled with a byte pattern that differs from run to run, so a kernel that leaves
+// part of its output unwritten fails the comparison even if it is deterministic.
+#include "gk/gk.h"
+
+#include "quant/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// Inputs for the cases: random tensors of any type and random index tensors.
+class env {
+public:
+    explicit env(gk_context * ctx) : ctx(ctx) {}
+
+    gk_context * ctx;
+
+    /// A tensor of `type` holding uniform values in [lo, hi) (encoded by the codec).
+    gk_tensor * rand(gk_type type, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1, float lo = -1.0f,
+                     float hi = 1.0f) {
+        gk_tensor * t = gk_new_tensor_4d(ctx, type, ne0, ne1, ne2, ne3);
+        if (!t) {
+            return nullptr;
+        }
+        std::vector<float> v(static_cast<size_t>(gk_nelements(t)));
+        for (float & x : v) {
+            x = lo + (hi - lo) * uniform();
+        }
+        gk::quant::quantize_rows(type, v.data(), t->data, gk_nrows(t), ne0, nullptr);
+        return t;
+    }
+    gk_tensor * f32(int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1) {
+        return rand(GK_TYPE_F32, ne0, ne1, ne2, ne3);
+    }
+    gk_tensor * positive(int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1) {
+        return rand(GK_TYPE_F32, ne0, ne1, ne2, 1, 0.1f, 2.0f);
+    }
+
+    /// I32 (or I64) indices uniform in [0, range).
+    gk_tensor * indices(int64_t range, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, gk_type type = GK_TYPE_I32) {
+        gk_tensor * t = gk_new_tensor_3d(ctx, type, ne0, ne1, ne2);
+        for (int64_t i = 0; i < gk_nelements(t); ++i) {
+            const int64_t v = static_cast<int64_t>(uniform() * static_cast<float>(range)) % range;
+            if (type == GK_TYPE_I64) {
+                static_cast<int64_t *>(t->data)[i] = v;
+            } else {
+                static_cast<int32_t *>(t->data)[i] = static_cast<int32_t>(v);
+            }
+        }
+        return t;
+    }
+
+    /// A causal f16/f32 mask [n_kv, n_q] (0 where visible, -inf after the diagonal).
+    gk_tensor * causal_mask(gk_type type, int64_t n_kv, int64_t n_q) {
+        gk_tensor *        t = gk_new_tensor_2d(ctx, type, n_kv, n_q);
+        std::vector<float> v(static_cast<size_t>(n_kv * n_q));
+        for (int64_t q = 0; q < n_q; ++q) {
+            for (int64_t k = 0; k < n_kv; ++k) {
+                v[static_cast<size_t>(q * n_kv + k)] = k <= q + (n_kv - n_q) ? 0.0f : -INFINITY;
+            }
+        }
+        gk::quant::quantize_rows(type, v.data(), t->data, n_q, n_kv, nullptr);
+        return t;
+    }
+
+private:
+    float uniform() {
+        state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<float>(state_ >> 40) / static_cast<float>(1ull << 24);
+    }
+    uint64_t state_ = 0x2545F4914F6CDD1Dull;
+};
+
+struct op_case {
+    const char *                          name;
+    std::function<gk_tensor *(env & e)>   build;
+};
+
+gk_tensor * unary_case(env & e, gk_unary_op op) { return gk_unary(e.ctx, e.rand(GK_TYPE_F32, 33, 70, 1, 1, -4, 4), op); }
+
+// clang-format off
+const std::vector<op_case> k_cases = {
+    {"add",            [](env & e) { return gk_add(e.ctx, e.f32(37, 10, 3, 2), e.f32(37, 1, 3, 1)); }},
+    {"add_f16",        [](env & e) { return gk_add(e.ctx, e.rand(GK_TYPE_F16, 37, 70), e.f32(37, 70)); }},
+    {"add_inplace",    [](env & e) { return gk_add_inplace(e.ctx, e.f32(37, 70), e.f32(1, 70)); }},
+    {"sub",            [](env & e) { return gk_sub(e.ctx, e.f32(37, 70), e.f32(37)); }},
+    {"mul",            [](env & e) { return gk_mul(e.ctx, e.f32(37, 10, 7), e.f32(37, 10, 1)); }},
+    {"div",            [](env & e) { return gk_div(e.ctx, e.f32(37, 70), e.positive(37, 1)); }},
+    {"sqr",            [](env & e) { return gk_sqr(e.ctx, e.f32(33, 70)); }},
+    {"sqrt",           [](env & e) { return gk_sqrt(e.ctx, e.positive(33, 70)); }},
+    {"log",            [](env & e) { return gk_log(e.ctx, e.positive(33, 70)); }},
+    {"sin",            [](env & e) { return gk_sin(e.ctx, e.f32(33, 70)); }},
+    {"cos",            [](env & e) { return gk_cos(e.ctx, e.f32(33, 70)); }},
+    {"abs",            [](env & e) { return unary_case(e, GK_UNARY_OP_ABS); }},
+    {"sgn",            [](env & e) { return unary_case(e, GK_UNARY_OP_SGN); }},
+    {"neg",            [](env & e) { return unary_case(e, GK_UNARY_OP_NEG); }},
+    {"step",           [](env & e) { return unary_case(e, GK_UNARY_OP_STEP); }},
+    {"tanh",           [](env & e) { return unary_case(e, GK_UNARY_OP_TANH); }},
+    {"elu",            [](env & e) { return unary_case(e, GK_UNARY_OP_ELU); }},
+    {"relu",           [](env & e) { return unary_case(e, GK_UNARY_OP_RELU); }},
+    {"sigmoid",        [](env & e) { return unary_case(e, GK_UNARY_OP_SIGMOID); }},
+    {"gelu",           [](env & e) { return unary_case(e, GK_UNARY_OP_GELU); }},
+    {"gelu_quick",     [](env & e) { return unary_case(e, GK_UNARY_OP_GELU_QUICK); }},
+    {"silu",           [](env & e) { return unary_case(e, GK_UNARY_OP_SILU); }},
+    {"hardswish",      [](env & e) { return unary_case(e, GK_UNARY_OP_HARDSWISH); }},
+    {"hardsigmoid",    [](env & e) { return unary_case(e, GK_UNARY_OP_HARDSIGMOID); }},
+    {"exp",            [](env & e) { return unary_case(e, GK_UNARY_OP_EXP); }},
+    {"expm1",          [](env & e) { return unary_case(e, GK_UNARY_OP_EXPM1); }},
+    {"softplus",       [](env & e) { return unary_case(e, GK_UNARY_OP_SOFTPLUS); }},
+    {"gelu_erf",       [](env & e) { return unary_case(e, GK_UNARY_OP_GELU_ERF); }},
+    {"floor",          [](env & e) { return unary_case(e, GK_UNARY_OP_FLOOR); }},
+    {"ceil",           [](env & e) { return unary_case(e, GK_UNARY_OP_CEIL); }},
+    {"round",          [](env & e) { return unary_case(e, GK_UNARY_OP_ROUND); }},
+    {"trunc",          [](env & e) { return unary_case(e, GK_UNARY_OP_TRUNC); }},
+    {"silu_bf16",      [](env & e) { return gk_silu(e.ctx, e.rand(GK_TYPE_BF16, 33, 70)); }},
+    {"silu_permuted",  [](env & e) { return gk_silu(e.ctx, gk_transpose(e.ctx, e.f32(70, 33))); }},
+    {"leaky_relu",     [](env & e) { return gk_leaky_relu(e.ctx, e.f32(33, 70), 0.1f, false); }},
+    {"reglu",          [](env & e) { return gk_reglu(e.ctx, e.f32(34, 70)); }},
+    {"geglu",          [](env & e) { return gk_geglu(e.ctx, e.f32(34, 70)); }},
+    {"swiglu",         [](env & e) { return gk_swiglu(e.ctx, e.f32(34, 70)); }},
+    {"swiglu_swapped", [](env & e) { return gk_glu(e.ctx, e.f32(34, 70), GK_GLU_OP_SWIGLU, true); }},
+    {"geglu_erf",      [](env & e) { return gk_geglu_erf(e.ctx, e.f32(34, 70)); }},
+    {"geglu_quick",    [](env & e) { return gk_geglu_quick(e.ctx, e.f32(34, 70)); }},
+    {"swiglu_split",   [](env & e) { return gk_swiglu_split(e.ctx, e.f32(17, 70), e.f32(17, 70)); }},
+    {"swiglu_oai",     [](env & e) { return gk_swiglu_oai(e.ctx, e.f32(17, 70), e.f32(17, 70), 1.702f, 0.7f); }},
+    {"scale",          [](env & e) { return gk_scale(e.ctx, e.f32(33, 70), 0.37f); }},
+    {"scale_bias",     [](env & e) { return gk_scale_bias(e.ctx, e.f32(33, 70), 0.37f, -1.5f); }},
+    {"clamp",          [](env & e) { return gk_clamp(e.ctx, e.f32(33, 70), -0.5f, 0.25f); }},
+    {"norm",           [](env & e) { return gk_norm(e.ctx, e.f32(64, 70), 1e-5f); }},
+    {"rms_norm",       [](env & e) { return gk_rms_norm(e.ctx, e.f32(64, 70), 1e-6f); }},
+    {"rms_norm_f16",   [](env & e) { return gk_rms_norm(e.ctx, e.rand(GK_TYPE_F16, 64, 70), 1e-6f); }},
+    {"l2_norm",        [](env & e) { return gk_l2_norm(e.ctx, e.f32(64, 70), 1e-12f); }},
+    {"group_norm",     [](env & e) { return gk_group_norm(e.ctx, e.f32(9, 5, 70, 2), 7, 1e-5f); }},
+    {"mul_mat",        [](env & e) { return gk_mul_mat(e.ctx, e.f32(64, 70), e.f32(64, 19)); }},
+    {"mul_mat_vec",    [](env & e) { return gk_mul_mat(e.ctx, e.f32(64, 130), e.f32(64, 1)); }},
+    {"mul_mat_bcast",  [](env & e) { return gk_mul_mat(e.ctx, e.f32(32, 9, 2, 1), e.f32(32, 5, 6, 3)); }},
+    {"mul_mat_f16",    [](env & e) { return gk_mul_mat(e.ctx, e.rand(GK_TYPE_F16, 64, 70), e.f32(64, 19)); }},
+    {"mul_mat_q8_0",   [](env & e) { return gk_mul_mat(e.ctx, e.rand(GK_TYPE_Q8_0, 64, 70), e.f32(64, 19)); }},
+    {"mul_mat_q4_K",   [](env & e) { return gk_mul_mat(e.ctx, e.rand(GK_TYPE_Q4_K, 256, 70), e.f32(256, 3)); }},
+    {"mul_mat_id",     [](env & e) { return gk_mul_mat_id(e.ctx, e.f32(32, 20, 6), e.f32(32, 1, 9), e.indices(6, 4, 9)); }},
+    {"out_prod",       [](env & e) { return gk_out_prod(e.ctx, e.f32(23, 16), e.f32(70, 16)); }},
+    {"dup",            [](env & e) { return gk_dup(e.ctx, e.f32(33, 70)); }},
+    {"cont",           [](env & e) { return gk_cont(e.ctx, gk_permute(e.ctx, e.f32(5, 14, 3, 2), 2, 0, 1, 3)); }},
+    {"cpy_f16",        [](env & e) { return gk_cpy(e.ctx, e.f32(33, 70), gk_new_tensor_2d(e.ctx, GK_TYPE_F16, 33, 70)); }},
+    {"cpy_q8_0",       [](env & e) { return gk_cpy(e.ctx, e.f32(64, 70), gk_new_tensor_2d(e.ctx, GK_TYPE_Q8_0, 64, 70)); }},
+    {"cpy_reshape",    [](env & e) { return gk_cpy(e.ctx, gk_transpose(e.ctx, e.f32(21, 30)), gk_new_tensor_2d(e.ctx, GK_TYPE_F32, 45, 14)); }},
+    {"cast_bf16",      [](env & e) { return gk_cast(e.ctx, e.f32(33, 70), GK_TYPE_BF16); }},
+    {"get_rows",       [](env & e) { return gk_get_rows(e.ctx, e.f32(33, 20), e.indices(20, 70)); }},
+    {"get_rows_q4_0",  [](env & e) { return gk_get_rows(e.ctx, e.rand(GK_TYPE_Q4_0, 64, 20), e.indices(20, 70)); }},
+    {"get_rows_3d",    [](env & e) { return gk_get_rows(e.ctx, e.rand(GK_TYPE_F16, 16, 10, 4), e.indices(10, 20, 4)); }},
+    {"set_rows",       [](env & e) { return gk_set_rows(e.ctx, e.f32(16, 90), e.f32(16, 70), e.indices(90, 70)); }},
+    {"set_rows_f16",   [](env & e) { return gk_set_rows(e.ctx, e.rand(GK_TYPE_F16, 16, 90, 2), e.f32(16, 70, 2), e.indices(90, 70, 1, 1, GK_TYPE_I64)); }},
+    {"repeat",         [](env & e) { return gk_repeat(e.ctx, e.f32(5, 3, 1, 2), e.f32(10, 9, 4, 2)); }},
+    {"concat_0",       [](env & e) { return gk_concat(e.ctx, e.f32(5, 70), e.f32(7, 70), 0); }},
+    {"concat_1",       [](env & e) { return gk_concat(e.ctx, e.f32(5, 30), e.f32(5, 40), 1); }},
+    {"concat_3",       [](env & e) { return gk_concat(e.ctx, e.f32(5, 7, 3, 2), e.f32(5, 7, 3, 1), 3); }},
+    {"pad",            [](env & e) { return gk_pad_ext(e.ctx, e.f32(9, 30, 2), 1, 2, 3, 4, 0, 1, 0, 0); }},
+    {"arange",         [](env & e) { return gk_arange(e.ctx, -3.0f, 70.0f, 0.75f); }},
+    {"timestep_emb",   [](env & e) { return gk_timestep_embedding(e.ctx, e.rand(GK_TYPE_F32, 70, 1, 1, 1, 0, 1000), 33, 10000); }},
+    {"soft_max",       [](env & e) { return gk_soft_max(e.ctx, e.f32(33, 70)); }},
+    {"soft_max_mask",  [](env & e) { return gk_soft_max_ext(e.ctx, e.f32(40, 10, 8), e.causal_mask(GK_TYPE_F16, 40, 12), 0.125f, 0.0f); }},
+    {"soft_max_alibi", [](env & e) { return gk_soft_max_ext(e.ctx, e.f32(40, 10, 6), e.causal_mask(GK_TYPE_F32, 40, 10), 0.5f, 8.0f); }},
+    {"soft_max_sinks", [](env & e) {
+        gk_tensor * r = gk_soft_max_ext(e.ctx, e.f32(40, 10, 8), e.causal_mask(GK_TYPE_F16, 40, 10), 0.3f, 0.0f);
+        gk_soft_max_add_sinks(r, e.f32(8));
+        return r; }},
+    {"diag_mask_inf",  [](env & e) { return gk_diag_mask_inf(e.ctx, e.f32(20, 20, 4), 3); }},
+    {"diag_mask_zero", [](env & e) { return gk_diag_mask_zero(e.ctx, e.f32(20, 20, 4), 0); }},
+    {"rope_normal",    [](env & e) { return gk_rope(e.ctx, e.f32(32, 4, 18), e.indices(100, 18), 32, GK_ROPE_TYPE_NORMAL); }},
+    {"rope_neox",      [](env & e) { return gk_rope(e.ctx, e.f32(32, 4, 18), e.indices(100, 18), 32, GK_ROPE_TYPE_NEOX); }},
+    {"rope_partial",   [](env & e) { return gk_rope(e.ctx, e.f32(32, 4, 18), e.indices(100, 18), 12, GK_ROPE_TYPE_NEOX); }},
+    {"rope_yarn",      [](env & e) { return gk_rope_ext(e.ctx, e.f32(32, 4, 18), e.indices(9000, 18), nullptr, 32, GK_ROPE_TYPE_NEOX, 4096, 10000.0f, 0.25f, 1.0f, 1.0f, 32.0f, 1.0f); }},
+    {"rope_ff",        [](env & e) { return gk_rope_ext(e.ctx, e.f32(32, 4, 18), e.indices(100, 18), e.positive(16), 32, GK_ROPE_TYPE_NORMAL, 0, 500000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
+    {"sum",            [](env & e) { return gk_sum(e.ctx, e.f32(33, 70)); }},
+    {"sum_rows",       [](env & e) { return gk_sum_rows(e.ctx, e.f32(33, 70)); }},
+    {"mean",           [](env & e) { return gk_mean(e.ctx, e.f32(33, 70)); }},
+    {"argmax",         [](env & e) { return gk_argmax(e.ctx, e.f32(33, 70)); }},
+    {"cumsum",         [](env & e) { return gk_cumsum(e.ctx, e.f32(33, 70)); }},
+    {"argsort_asc",    [](env & e) { return gk_argsort(e.ctx, e.rand(GK_TYPE_F16, 33, 70), GK_SORT_ORDER_ASC); }},
+    {"argsort_desc",   [](env & e) { return gk_argsort(e.ctx, e.f32(33, 70), GK_SORT_ORDER_DESC); }},
+    {"top_k",          [](env & e) { return gk_top_k(e.ctx, e.f32(33, 70), 5); }},
+    {"flash_attn",     [](env & e) { return gk_flash_attn_ext(e.ctx, e.f32(16, 9, 8), e.f32(16, 12, 2), e.f32(8, 12, 2), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 0.0f, 0.0f); }},
+    {"flash_attn_f16", [](env & e) {
+        gk_tensor * r = gk_flash_attn_ext(e.ctx, e.f32(16, 9, 8), e.rand(GK_TYPE_F16, 16, 12, 4), e.rand(GK_TYPE_F16, 16, 12, 4), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 4.0f, 20.0f);
+        gk_flash_attn_ext_add_sinks(r, e.f32(8));
+        return r; }},
+};
+// clang-format on
+
+constexpr int k_thread_counts[] = {1, 2, 3, 4, 5, 7, 8, 16, 64};
+
+struct built_case {
+    const op_case *                 c;
+    gk_cgraph *                     graph;
+    gk_tensor *                     out;
+    std::vector<unsigned char>      reference;  // output bytes at one thread
+};
+
+std::vector<unsigned char> bytes_of(const gk_tensor * t) {
+    const auto * p = static_cast<const unsigned char *>(t->data);
+    return {p, p + gk_nbytes(t)};
+}
+
+/// Overwrite every node output that owns its storage (views alias their sources).
+void scribble(gk_cgraph * g, unsigned char pattern) {
+    for (int i = 0; i < gk_graph_n_nodes(g); ++i) {
+        gk_tensor * n = gk_graph_node(g, i);
+        if (!n->view_src && n->data) {
+            std::memset(n->data, pattern, gk_nbytes(n));
+        }
+    }
+}
+
+/// A graph that writes into an input (set_rows, cpy, _inplace) must start each run from
+/// the same input bytes: those are saved once and restored before every compute.
+struct saved_leafs {
+    std::vector<std::pair<gk_tensor *, std::vector<unsigned char>>> leafs;
+    explicit saved_leafs(gk_cgraph * g) {
+        for (int i = 0; i < gk_graph_n_leafs(g); ++i) {
+            leafs.emplace_back(gk_graph_leaf(g, i), bytes_of(gk_graph_leaf(g, i)));
+        }
+    }
+    void restore() const {
+        for (const auto & [t, b] : leafs) {
+            std::memcpy(t->data, b.data(), b.size());
+        }
+    }
+};
+
+TEST(Threading, EveryOpIsBitIdenticalAtEveryThreadCount) {
+    gk_context * ctx = gk_init({64u << 20, nullptr, false});
+    ASSERT_NE(ctx, nullptr);
+    env                      e(ctx);
+    std::vector<built_case>  cases;
+    std::vector<saved_leafs> inputs;
+    for (const op_case & c : k_cases) {
+        gk_tensor * out = c.build(e);
+        ASSERT_NE(out, nullptr) << c.name << ": " << gk_last_error(ctx);
+        gk_cgraph * g = gk_new_graph(ctx);
+        ASSERT_EQ(gk_build_forward_expand(g, out), GK_STATUS_SUCCESS) << c.name;
+        cases.push_back({&c, g, out, {}});
+        inputs.emplace_back(g);
+    }
+    unsigned char pattern = 0xFF;
+    for (int nth : k_thread_counts) {
+        for (size_t i = 0; i < cases.size(); ++i) {
+            built_case & bc = cases[i];
+            inputs[i].restore();
+            scribble(bc.graph, pattern);
+            ASSERT_EQ(gk_graph_compute(bc.graph, nth), GK_STATUS_SUCCESS)
+                << bc.c->name << " at " << nth << " threads: " << gk_last_error(ctx);
+            if (nth == 1) {
+                bc.reference = bytes_of(bc.out);
+                if (bc.out->type == GK_TYPE_F32) {
+                    const auto * v = static_cast<const float *>(bc.out->data);
+                    for (int64_t k = 0; k < gk_nelements(bc.out); ++k) {
+                        ASSERT_FALSE(std::isnan(v[k])) << bc.c->name << " element " << k;
+                    }
+                }
+            } else {
+                EXPECT_TRUE(bytes_of(bc.out) == bc.reference) << bc.c->name << " differs at " << nth << " threads";
+            }
+        }
+        pattern = static_cast<unsigned char>(pattern * 7 + 3);
+    }
+    gk_free(ctx);
+}
+
+TEST(Threading, ThreadCountChangesEmptyGraphsAndEarlyFree) {
+    for (int round = 0; round < 3; ++round) {
+        gk_context * ctx = gk_init({1u << 20, nullptr, false});
+        env          e(ctx);
+        gk_tensor *  y   = gk_silu(ctx, gk_add(ctx, e.f32(16, 40), e.f32(16, 40)));
+        gk_cgraph *  g   = gk_new_graph(ctx);
+        gk_cgraph *  g0  = gk_new_graph(ctx);
+        gk_build_forward_expand(g, y);
+        for (int nth : {8, 1, 3, 64, 2}) {
+            ASSERT_EQ(gk_graph_compute(g, nth), GK_STATUS_SUCCESS);
+            ASSERT_EQ(gk_graph_compute(g0, nth), GK_STATUS_SUCCESS);
+        }
+        ASSERT_EQ(gk_graph_compute(g, 0), GK_STATUS_SUCCESS);  // clamped to one thread
+        ASSERT_EQ(gk_graph_compute(g, 5 + round), GK_STATUS_SUCCESS);
+        gk_free(ctx);  // right after a compute: the pool's workers are joined
+    }
+}
+
+TEST(Threading, AnErrorStopsEveryThreadAtTheSameNode) {
+    gk_context * ctx = gk_init({1u << 20, nullptr, false});
+    env          e(ctx);
+    gk_tensor *  idx = e.indices(20, 70);
+    gk_tensor *  r   = gk_get_rows(ctx, e.f32(8, 20), idx);
+    gk_tensor *  y   = gk_neg(ctx, r);
+    gk_cgraph *  g   = gk_new_graph(ctx);
+    gk_build_forward_expand(g, y);
+    static_cast<int32_t *>(idx->data)[69] = 20;
+    for (int nth : k_thread_counts) {
+        std::memset(y->data, 0x5A, gk_nbytes(y));
+        EXPECT_EQ(gk_graph_compute(g, nth), GK_STATUS_OUT_OF_RANGE) << nth;
+        EXPECT_EQ(static_cast<unsigned char *>(y->data)[0], 0x5A) << "the node after the error ran";
+    }
+    gk_free(ctx);
+}
+
+} // namespace
