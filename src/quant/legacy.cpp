@@ -117,8 +117,7 @@ void dequantize_affine(const Block * x, float * y, int64_t k) {
 constexpr scale_grid k_grid_q4        = {0.60f, 1.10f, 8};
 constexpr scale_grid k_grid_q5        = {0.70f, 1.10f, 8};
 constexpr scale_grid k_grid_q8        = {0.90f, 1.00f, 4};
-constexpr scale_grid k_grid_affine_q4 = {0.70f, 1.10f, 16};
-constexpr scale_grid k_grid_affine_q5 = {0.80f, 1.10f, 12};
+constexpr scale_grid k_grid_affine    = {0.70f, 1.20f, 12};
 
 /// One row of a symmetric format storing level L as L + Bias, levels [Lo, Hi];
 /// `baseline_level` is the level
@@ -191,10 +190,10 @@ void quantize_q8_0(const float * x, block_q8_0 * y, int64_t k, const float * ima
     encode_symmetric<block_q8_0, 0, -127, 127>(x, y, k, imatrix, k_grid_q8, 127.0f);
 }
 void quantize_q4_1(const float * x, block_q4_1 * y, int64_t k, const float * imatrix) {
-    encode_affine<block_q4_1, 15>(x, y, k, imatrix, k_grid_affine_q4);
+    encode_affine<block_q4_1, 15>(x, y, k, imatrix, k_grid_affine);
 }
 void quantize_q5_1(const float * x, block_q5_1 * y, int64_t k, const float * imatrix) {
-    encode_affine<block_q5_1, 31>(x, y, k, imatrix, k_grid_affine_q5);
+    encode_affine<block_q5_1, 31>(x, y, k, imatrix, k_grid_affine);
 }
 
 void quantize_row_q8_0(const float * x, block_q8_0 * y, int64_t k) {

@@ -238,15 +238,19 @@ float symmetric_gain(const float * xn, const float * w, int n, float id, int lo,
     return a * dn;
 }
 
-/// Affine grid point: levels l_j = nearest(xn_j * iscale) in [0, nmax] of values
-/// normalised to [0, 1]; returns the joint least-squares fit's error reduction against
-/// the best constant (sw, sx: sums of w and w xn) and its scale and offset (normalised).
-float affine_gain(const float * xn, const float * w, int n, float iscale, int nmax, float sw, float sx, float & dn,
-                  float & mn) {
-    float sl[kLanes] = {}, sll[kLanes] = {}, sxl[kLanes] = {};
+/// Affine grid point: levels of values normalised to [0, 1], spaced 1/iscale apart with
+/// the point `anchor` (0, 1/2 or 1) of [0, 1] on level anchor * nmax:
+/// l_j = nearest((xn_j - anchor) * iscale + anchor * nmax), clamped to [0, nmax]. With
+/// iscale > nmax, anchor 0 clips the largest values, 1 the smallest, 1/2 both ends.
+/// Returns the joint least-squares fit's error reduction against the best constant
+/// (sw, sx: sums of w and w xn) and its scale and offset (normalised).
+float affine_gain(const float * xn, const float * w, int n, float iscale, float anchor, int nmax, float sw, float sx,
+                  float & dn, float & mn) {
+    const float shift = anchor * static_cast<float>(nmax);
+    float       sl[kLanes] = {}, sll[kLanes] = {}, sxl[kLanes] = {};
     for (int j = 0; j < n; j += kLanes) {
         for (int k = 0; k < kLanes; ++k) {
-            const float l = static_cast<float>(nearest_level(xn[j + k] * iscale, 0, nmax));
+            const float l = static_cast<float>(nearest_level((xn[j + k] - anchor) * iscale + shift, 0, nmax));
             sl[k] += w[j + k] * l;
             sll[k] += w[j + k] * l * l;
             sxl[k] += w[j + k] * xn[j + k] * l;
@@ -412,9 +416,11 @@ scale_offset fit_scale_offset(const float * x, const float * w, int n, int nmax,
         shortlist best;
         for (int i = 0; i < grid.steps; ++i) {
             const float iscale = static_cast<float>(nmax) * grid_point(grid, i);
-            float       dn = 0.0f, mn = 0.0f;
-            const float gain = affine_gain(xn.data(), b.w.data(), b.n, iscale, nmax, sw, sx, dn, mn);
-            best.offer(gain, static_cast<float>(dn * range), static_cast<float>(mn * range + xlo));
+            for (const float anchor : {0.0f, 0.5f, 1.0f}) {
+                float       dn = 0.0f, mn = 0.0f;
+                const float gain = affine_gain(xn.data(), b.w.data(), b.n, iscale, anchor, nmax, sw, sx, dn, mn);
+                best.offer(gain, static_cast<float>(dn * range), static_cast<float>(mn * range + xlo));
+            }
         }
         best.try_all(s);
     }

@@ -68,7 +68,8 @@ struct scale_offset {
 };
 
 /// Affine formats: x_j ~ L_j * d + m, L_j in [0, nmax]. The candidate step sizes are
-/// (max - min) / (nmax * r) for r on `grid` (from/to are fractions of nmax here).
+/// (max - min) / (nmax * r) for r on `grid`, each laid from the minimum up, from the
+/// maximum down and from the middle out (r > 1 clips the top, the bottom or both ends).
 /// `baseline_d`, `baseline_m` are always tried.
 scale_offset fit_scale_offset(const float * x, const float * w, int n, int nmax, const scale_grid & grid,
                               float baseline_d, float baseline_m, uint8_t * L);
