@@ -102,6 +102,9 @@ private:
 } // namespace
 
 affine_fit fit_affine(const float * x, const float * w, int n, int nmax, int8_t * q) {
+    if (n <= 0) {
+        return {0.0f, 0.0f};
+    }
     float lo = x[0];
     float hi = x[0];
     for (int i = 0; i < n; ++i) {

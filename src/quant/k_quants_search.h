@@ -4,7 +4,8 @@
 //   1. each sub-block gets a real scale (and min) and integer quants by a weighted
 //      search (fit_affine for the formats with mins, fit_scale for the symmetric ones);
 //   2. the sub-block scales (and mins) are themselves quantised to small integers with
-//      one f16 super-block factor each (fit_scale again, weighted by importance);
+//      one f16 super-block factor each (fit_scale again, weighted by importance, then
+//      each rounded to its nearest level against the f16-rounded factor);
 //   3. refine_superblock() improves the integer scales, the f16 factors and the quants
 //      against the final weighted reconstruction error, evaluated with exactly the
 //      float operations of the decoder.

@@ -3,6 +3,7 @@
 // (Bit-exact decoding against an independent reference is test-decode-vs-gguf-py.)
 #include "quant/codec.h"
 #include "quant/k_quants.h"
+#include "quant/k_quants_search.h"
 
 #include <gtest/gtest.h>
 
@@ -137,6 +138,48 @@ TEST(KQuants, ScalesQ3KPackUnpackRoundTrip) {
     for (int j = 2; j < 16; ++j) {
         EXPECT_EQ(out[j], 0);
     }
+}
+
+// ---- search helpers -------------------------------------------------------------------
+
+TEST(KQuants, RoundClamp) {
+    using gk::quant::kq::round_clamp;
+    EXPECT_EQ(round_clamp(0.5f, -8, 7), 0);  // ties to even
+    EXPECT_EQ(round_clamp(1.5f, -8, 7), 2);
+    EXPECT_EQ(round_clamp(2.5f, -8, 7), 2);
+    EXPECT_EQ(round_clamp(-2.5f, -8, 7), -2);
+    EXPECT_EQ(round_clamp(2.5000002f, -8, 7), 3);
+    EXPECT_EQ(round_clamp(6.6f, -8, 7), 7);
+    EXPECT_EQ(round_clamp(7.6f, -8, 7), 7);
+    EXPECT_EQ(round_clamp(-9.0f, -8, 7), -8);
+    EXPECT_EQ(round_clamp(1e30f, -8, 7), 7);
+    EXPECT_EQ(round_clamp(-std::numeric_limits<float>::infinity(), -8, 7), -8);
+    EXPECT_EQ(round_clamp(std::numeric_limits<float>::infinity(), -8, 7), 7);
+    EXPECT_EQ(round_clamp(std::numeric_limits<float>::quiet_NaN(), -8, 7), -8);
+}
+
+TEST(KQuants, FitsRecoverExactGroups) {
+    float x[32], w[32];
+    int8_t q[32];
+    for (int i = 0; i < 32; ++i) {
+        x[i] = 0.25f * static_cast<float>(i % 16) - 1.5f;  // scale 0.25, min 1.5, all 16 levels
+        w[i] = 1.0f + static_cast<float>(i % 3);
+    }
+    const gk::quant::kq::affine_fit a = gk::quant::kq::fit_affine(x, w, 32, 15, q);
+    EXPECT_NEAR(a.scale, 0.25f, 1e-6f);
+    EXPECT_NEAR(a.min, 1.5f, 1e-6f);
+    for (int i = 0; i < 32; ++i) {
+        EXPECT_EQ(q[i], i % 16);
+    }
+    for (int i = 0; i < 16; ++i) {
+        x[i] = 0.1f * static_cast<float>(i % 8 - 4);  // levels -4..3
+    }
+    const float s = gk::quant::kq::fit_scale(x, w, 16, -4, 3, q);
+    for (int i = 0; i < 16; ++i) {
+        EXPECT_NEAR(s * q[i], x[i], 1e-6f);
+    }
+    EXPECT_EQ(gk::quant::kq::fit_scale(x, w, 0, -4, 3, q), 0.0f);  // empty groups
+    EXPECT_EQ(gk::quant::kq::fit_affine(x, w, 0, 15, q).scale, 0.0f);
 }
 
 // ---- dispatch table ------------------------------------------------------------------
