@@ -6,9 +6,7 @@
 // from random inputs. Before every compute the outputs of all nodes that own storage
 // are filled with a byte pattern that differs from run to run, so a kernel that leaves
 // part of its output unwritten fails the comparison even if it is deterministic.
-#include "gk/gk.h"
-
-#include "quant/codec.h"
+#include "op_check.h"
 
 #include <gtest/gtest.h>
 
@@ -20,68 +18,7 @@
 
 namespace {
 
-/// Inputs for the cases: random tensors of any type and random index tensors.
-class env {
-public:
-    explicit env(gk_context * ctx) : ctx(ctx) {}
-
-    gk_context * ctx;
-
-    /// A tensor of `type` holding uniform values in [lo, hi) (encoded by the codec).
-    gk_tensor * rand(gk_type type, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1, float lo = -1.0f,
-                     float hi = 1.0f) {
-        gk_tensor * t = gk_new_tensor_4d(ctx, type, ne0, ne1, ne2, ne3);
-        if (!t) {
-            return nullptr;
-        }
-        std::vector<float> v(static_cast<size_t>(gk_nelements(t)));
-        for (float & x : v) {
-            x = lo + (hi - lo) * uniform();
-        }
-        gk::quant::quantize_rows(type, v.data(), t->data, gk_nrows(t), ne0, nullptr);
-        return t;
-    }
-    gk_tensor * f32(int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1) {
-        return rand(GK_TYPE_F32, ne0, ne1, ne2, ne3);
-    }
-    gk_tensor * positive(int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1) {
-        return rand(GK_TYPE_F32, ne0, ne1, ne2, 1, 0.1f, 2.0f);
-    }
-
-    /// I32 (or I64) indices uniform in [0, range).
-    gk_tensor * indices(int64_t range, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, gk_type type = GK_TYPE_I32) {
-        gk_tensor * t = gk_new_tensor_3d(ctx, type, ne0, ne1, ne2);
-        for (int64_t i = 0; i < gk_nelements(t); ++i) {
-            const int64_t v = static_cast<int64_t>(uniform() * static_cast<float>(range)) % range;
-            if (type == GK_TYPE_I64) {
-                static_cast<int64_t *>(t->data)[i] = v;
-            } else {
-                static_cast<int32_t *>(t->data)[i] = static_cast<int32_t>(v);
-            }
-        }
-        return t;
-    }
-
-    /// A causal f16/f32 mask [n_kv, n_q] (0 where visible, -inf after the diagonal).
-    gk_tensor * causal_mask(gk_type type, int64_t n_kv, int64_t n_q) {
-        gk_tensor *        t = gk_new_tensor_2d(ctx, type, n_kv, n_q);
-        std::vector<float> v(static_cast<size_t>(n_kv * n_q));
-        for (int64_t q = 0; q < n_q; ++q) {
-            for (int64_t k = 0; k < n_kv; ++k) {
-                v[static_cast<size_t>(q * n_kv + k)] = k <= q + (n_kv - n_q) ? 0.0f : -INFINITY;
-            }
-        }
-        gk::quant::quantize_rows(type, v.data(), t->data, n_q, n_kv, nullptr);
-        return t;
-    }
-
-private:
-    float uniform() {
-        state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
-        return static_cast<float>(state_ >> 40) / static_cast<float>(1ull << 24);
-    }
-    uint64_t state_ = 0x2545F4914F6CDD1Dull;
-};
+using gk_test::env;
 
 struct op_case {
     const char *                          name;
@@ -240,9 +177,9 @@ struct saved_leafs {
 };
 
 TEST(Threading, EveryOpIsBitIdenticalAtEveryThreadCount) {
-    gk_context * ctx = gk_init({64u << 20, nullptr, false});
+    env                      e;
+    gk_context *             ctx = e.ctx;
     ASSERT_NE(ctx, nullptr);
-    env                      e(ctx);
     std::vector<built_case>  cases;
     std::vector<saved_leafs> inputs;
     for (const op_case & c : k_cases) {
@@ -275,14 +212,13 @@ TEST(Threading, EveryOpIsBitIdenticalAtEveryThreadCount) {
         }
         pattern = static_cast<unsigned char>(pattern * 7 + 3);
     }
-    gk_free(ctx);
 }
 
 TEST(Threading, ThreadCountChangesEmptyGraphsAndEarlyFree) {
     for (int round = 0; round < 3; ++round) {
-        gk_context * ctx = gk_init({1u << 20, nullptr, false});
-        env          e(ctx);
-        gk_tensor *  y   = gk_silu(ctx, gk_add(ctx, e.f32(16, 40), e.f32(16, 40)));
+        auto *       e   = new env(1u << 20);
+        gk_context * ctx = e->ctx;
+        gk_tensor *  y   = gk_silu(ctx, gk_add(ctx, e->f32(16, 40), e->f32(16, 40)));
         gk_cgraph *  g   = gk_new_graph(ctx);
         gk_cgraph *  g0  = gk_new_graph(ctx);
         gk_build_forward_expand(g, y);
@@ -292,13 +228,13 @@ TEST(Threading, ThreadCountChangesEmptyGraphsAndEarlyFree) {
         }
         ASSERT_EQ(gk_graph_compute(g, 0), GK_STATUS_SUCCESS);  // clamped to one thread
         ASSERT_EQ(gk_graph_compute(g, 5 + round), GK_STATUS_SUCCESS);
-        gk_free(ctx);  // right after a compute: the pool's workers are joined
+        delete e;  // gk_free right after a compute: the pool's workers are joined
     }
 }
 
 TEST(Threading, AnErrorStopsEveryThreadAtTheSameNode) {
-    gk_context * ctx = gk_init({1u << 20, nullptr, false});
-    env          e(ctx);
+    env          e(1u << 20);
+    gk_context * ctx = e.ctx;
     gk_tensor *  idx = e.indices(20, 70);
     gk_tensor *  r   = gk_get_rows(ctx, e.f32(8, 20), idx);
     gk_tensor *  y   = gk_neg(ctx, r);
@@ -310,7 +246,6 @@ TEST(Threading, AnErrorStopsEveryThreadAtTheSameNode) {
         EXPECT_EQ(gk_graph_compute(g, nth), GK_STATUS_OUT_OF_RANGE) << nth;
         EXPECT_EQ(static_cast<unsigned char *>(y->data)[0], 0x5A) << "the node after the error ran";
     }
-    gk_free(ctx);
 }
 
 } // namespace
