@@ -5,17 +5,14 @@
 #include <cstring>
 
 namespace gk {
-namespace {
 
-bool env_on(const char * name) {
+bool env_flag(const char * name) {
     const char * v = std::getenv(name);
     return v && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
-} // namespace
-
 const debug_flags & debug() {
-    static const debug_flags flags{env_on("GK_NAN_FILL"), env_on("GK_NODE_HASH")};
+    static const debug_flags flags{env_flag("GK_NAN_FILL"), env_flag("GK_NODE_HASH"), env_flag("GK_ALLOC_NO_REUSE")};
     return flags;
 }
 

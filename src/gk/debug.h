@@ -4,6 +4,8 @@
 //                   kernel that leaves part of its output unwritten shows up as NaN.
 //   GK_NODE_HASH=1  print a 64-bit FNV-1a hash of every node's output to stderr as the
 //                   compute pass finishes it ("gk: node <i> <op> <name> <hash>").
+//   GK_ALLOC_NO_REUSE=1  the graph allocator gives every tensor storage of its own: no
+//                   reuse after a last consumer, no in-place placement.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +15,12 @@ namespace gk {
 struct debug_flags {
     bool nan_fill  = false;
     bool node_hash = false;
+    bool alloc_no_reuse = false;
 };
+
+/// True when environment variable `name` is set, non-empty and not "0" (the rule every
+/// switch here follows; also used for GK_QUIET).
+bool env_flag(const char * name);
 
 /// The switches (read from the environment on the first call).
 const debug_flags & debug();

@@ -34,4 +34,19 @@ bool is_layout_op(gk_op op) {
            op == GK_OP_TRANSPOSE;
 }
 
+bool runs_in_place(gk_op op) {
+    switch (op) {
+    case GK_OP_ADD: case GK_OP_SUB: case GK_OP_MUL: case GK_OP_DIV:                 // binary.cpp
+    case GK_OP_SQR: case GK_OP_SQRT: case GK_OP_LOG: case GK_OP_SIN: case GK_OP_COS:
+    case GK_OP_UNARY: case GK_OP_LEAKY_RELU:                                        // unary.cpp
+    case GK_OP_SCALE: case GK_OP_CLAMP: case GK_OP_DIAG_MASK_INF: case GK_OP_DIAG_MASK_ZERO:  // misc.cpp
+    case GK_OP_NORM: case GK_OP_RMS_NORM: case GK_OP_L2_NORM:                      // norm.cpp
+    case GK_OP_SOFT_MAX:                                                            // softmax.cpp
+    case GK_OP_ROPE:                                                                // rope.cpp
+        return true;
+    default:
+        return false;
+    }
+}
+
 } // namespace gk::cpu

@@ -25,6 +25,12 @@ const kernel_table & kernels();
 /// True for the ops that only alias memory and are skipped at compute time.
 bool is_layout_op(gk_op op);
 
+/// True for the ops whose kernel may write its output over src[0] when the two have the
+/// same type, shape and strides: destination row r depends only on row r of src[0] (and
+/// on other sources), and each element is read before it is written. The graph
+/// allocator places such a node on its source's storage when nothing else still needs it.
+bool runs_in_place(gk_op op);
+
 void register_binary(kernel_table & t);    // add sub mul div                          (ops/binary.cpp)
 void register_unary(kernel_table & t);     // sqr sqrt log sin cos, unary, leaky_relu  (ops/unary.cpp)
 void register_glu(kernel_table & t);       // glu (fused and split)                    (ops/glu.cpp)
