@@ -140,7 +140,7 @@ def main():
     except OSError:
         commit = ""
     stamp = run.get("timestamp", "?")
-    md = f"Run of {stamp}" + (f", source at commit `{commit}`" if commit else "") + ".\n\n" + md
+    md = f"Run of {stamp}" + (f", rendered at commit `{commit}`" if commit else "") + ".\n\n" + md
     if not a.update:
         sys.stdout.write(md)
         return 0
