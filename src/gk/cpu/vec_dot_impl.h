@@ -83,7 +83,7 @@ GK_DECLARE_DOT(vec_dot_q6_K_q8_K)
 #undef GK_DECLARE_DOT
 
 /// True when the integer kernels above have a vector variant in this build.
-#if defined(GK_SIMD_X86)
+#if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
 inline constexpr bool int_dots_vectorised = true;
 #else
 inline constexpr bool int_dots_vectorised = false;

@@ -15,6 +15,7 @@
 #include "vec_dot_impl.h"
 
 #include "quant/k_quants.h"
+#include "simd_neon.h"
 #include "simd_x86.h"
 
 #include <bit>
@@ -202,6 +203,90 @@ k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
     return {hsum_i32(_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5))), 0};
 }
 
+#elif defined(GK_SIMD_NEON)
+
+using namespace simd::neon;
+
+/// Byte j of a packed k4_scales field.
+int k4_byte(uint64_t v, int j) { return static_cast<int>((v >> (8 * j)) & 0xFF); }
+
+/// q4_K / q5_K: sub-blocks 2c and 2c + 1 from the 32 bytes qs[32c ..], 16 at a time;
+/// `high(c, lo, hi)` adds the fifth bits of q5_K (nothing for q4_K). Each sub-block's
+/// products land in 4 int32 lanes and are scaled there by its sc.
+template <class Block, class High> k_sums sums_q45(const Block & x, const block_q8_K & y, High high) {
+    const k4_scales sm  = unpack_k4_all(x.scales);
+    int32x4_t       acc = vdupq_n_s32(0);
+    for (int c = 0; c < 4; ++c) {
+        uint8x16_t lo[2], hi[2];
+        for (int t = 0; t < 2; ++t) {
+            const uint8x16_t q = load_u8(x.qs + 32 * c + 16 * t);
+            lo[t]              = vandq_u8(q, vdupq_n_u8(0x0F));
+            hi[t]              = vshrq_n_u8(q, 4);
+        }
+        high(c, lo, hi);
+        int32x4_t p_lo = vdupq_n_s32(0), p_hi = vdupq_n_s32(0);
+        for (int t = 0; t < 2; ++t) {
+            p_lo = dot_s8(p_lo, vreinterpretq_s8_u8(lo[t]), load_s8(y.qs + 64 * c + 16 * t));
+            p_hi = dot_s8(p_hi, vreinterpretq_s8_u8(hi[t]), load_s8(y.qs + 64 * c + 32 + 16 * t));
+        }
+        acc = vmlaq_n_s32(acc, p_lo, k4_byte(sm.sc, 2 * c));
+        acc = vmlaq_n_s32(acc, p_hi, k4_byte(sm.sc, 2 * c + 1));
+    }
+    // mins: m_j times bsums[2j] + bsums[2j + 1]
+    const int16x8_t pairs = vpaddq_s16(vld1q_s16(y.bsums), vld1q_s16(y.bsums + 8));
+    const int16x8_t mins  = vreinterpretq_s16_u16(vmovl_u8(vcreate_u8(sm.m)));
+    const int32x4_t pm    = vmlal_high_s16(vmull_s16(vget_low_s16(mins), vget_low_s16(pairs)), mins, pairs);
+    return {vaddvq_s32(acc), vaddvq_s32(pm)};
+}
+
+k_sums sums_simd(const block_q4_K & x, const block_q8_K & y) {
+    return sums_q45(x, y, [](int, uint8x16_t *, uint8x16_t *) {});
+}
+
+k_sums sums_simd(const block_q5_K & x, const block_q8_K & y) {
+    const uint8x16_t qh[2] = {load_u8(x.qh), load_u8(x.qh + 16)};
+    return sums_q45(x, y, [&](int c, uint8x16_t * lo, uint8x16_t * hi) {
+        // bit 2c of qh[l] is the fifth bit of sub-block 2c, bit 2c + 1 that of 2c + 1;
+        // vshlq by a negative count shifts right
+        for (int t = 0; t < 2; ++t) {
+            const uint8x16_t b_lo = vandq_u8(qh[t], vdupq_n_u8(static_cast<uint8_t>(1u << (2 * c))));
+            const uint8x16_t b_hi = vandq_u8(qh[t], vdupq_n_u8(static_cast<uint8_t>(1u << (2 * c + 1))));
+            lo[t] = vorrq_u8(lo[t], vshlq_u8(b_lo, vdupq_n_s8(static_cast<int8_t>(4 - 2 * c))));
+            hi[t] = vorrq_u8(hi[t], vshlq_u8(b_hi, vdupq_n_s8(static_cast<int8_t>(3 - 2 * c))));
+        }
+    });
+}
+
+/// q6_K: every 16 bytes of stored values are one group of 16 with one scale; the value
+/// minus 32 fits a signed byte.
+k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
+    const uint8x16_t low4 = vdupq_n_u8(0x0F);
+    const uint8x16_t low2 = vdupq_n_u8(3);
+    int32x4_t        acc  = vdupq_n_s32(0);
+    for (int h = 0; h < 2; ++h) {
+        for (int t = 0; t < 2; ++t) {  // bytes 16t .. 16t + 15 of each 32-byte field
+            const uint8x16_t l0 = load_u8(x.ql + 64 * h + 16 * t);
+            const uint8x16_t l1 = load_u8(x.ql + 64 * h + 32 + 16 * t);
+            const uint8x16_t qh = load_u8(x.qh + 32 * h + 16 * t);
+            const uint8x16_t v[4] = {
+                vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(qh, low2), 4)),
+                vorrq_u8(vandq_u8(l1, low4), vshlq_n_u8(vandq_u8(vshrq_n_u8(qh, 2), low2), 4)),
+                vorrq_u8(vshrq_n_u8(l0, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(qh, 4), low2), 4)),
+                vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(qh, 6), 4)),
+            };
+            for (int k = 0; k < 4; ++k) {
+                const int       g = 8 * h + 2 * k + t;  // elements 16g .. 16g + 15
+                const int8x16_t w = vsubq_s8(vreinterpretq_s8_u8(v[k]), vdupq_n_s8(32));
+                acc = vmlaq_n_s32(acc, dot_s8(vdupq_n_s32(0), w, load_s8(y.qs + 16 * g)), x.scales[g]);
+            }
+        }
+    }
+    return {vaddvq_s32(acc), 0};
+}
+
+#endif
+
+#if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
 template <class Block> constexpr vec_dot_fn fast_dot = k_dot<Block, sums_simd>;
 #else
 template <class Block> constexpr vec_dot_fn fast_dot = k_dot<Block, sums_scalar>;
