@@ -1,10 +1,10 @@
 // iq_encode.cpp - encoders of the lattice i-quants (formats in iq_quants.h).
 //
 // The method (after ggml's quantize_iq* encoders; own code and structure):
-//  1. Weights. With an imatrix q: w = q * sqrt(sigma2 + x^2), sigma2 a multiple of the
-//     super-block's mean x^2. Without: the reference's default of each type where it has
-//     one (x^2, or sigma2/4 + x^2 for iq2_s); for the types whose reference demands an
-//     imatrix (iq2_xxs, iq2_xs, iq1_s), the weights of a flat imatrix, sqrt(sigma2 + x^2).
+//  1. Weights w = q * sqrt(sigma2 + x^2), sigma2 a multiple of the super-block's mean x^2,
+//     q the imatrix entry, or 1 without one. (ggml uses these with an imatrix; without,
+//     it demands one for iq2_xxs, iq2_xs and iq1_s and weights by x^2 or sigma2/4 + x^2
+//     elsewhere, which costs 10-25% in plain RMSE against a flat q = 1.)
 //  2. Per sub-block, a scale search: for a range of candidate scales t, every group takes
 //     its best grid point at t (iq_search.h); the candidate whose points give the best
 //     least-squares fit wins and is refined by alternating least-squares scale and points.
@@ -36,22 +36,19 @@ using iq::pick;
 
 constexpr float k_inf = std::numeric_limits<float>::infinity();
 
-enum class default_weights { flat_imatrix, quarter_sigma2_plus_x2, x2 };
-
 /// What the encoder needs to know of a format.
 struct format {
-    iq::grid_id     grid;
-    int             sub;           // values per sub-block scale
-    float           unit;          // a sub-block's scale = d * unit * (2*code + 1)
-    int             max_code;      // codes 0..max_code
-    bool            shifted;       // iq1: value = scale * (g + shift), no sign bits
-    bool            parity;        // signs stored as 7 bits + parity per group of 8
-    int             shift_group;   // iq1: values sharing one shift
-    float           delta;         // iq1: the shift's magnitude
-    float           sigma_factor;  // sigma2 = sigma_factor * mean(x^2) of the super-block
-    default_weights no_imatrix;
-    float           r_lo, r_hi;    // candidate scales: sign grids t = max|x| / (top level * r);
-    int             r_steps;       //   iq1 t = (ternary least-squares scale) * r
+    iq::grid_id grid;
+    int         sub;                   // values per sub-block scale
+    float       unit;                  // a sub-block's scale = d * unit * (2*code + 1)
+    int         max_code;              // codes 0..max_code
+    bool        shifted      = false;  // iq1: value = scale * (g + shift), no sign bits
+    bool        parity       = false;  // signs stored as 7 bits + parity per group of 8
+    int         shift_group  = 8;      // iq1: values sharing one shift
+    float       delta        = 0.0f;   // iq1: the shift's magnitude
+    float       sigma_factor = 2.0f;   // sigma2 = sigma_factor * mean(x^2) of the super-block
+    float       r_lo, r_hi;            // candidate scales: sign grids t = max|x| / (top level * r),
+    int         r_steps;               //   iq1 t = (ternary least-squares scale) * r
 };
 
 constexpr int k_max_sub_groups = 8;   // grid groups in one sub-block (32 / 4)
@@ -331,16 +328,11 @@ void make_weights(const format & f, const float * x, const float * imatrix, floa
         }
     }
     for (int i = 0; i < QK_K; ++i) {
+        float q = 1.0f;
         if (imatrix) {
-            const float q = std::isfinite(imatrix[i]) && imatrix[i] > 0.0f ? imatrix[i] / qmax : 0.0f;
-            w[i]          = q * std::sqrt(sigma2 + x[i] * x[i]);
-        } else if (f.no_imatrix == default_weights::flat_imatrix) {
-            w[i] = std::sqrt(sigma2 + x[i] * x[i]);
-        } else if (f.no_imatrix == default_weights::quarter_sigma2_plus_x2) {
-            w[i] = 0.25f * sigma2 + x[i] * x[i];
-        } else {
-            w[i] = x[i] * x[i];
+            q = std::isfinite(imatrix[i]) && imatrix[i] > 0.0f ? imatrix[i] / qmax : 0.0f;
         }
+        w[i] = q * std::sqrt(sigma2 + x[i] * x[i]);
     }
     for (int s = 0; s < QK_K / f.sub; ++s) {  // a sub-block without weight: all equal
         float sum = 0.0f;
@@ -430,20 +422,23 @@ superblock encode_superblock(const format & f, const float * x_in, const float *
 
 // ---- formats and packing ------------------------------------------------------------------
 
-constexpr format k_iq2_xxs{iq::grid_id::iq2xxs, 32, 0.125f, 15, false, true, 0, 0.0f, 1.0f,
-                           default_weights::flat_imatrix, 0.82f, 1.18f, 19};
-constexpr format k_iq2_xs{iq::grid_id::iq2xs, 16, 0.125f, 15, false, true, 0, 0.0f, 1.0f,
-                          default_weights::flat_imatrix, 0.82f, 1.18f, 19};
-constexpr format k_iq2_s{iq::grid_id::iq2s, 16, 0.125f, 15, false, false, 0, 0.0f, 2.0f,
-                         default_weights::quarter_sigma2_plus_x2, 0.82f, 1.18f, 19};
-constexpr format k_iq3_xxs{iq::grid_id::iq3xxs, 32, 0.25f, 15, false, true, 0, 0.0f, 2.0f, default_weights::x2,
-                           0.8f, 1.2f, 31};
-constexpr format k_iq3_s{iq::grid_id::iq3s, 32, 1.0f, 15, false, false, 0, 0.0f, 2.0f, default_weights::x2, 0.8f,
-                         1.2f, 19};
-constexpr format k_iq1_s{iq::grid_id::iq1s, 32, 1.0f, 7, true, false, 32, IQ1S_DELTA, 2.0f,
-                         default_weights::flat_imatrix, 0.8f, 1.2f, 9};
-constexpr format k_iq1_m{iq::grid_id::iq1s, 16, 1.0f, 7, true, false, 8, IQ1M_DELTA, 2.0f, default_weights::x2,
-                         0.8f, 1.2f, 9};
+// sigma_factor and the candidate ranges as in ggml's encoders of each type.
+constexpr format k_iq2_xxs{.grid = iq::grid_id::iq2xxs, .sub = 32, .unit = 0.125f, .max_code = 15, .parity = true,
+                           .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 19};
+constexpr format k_iq2_xs{.grid = iq::grid_id::iq2xs, .sub = 16, .unit = 0.125f, .max_code = 15, .parity = true,
+                          .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 19};
+constexpr format k_iq2_s{.grid = iq::grid_id::iq2s, .sub = 16, .unit = 0.125f, .max_code = 15,
+                         .sigma_factor = 2.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 19};
+constexpr format k_iq3_xxs{.grid = iq::grid_id::iq3xxs, .sub = 32, .unit = 0.25f, .max_code = 15, .parity = true,
+                           .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 31};
+constexpr format k_iq3_s{.grid = iq::grid_id::iq3s, .sub = 32, .unit = 1.0f, .max_code = 15,
+                         .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 19};
+constexpr format k_iq1_s{.grid = iq::grid_id::iq1s, .sub = 32, .unit = 1.0f, .max_code = 7, .shifted = true,
+                         .shift_group = 32, .delta = IQ1S_DELTA, .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f,
+                         .r_steps = 9};
+constexpr format k_iq1_m{.grid = iq::grid_id::iq1s, .sub = 16, .unit = 1.0f, .max_code = 7, .shifted = true,
+                         .shift_group = 8, .delta = IQ1M_DELTA, .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f,
+                         .r_steps = 9};
 
 template <class Block>
 void store(void * y, int64_t i, const Block & b) {
