@@ -8,6 +8,8 @@
 // part of its output unwritten fails the comparison even if it is deterministic.
 #include "op_check.h"
 
+#include "gk/cpu/vec_dot.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -211,6 +213,61 @@ TEST(Threading, EveryOpIsBitIdenticalAtEveryThreadCount) {
             }
         }
         pattern = static_cast<unsigned char>(pattern * 7 + 3);
+    }
+}
+
+// mul_mat tiles its output on both axes (weight rows x column panels), so consistency
+// across thread counts proves little about its index arithmetic: a wrong index is
+// usually wrong the same way at every count. This sweep compares against a naive loop
+// that calls the same vec_dot on the same converted activations, so the comparison is
+// exact and only the indexing is on trial. The shapes include one column panel with
+// several slabs (a panel reused across slabs shows), panel edges (16, 17 columns) and
+// head broadcast in both dims 2 and 3.
+TEST(Threading, MulMatTilingAgainstANaiveLoop) {
+    struct shape {
+        gk_type type;
+        int64_t K, M, N, A2, A3, B2, B3;
+    };
+    const shape shapes[] = {
+        {GK_TYPE_F32, 64, 70, 19, 1, 1, 1, 1}, {GK_TYPE_F32, 32, 9, 5, 2, 1, 6, 3},
+        {GK_TYPE_F16, 64, 3, 16, 1, 2, 3, 2},  {GK_TYPE_F32, 16, 130, 17, 1, 1, 2, 1},
+        {GK_TYPE_Q8_0, 64, 33, 1, 2, 1, 4, 1}, {GK_TYPE_Q4_K, 256, 5, 40, 1, 1, 2, 1},
+    };
+    for (const shape & sh : shapes) {
+        env         e(8u << 20);
+        gk_tensor * a = e.rand(sh.type, sh.K, sh.M, sh.A2, sh.A3);
+        gk_tensor * b = e.f32(sh.K, sh.N, sh.B2, sh.B3);
+        gk_tensor * y = gk_mul_mat(e.ctx, a, b);
+        ASSERT_NE(y, nullptr) << gk_last_error(e.ctx);
+        gk_cgraph * g = gk_new_graph(e.ctx);
+        gk_build_forward_expand(g, y);
+
+        const auto *        vd = gk::cpu::get_vec_dot_traits(sh.type);
+        const size_t        rb = gk_row_size(vd->vec_dot_type, sh.K);
+        std::vector<char>   act(rb);
+        std::vector<float>  expect;
+        for (int64_t i3 = 0; i3 < sh.B3; ++i3) {
+            for (int64_t i2 = 0; i2 < sh.B2; ++i2) {
+                for (int64_t n = 0; n < sh.N; ++n) {
+                    const char * brow = static_cast<const char *>(b->data) + n * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+                    vd->from_float(reinterpret_cast<const float *>(brow), act.data(), sh.K);
+                    for (int64_t m = 0; m < sh.M; ++m) {
+                        const char * wrow = static_cast<const char *>(a->data) + m * a->nb[1] +
+                                            (i2 / (sh.B2 / sh.A2)) * a->nb[2] + (i3 / (sh.B3 / sh.A3)) * a->nb[3];
+                        float s;
+                        vd->vec_dot(sh.K, &s, wrow, act.data());
+                        expect.push_back(s);
+                    }
+                }
+            }
+        }
+        for (int nth : k_thread_counts) {
+            std::memset(y->data, 0xFF, gk_nbytes(y));
+            ASSERT_EQ(gk_graph_compute(g, nth), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+            ASSERT_EQ(std::memcmp(y->data, expect.data(), expect.size() * sizeof(float)), 0)
+                << gk_type_name(sh.type) << " K=" << sh.K << " M=" << sh.M << " N=" << sh.N << " at " << nth
+                << " threads";
+        }
     }
 }
 
