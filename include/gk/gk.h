@@ -491,11 +491,14 @@ struct gk_tensor * gk_l2_norm(struct gk_context * ctx, struct gk_tensor * a, flo
 struct gk_tensor * gk_group_norm(struct gk_context * ctx, struct gk_tensor * a, int n_groups, float eps);
 
 /* Matrix products; results are F32.
- * mul_mat: a [K, M, A2, A3] (any type with a row decoder), b [K, N, B2, B3] float, with
- * B2 % A2 == 0 and B3 % A3 == 0 -> [M, N, B2, B3]; result[m, n] = dot(a row m, b row n). */
+ * mul_mat: a [K, M, A2, A3] with dense rows of any type that has a CPU dot product for
+ * rows of K (K a whole number of blocks of it and of its activation type), b [K, N, B2, B3]
+ * float, with B2 % A2 == 0 and B3 % A3 == 0 -> [M, N, B2, B3];
+ * result[m, n, i2, i3] = dot(a row (m, i2 / (B2/A2), i3 / (B3/A3)), b row (n, i2, i3)). */
 struct gk_tensor * gk_mul_mat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
-/** as [K, M, E] (E experts), b [K, B1, T] float, ids I32 [U, T] with U % B1 == 0 and
- *  0 <= ids < E -> [M, U, T]; result[:, u, t] = as[:, :, ids[u, t]] * b[:, u % B1, t]. */
+/** as [K, M, E] (E experts, types as mul_mat's a), b [K, B1, T] float, ids I32 [U, T] with
+ *  U % B1 == 0 -> [M, U, T]; result[:, u, t] = as[:, :, ids[u, t]] * b[:, u % B1, t]. An id
+ *  outside [0, E) is GK_STATUS_OUT_OF_RANGE at compute time. */
 struct gk_tensor * gk_mul_mat_id(struct gk_context * ctx, struct gk_tensor * as, struct gk_tensor * b,
                                  struct gk_tensor * ids);
 /** a [M, K, A2, A3], b [N, K, B2, B3] float -> [M, N, B2, B3]; result[m, n] = sum_k a[m, k] b[n, k]. */
