@@ -138,7 +138,6 @@ using vf = __m512;
 inline constexpr int vf_lanes = 16;
 
 inline vf zero() { return _mm512_setzero_ps(); }
-inline vf splat(float v) { return _mm512_set1_ps(v); }
 inline vf load(const float * p) { return _mm512_loadu_ps(p); }
 inline void store(float * p, vf v) { _mm512_storeu_ps(p, v); }
 inline vf add(vf a, vf b) { return _mm512_add_ps(a, b); }
@@ -166,7 +165,6 @@ using vf = __m256;
 inline constexpr int vf_lanes = 8;
 
 inline vf zero() { return _mm256_setzero_ps(); }
-inline vf splat(float v) { return _mm256_set1_ps(v); }
 inline vf load(const float * p) { return _mm256_loadu_ps(p); }
 inline void store(float * p, vf v) { _mm256_storeu_ps(p, v); }
 inline vf add(vf a, vf b) { return _mm256_add_ps(a, b); }
@@ -192,7 +190,6 @@ using vf = float32x4_t;
 inline constexpr int vf_lanes = 4;
 
 inline vf zero() { return vdupq_n_f32(0.0f); }
-inline vf splat(float v) { return vdupq_n_f32(v); }
 inline vf load(const float * p) { return vld1q_f32(p); }
 inline void store(float * p, vf v) { vst1q_f32(p, v); }
 inline vf add(vf a, vf b) { return vaddq_f32(a, b); }
@@ -211,7 +208,6 @@ using vf = float;
 inline constexpr int vf_lanes = 1;
 
 inline vf zero() { return 0.0f; }
-inline vf splat(float v) { return v; }
 inline vf load(const float * p) { return *p; }
 inline void store(float * p, vf v) { *p = v; }
 inline vf add(vf a, vf b) { return a + b; }

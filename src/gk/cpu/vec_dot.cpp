@@ -111,7 +111,7 @@ constexpr dot_path float_path = dot_path::float_simd;
 #endif
 
 struct table {
-    vec_dot_traits rows[GK_TYPE_COUNT];
+    vec_dot_traits rows[GK_TYPE_COUNT] = {};
     bool           present[GK_TYPE_COUNT] = {};
 
     void set(gk_type w, const vec_dot_traits & t) {
@@ -148,10 +148,11 @@ table build_table() {
     set_kernel(t, GK_TYPE_Q4_K, vec_dot_q4_K_q8_K, vec_dot_q4_K_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_Q5_K, vec_dot_q5_K_q8_K, vec_dot_q5_K_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_Q6_K, vec_dot_q6_K_q8_K, vec_dot_q6_K_q8_K_scalar, int_path);
+    // every other format: decode, then the float path
     set_generic_all<GK_TYPE_Q4_1, GK_TYPE_Q5_0, GK_TYPE_Q5_1, GK_TYPE_Q8_1, GK_TYPE_Q2_K, GK_TYPE_Q3_K,
-                    GK_TYPE_IQ2_XXS, GK_TYPE_IQ2_XS, GK_TYPE_IQ2_S,
-                    GK_TYPE_IQ3_XXS, GK_TYPE_IQ3_S, GK_TYPE_IQ1_S, GK_TYPE_IQ1_M, GK_TYPE_IQ4_NL, GK_TYPE_IQ4_XS,
-                    GK_TYPE_TQ1_0, GK_TYPE_TQ2_0, GK_TYPE_MXFP4, GK_TYPE_NVFP4, GK_TYPE_Q1_0, GK_TYPE_Q2_0>(t);
+                    GK_TYPE_IQ2_XXS, GK_TYPE_IQ2_XS, GK_TYPE_IQ2_S, GK_TYPE_IQ3_XXS, GK_TYPE_IQ3_S,
+                    GK_TYPE_IQ1_S, GK_TYPE_IQ1_M, GK_TYPE_IQ4_NL, GK_TYPE_IQ4_XS, GK_TYPE_TQ1_0, GK_TYPE_TQ2_0,
+                    GK_TYPE_MXFP4, GK_TYPE_NVFP4, GK_TYPE_Q1_0, GK_TYPE_Q2_0>(t);
     return t;
 }
 

@@ -19,7 +19,9 @@
 //   with a mins term add acc = fma(-dmin, float(isum_min), acc) after it), with d the
 //   f32 product of the weight's and the activation's scales; the result is
 //   (c0 + c1) + (c2 + c3). The SIMD kernels and their scalar twins do exactly this, so
-//   they agree bit for bit.
+//   they agree bit for bit. Vector kernels: x86 (256-bit, AVX2 with VPDPBUSD where the
+//   build has AVX-512 VNNI or AVX-VNNI; the AVX-512 build uses them too) and AArch64 NEON
+//   (SDOT where present).
 // * generic path (formats with no integer kernel yet): the weight and the activation are
 //   decoded by the codec's to_float in 256-element pieces and dotted on the float path,
 //   so the result equals the float f32 dot of the two fully decoded rows, bit for bit.
