@@ -127,19 +127,28 @@ std::vector<int> valid_types() {
 
 std::string type_param_name(const testing::TestParamInfo<int> & info) { return gk_type_name(static_cast<gk_type>(info.param)); }
 
-/// Bitwise comparison of two decoded buffers; the message names the first difference.
+/// Bitwise comparison of two decoded buffers; the message counts the differences (and
+/// how many of them are NaNs that differ only in the sign bit) and names the first.
 testing::AssertionResult same_bits(const std::vector<float> & ours, const std::vector<float> & theirs, int64_t n_per_row) {
+    size_t differ = 0, nan_sign = 0, first = 0;
     for (size_t i = 0; i < ours.size(); ++i) {
-        const uint32_t a = std::bit_cast<uint32_t>(ours[i]);
-        const uint32_t b = std::bit_cast<uint32_t>(theirs[i]);
-        if (a != b) {
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "row %zu col %zu: ours %a (0x%08" PRIx32 "), theirs %a (0x%08" PRIx32 ")",
-                          i / static_cast<size_t>(n_per_row), i % static_cast<size_t>(n_per_row), ours[i], a, theirs[i], b);
-            return testing::AssertionFailure() << buf;
+        const uint32_t diff = std::bit_cast<uint32_t>(ours[i]) ^ std::bit_cast<uint32_t>(theirs[i]);
+        if (diff != 0) {
+            first = differ++ == 0 ? i : first;
+            nan_sign += std::isnan(ours[i]) && diff == 0x80000000u;
         }
     }
-    return testing::AssertionSuccess();
+    if (differ == 0) {
+        return testing::AssertionSuccess();
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%zu of %zu values differ (%zu of them NaNs differing only in sign); first at row %zu col %zu: "
+                  "ours %a (0x%08" PRIx32 "), theirs %a (0x%08" PRIx32 ")",
+                  differ, ours.size(), nan_sign, first / static_cast<size_t>(n_per_row),
+                  first % static_cast<size_t>(n_per_row), ours[first], std::bit_cast<uint32_t>(ours[first]),
+                  theirs[first], std::bit_cast<uint32_t>(theirs[first]));
+    return testing::AssertionFailure() << buf;
 }
 
 // ---- block geometry -----------------------------------------------------------------
