@@ -1,0 +1,107 @@
+// gk-bench-ggml.cpp - gk-bench's reference side: the same graphs as gk-bench-gk.cpp built
+// with a reference ggml and run by its CPU compute pass (ggml_graph_plan +
+// ggml_graph_compute, one work buffer kept between runs). The tensors live in a plain
+// context, so ggml computes through its vec_dot kernels (no repacked weights).
+#include "gk-bench.h"
+
+#include "ggml-cpu.h"
+#include "ggml.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace gk::bench {
+namespace {
+
+constexpr size_t k_graph_nodes = 8;
+
+/// True when ggml's CPU pass has a dot product for weight type t and rows of k elements
+/// are whole blocks of it and of its activation type (ggml asserts otherwise).
+bool ggml_can_dot(ggml_type t, int64_t k) {
+    const ggml_type_traits_cpu * cpu = ggml_get_type_traits_cpu(t);
+    return cpu && cpu->vec_dot && k % ggml_blck_size(t) == 0 && k % ggml_blck_size(cpu->vec_dot_type) == 0;
+}
+
+class ggml_matmul final : public matmul {
+public:
+    ~ggml_matmul() override {
+        ggml_free(ctx_);
+        std::free(work_);
+    }
+
+    bool build(const problem & p, std::string & err) {
+        const auto t = static_cast<ggml_type>(p.type);
+        if (!ggml_can_dot(t, p.k)) {
+            err = std::string("ggml has no CPU dot product for ") + ggml_type_name(t) + " rows of " +
+                  std::to_string(p.k);
+            return false;
+        }
+        size_t mem = ggml_tensor_overhead() + p.weight.size() + (1u << 16);
+        for (const shape & s : p.shapes) {
+            mem += 3 * ggml_tensor_overhead() + ggml_graph_overhead_custom(k_graph_nodes, false) +
+                   static_cast<size_t>(s.k * s.n + s.m * s.n) * sizeof(float) + 256;
+        }
+        ctx_ = ggml_init({mem, nullptr, false});
+        if (!ctx_) {
+            err = "ggml_init: cannot allocate " + std::to_string(mem) + " bytes";
+            return false;
+        }
+        ggml_tensor * w = ggml_new_tensor_2d(ctx_, t, p.k, p.rows);
+        std::memcpy(w->data, p.weight.data(), p.weight.size());
+        for (size_t i = 0; i < p.shapes.size(); ++i) {
+            const shape & s  = p.shapes[i];
+            ggml_tensor * wv = s.m == p.rows ? w : ggml_view_2d(ctx_, w, s.k, s.m, w->nb[1], 0);
+            ggml_tensor * b  = ggml_new_tensor_2d(ctx_, GGML_TYPE_F32, s.k, s.n);
+            std::memcpy(b->data, p.act[i].data(), p.act[i].size() * sizeof(float));
+            ggml_tensor * out = ggml_mul_mat(ctx_, wv, b);
+            ggml_cgraph * g   = ggml_new_graph_custom(ctx_, k_graph_nodes, false);
+            ggml_build_forward_expand(g, out);
+            graphs_.push_back(g);
+            outs_.push_back(out);
+        }
+        return true;
+    }
+
+    bool run(size_t s, int n_threads, std::string & err) override {
+        ggml_cplan plan = ggml_graph_plan(graphs_[s], n_threads, nullptr);
+        if (plan.work_size > work_size_) {
+            std::free(work_);
+            work_size_ = (plan.work_size + 63) / 64 * 64;
+            work_      = std::aligned_alloc(64, work_size_);
+            if (!work_) {
+                work_size_ = 0;
+                err        = "cannot allocate " + std::to_string(plan.work_size) + " bytes of ggml work buffer";
+                return false;
+            }
+        }
+        plan.work_data          = static_cast<uint8_t *>(work_);
+        const ggml_status st    = ggml_graph_compute(graphs_[s], &plan);
+        if (st != GGML_STATUS_SUCCESS) {
+            err = std::string("ggml_graph_compute: ") + ggml_status_to_string(st);
+            return false;
+        }
+        return true;
+    }
+
+    const float * result(size_t s) const override { return static_cast<const float *>(outs_[s]->data); }
+
+private:
+    ggml_context *              ctx_       = nullptr;
+    std::vector<ggml_cgraph *>  graphs_;
+    std::vector<ggml_tensor *>  outs_;
+    void *                      work_      = nullptr;
+    size_t                      work_size_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<matmul> make_ggml_matmul(const problem & p, std::string & err) {
+    ggml_cpu_init();
+    auto mm = std::make_unique<ggml_matmul>();
+    if (!mm->build(p, err)) {
+        return nullptr;
+    }
+    return mm;
+}
+
+} // namespace gk::bench

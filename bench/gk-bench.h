@@ -1,0 +1,55 @@
+// gk-bench.h - the pieces of gk-bench: one mul_mat problem (a weight of one type and the
+// activations of each shape) and a library that computes it (gk, and ggml when built
+// against a reference).
+#pragma once
+
+#include "gk/gk-type.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gk::bench {
+
+/// One product: weight rows [0, m) of k elements times n activation columns of k elements
+/// -> m x n f32 results (m fastest). 2 k m n floating-point operations.
+struct shape {
+    int64_t k = 0;
+    int64_t m = 0;
+    int64_t n = 0;
+};
+
+/// The inputs shared by every library: the weight, already encoded, and one activation
+/// matrix per shape. Every shape has the weight's k and m <= rows.
+struct problem {
+    gk_type                         type = GK_TYPE_F32;
+    int64_t                         k    = 0;
+    int64_t                         rows = 0;
+    std::vector<uint8_t>            weight;  // rows * gk_row_size(type, k) bytes, row-major
+    std::vector<shape>              shapes;
+    std::vector<std::vector<float>> act;     // act[s]: shapes[s].n columns of k floats
+};
+
+/// One library's graphs for a problem: one mul_mat node per shape, built once and run
+/// many times.
+class matmul {
+public:
+    virtual ~matmul() = default;
+    /// Compute shape s on n_threads threads. False with `err` set when the library reports
+    /// an error.
+    virtual bool run(size_t s, int n_threads, std::string & err) = 0;
+    /// The m x n results of the last run of shape s.
+    virtual const float * result(size_t s) const = 0;
+};
+
+/// gk's graphs (gk_mul_mat, gk_graph_compute). nullptr with `err` set when gk cannot
+/// build them (no dot product for the type, arena too small).
+std::unique_ptr<matmul> make_gk_matmul(const problem & p, std::string & err);
+
+/// ggml's graphs (ggml_mul_mat, ggml_graph_compute) on the same bytes; present only in
+/// builds against a reference (GK_HAVE_REFERENCE_CPU). nullptr with `err` set when ggml
+/// has no CPU dot product for the type.
+std::unique_ptr<matmul> make_ggml_matmul(const problem & p, std::string & err);
+
+} // namespace gk::bench
