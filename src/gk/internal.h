@@ -52,6 +52,13 @@ size_t arena_cost(size_t size);
 /// `with_data` is false.
 gk_tensor * new_tensor(gk_context * ctx, gk_type type, const int64_t ne[4], bool with_data);
 
+/// ne[0]*ne[1]*ne[2]*ne[3] into *out; false when it overflows int64 (ne[i] >= 0).
+bool checked_nelements(const int64_t ne[4], int64_t * out);
+
+/// gk_nbytes() of a tensor of `type` with shape ne and strides nb, into *out; false when
+/// it overflows size_t.
+bool checked_nbytes(gk_type type, const int64_t ne[4], const size_t nb[4], size_t * out);
+
 /// Set dst's strides to the default for its type and shape.
 void set_default_strides(gk_tensor * t);
 

@@ -5,6 +5,7 @@
 
 #include "quant/codec.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -36,10 +37,14 @@ gk_tensor * new_tensor(gk_context * ctx, gk_type type, const int64_t ne[4], bool
                   static_cast<long long>(ne[0]), gk_type_name(type), static_cast<long long>(gk_blck_size(type)));
         return nullptr;
     }
-    // Total bytes, checked for overflow: the arena could never hold it anyway.
-    size_t bytes = gk_row_size(type, ne[0]);
+    // Element count and total bytes, checked for overflow.
+    int64_t n_elements = 0;
+    size_t  bytes      = gk_row_size(type, ne[0]);
+    if (!checked_nelements(ne, &n_elements)) {
+        bytes = SIZE_MAX;  // reported below
+    }
     for (int i = 1; i < 4; ++i) {
-        if (__builtin_mul_overflow(bytes, static_cast<size_t>(ne[i]), &bytes)) {
+        if (bytes == SIZE_MAX || __builtin_mul_overflow(bytes, static_cast<size_t>(ne[i]), &bytes)) {
             set_error(ctx, "new tensor: size of [%lld, %lld, %lld, %lld] %s overflows", static_cast<long long>(ne[0]),
                       static_cast<long long>(ne[1]), static_cast<long long>(ne[2]), static_cast<long long>(ne[3]),
                       gk_type_name(type));
@@ -67,6 +72,47 @@ gk_tensor * new_tensor(gk_context * ctx, gk_type type, const int64_t ne[4], bool
     set_default_strides(t);
     t->data = data;
     return t;
+}
+
+bool checked_nelements(const int64_t ne[4], int64_t * out) {
+    int64_t n = 1;
+    for (int i = 0; i < 4; ++i) {
+        if (__builtin_mul_overflow(n, ne[i], &n)) {
+            return false;
+        }
+    }
+    *out = n;
+    return true;
+}
+
+bool checked_nbytes(gk_type type, const int64_t ne[4], const size_t nb[4], size_t * out) {
+    for (int i = 0; i < 4; ++i) {
+        if (ne[i] <= 0) {
+            *out = 0;
+            return true;
+        }
+    }
+    // Bytes from the first element to one past the last, following the strides.
+    const int64_t blck  = gk_blck_size(type);
+    size_t        bytes = 0;
+    size_t        term  = 0;
+    if (blck == 1) {
+        bytes = gk_type_size(type);
+        if (__builtin_mul_overflow(static_cast<size_t>(ne[0] - 1), nb[0], &term) ||
+            __builtin_add_overflow(bytes, term, &bytes)) {
+            return false;
+        }
+    } else if (__builtin_mul_overflow(static_cast<size_t>(ne[0] / blck), nb[0], &bytes)) {
+        return false;
+    }
+    for (int i = 1; i < 4; ++i) {
+        if (__builtin_mul_overflow(static_cast<size_t>(ne[i] - 1), nb[i], &term) ||
+            __builtin_add_overflow(bytes, term, &bytes)) {
+            return false;
+        }
+    }
+    *out = bytes;
+    return true;
 }
 
 std::string describe(const gk_tensor * t) {
@@ -194,21 +240,8 @@ int64_t gk_nelements(const gk_tensor * t) { return t->ne[0] * t->ne[1] * t->ne[2
 int64_t gk_nrows(const gk_tensor * t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
 
 size_t gk_nbytes(const gk_tensor * t) {
-    for (int i = 0; i < 4; ++i) {
-        if (t->ne[i] <= 0) {
-            return 0;
-        }
-    }
-    // Bytes from the first element to one past the last, following the strides.
-    const int64_t blck  = gk_blck_size(t->type);
-    size_t        bytes = blck == 1 ? gk_type_size(t->type) : static_cast<size_t>(t->ne[0] / blck) * t->nb[0];
-    if (blck == 1) {
-        bytes += static_cast<size_t>(t->ne[0] - 1) * t->nb[0];
-    }
-    for (int i = 1; i < 4; ++i) {
-        bytes += static_cast<size_t>(t->ne[i] - 1) * t->nb[i];
-    }
-    return bytes;
+    size_t bytes = 0;
+    return gk::checked_nbytes(t->type, t->ne, t->nb, &bytes) ? bytes : SIZE_MAX;
 }
 
 size_t gk_element_size(const gk_tensor * t) { return gk_type_size(t->type); }

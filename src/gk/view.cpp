@@ -31,14 +31,14 @@ gk_tensor * make_view(builder & bd, gk_tensor * a, const int64_t ne[4], const si
     }
     gk_tensor * owner = a->view_src ? a->view_src : a;
     size_t      offs  = 0;
+    size_t      span  = 0;
     gk_tensor   probe{};
     probe.type = a->type;
     std::memcpy(probe.ne, ne, sizeof(probe.ne));
-    std::memcpy(probe.nb, nb, sizeof(probe.nb));
-    if (__builtin_add_overflow(a->view_offs, offset, &offs) || offs > gk_nbytes(owner) ||
-        gk_nbytes(&probe) > gk_nbytes(owner) - offs) {
-        bd.fail("view %s at byte offset %zu reaches past the %zu bytes of its storage", describe(&probe).c_str(), offs,
-                gk_nbytes(owner));
+    if (!checked_nbytes(a->type, ne, nb, &span) || __builtin_add_overflow(a->view_offs, offset, &offs) ||
+        offs > gk_nbytes(owner) || span > gk_nbytes(owner) - offs) {
+        bd.fail("view %s at byte offset %zu reaches past the %zu bytes of its storage", describe(&probe).c_str(),
+                offset, gk_nbytes(owner));
         return nullptr;
     }
     gk_tensor * r = new_tensor(bd.ctx(), a->type, ne, false);
@@ -82,7 +82,8 @@ gk_tensor * reshape_to(gk_context * ctx, gk_tensor * a, const int64_t ne[4]) {
     if (!bd.inputs(a) || !bd.contiguous(a, "a")) {
         return nullptr;
     }
-    if (ne[0] * ne[1] * ne[2] * ne[3] != gk_nelements(a)) {
+    int64_t n = 0;
+    if (!checked_nelements(ne, &n) || n != gk_nelements(a)) {
         bd.fail("[%lld, %lld, %lld, %lld] has a different element count from %s", static_cast<long long>(ne[0]),
                 static_cast<long long>(ne[1]), static_cast<long long>(ne[2]), static_cast<long long>(ne[3]),
                 describe(a).c_str());
@@ -208,7 +209,8 @@ gk_tensor * gk_cont_4d(gk_context * ctx, gk_tensor * a, int64_t ne0, int64_t ne1
     if (gk_is_contiguous(a)) {
         return gk::reshape_to(ctx, a, ne);  // already laid out: an alias
     }
-    if (ne0 * ne1 * ne2 * ne3 != gk_nelements(a)) {
+    int64_t n = 0;
+    if (!gk::checked_nelements(ne, &n) || n != gk_nelements(a)) {
         bd.fail("[%lld, %lld, %lld, %lld] has a different element count from %s", static_cast<long long>(ne0),
                 static_cast<long long>(ne1), static_cast<long long>(ne2), static_cast<long long>(ne3),
                 gk::describe(a).c_str());

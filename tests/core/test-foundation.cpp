@@ -86,6 +86,8 @@ TEST(Foundation, DefaultStridesAndQueries) {
     EXPECT_TRUE(error_has(ctx.get(), "negative"));
     EXPECT_EQ(gk_new_tensor(ctx.get(), GK_TYPE_F32, 5, t->ne), nullptr);
     EXPECT_EQ(gk_new_tensor_1d(ctx.get(), static_cast<gk_type>(4), 8), nullptr);  // removed id
+    EXPECT_EQ(gk_new_tensor_4d(ctx.get(), GK_TYPE_Q1_0, int64_t{1} << 40, int64_t{1} << 30, 1, 1), nullptr);
+    EXPECT_TRUE(error_has(ctx.get(), "overflows"));
 }
 
 TEST(Foundation, ViewsCollapseToTheOwner) {
@@ -129,6 +131,9 @@ TEST(Foundation, ViewsCollapseToTheOwner) {
     // Out of bounds, bad reshapes and moving a block dimension are build errors.
     EXPECT_EQ(gk_view_1d(ctx.get(), base, 8, 16 * 8 * sizeof(float) - 4 * sizeof(float)), nullptr);
     EXPECT_TRUE(error_has(ctx.get(), "reaches past")) << gk_last_error(ctx.get());
+    const int64_t big = int64_t{1} << 40;  // spans that overflow size_t must not wrap into range
+    EXPECT_EQ(gk_view_4d(ctx.get(), base, 1, big, big, 1, size_t{1} << 40, size_t{1} << 40, 0, 0), nullptr);
+    EXPECT_EQ(gk_reshape_4d(ctx.get(), base, big, big, big, 0), nullptr);
     EXPECT_EQ(gk_reshape_2d(ctx.get(), base, 5, 5), nullptr);
     EXPECT_EQ(gk_reshape_2d(ctx.get(), t, 16, 8), nullptr);  // not contiguous
     EXPECT_EQ(gk_permute(ctx.get(), base, 0, 0, 1, 2), nullptr);
