@@ -85,8 +85,8 @@ size_t gk_gallocr_get_buffer_size(gk_gallocr_t galloc, int buffer_id);
 /** Bytes gk_backend_alloc_ctx_tensors_from_buft would allocate for ctx. */
 size_t              gk_backend_alloc_ctx_tensors_from_buft_size(struct gk_context * ctx, gk_backend_buffer_type_t buft);
 /** One buffer holding every tensor of a no_alloc context that has no data yet (views are
- *  pointed at their source). NULL when nothing needs memory, or on failure (message in
- *  gk_backend_last_error(); no tensor is modified then). */
+ *  pointed at their source). NULL with gk_backend_last_error() "" when nothing needs
+ *  memory; NULL with a message on failure (no tensor is modified then). */
 gk_backend_buffer_t gk_backend_alloc_ctx_tensors_from_buft(struct gk_context * ctx, gk_backend_buffer_type_t buft);
 /** = ..._from_buft(ctx, gk_backend_get_default_buffer_type(backend)). */
 gk_backend_buffer_t gk_backend_alloc_ctx_tensors(struct gk_context * ctx, gk_backend_t backend);
