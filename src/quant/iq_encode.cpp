@@ -132,30 +132,23 @@ sub_fit fit_at(const format & f, const lattice & g, const sub_input & in, float 
     } else {
         const int per = f.shift_group / dim;  // grid groups per shift
         for (int s = 0; s < f.sub / f.shift_group; ++s) {
-            pick  chosen[k_max_sub_groups];
-            float chosen_err = k_inf;
+            pick  p[2][k_max_sub_groups];     // [shift negative][grid group]
+            float e[2] = {0.0f, 0.0f};
             for (int neg = 0; neg < 2; ++neg) {
-                pick  p[k_max_sub_groups];
-                float e = 0.0f;
                 for (int k = 0; k < per; ++k) {
                     const int         gi = s * per + k;
                     const group_costs costs(g, in.y + gi * dim, in.w + gi * dim, t, neg ? -f.delta : f.delta, false);
-                    p[k] = iq::best_point(g, costs);
-                    e += p[k].err;
-                }
-                if (e < chosen_err) {
-                    chosen_err = e;
-                    std::copy(p, p + per, chosen);
-                    for (int k = 0; k < per; ++k) {
-                        fit.shift_neg[s * per + k] = static_cast<uint8_t>(neg);
-                    }
+                    p[neg][k] = iq::best_point(g, costs);
+                    e[neg] += p[neg][k].err;
                 }
             }
+            const int neg = e[1] < e[0] ? 1 : 0;
             for (int k = 0; k < per; ++k) {
-                fit.point[s * per + k] = static_cast<uint16_t>(chosen[k].point);
-                fit.flip[s * per + k]  = -1;
+                fit.point[s * per + k]     = static_cast<uint16_t>(p[neg][k].point);
+                fit.flip[s * per + k]      = -1;
+                fit.shift_neg[s * per + k] = static_cast<uint8_t>(neg);
             }
-            fit.err += chosen_err;
+            fit.err += e[neg];
         }
     }
     fit_sums(f, g, in, fit);
