@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -203,6 +205,21 @@ TEST(GgufRead, EveryValueType) {
     const auto * a = static_cast<const float *>(gk_gguf_tensor_data(c, 0));
     EXPECT_EQ(a[11], 5.5f);
     EXPECT_EQ(gk_gguf_tensor_name(c, 3), nullptr);
+}
+
+// A file that cannot be mapped (a pipe) is read into memory instead.
+TEST(GgufRead, PipeIsReadWithoutMapping) {
+    const gguf_test::bytes f = gguf_test::tiny_file();
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    ASSERT_EQ(write(fds[1], f.data().data(), f.size()), static_cast<ssize_t>(f.size()));  // fits the pipe buffer
+    close(fds[1]);
+    gk_gguf_error err;
+    context ctx(gk_gguf_open(("/proc/self/fd/" + std::to_string(fds[0])).c_str(), &err));
+    close(fds[0]);
+    ASSERT_TRUE(ctx) << err.message;
+    EXPECT_EQ(gk_gguf_tensor_count(ctx.get()), 3);
+    EXPECT_EQ(static_cast<const float *>(gk_gguf_tensor_data(ctx.get(), 0))[11], 5.5f);
 }
 
 TEST(GgufRead, MissingFileAndDirectory) {
