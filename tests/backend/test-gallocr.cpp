@@ -259,6 +259,22 @@ TEST_F(Small, NoInPlaceOverALeafWithoutFlags) {
     EXPECT_EQ(bytes_of(l), l_before);
 }
 
+TEST_F(Small, ParamsKeepTheirStorage) {
+    ctx_ptr     c = make_ctx(8 * gk_tensor_overhead() + gk_graph_overhead(), true);
+    gk_tensor * p = gk_new_tensor_2d(c.get(), GK_TYPE_F32, 16, 4);
+    gk_set_param(p);  // a node with no op: its values come from outside
+    gk_tensor * y1 = gk_mul_mat(c.get(), W, p);
+    gk_tensor * y2 = gk_mul_mat(c.get(), W, y1);
+    gk_tensor * y3 = gk_mul_mat(c.get(), W, y2);
+    gk_cgraph * g  = gk_new_graph(c.get());
+    ASSERT_EQ(gk_build_forward_expand(g, y3), GK_STATUS_SUCCESS);
+    ASSERT_EQ(gk_graph_node(g, 0), p);
+    gallocr_ptr ga(gk_gallocr_new(gk_backend_cpu_buffer_type()));
+    ASSERT_TRUE(gk_gallocr_alloc_graph(ga.get(), g)) << gk_backend_last_error();
+    EXPECT_NE(y2->data, p->data);
+    EXPECT_NE(y3->data, p->data);
+}
+
 TEST_F(Small, InPlaceBuilderAliasesKeepTheirSourceAlive) {
     gk_tensor * a = nullptr;
     gk_tensor * s = nullptr;

@@ -248,8 +248,9 @@ void planner::run(const gk_cgraph * g, const int * node_ids, const int * leaf_id
     for (int i = 0; i < g->n_leafs; ++i) {
         add(g->leafs[i], leaf_ids ? leaf_ids[i] : 0, true);  // a leaf's values come from outside
     }
-    for (int i = 0; i < g->n_nodes; ++i) {
-        add(g->nodes[i], node_ids ? node_ids[i] : 0, (g->nodes[i]->flags & keep) != 0);
+    for (int i = 0; i < g->n_nodes; ++i) {  // a node with no op (a param) is set from outside, like a leaf
+        gk_tensor * n = g->nodes[i];
+        add(n, node_ids ? node_ids[i] : 0, (n->flags & keep) != 0 || n->op == GK_OP_NONE);
     }
     // Counts. Sources and view sources outside the node and leaf lists are held.
     for (int i = 0; i < g->n_nodes; ++i) {
