@@ -2,7 +2,9 @@
 //
 // Order of the file: magic, version, n_tensors, n_kv, the pairs, the tensor infos,
 // padding to the alignment, the data. Every count and length is checked against the
-// bytes that remain before it sizes anything; every refusal names a byte offset.
+// bytes that remain before it is used; containers of entries grow only as entries are
+// read (never reserved from a count, whose in-memory size could be many times the bytes
+// it claims); every refusal names a byte offset.
 #include "context.h"
 #include "cursor.h"
 
@@ -118,12 +120,10 @@ private:
             }
             v.packed.assign(p, p + v.n * fixed);
         } else if (v.elem == GK_GGUF_TYPE_STRING) {
-            v.strs.reserve(v.n);
             for (uint64_t j = 0; j < v.n; ++j) {
                 v.strs.emplace_back(c_.string("array string"));
             }
         } else {
-            v.items.reserve(v.n);
             for (uint64_t j = 0; j < v.n; ++j) {
                 gk_gguf_value & item = v.items.emplace_back();
                 item.type = GK_GGUF_TYPE_ARRAY;
@@ -147,7 +147,6 @@ private:
 };
 
 void read_pairs(cursor & c, gk_gguf & ctx, uint64_t n_kv) {
-    ctx.kv.reserve(n_kv);
     for (uint64_t i = 0; i < n_kv; ++i) {
         const uint64_t at = c.pos();
         kv_pair pair;
@@ -289,8 +288,6 @@ std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src) {
                                 std::to_string(c.remaining()) + " bytes after the key/value pairs");
     }
     std::vector<uint64_t> info_at;
-    info_at.reserve(n_tensors);
-    ctx->tensors.reserve(n_tensors);
     for (uint64_t i = 0; i < n_tensors; ++i) {
         info_at.push_back(c.pos());
         ctx->tensors.push_back(read_tensor_info(c, *ctx, static_cast<int64_t>(i)));
