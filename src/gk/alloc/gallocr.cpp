@@ -458,10 +458,14 @@ bool gk_gallocr_reserve_n(gk_gallocr_t galloc, gk_cgraph * graph, const int * no
         if (!gk::alloc::reserve(galloc, graph, node_buffer_ids, leaf_buffer_ids, plan)) {
             return false;
         }
-        galloc->node_ids.assign(node_buffer_ids ? node_buffer_ids : nullptr,
-                                node_buffer_ids ? node_buffer_ids + graph->n_nodes : nullptr);
-        galloc->leaf_ids.assign(leaf_buffer_ids ? leaf_buffer_ids : nullptr,
-                                leaf_buffer_ids ? leaf_buffer_ids + graph->n_leafs : nullptr);
+        galloc->node_ids.clear();
+        galloc->leaf_ids.clear();
+        if (node_buffer_ids) {
+            galloc->node_ids.assign(node_buffer_ids, node_buffer_ids + graph->n_nodes);
+        }
+        if (leaf_buffer_ids) {
+            galloc->leaf_ids.assign(leaf_buffer_ids, leaf_buffer_ids + graph->n_leafs);
+        }
         galloc->ids_n_nodes = graph->n_nodes;
         galloc->ids_n_leafs = graph->n_leafs;
         return true;
