@@ -1,0 +1,83 @@
+// kv_cache.cpp - see kv_cache.h.
+#include "kv_cache.h"
+
+#include "gk/gk-alloc.h"
+
+namespace gk::run {
+
+std::unique_ptr<KvCache> KvCache::create(const hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v,
+                                         std::string * error) {
+    for (enum gk_type t : {type_k, type_v}) {
+        if (t != GK_TYPE_F32 && t != GK_TYPE_F16) {
+            if (error) *error = std::string("KV cache type ") + gk_type_name(t) + " is not supported (use f32 or f16)";
+            return nullptr;
+        }
+    }
+    std::unique_ptr<KvCache> c(new KvCache());
+    c->n_ctx_      = n_ctx;
+    c->n_head_kv_  = hp.n_head_kv;
+    c->head_dim_k_ = hp.head_dim_k;
+    c->head_dim_v_ = hp.head_dim_v;
+    gk_init_params ip{};
+    ip.mem_size = static_cast<size_t>(2 * hp.n_layer + 4) * gk_tensor_overhead();
+    ip.no_alloc = true;
+    c->ctx_     = gk_init(ip);
+    if (!c->ctx_) {
+        if (error) *error = "out of memory for the KV cache";
+        return nullptr;
+    }
+    for (int64_t il = 0; il < hp.n_layer; ++il) {
+        gk_tensor * k = gk_new_tensor_2d(c->ctx_, type_k, hp.n_embd_k_gqa(), n_ctx);
+        gk_tensor * v = gk_new_tensor_2d(c->ctx_, type_v, hp.n_embd_v_gqa(), n_ctx);
+        if (!k || !v) {
+            if (error) *error = std::string("KV cache: ") + gk_last_error(c->ctx_);
+            return nullptr;
+        }
+        gk_format_name(k, "cache_k_l%lld", static_cast<long long>(il));
+        gk_format_name(v, "cache_v_l%lld", static_cast<long long>(il));
+        c->k_.push_back(k);
+        c->v_.push_back(v);
+    }
+    c->buffer_ = gk_backend_alloc_ctx_tensors_from_buft(c->ctx_, gk_backend_cpu_buffer_type());
+    if (!c->buffer_) {
+        if (error) *error = std::string("cannot allocate the KV cache: ") + gk_backend_last_error();
+        return nullptr;
+    }
+    // Cells past the filled ones are never read, but start from zero all the same.
+    gk_backend_buffer_clear(c->buffer_, 0);
+    return c;
+}
+
+KvCache::~KvCache() {
+    gk_backend_buffer_free(buffer_);
+    gk_free(ctx_);
+}
+
+size_t KvCache::bytes() const { return buffer_ ? gk_backend_buffer_get_size(buffer_) : 0; }
+
+gk_tensor * KvCache::store_k(gk_context * ctx, int64_t il, gk_tensor * k_cur, gk_tensor * cells) const {
+    if (!k_cur) return nullptr;
+    return gk_set_rows(ctx, k_[il], gk_reshape_2d(ctx, k_cur, k_[il]->ne[0], k_cur->ne[2]), cells);
+}
+
+gk_tensor * KvCache::store_v(gk_context * ctx, int64_t il, gk_tensor * v_cur, gk_tensor * cells) const {
+    if (!v_cur) return nullptr;
+    return gk_set_rows(ctx, v_[il], gk_reshape_2d(ctx, v_cur, v_[il]->ne[0], v_cur->ne[2]), cells);
+}
+
+gk_tensor * KvCache::view(gk_context * ctx, gk_tensor * cache, int64_t head_dim, int64_t n_kv) const {
+    // [head_dim, n_head_kv, n_kv] over the rows, then heads outermost for attention.
+    gk_tensor * v = gk_view_3d(ctx, cache, head_dim, n_head_kv_, n_kv, gk_row_size(cache->type, head_dim),
+                               cache->nb[1], 0);
+    return v ? gk_permute(ctx, v, 0, 2, 1, 3) : nullptr;
+}
+
+gk_tensor * KvCache::view_k(gk_context * ctx, int64_t il, int64_t n_kv) const {
+    return view(ctx, k_[il], head_dim_k_, n_kv);
+}
+
+gk_tensor * KvCache::view_v(gk_context * ctx, int64_t il, int64_t n_kv) const {
+    return view(ctx, v_[il], head_dim_v_, n_kv);
+}
+
+} // namespace gk::run

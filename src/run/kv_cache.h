@@ -1,0 +1,51 @@
+// kv_cache.h - the key/value cache of a session: per layer one K and one V matrix of
+// n_ctx rows (cell i holds position i), written by set_rows and read through views.
+#pragma once
+
+#include "model.h"
+
+#include "gk/gk-backend.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gk::run {
+
+class KvCache {
+public:
+    /** Cache for `n_ctx` positions of every layer of `hp`, with K and V stored as
+     *  type_k / type_v (f32 or f16). nullptr and a message when out of memory or a type
+     *  is not f32/f16. */
+    static std::unique_ptr<KvCache> create(const hparams & hp, int64_t n_ctx, enum gk_type type_k,
+                                           enum gk_type type_v, std::string * error);
+    ~KvCache();
+    KvCache(const KvCache &) = delete;
+    KvCache & operator=(const KvCache &) = delete;
+
+    int64_t n_ctx() const { return n_ctx_; }
+    size_t  bytes() const;
+
+    /** Nodes that write k_cur [head_dim_k, n_head_kv, T] and v_cur [head_dim_v, n_head_kv, T]
+     *  of layer `il` into the cells `cells` (I32 [T]). Both must be expanded into the graph
+     *  before the attention that reads them. nullptr on a builder error (in ctx). */
+    gk_tensor * store_k(gk_context * ctx, int64_t il, gk_tensor * k_cur, gk_tensor * cells) const;
+    gk_tensor * store_v(gk_context * ctx, int64_t il, gk_tensor * v_cur, gk_tensor * cells) const;
+
+    /** Views of cells [0, n_kv) of layer `il` as [head_dim, n_kv, n_head_kv]. */
+    gk_tensor * view_k(gk_context * ctx, int64_t il, int64_t n_kv) const;
+    gk_tensor * view_v(gk_context * ctx, int64_t il, int64_t n_kv) const;
+
+private:
+    KvCache() = default;
+    gk_tensor * view(gk_context * ctx, gk_tensor * cache, int64_t head_dim, int64_t n_kv) const;
+
+    int64_t                  n_ctx_     = 0;
+    int64_t                  n_head_kv_ = 0;
+    int64_t                  head_dim_k_ = 0, head_dim_v_ = 0;
+    gk_context *             ctx_    = nullptr;
+    gk_backend_buffer_t      buffer_ = nullptr;
+    std::vector<gk_tensor *> k_, v_;
+};
+
+} // namespace gk::run

@@ -1,0 +1,300 @@
+// model_hparams.cpp - the {arch}.* keys of a GGUF file as hparams (llama.cpp's key names
+// and defaults; see docs/gk-run.md for the list).
+#include "model.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+namespace gk::run {
+
+const char * supported_architectures() { return "llama, gemma3, qwen3"; }
+
+namespace {
+
+/** Typed reads of keys; a key of another type is an error naming both types. */
+class key_reader {
+public:
+    key_reader(const gk_gguf * g, std::string arch, std::string * error) : g_(g), arch_(std::move(arch)), err_(error) {}
+
+    /** "{arch}.suffix" */
+    std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
+
+    bool failed() const { return failed_; }
+
+    /** An integer of any GGUF integer type that fits int64 and is >= 0; nullopt when
+     *  absent (an error when `required`). */
+    std::optional<int64_t> count(std::string_view suffix, bool required) {
+        const std::string k = key(suffix);
+        const gk_gguf_value * v = gk_gguf_get(g_, k.c_str());
+        if (!v) {
+            if (required) fail("missing key " + k);
+            return std::nullopt;
+        }
+        if (gk_gguf_value_type(v) == GK_GGUF_TYPE_ARRAY) {
+            return uniform_array_count(k, v);
+        }
+        int64_t out = 0;
+        if (!scalar_int(v, out)) {
+            fail("key " + k + " is a " + gk_gguf_type_name(gk_gguf_value_type(v)) + ", expected an integer");
+            return std::nullopt;
+        }
+        if (out < 0) {
+            fail("key " + k + " = " + std::to_string(out) + " is negative");
+            return std::nullopt;
+        }
+        return out;
+    }
+
+    /** A float32 or float64 key; nullopt when absent (an error when `required`). */
+    std::optional<float> real(std::string_view suffix, bool required) {
+        const std::string k = key(suffix);
+        const gk_gguf_value * v = gk_gguf_get(g_, k.c_str());
+        if (!v) {
+            if (required) fail("missing key " + k);
+            return std::nullopt;
+        }
+        float  f = 0;
+        double d = 0;
+        if (gk_gguf_value_f32(v, &f)) return f;
+        if (gk_gguf_value_f64(v, &d)) return static_cast<float>(d);
+        fail("key " + k + " is a " + gk_gguf_type_name(gk_gguf_value_type(v)) + ", expected a float");
+        return std::nullopt;
+    }
+
+    std::optional<std::string> text(std::string_view suffix) {
+        const std::string k = key(suffix);
+        const gk_gguf_value * v = gk_gguf_get(g_, k.c_str());
+        if (!v) return std::nullopt;
+        size_t len = 0;
+        const char * s = gk_gguf_value_str(v, &len);
+        if (!s) {
+            fail("key " + k + " is a " + gk_gguf_type_name(gk_gguf_value_type(v)) + ", expected a string");
+            return std::nullopt;
+        }
+        return std::string(s, len);
+    }
+
+    /** A per-layer bool array; nullopt when absent or not an array of bools. */
+    std::optional<std::vector<bool>> bool_array(std::string_view suffix) {
+        const gk_gguf_value * v = gk_gguf_get(g_, key(suffix).c_str());
+        if (!v || gk_gguf_array_type(v) != GK_GGUF_TYPE_BOOL) return std::nullopt;
+        const auto * b = static_cast<const uint8_t *>(gk_gguf_array_data(v));
+        std::vector<bool> out(gk_gguf_array_len(v));
+        for (size_t i = 0; i < out.size(); ++i) out[i] = b[i] != 0;
+        return out;
+    }
+
+    void fail(const std::string & msg) {
+        if (!failed_ && err_) *err_ = msg;
+        failed_ = true;
+    }
+
+private:
+    static bool scalar_int(const gk_gguf_value * v, int64_t & out) {
+        uint8_t u8; int8_t i8; uint16_t u16; int16_t i16; uint32_t u32; int32_t i32; uint64_t u64; int64_t i64;
+        if (gk_gguf_value_u8(v, &u8))   { out = u8;  return true; }
+        if (gk_gguf_value_i8(v, &i8))   { out = i8;  return true; }
+        if (gk_gguf_value_u16(v, &u16)) { out = u16; return true; }
+        if (gk_gguf_value_i16(v, &i16)) { out = i16; return true; }
+        if (gk_gguf_value_u32(v, &u32)) { out = u32; return true; }
+        if (gk_gguf_value_i32(v, &i32)) { out = i32; return true; }
+        if (gk_gguf_value_i64(v, &i64)) { out = i64; return true; }
+        if (gk_gguf_value_u64(v, &u64)) {
+            if (u64 > static_cast<uint64_t>(INT64_MAX)) return false;
+            out = static_cast<int64_t>(u64);
+            return true;
+        }
+        return false;
+    }
+
+    /** Per-layer arrays (llama.cpp's get_key_or_arr) are accepted when every layer has
+     *  the same value: gk-run has no per-layer head counts. */
+    std::optional<int64_t> uniform_array_count(const std::string & k, const gk_gguf_value * v) {
+        const uint64_t n = gk_gguf_array_len(v);
+        std::optional<int64_t> first;
+        for (uint64_t j = 0; j < n; ++j) {
+            const enum gk_gguf_type t = gk_gguf_array_type(v);
+            const auto * data = static_cast<const uint8_t *>(gk_gguf_array_data(v));
+            const size_t sz = gk_gguf_type_size(t);
+            int64_t x = 0;
+            if (!data || sz == 0) break;
+            const uint8_t * p = data + j * sz;
+            switch (t) {
+                case GK_GGUF_TYPE_UINT32: { uint32_t u; std::memcpy(&u, p, 4); x = u; break; }
+                case GK_GGUF_TYPE_INT32:  { int32_t  s; std::memcpy(&s, p, 4); x = s; break; }
+                default: fail("key " + k + " is an array of " + gk_gguf_type_name(t) + ", expected integers");
+                         return std::nullopt;
+            }
+            if (first && *first != x) {
+                fail("key " + k + " differs between layers (per-layer sizes are not supported)");
+                return std::nullopt;
+            }
+            first = x;
+        }
+        if (!first || *first < 0) fail("key " + k + " is an empty or negative array");
+        return first;
+    }
+
+    const gk_gguf * g_;
+    std::string     arch_;
+    std::string *   err_;
+    bool            failed_ = false;
+};
+
+std::optional<arch_kind> parse_arch(std::string_view name) {
+    if (name == "llama") return arch_kind::llama;
+    if (name == "gemma3") return arch_kind::gemma3;
+    if (name == "qwen3") return arch_kind::qwen3;
+    return std::nullopt;
+}
+
+} // namespace
+
+bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::string * error) {
+    const gk_gguf_value * av = gk_gguf_get(gguf, "general.architecture");
+    size_t alen = 0;
+    const char * aname = av ? gk_gguf_value_str(av, &alen) : nullptr;
+    if (!aname) {
+        if (error) *error = std::string("missing key general.architecture (supported: ") + supported_architectures() + ")";
+        return false;
+    }
+    hp.arch_name.assign(aname, alen);
+    const auto arch = parse_arch(hp.arch_name);
+    if (!arch) {
+        if (error) {
+            *error = "unsupported architecture '" + hp.arch_name + "' (supported: " + supported_architectures() + ")";
+        }
+        return false;
+    }
+    hp.arch    = *arch;
+    hp.n_vocab = n_vocab;
+
+    key_reader kr(gguf, hp.arch_name, error);
+    hp.n_ctx_train = kr.count("context_length", true).value_or(0);
+    hp.n_embd      = kr.count("embedding_length", true).value_or(0);
+    hp.n_layer     = kr.count("block_count", true).value_or(0);
+    hp.n_ff        = kr.count("feed_forward_length", true).value_or(0);
+    hp.n_head      = kr.count("attention.head_count", true).value_or(0);
+    hp.n_head_kv   = kr.count("attention.head_count_kv", false).value_or(hp.n_head);
+    hp.rms_eps     = kr.real("attention.layer_norm_rms_epsilon", true).value_or(0.0f);
+    if (kr.failed()) return false;
+
+    // Sizes: every one must be positive and small enough that products stay in range.
+    constexpr int64_t k_max = int64_t(1) << 24;
+    const struct { const char * key; int64_t v; } sizes[] = {
+        {"embedding_length", hp.n_embd}, {"block_count", hp.n_layer}, {"feed_forward_length", hp.n_ff},
+        {"attention.head_count", hp.n_head}, {"attention.head_count_kv", hp.n_head_kv},
+        {"context_length", hp.n_ctx_train},
+    };
+    for (const auto & s : sizes) {
+        if (s.v <= 0 || s.v > k_max) {
+            kr.fail("key " + kr.key(s.key) + " = " + std::to_string(s.v) + " is out of range (1.." +
+                    std::to_string(k_max) + ")");
+            return false;
+        }
+    }
+    if (hp.n_head % hp.n_head_kv != 0) {
+        kr.fail("attention.head_count " + std::to_string(hp.n_head) + " is not a multiple of head_count_kv " +
+                std::to_string(hp.n_head_kv));
+        return false;
+    }
+    if (!(hp.rms_eps > 0.0f) || !std::isfinite(hp.rms_eps)) {
+        kr.fail("key " + kr.key("attention.layer_norm_rms_epsilon") + " must be a positive number");
+        return false;
+    }
+
+    hp.head_dim_k = kr.count("attention.key_length", false).value_or(hp.n_embd / hp.n_head);
+    hp.head_dim_v = kr.count("attention.value_length", false).value_or(hp.n_embd / hp.n_head);
+    hp.n_rot      = kr.count("rope.dimension_count", false).value_or(hp.head_dim_k);
+    if (kr.failed()) return false;
+    if (hp.head_dim_k <= 0 || hp.head_dim_v <= 0 || hp.head_dim_k > k_max || hp.head_dim_v > k_max) {
+        kr.fail("attention head size " + std::to_string(hp.head_dim_k) + "/" + std::to_string(hp.head_dim_v) +
+                " is out of range");
+        return false;
+    }
+    if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim_k || hp.n_rot % 2 != 0) {
+        kr.fail("rope.dimension_count " + std::to_string(hp.n_rot) + " must be even and at most the head size " +
+                std::to_string(hp.head_dim_k));
+        return false;
+    }
+    if (hp.arch != arch_kind::gemma3 && hp.n_rot != hp.head_dim_k) {
+        kr.fail("rope.dimension_count " + std::to_string(hp.n_rot) + " differs from the head size " +
+                std::to_string(hp.head_dim_k) + " (partial rope is not supported for " + hp.arch_name + ")");
+        return false;
+    }
+
+    hp.rope_base = kr.real("rope.freq_base", false).value_or(10000.0f);
+    const std::string scaling = kr.text("rope.scaling.type").value_or("linear");
+    if (kr.failed()) return false;
+    if (scaling != "none" && scaling != "linear") {
+        kr.fail("rope scaling '" + scaling + "' (" + kr.key("rope.scaling.type") +
+                ") is not supported; gk-run implements none and linear");
+        return false;
+    }
+    float factor = kr.real("rope.scaling.factor", false).value_or(0.0f);
+    if (factor == 0.0f) factor = kr.real("rope.scale_linear", false).value_or(0.0f);
+    if (kr.failed()) return false;
+    hp.rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
+    if (!std::isfinite(hp.rope_base) || hp.rope_base <= 0.0f || !std::isfinite(hp.rope_freq_scale) ||
+        hp.rope_freq_scale <= 0.0f) {
+        kr.fail("rope.freq_base / rope.scaling.factor must be positive numbers");
+        return false;
+    }
+
+    hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+    hp.swa_layer.assign(hp.n_layer, false);
+    switch (hp.arch) {
+        case arch_kind::llama:
+            hp.rope_mode = GK_ROPE_TYPE_NORMAL;
+            break;
+        case arch_kind::qwen3:
+            hp.rope_mode = GK_ROPE_TYPE_NEOX;
+            hp.qk_norm   = true;
+            break;
+        case arch_kind::gemma3: {
+            hp.rope_mode  = GK_ROPE_TYPE_NEOX;
+            hp.qk_norm    = true;
+            hp.post_norms = true;
+            hp.ffn_glu    = GK_GLU_OP_GEGLU;
+            hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
+            // Gemma 3 27B (62 layers) scales queries by n_embd / n_head, the others by the
+            // head size (query_pre_attn_scalar of the original configurations).
+            hp.q_scale = hp.n_layer == 62 ? 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head))
+                                          : 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+            hp.kq_scale      = 1.0f;
+            hp.logit_softcap = kr.real("final_logit_softcapping", false).value_or(0.0f);
+            hp.n_swa         = kr.count("attention.sliding_window", false).value_or(0);
+            if (hp.n_swa > 0) {
+                hp.rope_base_swa = kr.real("rope.freq_base_swa", false).value_or(10000.0f);
+                if (auto pattern = kr.bool_array("attention.sliding_window_pattern")) {
+                    if (static_cast<int64_t>(pattern->size()) != hp.n_layer) {
+                        kr.fail("key " + kr.key("attention.sliding_window_pattern") + " has " +
+                                std::to_string(pattern->size()) + " entries for " + std::to_string(hp.n_layer) +
+                                " layers");
+                        return false;
+                    }
+                    hp.swa_layer = *pattern;
+                } else {
+                    // Every n-th layer (n = 6 unless the key says otherwise) is global.
+                    const int64_t n = kr.count("attention.sliding_window_pattern", false).value_or(6);
+                    for (int64_t il = 0; il < hp.n_layer; ++il) {
+                        hp.swa_layer[il] = n == 0 || il % n < n - 1;
+                    }
+                }
+            }
+            if (kr.failed()) return false;
+            if (!std::isfinite(hp.logit_softcap) || hp.logit_softcap < 0.0f || !std::isfinite(hp.rope_base_swa) ||
+                hp.rope_base_swa <= 0.0f) {
+                kr.fail("final_logit_softcapping / rope.freq_base_swa out of range");
+                return false;
+            }
+            break;
+        }
+    }
+    return !kr.failed();
+}
+
+} // namespace gk::run

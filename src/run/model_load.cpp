@@ -1,0 +1,180 @@
+// model_load.cpp - open a GGUF model, bind each weight to its role with a shape check,
+// and bring the weight pages into memory.
+#include "model.h"
+
+#include <cstdio>
+#include <initializer_list>
+
+namespace gk::run {
+
+/** Binds GGUF tensors to gk tensors (structs in a no_alloc context whose data points into
+ *  the mapped file), checking names, shapes and types. The first failure is kept. */
+class model_loader {
+public:
+    model_loader(Model & m, std::string * error) : m_(m), err_(error) {}
+
+    bool failed() const { return failed_; }
+
+    void fail(const std::string & msg) {
+        if (!failed_ && err_) *err_ = msg;
+        failed_ = true;
+    }
+
+    /** The tensor `name` with shape `shape` (ne order; missing trailing dims are 1).
+     *  nullptr when absent and not `required` (absent and required is an error).
+     *  `vector`: a 1-D parameter (norm weight, bias) that must be f32, f16 or bf16. */
+    gk_tensor * bind(const std::string & name, std::initializer_list<int64_t> shape, bool required, bool vector,
+                     const char * role) {
+        if (failed_) return nullptr;
+        const int64_t i = gk_gguf_find_tensor(m_.gguf_, name.c_str());
+        if (i < 0) {
+            if (required) fail("missing tensor " + name + " (" + role + ")");
+            return nullptr;
+        }
+        const int64_t * ne = gk_gguf_tensor_ne(m_.gguf_, i);
+        int64_t want[GK_MAX_DIMS] = {1, 1, 1, 1};
+        int     d = 0;
+        for (int64_t s : shape) want[d++] = s;
+        if (ne[0] != want[0] || ne[1] != want[1] || ne[2] != want[2] || ne[3] != want[3]) {
+            fail("tensor " + name + " (" + role + ") has shape " + shape_text(ne, GK_MAX_DIMS) + ", expected " +
+                 shape_text(want, d));
+            return nullptr;
+        }
+        const enum gk_type type = gk_gguf_tensor_type(m_.gguf_, i);
+        if (vector && type != GK_TYPE_F32 && type != GK_TYPE_F16 && type != GK_TYPE_BF16) {
+            fail("tensor " + name + " (" + role + ") is " + gk_type_name(type) + ", expected f32, f16 or bf16");
+            return nullptr;
+        }
+        gk_tensor * t = gk_new_tensor(m_.ctx_, type, d, want);
+        if (!t) {
+            fail("tensor " + name + ": " + gk_last_error(m_.ctx_));
+            return nullptr;
+        }
+        gk_set_name(t, name.c_str());
+        t->data = const_cast<void *>(gk_gguf_tensor_data(m_.gguf_, i));
+        m_.weight_bytes_ += gk_gguf_tensor_size(m_.gguf_, i);
+        bound_.push_back(t);
+        return t;
+    }
+
+    gk_tensor * matrix(const std::string & name, int64_t ne0, int64_t ne1, const char * role, bool required = true) {
+        return bind(name, {ne0, ne1}, required, false, role);
+    }
+    gk_tensor * vec(const std::string & name, int64_t ne0, const char * role, bool required = true) {
+        return bind(name, {ne0}, required, true, role);
+    }
+
+    /** Read every page of the bound weights once, reporting progress in bytes. */
+    void touch(const load_progress & progress) const {
+        const uint64_t total = m_.weight_bytes_;
+        uint64_t       done  = 0;
+        unsigned       sink  = 0;
+        for (const gk_tensor * t : bound_) {
+            const auto * p = static_cast<const volatile unsigned char *>(t->data);
+            const size_t n = gk_nbytes(t);
+            for (size_t off = 0; off < n; off += 4096) sink += p[off];
+            done += n;
+            if (progress) progress(done, total);
+        }
+        static volatile unsigned keep;  // the reads must not be optimised away
+        keep = keep + sink;
+    }
+
+private:
+    static std::string shape_text(const int64_t * ne, int n) {
+        std::string s = "[";
+        for (int j = 0; j < n; ++j) s += (j ? ", " : "") + std::to_string(ne[j]);
+        return s + "]";
+    }
+
+    Model &                   m_;
+    std::string *             err_;
+    bool                      failed_ = false;
+    std::vector<gk_tensor *>  bound_;
+};
+
+namespace {
+
+std::string blk(int64_t il, const char * what) { return "blk." + std::to_string(il) + "." + what; }
+
+void bind_weights(model_loader & ld, const hparams & hp, model_weights & w) {
+    const int64_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_k = hp.n_embd_k_gqa(), n_v = hp.n_embd_v_gqa();
+    w.tok_embd    = ld.matrix("token_embd.weight", n_embd, hp.n_vocab, "token embeddings");
+    w.output_norm = ld.vec("output_norm.weight", n_embd, "output norm");
+    w.output      = ld.matrix("output.weight", n_embd, hp.n_vocab, "output projection", false);
+    if (!w.output) w.output = w.tok_embd;  // tied embeddings
+    if (hp.arch == arch_kind::llama) {
+        w.rope_freqs = ld.vec("rope_freqs.weight", hp.n_rot / 2, "rope frequency factors", false);
+    }
+    w.layers.resize(hp.n_layer);
+    for (int64_t il = 0; il < hp.n_layer && !ld.failed(); ++il) {
+        layer_weights & l = w.layers[il];
+        l.attn_norm = ld.vec(blk(il, "attn_norm.weight"), n_embd, "attention norm");
+        l.wq        = ld.matrix(blk(il, "attn_q.weight"), n_embd, n_q, "attention query");
+        l.wk        = ld.matrix(blk(il, "attn_k.weight"), n_embd, n_k, "attention key");
+        l.wv        = ld.matrix(blk(il, "attn_v.weight"), n_embd, n_v, "attention value");
+        l.wo        = ld.matrix(blk(il, "attn_output.weight"), hp.head_dim_v * hp.n_head, n_embd, "attention output");
+        l.bq        = ld.vec(blk(il, "attn_q.bias"), n_q, "query bias", false);
+        l.bk        = ld.vec(blk(il, "attn_k.bias"), n_k, "key bias", false);
+        l.bv        = ld.vec(blk(il, "attn_v.bias"), n_v, "value bias", false);
+        l.bo        = ld.vec(blk(il, "attn_output.bias"), n_embd, "attention output bias", false);
+        if (hp.qk_norm) {
+            l.q_norm = ld.vec(blk(il, "attn_q_norm.weight"), hp.head_dim_k, "query norm");
+            l.k_norm = ld.vec(blk(il, "attn_k_norm.weight"), hp.head_dim_k, "key norm");
+        }
+        l.ffn_norm = ld.vec(blk(il, "ffn_norm.weight"), n_embd, "feed-forward norm");
+        l.ffn_gate = ld.matrix(blk(il, "ffn_gate.weight"), n_embd, hp.n_ff, "feed-forward gate");
+        l.ffn_up   = ld.matrix(blk(il, "ffn_up.weight"), n_embd, hp.n_ff, "feed-forward up");
+        l.ffn_down = ld.matrix(blk(il, "ffn_down.weight"), hp.n_ff, n_embd, "feed-forward down");
+        if (hp.post_norms) {
+            l.attn_post_norm = ld.vec(blk(il, "post_attention_norm.weight"), n_embd, "post-attention norm");
+            l.ffn_post_norm  = ld.vec(blk(il, "post_ffw_norm.weight"), n_embd, "post-feed-forward norm");
+        }
+    }
+}
+
+} // namespace
+
+std::unique_ptr<Model> Model::load(const std::string & path, const load_progress & progress, std::string * error) {
+    std::unique_ptr<Model> m(new Model());
+    gk_gguf_error          gerr{};
+    m->gguf_ = gk_gguf_open(path.c_str(), &gerr);
+    if (!m->gguf_) {
+        if (error) *error = "cannot load model '" + path + "': " + gerr.message;
+        return nullptr;
+    }
+    std::string msg;
+    m->tok_ = Tokenizer::load(m->gguf_, &msg);
+    if (!m->tok_) {
+        if (error) *error = path + ": tokenizer: " + msg;
+        return nullptr;
+    }
+    if (!read_hparams(m->gguf_, m->tok_->n_tokens(), m->hp_, &msg)) {
+        if (error) *error = path + ": " + msg;
+        return nullptr;
+    }
+    const size_t n_tensors = static_cast<size_t>(gk_gguf_tensor_count(m->gguf_));
+    gk_init_params ip{};
+    ip.mem_size = (n_tensors + 16) * gk_tensor_overhead();
+    ip.no_alloc = true;
+    m->ctx_     = gk_init(ip);
+    if (!m->ctx_) {
+        if (error) *error = path + ": out of memory for " + std::to_string(n_tensors) + " tensor structs";
+        return nullptr;
+    }
+    model_loader ld(*m, &msg);
+    bind_weights(ld, m->hp_, m->w_);
+    if (ld.failed()) {
+        if (error) *error = path + ": " + msg;
+        return nullptr;
+    }
+    ld.touch(progress);
+    return m;
+}
+
+Model::~Model() {
+    gk_free(ctx_);
+    gk_gguf_free(gguf_);
+}
+
+} // namespace gk::run

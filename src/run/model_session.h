@@ -1,0 +1,79 @@
+// model_session.h - running a Model: a KV cache, the forward graph, logits.
+//
+// Session::eval takes a batch of tokens (the whole prompt at once, or one sampled token),
+// builds the forward graph for it (mul_mat with n = batch size), places its tensors with
+// the graph allocator, computes it on the CPU and returns the logits of the batch's last
+// token. Position p is kept in cache cell p; there is no context shift, so a batch that
+// would pass n_ctx is refused with an error before anything is computed.
+#pragma once
+
+#include "kv_cache.h"
+#include "model.h"
+
+#include "gk/gk-alloc.h"
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gk::run {
+
+struct session_params {
+    int64_t      n_ctx     = 4096;          // positions the cache holds
+    int          n_threads = 1;
+    enum gk_type type_k    = GK_TYPE_F16;   // KV cache element types (f32 or f16)
+    enum gk_type type_v    = GK_TYPE_F16;
+};
+
+/** Inputs of one forward graph; filled by Session::eval after allocation. */
+struct forward_inputs {
+    gk_tensor * tokens   = nullptr;  // I32 [T]
+    gk_tensor * pos      = nullptr;  // I32 [T]: positions, also the cache cells written
+    gk_tensor * mask     = nullptr;  // F16 [n_kv, T]: 0 where visible, -inf elsewhere
+    gk_tensor * mask_swa = nullptr;  // same for the sliding-window layers, or nullptr
+};
+
+/** Build the forward graph of `n_tokens` tokens whose first is at position n_kv - n_tokens,
+ *  attending to cache cells [0, n_kv): creates the inputs, expands the cache writes and
+ *  the logits (F32 [n_vocab, 1], of the last token) into `graph`. Returns the logits, or
+ *  nullptr with the builder's message in gk_last_error(ctx). */
+gk_tensor * build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, const KvCache & kv,
+                          int64_t n_tokens, int64_t n_kv, forward_inputs & in);
+
+/** Upper bound of the node count of build_forward's graph for `hp`. */
+size_t forward_graph_size(const hparams & hp);
+
+class Session {
+public:
+    /** nullptr and a message when n_ctx is out of range (1 .. 2^24) or memory runs out. */
+    static std::unique_ptr<Session> create(const Model & model, const session_params & params, std::string * error);
+    ~Session();
+    Session(const Session &) = delete;
+    Session & operator=(const Session &) = delete;
+
+    /** Evaluate `tokens` (at least one) at positions n_past() onwards and put the logits
+     *  of the last one in `logits` (n_vocab floats). false and a message when the batch
+     *  does not fit in the context, a token id is out of range, or computing fails. */
+    bool eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error);
+
+    int64_t n_past() const { return n_past_; }
+    int64_t n_ctx() const { return kv_->n_ctx(); }
+    /** Bytes of the KV cache and of the compute buffer (its largest size so far). */
+    size_t  cache_bytes() const { return kv_->bytes(); }
+    size_t  compute_bytes() const;
+
+private:
+    Session() = default;
+
+    const Model *            model_ = nullptr;
+    session_params           params_;
+    std::unique_ptr<KvCache> kv_;
+    gk_context *             graph_ctx_ = nullptr;  // holds the graph (and the thread pool)
+    gk_cgraph *              graph_     = nullptr;
+    std::vector<uint8_t>     arena_;                // tensor structs of each step's graph
+    gk_gallocr_t             galloc_ = nullptr;
+    int64_t                  n_past_ = 0;
+};
+
+} // namespace gk::run
