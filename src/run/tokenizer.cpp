@@ -24,7 +24,7 @@ struct Tokenizer::impl {
     std::vector<std::string> piece;         // the bytes of each token (control: its text)
     std::vector<char>        hidden;        // control / unknown: shown only when asked
     std::vector<token_id>    matchable;     // matched in the text before tokenizing, longest first
-    std::vector<char>        lstrip, rstrip; // eat white space left / right of a match
+    std::vector<char>        rstrip;        // a match eats the white space after it
     std::vector<token_id>    eog;           // sorted
 
     // A stretch of the input: either a token already decided, or text to tokenize.
@@ -145,7 +145,8 @@ bool load_tokens(const gk_gguf * g, vocab & v, std::string * error) {
     for (uint64_t i = 0; i < n; ++i) {
         size_t len = 0;
         const char * s = gk_gguf_array_str(tokens, i, &len);
-        v.text[i].assign(s, len);
+        if (s == nullptr) len = 0;
+        v.text[i].assign(s ? s : "", len);
         if (score_f) v.score[i] = score_f[i];
         if (score_i) v.score[i] = static_cast<float>(score_i[i]);
         if (type_i) {
@@ -170,8 +171,9 @@ bool load_merges(const gk_gguf * g, const vocab & v, bpe_ranks & ranks, std::str
     for (uint64_t i = 0; i < n; ++i) {
         size_t len = 0;
         const char * s = gk_gguf_array_str(merges, i, &len);
-        if (!ranks.add(v, std::string_view(s, len), static_cast<int32_t>(i))) {
-            return fail(error, std::string(key) + "[" + std::to_string(i) + "]: '" + std::string(s, len) +
+        const std::string_view line = s ? std::string_view(s, len) : std::string_view();
+        if (!ranks.add(v, line, static_cast<int32_t>(i))) {
+            return fail(error, std::string(key) + "[" + std::to_string(i) + "]: '" + std::string(line) +
                                    "' is not two pieces separated by a space");
         }
     }
@@ -296,7 +298,6 @@ void build_matchable(Tokenizer::impl & t, const gk_gguf * g) {
     std::stable_sort(t.matchable.begin(), t.matchable.end(), [&](token_id a, token_id b) {
         return t.voc.text[a].size() > t.voc.text[b].size();
     });
-    t.lstrip.assign(n, 0);
     t.rstrip.assign(n, 0);
 
     const gk_gguf_value * name_v = gk_gguf_get(g, "general.name");
@@ -337,11 +338,7 @@ std::vector<Tokenizer::impl::fragment> Tokenizer::impl::partition(std::string_vi
             }
             std::string_view rest = f.text;
             for (size_t at; (at = rest.find(needle)) != std::string_view::npos;) {
-                std::string_view left = rest.substr(0, at);
-                if (lstrip[id]) {
-                    while (!left.empty() && is_ascii_space(left.back())) left.remove_suffix(1);
-                }
-                if (!left.empty()) next.push_back({k_no_token, left});
+                if (at > 0) next.push_back({k_no_token, rest.substr(0, at)});
                 next.push_back({id, {}});
                 rest.remove_prefix(at + needle.size());
                 if (rstrip[id]) {
