@@ -262,6 +262,6 @@ int main(int argc, char ** argv) {
     if (opt.verbose) {
         std::fprintf(stderr, "gk-run: compute buffer %.1f KiB\n", session->compute_bytes() / 1024.0);
     }
-    print_timings(t);
+    if (rc == 0) print_timings(t);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -9,7 +10,9 @@ namespace gk_run_tool {
 
 void progress_bar::update(uint64_t done, uint64_t total) {
     constexpr int k_width = 40;
-    const int     percent = total ? static_cast<int>(done * 100 / total) : 100;
+    // Redrawn at every percent on a terminal; in a log, every 10% (each draw stays in it).
+    static const int step    = isatty(STDERR_FILENO) ? 1 : 10;
+    const int        percent = total ? static_cast<int>(done * 100 / total) / step * step : 100;
     if (percent == last_percent_) return;
     last_percent_ = percent;
     const int filled = percent * k_width / 100;

@@ -1,0 +1,244 @@
+// test-gk-run: the gk-run program on bad input (each a one-line error and exit status 1,
+// never a crash), the context limit, --tokenize on a vocabulary-only file, chat, and
+// sampled text that does not depend on the thread count.
+#include "gk_run_exec.h"
+
+#include "gk/gguf.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using gk_run_test::run_gk_run;
+using gk_run_test::run_result;
+
+namespace {
+
+const fs::path k_models  = fs::path(GK_TEST_DATA) / "models";
+const fs::path k_stories = k_models / "stories260K.gguf";
+
+struct closer {
+    void operator()(gk_gguf * g) const { gk_gguf_free(g); }
+};
+using gguf_ptr = std::unique_ptr<gk_gguf, closer>;
+
+const fs::path & scratch() {
+    static const fs::path d = gk_run_test::scratch_dir("test-gk-run");
+    return d;
+}
+
+/** The run failed cleanly: exit status 1 and exactly one line on stderr, the error,
+ *  which contains `what`. */
+void expect_one_line_error(const run_result & r, const std::string & what) {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const auto lines = r.err_lines();
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind("gk-run: error: ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
+}
+
+/** A copy of stories260K with `edit` applied to a context that is then written to
+ *  `name`. `keep(tensor name)` may drop tensors; `shape(name, ne)` may change one's
+ *  shape (its data is then zeros of the new size). */
+fs::path edited_model(const std::string & name, const std::function<void(gk_gguf *)> & edit_kv,
+                      const std::function<bool(const std::string &, int64_t *)> & edit_tensor = {}) {
+    gk_gguf_error err{};
+    gguf_ptr      src(gk_gguf_open(k_stories.c_str(), &err));
+    EXPECT_TRUE(src) << err.message;
+    gguf_ptr dst(gk_gguf_create());
+    for (int64_t i = 0; i < gk_gguf_kv_count(src.get()); ++i) {
+        EXPECT_EQ(gk_gguf_set_value(dst.get(), gk_gguf_kv_key(src.get(), i), gk_gguf_kv_value(src.get(), i), &err),
+                  GK_GGUF_OK);
+    }
+    if (edit_kv) edit_kv(dst.get());
+    for (int64_t i = 0; i < gk_gguf_tensor_count(src.get()); ++i) {
+        const std::string tname = gk_gguf_tensor_name(src.get(), i);
+        int64_t           ne[4];
+        std::memcpy(ne, gk_gguf_tensor_ne(src.get(), i), sizeof ne);
+        const enum gk_type type = gk_gguf_tensor_type(src.get(), i);
+        uint32_t           n_dims = gk_gguf_tensor_n_dims(src.get(), i);
+        if (edit_tensor && !edit_tensor(tname, ne)) continue;  // dropped
+        const uint64_t size = gk_row_size(type, ne[0]) * ne[1] * ne[2] * ne[3];
+        std::vector<uint8_t> zeros;
+        const void * data = gk_gguf_tensor_data(src.get(), i);
+        if (size != gk_gguf_tensor_size(src.get(), i)) {
+            zeros.assign(size, 0);
+            data = zeros.data();
+            n_dims = ne[1] > 1 ? 2 : 1;
+        }
+        EXPECT_EQ(gk_gguf_add_tensor(dst.get(), tname.c_str(), type, n_dims, ne, data, size, &err), GK_GGUF_OK)
+            << err.message;
+    }
+    const fs::path path = scratch() / name;
+    EXPECT_EQ(gk_gguf_write(dst.get(), path.c_str(), &err), GK_GGUF_OK) << err.message;
+    return path;
+}
+
+std::vector<std::string> greedy(const fs::path & model, const std::string & prompt, int n) {
+    return {"-m", model.string(), "-p", prompt, "-n", std::to_string(n), "--temp", "0"};
+}
+
+} // namespace
+
+// ---- bad input ------------------------------------------------------------------------
+
+TEST(GkRun, MissingFile) {
+    expect_one_line_error(run_gk_run(greedy(scratch() / "no-such-model.gguf", "x", 4)), "cannot load model");
+}
+
+TEST(GkRun, NotGguf) {
+    const fs::path p = scratch() / "not-a-model.gguf";
+    std::ofstream(p) << "this is a text file, not a GGUF model\n";
+    expect_one_line_error(run_gk_run(greedy(p, "x", 4)), "cannot load model");
+}
+
+TEST(GkRun, TruncatedModel) {
+    const std::string bytes = gk_run_test::read_all(k_stories);
+    for (size_t keep : {size_t(16), bytes.size() / 3, bytes.size() - 100}) {
+        const fs::path p = scratch() / ("truncated-" + std::to_string(keep) + ".gguf");
+        std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(keep));
+        SCOPED_TRACE(keep);
+        expect_one_line_error(run_gk_run(greedy(p, "x", 4)), "cannot load model");
+    }
+}
+
+TEST(GkRun, UnknownArchitecture) {
+    const fs::path p = edited_model("mamba.gguf", [](gk_gguf * g) {
+        gk_gguf_error err{};
+        gk_gguf_set_str(g, "general.architecture", "mamba", 5, &err);
+    });
+    expect_one_line_error(run_gk_run(greedy(p, "x", 4)),
+                          "unsupported architecture 'mamba' (supported: llama, gemma3, qwen3)");
+}
+
+TEST(GkRun, MissingKey) {
+    const fs::path p = edited_model("no-block-count.gguf", [](gk_gguf * g) {
+        gk_gguf_error err{};
+        gk_gguf_remove_key(g, "llama.block_count", &err);
+    });
+    expect_one_line_error(run_gk_run(greedy(p, "x", 4)), "missing key llama.block_count");
+}
+
+TEST(GkRun, MissingTensor) {
+    const fs::path p = edited_model("no-ffn-up.gguf", {},
+                                    [](const std::string & n, int64_t *) { return n != "blk.3.ffn_up.weight"; });
+    expect_one_line_error(run_gk_run(greedy(p, "x", 4)), "missing tensor blk.3.ffn_up.weight");
+}
+
+TEST(GkRun, WrongTensorShape) {
+    // attn_k of stories260K is [64, 32] (4 kv heads of 8); make it [64, 64].
+    const fs::path p = edited_model("wrong-shape.gguf", {}, [](const std::string & n, int64_t * ne) {
+        if (n == "blk.1.attn_k.weight") ne[1] = 64;
+        return true;
+    });
+    expect_one_line_error(run_gk_run(greedy(p, "x", 4)),
+                          "tensor blk.1.attn_k.weight (attention key) has shape [64, 64, 1, 1], expected [64, 32]");
+}
+
+TEST(GkRun, WrongHeadCount) {
+    const fs::path p = edited_model("bad-heads.gguf", [](gk_gguf * g) {
+        gk_gguf_error err{};
+        gk_gguf_set_u32(g, "llama.attention.head_count_kv", 3, &err);
+    });
+    expect_one_line_error(run_gk_run(greedy(p, "x", 4)), "not a multiple of head_count_kv 3");
+}
+
+TEST(GkRun, BadOption) {
+    const run_result r = run_gk_run({"-m", k_stories.string(), "-n", "many"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.out, "");
+}
+
+// ---- context limit --------------------------------------------------------------------
+
+TEST(GkRun, PromptLongerThanContext) {
+    auto args = greedy(k_stories, "Once upon a time there was a little girl who lived in a big house", 4);
+    args.insert(args.end(), {"-c", "8"});
+    expect_one_line_error(run_gk_run(args), "but the context holds 8 (raise -c)");
+}
+
+TEST(GkRun, GenerationPastFullContext) {
+    auto args = greedy(k_stories, "Once upon a time", 64);
+    args.insert(args.end(), {"-c", "16", "--ignore-eos"});
+    expect_one_line_error(run_gk_run(args), "context full after 12 of 64 tokens");
+}
+
+TEST(GkRun, UnlimitedGenerationStopsAtFullContext) {
+    auto args = greedy(k_stories, "Once upon a time", -1);
+    args.insert(args.end(), {"-c", "16", "--ignore-eos"});
+    const run_result r = run_gk_run(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("context full (16 tokens); stopping"), std::string::npos) << r.err;
+}
+
+// ---- modes ----------------------------------------------------------------------------
+
+TEST(GkRun, TokenizeVocabOnlyFile) {
+    // A file with the stories260K vocabulary and no tensors.
+    const fs::path   vocab = fs::path(GK_TEST_DATA) / ".." / "gguf" / "corpus" / "stories260K-metadata.gguf";
+    const run_result r     = run_gk_run({"-m", vocab.string(), "-p", "Once upon a time", "--tokenize"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "1 403 407 261 378\n");
+    const run_result nobos = run_gk_run({"-m", vocab.string(), "-p", "Once upon a time", "--tokenize", "--no-bos"});
+    EXPECT_EQ(nobos.out, "403 407 261 378\n");
+}
+
+TEST(GkRun, GreedyStory) {
+    const run_result r = run_gk_run(greedy(k_stories, "Once upon a time", 32));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("Once upon a time, there was a little girl named Lily.", 0), 0u) << r.out;
+    EXPECT_NE(r.err.find("tokens/s"), std::string::npos);
+    EXPECT_NE(r.err.find("peak memory"), std::string::npos);
+}
+
+TEST(GkRun, SameTextAtOneAndTwoThreads) {
+    std::string text[2];
+    for (int t = 1; t <= 2; ++t) {
+        const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "One day", "-n", "48", "--seed", "42", "--temp",
+                                         "0.9", "--top-k", "50", "--top-p", "0.9", "--min-p", "0.02",
+                                         "--repeat-penalty", "1.1", "-t", std::to_string(t)});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        text[t - 1] = r.out;
+    }
+    EXPECT_EQ(text[0], text[1]);
+    EXPECT_GT(text[0].size(), std::string("One day").size() + 20);
+    // Another seed gives another story.
+    const run_result other = run_gk_run({"-m", k_stories.string(), "-p", "One day", "-n", "48", "--seed", "7",
+                                         "--temp", "0.9", "--top-k", "50", "--top-p", "0.9", "--min-p", "0.02",
+                                         "--repeat-penalty", "1.1", "-t", "2"});
+    EXPECT_NE(other.out, text[0]);
+}
+
+TEST(GkRun, DumpLogits) {
+    const fs::path dump = scratch() / "logits.f32";
+    auto           args = greedy(k_stories, "Once upon a time", 5);
+    args.insert(args.end(), {"--dump-logits", dump.string()});
+    const run_result r = run_gk_run(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(fs::file_size(dump), 5u * 512u * sizeof(float));  // 5 steps of the 512-token vocabulary
+}
+
+TEST(GkRun, ChatTurns) {
+    // Two user messages on standard input after the first from -p; ChatML markup.
+    const fs::path in = scratch() / "chat-input.txt";
+    std::ofstream(in) << "Hello\n\nAnd then?\n";
+    const run_result r = run_gk_run({"-m", (k_models / "qwen3-random.gguf").string(), "--chat", "--chat-template",
+                                     "chatml", "-p", "Hi", "-n", "6", "--temp", "0", "-v"},
+                                    in.string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    // Three turns were fed (three prompt-token lines).
+    size_t turns = 0;
+    for (size_t at = 0; (at = r.err.find("gk-run: prompt tokens:", at)) != std::string::npos; ++at) ++turns;
+    EXPECT_EQ(turns, 3u) << r.err;
+}
+
+TEST(GkRun, ChatNeedsATemplate) {
+    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "--chat", "-p", "Hi"}), "--chat-template");
+}
