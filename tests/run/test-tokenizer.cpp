@@ -357,6 +357,14 @@ TEST(TokenizerPre, Llama3AndQwen2Splits) {
     EXPECT_EQ(split_with("gpt-4o", "HelloWorld'S ok"), gpt4o);
 }
 
+TEST(TokenizerPre, LongRunsStayWhole) {
+    // one match per run however long (no matcher limit cuts them)
+    const std::string letters(100000, 'a'), spaces(100000, ' ');
+    const std::vector<std::string> expect = {letters, std::string(99999, ' '), " b"};
+    EXPECT_EQ(split_with("gpt-2", letters + spaces + "b"), expect);
+    EXPECT_EQ(split_with("llama3", letters + spaces + "b"), expect);
+}
+
 TEST(TokenizerPre, NextLineIsWhiteSpace) {
     // U+0085 is White_Space for the tokenizers (PCRE2's \s lacks it)
     const std::vector<std::string> expect = {"x", " ", "\xC2\x85", "y"};
