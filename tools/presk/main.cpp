@@ -2,7 +2,7 @@
 //   presk check FILE [--entry E] [--dim k=v]... [--const k=v]...
 //   presk dump FILE --stage core --entry E [--dim k=v]... [--const k=v]...
 //   presk run FILE --entry E [--dim k=v]... [--const k=v]... [--seed S] --backend interp [--bits N]
-//             [--digits D] [--train] [--out FILE.json]
+//             [--input k=v]... [--digits D] [--train] [--out FILE.json]
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -17,7 +17,7 @@ namespace {
 
 struct Args {
     std::string file, entry, stage = "core", backend = "interp", out;
-    std::vector<std::string> dims, consts;
+    std::vector<std::string> dims, consts, inputs;
     uint64_t seed = 0;
     long bits = 256;
     int digits = 17;
@@ -77,7 +77,9 @@ int run(const std::string& cmd, const Args& a) {
         if (a.backend != "interp") throw presk::Error({}, "--backend " + a.backend + " is not built yet (interp is)");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
         presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
-        presk::ref::Value out = interp.call(prog.entry, interp.entry_args());
+        std::map<std::string, std::string> given;
+        for (const auto& kv : a.inputs) given.insert(split_kv(kv, "--input"));
+        presk::ref::Value out = interp.call(prog.entry, interp.entry_args(given));
         std::vector<presk::ref::Value> outs = out.type->kind == presk::Type::Tuple ? out.items : std::vector{out};
         for (size_t i = 0; i < outs.size(); ++i)
             std::cout << "out" << i << " : " << presk::ref::to_text(outs[i], a.digits) << "\n";
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
     auto* runc = app.add_subcommand("run", "run an entry");
     common(runc, true);
     runc->add_option("--seed", a.seed, "the random seed");
+    runc->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
     runc->add_option("--backend", a.backend, "interp");
     runc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     runc->add_option("--digits", a.digits, "significant digits printed (default 17)");

@@ -713,11 +713,12 @@ private:
         }
         if (n == "positions" || n == "slice" || n == "index") {
             size_t k = n == "positions" ? 2 : n == "index" ? 3 : 4;
-            arity(e, n, k - 1, k - 1);
+            arity(e, n, k, k);
             Val x = expr(sc, *e.args[1]);
             if (x.type->kind != Type::Tensor) throw Error(e.args[1]->loc, n + " needs a tensor, found " + to_string(*x.type));
             std::vector<int64_t> ints{axis_arg(*e.args[2], *x.type)};
             for (size_t i = 3; i < e.args.size(); ++i) ints.push_back(static_int(*e.args[i]));
+            if (n == "index" && ints[1] < 0) ints[1] += x.type->axes[ints[0]].size;  // from the end
             return prim(sc, n, {x}, ints, "", e.loc);
         }
         if (n == "split_heads") {

@@ -54,7 +54,10 @@ private:
         Module m;
         m.loc = next().loc;
         m.name = ident("a module name").text;
-        if (accept("{")) {
+        // dims `{a, b}` (or `{}`) come before the body; a body starts with `param` or `fn`.
+        bool dims = is_p("{") && ((is_p("}", 1) && is_p("{", 2)) ||
+                                  (peek(1).kind == Tok::Ident && (is_p(",", 2) || is_p("}", 2))));
+        if (dims && accept("{")) {
             if (!is_p("}")) do m.dims.push_back(ident("a dim name").text); while (accept(","));
             expect("}");
         }
@@ -269,7 +272,9 @@ private:
     ExprP postfix() {
         ExprP e = primary();
         for (;;) {
-            if (is_p("(")) {
+            // A call's '(' is on the line its callee ends on; on a new line it starts a new
+            // expression (a block's result after a let).
+            if (is_p("(") && peek().loc.line == toks_[p_ - 1].loc.line) {
                 Token t = next();
                 ExprP c = make(Expr::Call, t.loc);
                 c->args.push_back(e);

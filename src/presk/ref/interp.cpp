@@ -1,5 +1,6 @@
 #include "ref/interp.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -525,7 +526,7 @@ Value Interp::synthesize(const TypeP& type, const std::string& name) {
     return make_tensor(std::move(t));
 }
 
-std::vector<Value> Interp::entry_args() {
+std::vector<Value> Interp::entry_args(const std::map<std::string, std::string>& given) {
     const core::Function* f = p_.find(p_.entry);
     if (!f) throw Error({}, "no entry function");
     std::vector<Value> args;
@@ -534,7 +535,23 @@ std::vector<Value> Interp::entry_args() {
         args.push_back(init_params());
         first = 1;
     }
-    for (int i = first; i < f->arity(); ++i) args.push_back(synthesize(f->param_types[i], f->param_names[i]));
+    for (int i = first; i < f->arity(); ++i) {
+        auto it = given.find(f->param_names[i]);
+        if (it == given.end()) {
+            args.push_back(synthesize(f->param_types[i], f->param_names[i]));
+            continue;
+        }
+        const TypeP& t = f->param_types[i];
+        if (!(t->kind == Type::Tensor && t->elem == Elem::Real && t->axes.empty()))
+            throw Error({}, "--input " + it->first + ": only real scalar inputs can be given, it is " + to_string(*t));
+        Tensor v;
+        v.type = t;
+        v.re.push_back(lit(it->second));
+        args.push_back(make_tensor(std::move(v)));
+    }
+    for (const auto& [name, value] : given)
+        if (std::find(f->param_names.begin(), f->param_names.end(), name) == f->param_names.end())
+            throw Error({}, "--input " + name + ": the entry has no such input");
     return args;
 }
 

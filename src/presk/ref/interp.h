@@ -3,6 +3,7 @@
 // exact, random numbers from ChaCha20 streams keyed by (seed, path).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,9 @@ public:
     /// An input of `type` synthesised from the stream (seed, "input." + name): reals normal(0, 1),
     /// ints uniform below their bound, masks fair coins.
     Value synthesize(const TypeP& type, const std::string& name);
-    /// The entry's arguments: its parameters, then synthesised inputs.
-    std::vector<Value> entry_args();
+    /// The entry's arguments: its parameters, then its inputs, synthesised unless `given`
+    /// names them (a decimal value for a real scalar input).
+    std::vector<Value> entry_args(const std::map<std::string, std::string>& given = {});
 
     long bits() const { return o_.bits; }
 
