@@ -203,7 +203,7 @@ bool make_problem(const options & o, gk_type type, problem & p, std::string & er
 
 using clock_type = std::chrono::steady_clock;
 
-/// Seconds of each timed run of one library in one case; empty after an error.
+/// The timed runs of one library in one case; after an error it gives no figures.
 struct timing {
     std::vector<double> seconds;
     std::string         error;
@@ -258,7 +258,7 @@ std::string fmt(const char * f, double v) {
 void run_case(const options & o, const problem & p, size_t s, int nth, matmul & ours, matmul * ref,
               std::vector<std::string> & notes) {
     const shape & sh    = p.shapes[s];
-    const double  gflop = 2.0 * static_cast<double>(sh.k) * static_cast<double>(sh.m) * static_cast<double>(sh.n) * 1e-9;
+    const double  gflop = 2e-9 * static_cast<double>(sh.k) * static_cast<double>(sh.m) * static_cast<double>(sh.n);
     timing        a, b;
     std::string   warm_err;
     if (!ours.run(s, nth, warm_err)) {
@@ -267,10 +267,11 @@ void run_case(const options & o, const problem & p, size_t s, int nth, matmul & 
     if (ref && !ref->run(s, nth, warm_err)) {
         b.error = warm_err;
     }
-    const auto t0 = clock_type::now();
+    const auto min_runs = static_cast<size_t>(o.min_runs);
+    const auto t0       = clock_type::now();
     for (int round = 0;; ++round) {
-        const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-        const bool   enough = (int) a.seconds.size() >= o.min_runs && (!ref || (int) b.seconds.size() >= o.min_runs);
+        const double ms     = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+        const bool   enough = a.seconds.size() >= min_runs && (!ref || b.seconds.size() >= min_runs);
         if ((ms >= o.budget_ms && enough) || (a.failed() && (!ref || b.failed()))) {
             break;
         }
@@ -287,16 +288,15 @@ void run_case(const options & o, const problem & p, size_t s, int nth, matmul & 
     const std::string name  = gk_type_name(p.type);
     const std::string shape = std::to_string(sh.k) + "x" + std::to_string(sh.m) + "x" + std::to_string(sh.n);
     const char *      path  = cpu::dot_path_name(cpu::get_vec_dot_traits(p.type)->path);
-    const double      ga = a.median_rate(gflop), gb = b.median_rate(gflop);
-    std::string       diff = "-";
-    if (ref && !a.failed() && !b.failed()) {
-        diff = fmt("%.1e", rel_diff(ours.result(s), ref->result(s), sh.m * sh.n));
-    }
-    const auto cell = [](const timing & t, double v) { return t.seconds.empty() || t.failed() ? std::string("-") : fmt("%.1f", v); };
-    std::printf("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %zu/%zu | %s |\n", name.c_str(), path, shape.c_str(), nth,
-                cell(a, ga).c_str(), cell(a, a.best_rate(gflop)).c_str(), ref ? cell(b, gb).c_str() : "-",
-                ref ? cell(b, b.best_rate(gflop)).c_str() : "-", ga > 0 && gb > 0 ? fmt("%.2f", ga / gb).c_str() : "-",
-                a.seconds.size(), b.seconds.size(), diff.c_str());
+    const double      ga = a.median_rate(gflop), gb = b.median_rate(gflop);  // 0: no figure
+    const auto        cell = [](double v) { return v > 0 ? fmt("%.1f", v) : std::string("-"); };
+    const std::string ratio = ga > 0 && gb > 0 ? fmt("%.2f", ga / gb) : "-";
+    const std::string diff  = ref && !a.failed() && !b.failed()
+                                  ? fmt("%.1e", rel_diff(ours.result(s), ref->result(s), sh.m * sh.n))
+                                  : "-";
+    std::printf("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %zu/%zu | %s |\n", name.c_str(), path, shape.c_str(),
+                nth, cell(ga).c_str(), cell(a.best_rate(gflop)).c_str(), cell(gb).c_str(),
+                cell(b.best_rate(gflop)).c_str(), ratio.c_str(), a.seconds.size(), b.seconds.size(), diff.c_str());
     std::fflush(stdout);
     if (a.failed()) {
         notes.push_back(name + " " + shape + " gk: " + a.error);
@@ -345,9 +345,12 @@ int run(const options & o) {
                 "budget %.0f ms per case, >= %d runs per library; GFLOP/s = 2 K M N / time\n",
                 static_cast<long long>(o.k), static_cast<long long>(o.rows), static_cast<long long>(o.rows),
                 static_cast<long long>(o.prompt_rows), o.budget_ms, o.min_runs);
-    std::printf("cpu: %s; reference: %s\n\n", cpu_model().c_str(),
-                compare ? "ggml (same process, interleaved)" : built_with_reference() ? "off (--no-ggml)" : "not built in");
-    std::printf("| type | gk dot | K x M x N | thr | gk med | gk best | ggml med | ggml best | gk/ggml | runs | rel diff |\n");
+    const char * reference = compare                 ? "ggml (same process, interleaved)"
+                             : built_with_reference() ? "off (--no-ggml)"
+                                                      : "not built in";
+    std::printf("cpu: %s; reference: %s\n\n", cpu_model().c_str(), reference);
+    std::printf("| type | gk dot | K x M x N | thr | gk med | gk best | ggml med | ggml best | gk/ggml | runs "
+                "| rel diff |\n");
     std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     std::fflush(stdout);
     std::vector<std::string> notes;
