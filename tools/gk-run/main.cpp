@@ -125,6 +125,7 @@ public:
             }
             const token_id id = sampler_.sample(logits_);
             sampler_.accept(id);
+            generated_.push_back(id);
             if (!opt_.ignore_eos && tok.is_eog(id)) break;
             std::fputs(detok.push(id).c_str(), stdout);
             std::fflush(stdout);
@@ -154,6 +155,16 @@ public:
         return true;
     }
 
+    /** --verbose: the ids sampled since the last call, on one line of stderr. */
+    void report_generated() {
+        if (!opt_.verbose) return;
+        std::fflush(stdout);
+        std::fprintf(stderr, "\ngk-run: generated tokens:");
+        for (token_id id : generated_) std::fprintf(stderr, " %d", id);
+        std::fprintf(stderr, "\n");
+        generated_.clear();
+    }
+
 private:
     const run_options &     opt_;
     const gk::run::Model &  model_;
@@ -161,6 +172,7 @@ private:
     gk::run::Sampler        sampler_;
     timings &               t_;
     std::vector<float>      logits_;
+    std::vector<token_id>   generated_;
     std::FILE *             dump_ = nullptr;
 };
 
@@ -173,7 +185,7 @@ int run_completion(const run_options & opt, runner & r) {
     }
     if (!r.generate(&error)) return fail(error);
     std::printf("\n");
-    std::fflush(stdout);
+    r.report_generated();
     return 0;
 }
 
@@ -205,7 +217,7 @@ int run_chat(const run_options & opt, const gk::run::Model & model, runner & r) 
         if (!r.feed(turn, first, true, &error)) return fail(error);
         if (!r.generate(&error)) return fail(error);
         std::printf("\n");
-        std::fflush(stdout);
+        r.report_generated();
         if (!read_message(message)) break;
     }
     return 0;
