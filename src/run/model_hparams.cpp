@@ -113,28 +113,29 @@ private:
     /** Per-layer arrays (llama.cpp's get_key_or_arr) are accepted when every layer has
      *  the same value: gk-run has no per-layer head counts. */
     std::optional<int64_t> uniform_array_count(const std::string & k, const gk_gguf_value * v) {
-        const uint64_t n = gk_gguf_array_len(v);
+        const enum gk_gguf_type t    = gk_gguf_array_type(v);
+        const uint64_t          n    = gk_gguf_array_len(v);
+        const auto *            data = static_cast<const uint8_t *>(gk_gguf_array_data(v));
+        if (t != GK_GGUF_TYPE_UINT32 && t != GK_GGUF_TYPE_INT32) {
+            fail("key " + k + " is an array of " + gk_gguf_type_name(t) + ", expected 32-bit integers");
+            return std::nullopt;
+        }
+        if (n == 0 || !data) {
+            fail("key " + k + " is an empty array");
+            return std::nullopt;
+        }
         std::optional<int64_t> first;
         for (uint64_t j = 0; j < n; ++j) {
-            const enum gk_gguf_type t = gk_gguf_array_type(v);
-            const auto * data = static_cast<const uint8_t *>(gk_gguf_array_data(v));
-            const size_t sz = gk_gguf_type_size(t);
-            int64_t x = 0;
-            if (!data || sz == 0) break;
-            const uint8_t * p = data + j * sz;
-            switch (t) {
-                case GK_GGUF_TYPE_UINT32: { uint32_t u; std::memcpy(&u, p, 4); x = u; break; }
-                case GK_GGUF_TYPE_INT32:  { int32_t  s; std::memcpy(&s, p, 4); x = s; break; }
-                default: fail("key " + k + " is an array of " + gk_gguf_type_name(t) + ", expected integers");
-                         return std::nullopt;
-            }
+            uint32_t bits = 0;
+            std::memcpy(&bits, data + j * 4, 4);
+            const int64_t x = t == GK_GGUF_TYPE_UINT32 ? int64_t(bits) : int64_t(static_cast<int32_t>(bits));
             if (first && *first != x) {
                 fail("key " + k + " differs between layers (per-layer sizes are not supported)");
                 return std::nullopt;
             }
             first = x;
         }
-        if (!first || *first < 0) fail("key " + k + " is an empty or negative array");
+        if (*first < 0) fail("key " + k + " is negative");
         return first;
     }
 

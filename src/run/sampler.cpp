@@ -45,19 +45,25 @@ template <class C> void softmax(std::vector<C> & c) {
 
 token_id Sampler::sample(std::span<const float> logits) {
     cand_.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) cand_[i] = {static_cast<token_id>(i), logits[i], 0.0f};
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float l = std::isnan(logits[i]) ? -INFINITY : logits[i];  // NaN would break the ordering
+        cand_[i]      = {static_cast<token_id>(i), l, 0.0f};
+    }
     apply_penalty(cand_);
 
-    const auto by_logit = [](const candidate & a, const candidate & b) { return a.logit > b.logit; };
+    // Largest logit first, the lower id first on a tie: a total order, so the result does
+    // not depend on the sort algorithm.
+    const auto by_logit = [](const candidate & a, const candidate & b) {
+        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+    };
     if (params_.temp <= 0.0f) {
-        return std::min_element(cand_.begin(), cand_.end(), by_logit)->id;  // first of the largest
+        return std::min_element(cand_.begin(), cand_.end(), by_logit)->id;  // greedy
     }
-    // Sorted by logit, largest first; ties keep id order.
     if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < cand_.size()) {
-        std::stable_sort(cand_.begin(), cand_.end(), by_logit);
+        std::partial_sort(cand_.begin(), cand_.begin() + params_.top_k, cand_.end(), by_logit);
         cand_.resize(static_cast<size_t>(params_.top_k));
     } else {
-        std::stable_sort(cand_.begin(), cand_.end(), by_logit);
+        std::sort(cand_.begin(), cand_.end(), by_logit);
     }
     softmax(cand_);
     if (params_.top_p < 1.0f) {

@@ -2,8 +2,8 @@
 // repeat penalty -> top-k -> top-p -> min-p -> temperature -> a seeded random draw.
 // A temperature <= 0 takes the most likely token (greedy; the lowest id on a tie).
 //
-// Deterministic: the draw uses std::mt19937 and the sort is stable, so the same seed,
-// settings and logits give the same token on every machine and thread count.
+// Deterministic: the draw uses std::mt19937 and candidates are ordered by logit, then id,
+// so the same seed, settings and logits give the same token on every machine.
 #pragma once
 
 #include "tokenizer.h"

@@ -1,0 +1,151 @@
+// test-gk-run-units: the pieces of gk-run's runtime on their own: the sampler, the chat
+// markup, and the hyperparameters read from the bundled and random models.
+#include "run/chat.h"
+#include "run/model.h"
+#include "run/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <cmath>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace gk::run;
+
+namespace {
+
+const fs::path k_models = fs::path(GK_TEST_DATA) / "models";
+
+struct closer {
+    void operator()(gk_gguf * g) const { gk_gguf_free(g); }
+};
+
+hparams read(const std::string & file) {
+    gk_gguf_error                     err{};
+    std::unique_ptr<gk_gguf, closer>  g(gk_gguf_open((k_models / file).c_str(), &err));
+    hparams                           hp;
+    std::string                       msg;
+    EXPECT_TRUE(g) << err.message;
+    EXPECT_TRUE(read_hparams(g.get(), 512, hp, &msg)) << msg;
+    return hp;
+}
+
+sampler_params greedy_params() {
+    sampler_params p;
+    p.temp = 0.0f;
+    return p;
+}
+
+} // namespace
+
+TEST(Sampler, GreedyTakesTheLowestIdOfTheLargest) {
+    Sampler s(greedy_params());
+    EXPECT_EQ(s.sample(std::vector<float>{0.5f, 2.0f, -1.0f, 2.0f}), 1);
+}
+
+TEST(Sampler, NaNIsNeverChosen) {
+    Sampler s(greedy_params());
+    EXPECT_EQ(s.sample(std::vector<float>{NAN, -3.0f, NAN}), 1);
+}
+
+TEST(Sampler, RepeatPenaltyDividesPositiveAndMultipliesNegative) {
+    sampler_params p = greedy_params();
+    p.repeat_penalty = 2.0f;
+    Sampler s(p);
+    s.accept(1);
+    // 3.0 / 2 = 1.5 < 2.0: token 0 wins.
+    EXPECT_EQ(s.sample(std::vector<float>{2.0f, 3.0f}), 0);
+    // -1 * 2 = -2 < -1.5: token 0 wins again.
+    EXPECT_EQ(s.sample(std::vector<float>{-1.5f, -1.0f}), 0);
+}
+
+TEST(Sampler, TopKOfOneIsGreedy) {
+    sampler_params p;
+    p.top_k = 1;
+    p.seed  = 5;
+    Sampler s(p);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(s.sample(std::vector<float>{0.1f, 0.3f, 0.2f}), 1);
+}
+
+TEST(Sampler, MinPDropsUnlikelyTokens) {
+    // p(1)/p(0) = e^-5 < 0.05: only token 0 survives min_p.
+    sampler_params p;
+    p.top_k = 0;
+    p.top_p = 1.0f;
+    p.min_p = 0.05f;
+    p.temp  = 1.0f;
+    p.seed  = 9;
+    Sampler s(p);
+    for (int i = 0; i < 50; ++i) EXPECT_EQ(s.sample(std::vector<float>{5.0f, 0.0f}), 0);
+}
+
+TEST(Sampler, SameSeedSameDraws) {
+    sampler_params p;
+    p.top_k = 0;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    p.temp  = 1.0f;
+    p.seed  = 1234;
+    Sampler            a(p), b(p);
+    std::vector<float> flat(16, 0.0f);
+    std::vector<int>   da, db;
+    for (int i = 0; i < 64; ++i) {
+        da.push_back(a.sample(flat));
+        db.push_back(b.sample(flat));
+    }
+    EXPECT_EQ(da, db);
+    // Uniform logits: every token is possible, so 64 draws hit more than one.
+    EXPECT_GT(std::set<int>(da.begin(), da.end()).size(), 4u);
+}
+
+TEST(Chat, Markup) {
+    EXPECT_EQ(chat_user_turn(chat_template::chatml, "Be brief.", "Hi", false),
+              "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    EXPECT_EQ(chat_user_turn(chat_template::chatml, "", "More", true),
+              "<|im_end|>\n<|im_start|>user\nMore<|im_end|>\n<|im_start|>assistant\n");
+    EXPECT_EQ(chat_user_turn(chat_template::gemma, "Be brief.", "Hi", false),
+              "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
+    EXPECT_EQ(chat_user_turn(chat_template::llama3, "", "Hi", false),
+              "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+    EXPECT_EQ(chat_template_from_name("gemma"), chat_template::gemma);
+    EXPECT_FALSE(chat_template_from_name("vicuna"));
+}
+
+TEST(Hparams, Stories260K) {
+    const hparams hp = read("stories260K.gguf");
+    EXPECT_EQ(hp.arch, arch_kind::llama);
+    EXPECT_EQ(hp.n_embd, 64);
+    EXPECT_EQ(hp.n_head, 8);
+    EXPECT_EQ(hp.n_head_kv, 4);
+    EXPECT_EQ(hp.head_dim_k, 8);
+    EXPECT_EQ(hp.rope_mode, GK_ROPE_TYPE_NORMAL);
+    EXPECT_FLOAT_EQ(hp.rope_base, 10000.0f);
+    EXPECT_FLOAT_EQ(hp.kq_scale, 1.0f / std::sqrt(8.0f));
+    EXPECT_EQ(hp.n_swa, 0);
+}
+
+TEST(Hparams, Gemma3SlidingWindowPattern) {
+    const hparams hp = read("gemma3-random.gguf");
+    EXPECT_EQ(hp.arch, arch_kind::gemma3);
+    EXPECT_EQ(hp.n_swa, 8);
+    EXPECT_EQ(hp.swa_layer, (std::vector<bool>{true, true, true, true, true, false}));
+    EXPECT_FLOAT_EQ(hp.rope_base, 1000000.0f);
+    EXPECT_FLOAT_EQ(hp.rope_base_swa, 10000.0f);
+    EXPECT_FLOAT_EQ(hp.embd_scale, 8.0f);
+    EXPECT_FLOAT_EQ(hp.q_scale, 1.0f / std::sqrt(32.0f));
+    EXPECT_EQ(hp.ffn_glu, GK_GLU_OP_GEGLU);
+    EXPECT_TRUE(hp.post_norms);
+}
+
+TEST(Hparams, Qwen3HeadSize) {
+    const hparams hp = read("qwen3-random.gguf");
+    EXPECT_EQ(hp.arch, arch_kind::qwen3);
+    EXPECT_EQ(hp.head_dim_k, 32);  // not n_embd / n_head = 16
+    EXPECT_EQ(hp.n_embd_q(), 128);
+    EXPECT_EQ(hp.rope_mode, GK_ROPE_TYPE_NEOX);
+    EXPECT_TRUE(hp.qk_norm);
+}
