@@ -60,7 +60,8 @@ struct sub_fit {
     float    c   = 0.0f;   // sum w * v * v
     float    err = k_inf;  // weighted squared error at the scale it was fitted for
     uint16_t point[k_max_sub_groups] = {};
-    int8_t   flip[k_max_sub_groups]  = {};  // sign grids: coordinate negated against x, or -1
+    // sign grids: per group, the coordinate negated against x (-1: none)
+    int8_t   flip[k_max_sub_groups] = {-1, -1, -1, -1, -1, -1, -1, -1};
     uint8_t  shift_neg[k_max_sub_groups] = {};  // iq1: 1 where the group's shift is -delta
 
     float score() const { return b > 0.0f && c > 0.0f ? b * b / c : 0.0f; }
@@ -415,23 +416,24 @@ superblock encode_superblock(const format & f, const float * x_in, const float *
 
 // ---- formats and packing ------------------------------------------------------------------
 
-// sigma_factor and the candidate ranges as in ggml's encoders of each type.
+// sigma_factor and the candidate ranges as in ggml's encoders of each type, with fewer
+// candidate scales (the least-squares refinement recovers what a finer scan would find).
 constexpr format k_iq2_xxs{.grid = iq::grid_id::iq2xxs, .sub = 32, .unit = 0.125f, .max_code = 15, .parity = true,
-                           .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 19};
+                           .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
 constexpr format k_iq2_xs{.grid = iq::grid_id::iq2xs, .sub = 16, .unit = 0.125f, .max_code = 15, .parity = true,
-                          .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 19};
+                          .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
 constexpr format k_iq2_s{.grid = iq::grid_id::iq2s, .sub = 16, .unit = 0.125f, .max_code = 15,
-                         .sigma_factor = 2.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 19};
+                         .sigma_factor = 2.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
 constexpr format k_iq3_xxs{.grid = iq::grid_id::iq3xxs, .sub = 32, .unit = 0.25f, .max_code = 15, .parity = true,
-                           .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 31};
+                           .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 16};
 constexpr format k_iq3_s{.grid = iq::grid_id::iq3s, .sub = 32, .unit = 1.0f, .max_code = 15,
-                         .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 19};
+                         .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 11};
 constexpr format k_iq1_s{.grid = iq::grid_id::iq1s, .sub = 32, .unit = 1.0f, .max_code = 7, .shifted = true,
                          .shift_group = 32, .delta = IQ1S_DELTA, .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f,
-                         .r_steps = 9};
+                         .r_steps = 3};
 constexpr format k_iq1_m{.grid = iq::grid_id::iq1s, .sub = 16, .unit = 1.0f, .max_code = 7, .shifted = true,
                          .shift_group = 8, .delta = IQ1M_DELTA, .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f,
-                         .r_steps = 9};
+                         .r_steps = 3};
 
 template <class Block>
 void store(void * y, int64_t i, const Block & b) {

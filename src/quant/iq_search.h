@@ -75,10 +75,11 @@ struct group_costs {
 /// The best neighbour of the key of per-coordinate nearest levels (least error).
 pick best_point(const lattice & g, const group_costs & c);
 
-/// For a group of 8 targets whose signs must be stored with even parity: the best point
-/// without a negation (`plain`) and the best with exactly one coordinate negated against
-/// its target (`flipped`, the cheapest coordinate of that point). Candidates come from
-/// the nearest key and from that key with its cheapest-to-negate coordinate at level 0.
+/// For a group whose signs are stored with even parity (the costs built `with_flip`): the
+/// best point without a negation (`plain`) and the best with exactly one coordinate
+/// negated against its target (`flipped`, the cheapest coordinate of that point).
+/// Candidates come from the nearest key and from that key with its cheapest-to-negate
+/// coordinate at level 0.
 void best_point_parity(const lattice & g, const group_costs & c, pick & plain, pick & flipped);
 
 } // namespace gk::quant::iq
