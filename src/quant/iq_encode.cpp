@@ -40,7 +40,7 @@ constexpr float k_inf = std::numeric_limits<float>::infinity();
 struct format {
     iq::grid_id grid;
     int         sub;                   // values per sub-block scale
-    float       unit;                  // a sub-block's scale = d * unit * (2*code + 1)
+    float (*sub_scale)(float, int);    // the decoder's sub-block scale (iq_quants.h)
     int         max_code;              // codes 0..max_code
     bool        shifted      = false;  // iq1: value = scale * (g + shift), no sign bits
     bool        parity       = false;  // signs stored as 7 bits + parity per group of 8
@@ -249,7 +249,8 @@ struct scales {
     uint8_t code[k_max_subs] = {};
 };
 
-float multiplier(const format & f, int code) { return f.unit * static_cast<float>(2 * code + 1); }
+/// A sub-block's scale for d = 1 (exact: the scales are small odd multiples of 1/8).
+float multiplier(const format & f, int code) { return f.sub_scale(1.0f, code); }
 
 /// Codes nearest to each sub-block's best scale for decoded d, and the modelled error
 /// sum_j c_j (d m_j)^2 - 2 b_j d m_j (the constant sum w y^2 left out).
@@ -260,8 +261,9 @@ float assign_codes(const format & f, const sub_fit * fits, int nsub, float d, ui
         if (!(d > 0.0f) || fits[j].score() <= 0.0f) {
             continue;
         }
-        const float t = fits[j].b / fits[j].c;
-        const float r = std::nearbyint((t / (d * f.unit) - 1.0f) * 0.5f);
+        const float t    = fits[j].b / fits[j].c;
+        const float step = multiplier(f, 1) - multiplier(f, 0);  // the multipliers are affine in the code
+        const float r    = std::nearbyint((t / d - multiplier(f, 0)) / step);
         code[j]       = static_cast<uint8_t>(std::clamp(r, 0.0f, static_cast<float>(f.max_code)));
         const float s = d * multiplier(f, code[j]);
         cost += fits[j].c * s * s - 2.0f * fits[j].b * s;
@@ -418,21 +420,21 @@ superblock encode_superblock(const format & f, const float * x_in, const float *
 
 // sigma_factor and the candidate ranges as in ggml's encoders of each type, with fewer
 // candidate scales (the least-squares refinement recovers what a finer scan would find).
-constexpr format k_iq2_xxs{.grid = iq::grid_id::iq2xxs, .sub = 32, .unit = 0.125f, .max_code = 15, .parity = true,
-                           .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
-constexpr format k_iq2_xs{.grid = iq::grid_id::iq2xs, .sub = 16, .unit = 0.125f, .max_code = 15, .parity = true,
-                          .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
-constexpr format k_iq2_s{.grid = iq::grid_id::iq2s, .sub = 16, .unit = 0.125f, .max_code = 15,
-                         .sigma_factor = 2.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
-constexpr format k_iq3_xxs{.grid = iq::grid_id::iq3xxs, .sub = 32, .unit = 0.25f, .max_code = 15, .parity = true,
-                           .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 16};
-constexpr format k_iq3_s{.grid = iq::grid_id::iq3s, .sub = 32, .unit = 1.0f, .max_code = 15,
-                         .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 11};
-constexpr format k_iq1_s{.grid = iq::grid_id::iq1s, .sub = 32, .unit = 1.0f, .max_code = 7, .shifted = true,
-                         .shift_group = 32, .delta = IQ1S_DELTA, .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f,
+constexpr format k_iq2_xxs{.grid = iq::grid_id::iq2xxs, .sub = 32, .sub_scale = iq2_sub_scale, .max_code = 15,
+                           .parity = true, .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
+constexpr format k_iq2_xs{.grid = iq::grid_id::iq2xs, .sub = 16, .sub_scale = iq2_sub_scale, .max_code = 15,
+                          .parity = true, .sigma_factor = 1.0f, .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
+constexpr format k_iq2_s{.grid = iq::grid_id::iq2s, .sub = 16, .sub_scale = iq2_sub_scale, .max_code = 15,
+                         .r_lo = 0.82f, .r_hi = 1.18f, .r_steps = 11};
+constexpr format k_iq3_xxs{.grid = iq::grid_id::iq3xxs, .sub = 32, .sub_scale = iq3xxs_sub_scale, .max_code = 15,
+                           .parity = true, .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 16};
+constexpr format k_iq3_s{.grid = iq::grid_id::iq3s, .sub = 32, .sub_scale = iq3s_sub_scale, .max_code = 15,
+                         .r_lo = 0.8f, .r_hi = 1.2f, .r_steps = 11};
+constexpr format k_iq1_s{.grid = iq::grid_id::iq1s, .sub = 32, .sub_scale = iq1_sub_scale, .max_code = 7,
+                         .shifted = true, .shift_group = 32, .delta = IQ1S_DELTA, .r_lo = 0.8f, .r_hi = 1.2f,
                          .r_steps = 3};
-constexpr format k_iq1_m{.grid = iq::grid_id::iq1s, .sub = 16, .unit = 1.0f, .max_code = 7, .shifted = true,
-                         .shift_group = 8, .delta = IQ1M_DELTA, .sigma_factor = 2.0f, .r_lo = 0.8f, .r_hi = 1.2f,
+constexpr format k_iq1_m{.grid = iq::grid_id::iq1s, .sub = 16, .sub_scale = iq1_sub_scale, .max_code = 7,
+                         .shifted = true, .shift_group = 8, .delta = IQ1M_DELTA, .r_lo = 0.8f, .r_hi = 1.2f,
                          .r_steps = 3};
 
 template <class Block>

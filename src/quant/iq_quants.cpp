@@ -53,7 +53,7 @@ void dequantize_row_iq2_xxs(const void * x, float * y, int64_t k) {
         const float   d  = fp16_to_fp32(b.d);
         for (int ib = 0; ib < QK_K / 32; ++ib) {
             const uint32_t aux = load_u32(qs + 8 * ib + 4);
-            const float    db  = d * (0.5f + static_cast<float>(aux >> 28)) * 0.25f;
+            const float    db  = iq2_sub_scale(d, static_cast<int>(aux >> 28));
             for (int l = 0; l < 4; ++l) {
                 put_signed(db, iq2xxs_grid[qs[8 * ib + l]], ksigns_iq2xs[(aux >> (7 * l)) & 127], 0, 8, y);
                 y += 8;
@@ -67,8 +67,7 @@ void dequantize_row_iq2_xs(const void * x, float * y, int64_t k) {
         const auto  b = load_block<block_iq2_xs>(x, i);
         const float d = fp16_to_fp32(b.d);
         for (int ib = 0; ib < QK_K / 32; ++ib) {
-            const float db[2] = {d * (0.5f + static_cast<float>(b.scales[ib] & 0xf)) * 0.25f,
-                                 d * (0.5f + static_cast<float>(b.scales[ib] >> 4)) * 0.25f};
+            const float db[2] = {iq2_sub_scale(d, b.scales[ib] & 0xf), iq2_sub_scale(d, b.scales[ib] >> 4)};
             for (int l = 0; l < 4; ++l) {
                 const uint16_t q = b.qs[4 * ib + l];
                 put_signed(db[l / 2], iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9], 0, 8, y);
@@ -84,8 +83,7 @@ void dequantize_row_iq2_s(const void * x, float * y, int64_t k) {
         const float     d     = fp16_to_fp32(b.d);
         const uint8_t * signs = b.qs + QK_K / 8;
         for (int ib = 0; ib < QK_K / 32; ++ib) {
-            const float db[2] = {d * (0.5f + static_cast<float>(b.scales[ib] & 0xf)) * 0.25f,
-                                 d * (0.5f + static_cast<float>(b.scales[ib] >> 4)) * 0.25f};
+            const float db[2] = {iq2_sub_scale(d, b.scales[ib] & 0xf), iq2_sub_scale(d, b.scales[ib] >> 4)};
             for (int l = 0; l < 4; ++l) {
                 const int g     = 4 * ib + l;
                 const int index = b.qs[g] | (((b.qh[ib] >> (2 * l)) & 3) << 8);
@@ -102,7 +100,7 @@ void dequantize_row_iq3_xxs(const void * x, float * y, int64_t k) {
         const float d = fp16_to_fp32(b.d);
         for (int ib = 0; ib < QK_K / 32; ++ib) {
             const uint32_t  aux = load_u32(b.qs + QK_K / 4 + 4 * ib);
-            const float     db  = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+            const float     db  = iq3xxs_sub_scale(d, static_cast<int>(aux >> 28));
             const uint8_t * qs  = b.qs + 8 * ib;
             for (int l = 0; l < 4; ++l) {
                 const uint8_t signs = ksigns_iq2xs[(aux >> (7 * l)) & 127];
@@ -120,7 +118,7 @@ void dequantize_row_iq3_s(const void * x, float * y, int64_t k) {
         const float d = fp16_to_fp32(b.d);
         for (int ib = 0; ib < QK_K / 32; ++ib) {
             const int   code = (b.scales[ib / 2] >> (4 * (ib % 2))) & 0xf;
-            const float db   = d * static_cast<float>(1 + 2 * code);
+            const float db   = iq3s_sub_scale(d, code);
             for (int l = 0; l < 4; ++l) {
                 const int     q0    = 8 * ib + 2 * l;  // group of 4 holding values 0..3
                 const int     i0    = b.qs[q0] | (((b.qh[ib] >> (2 * l)) & 1) << 8);
@@ -140,7 +138,7 @@ void dequantize_row_iq1_s(const void * x, float * y, int64_t k) {
         const float d = fp16_to_fp32(b.d);
         for (int ib = 0; ib < QK_K / 32; ++ib) {
             const unsigned h     = b.qh[ib];
-            const float    dl    = d * static_cast<float>(2 * ((h >> 12) & 7) + 1);
+            const float    dl    = iq1_sub_scale(d, static_cast<int>((h >> 12) & 7));
             const float    delta = (h & 0x8000) ? -IQ1S_DELTA : IQ1S_DELTA;
             for (int l = 0; l < 4; ++l) {
                 const int index = b.qs[4 * ib + l] | (((h >> (3 * l)) & 7) << 8);
@@ -162,7 +160,7 @@ void dequantize_row_iq1_m(const void * x, float * y, int64_t k) {
         for (int g = 0; g < QK_K / 8; ++g) {
             const int   sub   = g / 2;  // sub-block of 16 values
             const int   code  = (sc[sub / 4] >> (3 * (sub % 4))) & 7;
-            const float dl    = d * static_cast<float>(2 * code + 1);
+            const float dl    = iq1_sub_scale(d, code);
             const int   h     = b.qh[g / 2] >> (4 * (g % 2));
             const float delta = (h & 0x08) ? -IQ1M_DELTA : IQ1M_DELTA;
             const int   index = b.qs[g] | ((h & 7) << 8);

@@ -49,6 +49,13 @@ extern const uint64_t iq1s_grid[2048];     // byte j = coordinate j as int8: -1,
 inline constexpr float IQ1S_DELTA = 0.125f;  // the shift of iq1_s
 inline constexpr float IQ1M_DELTA = 0.125f;  // the shift of iq1_m
 
+// Sub-block scales exactly as the reference decoders compute them from the decoded f16 d
+// and a sub-block's scale code (each is affine in the code).
+inline float iq2_sub_scale(float d, int code) { return d * (0.5f + static_cast<float>(code)) * 0.25f; }
+inline float iq3xxs_sub_scale(float d, int code) { return d * (0.5f + static_cast<float>(code)) * 0.5f; }
+inline float iq3s_sub_scale(float d, int code) { return d * static_cast<float>(1 + 2 * code); }
+inline float iq1_sub_scale(float d, int code) { return d * static_cast<float>(2 * code + 1); }
+
 // ---- block layouts ---------------------------------------------------------------------
 
 /// iq2_xxs, 66 bytes. Sub-block b (32 values) owns the 8 bytes at qs + 4*b: bytes 0..3 are
