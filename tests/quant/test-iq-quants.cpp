@@ -230,6 +230,24 @@ TEST(IqDecode, ZeroBlocksDecodeToZeroAndEveryValueIsWritten) {
     }
 }
 
+TEST(IqDecode, MisalignedInputGivesTheSameBits) {
+    std::mt19937 gen(43);
+    for (const iq_type & t : k_types) {
+        SCOPED_TRACE(t.name);
+        std::vector<uint8_t> buf(t.bytes * 4 + 1);
+        for (auto & b : buf) {
+            b = static_cast<uint8_t>(gen());
+        }
+        const std::vector<uint8_t> aligned(buf.begin() + 1, buf.end());
+        const auto                 want = decode(t.type, aligned);
+        std::vector<float>         got(want.size());
+        ASSERT_TRUE(dequantize_rows(t.type, buf.data() + 1, got.data(), 1, 4 * 256));
+        for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << i;
+        }
+    }
+}
+
 // ---- encoders ------------------------------------------------------------------------------
 
 namespace {
