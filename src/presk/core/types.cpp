@@ -1,10 +1,15 @@
 #include "core/types.h"
 
+#include <cstdint>
+
 namespace presk {
 
 int64_t Type::numel() const {
     int64_t n = 1;
-    for (const Axis& a : axes) n *= a.size;
+    for (const Axis& a : axes) {
+        if (a.size != 0 && n > INT64_MAX / a.size) return INT64_MAX;  // saturates: too large anyway
+        n *= a.size;
+    }
     return n;
 }
 

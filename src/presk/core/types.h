@@ -30,7 +30,7 @@ struct Type {
     std::vector<TypeP> items;
     std::vector<std::string> names;
 
-    int64_t numel() const;
+    int64_t numel() const;  // saturates at INT64_MAX
     bool is_real_tensor() const { return kind == Tensor && elem == Elem::Real; }
 };
 

@@ -228,8 +228,10 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
         for (size_t i = 0; i < a.size(); ++i) fill(e.inputs[i], T(i).type->axes, stride[i]);
         fill(e.output, l.type->axes, stride[a.size()]);
         int64_t steps = 1;
-        for (int64_t s : size) steps *= s;
-        if (steps > o_.max_elements * 64) throw Error({}, "contraction too large for the interpreter");
+        for (int64_t s : size) {
+            if (s != 0 && steps > o_.max_elements * 64 / s) throw Error({}, "contraction too large for the interpreter");
+            steps *= s;
+        }
         std::vector<int64_t> idx(labels.size(), 0), off(a.size() + 1, 0);
         Real prod(o_.bits);
         for (int64_t k = 0; k < steps; ++k) {

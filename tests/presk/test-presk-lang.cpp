@@ -1,0 +1,137 @@
+// The front end: every tests/presk/bad/*.psk fails with its expected message (file:line:col,
+// the source line and a caret); the broadcasting rule; Core's text; the ChaCha20 block; and
+// mutated examples never make the parser or checker fail other than with an Error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/core.h"
+#include "presk_test.h"
+#include "ref/chacha.h"
+
+namespace presk {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TEST(PreskBad, EachFileFailsWithItsMessage) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(fs::path(PRESK_SOURCE_DIR) / "tests/presk/bad")) {
+        if (e.path().extension() != ".psk") continue;
+        SCOPED_TRACE(e.path().filename().string());
+        std::string text = read(e.path());
+        std::string expect, entry;
+        CheckOptions o;
+        std::istringstream lines(text);
+        for (std::string line; std::getline(lines, line) && line.rfind("# ", 0) == 0;) {
+            if (line.rfind("# expect: ", 0) == 0) expect = line.substr(10);
+            if (line.rfind("# entry: ", 0) == 0) entry = line.substr(9);
+            if (line.rfind("# dim: ", 0) == 0) {
+                std::string kv = line.substr(7);
+                o.dims[kv.substr(0, kv.find('='))] = std::stoll(kv.substr(kv.find('=') + 1));
+            }
+        }
+        ASSERT_FALSE(expect.empty());
+        std::string err;
+        core::Program p = test::compile(text, entry, o, &err);
+        EXPECT_NE(err.find("error: " + expect), std::string::npos) << err;
+        EXPECT_EQ(err.rfind("test.psk:", 0), 0u) << err;       // file:line:col
+        EXPECT_NE(err.find("\n  "), std::string::npos) << err;  // the source line
+        EXPECT_EQ(err.back(), '^') << err;                      // the caret
+        ++n;
+    }
+    EXPECT_GE(n, 15);
+}
+
+TEST(PreskTypes, Broadcasting) {
+    std::vector<Axis> bt{{"batch", 4}, {"", 3}}, b{{"batch", 4}}, three{{"", 3}}, tb{{"T", 2}, {"batch", 4}};
+    EXPECT_EQ(*broadcast_axes(bt, three), bt);                           // trailing positions
+    EXPECT_EQ(*broadcast_axes(three, bt), bt);
+    EXPECT_EQ(*broadcast_axes(bt, b), bt);                               // by name
+    EXPECT_EQ(*broadcast_axes(bt, {}), bt);                              // a scalar
+    EXPECT_FALSE(broadcast_axes(bt, tb));                                // T is not in bt
+    EXPECT_FALSE(broadcast_axes(bt, std::vector<Axis>{{"", 4}}));        // positional 4 vs 3
+    EXPECT_EQ(to_string(*tensor_type(Elem::Int, bt, 7)), "int<7>[batch: 4, 3]");
+}
+
+TEST(PreskCore, DumpNamesSites) {
+    std::string err;
+    core::Program p = test::compile(read(fs::path(PRESK_SOURCE_DIR) / "examples/tutorial/01_linear.psk"),
+                                    "Linear{3, 2}.apply", {{{"batch", 4}}, {}}, &err);
+    ASSERT_EQ(err, "");
+    std::string text = core::to_string(p);
+    EXPECT_NE(text.find("fn Linear{3,2}.apply(%0 self : {w: [3, 2], b: [2]}, %1 x : [batch: 4, 3]) -> [batch: 4, 2]"),
+              std::string::npos) << text;
+    EXPECT_NE(text.find("%3 = dot(%1, %2) : [batch: 4, 2]"), std::string::npos) << text;
+    EXPECT_NE(text.find("param w : [3, 2] = normal(0, (1 / sqrt(3)))"), std::string::npos) << text;
+}
+
+TEST(PreskChaCha, Rfc8439Block) {
+    std::array<uint32_t, 8> key;
+    for (int i = 0; i < 8; ++i)
+        key[i] = (uint32_t)(4 * i) | (uint32_t)(4 * i + 1) << 8 | (uint32_t)(4 * i + 2) << 16 | (uint32_t)(4 * i + 3) << 24;
+    auto b = ref::ChaCha::block(key, 1, {0x09000000, 0x4a000000, 0x00000000});
+    EXPECT_EQ(b[0], 0xe4e7f110u);
+    EXPECT_EQ(b[1], 0x15593bd1u);
+    EXPECT_EQ(b[15], 0x4e3c50a2u);
+    ref::ChaCha a(5, "blocks.w"), c(5, "blocks.w"), d(5, "blocks.b");
+    uint64_t x = a.next_u64();
+    EXPECT_EQ(x, c.next_u64());
+    EXPECT_NE(x, d.next_u64());
+}
+
+// Deterministic mutations of every example; parse and check each entry: only Error may come out.
+TEST(PreskRobust, MutatedExamplesNeverCrashTheChecker) {
+    CheckOptions o;
+    for (const char* k : {"batch", "B", "T", "N", "n", "n_in", "n_out", "hidden", "V", "D", "H", "L", "heads"}) o.dims[k] = 2;
+    o.dims["V"] = 4;
+    o.dims["D"] = 4;
+    std::vector<std::string> texts;
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(PRESK_SOURCE_DIR) / "examples"))
+        if (e.path().extension() == ".psk") texts.push_back(read(e.path()));
+    ASSERT_FALSE(texts.empty());
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    auto rnd = [&](uint64_t n) { s = s * 6364136223846793005ull + 1442695040888963407ull; return (s >> 33) % n; };
+    const std::string junk = "{}()[],:;.=+-*/<>#\"0123456789 abxyzT\n";
+    int checked = 0;
+    for (const std::string& base : texts)
+        for (int it = 0; it < 150; ++it) {
+            std::string t = base;
+            for (int m = 0, k = 1 + (int)rnd(3); m < k && !t.empty(); ++m) {
+                size_t at = rnd(t.size()), len = 1 + rnd(12);
+                switch (rnd(4)) {
+                case 0: t.erase(at, len); break;
+                case 1: t.insert(at, t.substr(rnd(t.size()), len)); break;
+                case 2: t[at] = junk[rnd(junk.size())]; break;
+                case 3: t.resize(at); break;
+                }
+            }
+            Source src{"m.psk", t};
+            try {
+                ast::File f = parse(src);
+                for (const auto& e : list_entries(f)) {
+                    try {
+                        core::Program p = check(f, e, o);
+                        ++checked;
+                    } catch (const Error& err) {
+                        format_error(src, err);
+                    }
+                }
+            } catch (const Error& err) {
+                format_error(src, err);
+            }
+        }
+    EXPECT_GT(checked, 0);
+}
+
+} // namespace
+} // namespace presk
