@@ -264,7 +264,7 @@ private:
             auto it = b->named.find(a.text);
             if (it == b->named.end() && entry) {
                 auto d = opts_.dims.find(a.text);
-                if (d == opts_.dims.end()) throw Error(a.loc, "axis '" + a.text + "' has no size: pass --dim " + a.text + "=N");
+                if (d == opts_.dims.end()) throw Error(a.loc, "axis '" + a.text + "' has no size: pass --dim " + a.text + "=<size>");
                 if (d->second < 1 || d->second > kMaxSize) throw Error(a.loc, "--dim " + a.text + " out of range");
                 it = b->named.emplace(a.text, d->second).first;
             }
