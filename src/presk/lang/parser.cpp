@@ -275,8 +275,8 @@ private:
             // A call's '(' is on the line its callee ends on; on a new line it starts a new
             // expression (a block's result after a let).
             if (is_p("(") && peek().loc.line == toks_[p_ - 1].loc.line) {
-                Token t = next();
-                ExprP c = make(Expr::Call, t.loc);
+                next();
+                ExprP c = make(Expr::Call, e->loc);  // errors point at the callee
                 c->args.push_back(e);
                 if (!is_p(")")) do c->args.push_back(expr()); while (accept(","));
                 expect(")");
