@@ -535,11 +535,7 @@ private:
 
     Val expr(Scope& sc, const Expr& e) {
         switch (e.kind) {
-        case Expr::Num: {
-            char* end = nullptr;
-            std::strtod(e.text.c_str(), &end);
-            return lit(sc, e.text, e.loc);
-        }
+        case Expr::Num: return lit(sc, e.text, e.loc);
         case Expr::Str: throw Error(e.loc, "a string is only the spec of ein or a field name of set_field");
         case Expr::Var: return var(sc, e);
         case Expr::ModRef: throw Error(e.loc, "a module is not a value");

@@ -90,7 +90,11 @@ Value Interp::call(const std::string& name, const std::vector<Value>& args) {
     const core::Function* f = p_.find(name);
     if (!f) throw Error({}, "no function '" + name + "'");
     if ((int)args.size() != f->arity()) throw Error({}, name + ": wrong number of arguments");
-    if (++depth_ > 1000) throw Error({}, name + ": calls nested too deeply");
+    struct Depth {  // bounds the nesting of calls, also when one throws
+        int& d;
+        ~Depth() { --d; }
+    } guard{++depth_};
+    if (depth_ > 1000) throw Error({}, name + ": calls nested too deeply");
     std::vector<Value> env(args);
     env.resize(f->next_id());
     for (const Let& l : f->body) {
@@ -129,7 +133,6 @@ Value Interp::call(const std::string& name, const std::vector<Value>& args) {
             throw Error(l.loc, msg);
         }
     }
-    --depth_;
     return env[f->result];
 }
 
@@ -156,7 +159,7 @@ Value Interp::loop(const Let& l, const std::vector<const Value*>& a) {
         if (ys == 1) out[i] = carry;
     }
     if (!ys) return carry;
-    return make_tree(l.type, {carry, stack_first(out, o_.bits)});
+    return make_tree(l.type, {carry, stack_first(out)});
 }
 
 Value Interp::prim(const core::Function& f, const Let& l, const std::vector<const Value*>& a) {
@@ -398,7 +401,7 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
     } else if (n == "stack") {
         std::vector<Value> parts;
         for (const Value* v : a) parts.push_back(*v);
-        Value s = stack_first(parts, o_.bits);
+        Value s = stack_first(parts);
         Tensor t = *s.t;
         t.type = l.type;
         return make_tensor(std::move(t));

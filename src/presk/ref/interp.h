@@ -35,8 +35,6 @@ public:
     /// names them (a decimal value for a real scalar input).
     std::vector<Value> entry_args(const std::map<std::string, std::string>& given = {});
 
-    long bits() const { return o_.bits; }
-
 private:
     const core::Program& p_;
     InterpOptions o_;

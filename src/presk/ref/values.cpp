@@ -53,7 +53,7 @@ Value slice_first(const Value& v, int64_t l) {
     return make_tensor(std::move(out));
 }
 
-Value stack_first(const std::vector<Value>& parts, long bits) {
+Value stack_first(const std::vector<Value>& parts) {
     const Value& p0 = parts.front();
     if (!p0.t) {
         std::vector<Value> items;
@@ -61,7 +61,7 @@ Value stack_first(const std::vector<Value>& parts, long bits) {
         for (size_t i = 0; i < p0.items.size(); ++i) {
             std::vector<Value> col;
             for (const Value& p : parts) col.push_back(p.items[i]);
-            items.push_back(stack_first(col, bits));
+            items.push_back(stack_first(col));
             ts.push_back(items.back().type);
         }
         TypeP t = p0.type->kind == Type::Tuple ? tuple_type(ts) : record_type(p0.type->names, ts);
@@ -75,7 +75,6 @@ Value stack_first(const std::vector<Value>& parts, long bits) {
         out.re.insert(out.re.end(), p.t->re.begin(), p.t->re.end());
         out.in.insert(out.in.end(), p.t->in.begin(), p.t->in.end());
     }
-    (void)bits;
     return make_tensor(std::move(out));
 }
 

@@ -30,7 +30,7 @@ Value make_tree(const TypeP& type, std::vector<Value> items);
 /// Component `l` of every leaf along its first axis (a stack's layer l).
 Value slice_first(const Value& v, int64_t l);
 /// The inverse: stacks values of one type along a new first axis.
-Value stack_first(const std::vector<Value>& parts, long bits);
+Value stack_first(const std::vector<Value>& parts);
 
 /// Human-readable text: the type, then nested brackets of values at `digits` significant digits.
 std::string to_text(const Value& v, int digits);
