@@ -154,6 +154,15 @@ std::unique_ptr<Model> Model::load(const std::string & path, const load_progress
         return nullptr;
     }
     const size_t n_tensors = static_cast<size_t>(gk_gguf_tensor_count(m->gguf_));
+    if (static_cast<uint64_t>(m->hp_.n_layer) > n_tensors) {
+        // Each block has several tensors: a larger count cannot be right (and would size
+        // the per-layer tables from an untrusted number).
+        if (error) {
+            *error = path + ": " + m->hp_.arch_name + ".block_count = " + std::to_string(m->hp_.n_layer) +
+                     " but the file has only " + std::to_string(n_tensors) + " tensors";
+        }
+        return nullptr;
+    }
     gk_init_params ip{};
     ip.mem_size = (n_tensors + 16) * gk_tensor_overhead();
     ip.no_alloc = true;

@@ -126,6 +126,14 @@ TEST(GkRun, MissingKey) {
     expect_one_line_error(run_gk_run(greedy(p, "x", 4)), "missing key llama.block_count");
 }
 
+TEST(GkRun, HugeBlockCount) {
+    const fs::path p = edited_model("huge-block-count.gguf", [](gk_gguf * g) {
+        gk_gguf_error err{};
+        gk_gguf_set_u32(g, "llama.block_count", 10000000, &err);
+    });
+    expect_one_line_error(run_gk_run(greedy(p, "x", 4)), "llama.block_count = 10000000 but the file has only 48 tensors");
+}
+
 TEST(GkRun, MissingTensor) {
     const fs::path p = edited_model("no-ffn-up.gguf", {},
                                     [](const std::string & n, int64_t *) { return n != "blk.3.ffn_up.weight"; });
