@@ -119,6 +119,8 @@ TEST(PreskVjp, Contractions) {
                          "fn g(b : [2, 3, 2], a : [2, 2, 3]) -> [2, 3, 2] { grad(f, b, a) }\n", "f", "g"), 12);
     EXPECT_EQ(check_grad("fn f(q : [2, 3, 2], k : [2, 3, 2]) -> [] { sum(sin(ein(\"hid,hjd->hij\", q, k))) }\n"
                          "fn g(q : [2, 3, 2], k : [2, 3, 2]) -> [2, 3, 2] { grad(f, q, k) }\n", "f", "g"), 12);
+    EXPECT_EQ(check_grad("fn f(x : [2, 3], y : [2]) -> [] { sum(sin(ein(\"ij,i->i\", x, y))) }\n"
+                         "fn g(x : [2, 3], y : [2]) -> [2, 3] { grad(f, x, y) }\n", "f", "g"), 6);
 }
 
 TEST(PreskVjp, Reductions) {

@@ -436,9 +436,16 @@ private:
                     seen += s.inputs[j];
                     ops.push_back(x(j));
                 }
-                for (char c : s.inputs[i])
-                    if (seen.find(c) == std::string::npos || std::count(s.inputs[i].begin(), s.inputs[i].end(), c) > 1)
-                        throw Error(l.loc, "no derivative of ein '" + l.text + "' (a label only summed in one operand, or repeated) at " + site(l));
+                bool summed_here = false;  // a label only this operand has: a ones operand supplies it
+                for (char c : s.inputs[i]) {
+                    if (std::count(s.inputs[i].begin(), s.inputs[i].end(), c) > 1)
+                        throw Error(l.loc, "no derivative of ein '" + l.text + "' (a label repeated in one operand) at " + site(l));
+                    if (seen.find(c) == std::string::npos) summed_here = true;
+                }
+                if (summed_here) {
+                    spec += "," + s.inputs[i];
+                    ops.push_back(P("add", {P("zeros_like", {x(i)}), e_.lit("1")}));
+                }
                 add_as(l.args[i], P("ein", ops, {}, spec + "->" + s.inputs[i]));
             }
         } else if (n == "sum" || n == "mean") {
