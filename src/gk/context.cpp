@@ -69,8 +69,12 @@ gk_context * gk_init(gk_init_params params) {
     if (params.mem_buffer) {
         ctx->mem = static_cast<unsigned char *>(params.mem_buffer);
     } else {
-        ctx->mem = static_cast<unsigned char *>(std::aligned_alloc(GK_MEM_ALIGN, (params.mem_size + GK_MEM_ALIGN - 1) /
-                                                                                     GK_MEM_ALIGN * GK_MEM_ALIGN));
+        // aligned_alloc wants a multiple of the alignment; a size that cannot be rounded
+        // up without wrapping cannot be allocated either.
+        if (params.mem_size <= SIZE_MAX - GK_MEM_ALIGN) {
+            ctx->mem = static_cast<unsigned char *>(
+                std::aligned_alloc(GK_MEM_ALIGN, gk::align_up(params.mem_size, GK_MEM_ALIGN)));
+        }
         ctx->mem_owned = true;
         if (!ctx->mem) {
             delete ctx;

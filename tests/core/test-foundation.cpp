@@ -170,6 +170,14 @@ TEST(Foundation, ArenaExhaustionIsAnError) {
     EXPECT_EQ(gk_init({0, nullptr, false}), nullptr);
 }
 
+TEST(Foundation, ArenaSizesNearSizeMaxDoNotWrap) {
+    // Rounding mem_size up to the alignment used to wrap to 0 bytes, so the context
+    // believed it had SIZE_MAX bytes and handed out memory past a tiny allocation.
+    for (size_t mem_size : {SIZE_MAX, SIZE_MAX - 5, SIZE_MAX - GK_MEM_ALIGN + 1}) {
+        EXPECT_EQ(gk_init({mem_size, nullptr, false}), nullptr) << mem_size;
+    }
+}
+
 TEST(Foundation, NoAllocCreatesStructsOnly) {
     auto        ctx = make_ctx(1 << 16, true);
     gk_tensor * t   = gk_new_tensor_2d(ctx.get(), GK_TYPE_F32, 1024, 1024);  // 4 MiB: only fits unallocated
