@@ -372,7 +372,9 @@ enum gk_glu_op   gk_get_glu_op(const struct gk_tensor * t);
 /* ------------------------------------------------------------------------------------ */
 /* Views and reshapes: aliases made at build time; they cost nothing at compute time.   */
 /* A view's bytes must lie inside the storage of a. A block type keeps its blocks whole: */
-/* ne0 of a view is a whole number of blocks and dimension 0 cannot be moved.            */
+/* ne0 of a view is a whole number of blocks and dimension 0 cannot be moved. offset and */
+/* nb1..nb3 are multiples of gk_type_size (one element, or one block), so every element */
+/* stays aligned.                                                                        */
 
 /** offset and nb* in bytes. */
 struct gk_tensor * gk_view_1d(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, size_t offset);

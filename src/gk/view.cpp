@@ -14,7 +14,7 @@ namespace {
 
 /// A view of `a` with shape ne and strides nb (nb[0] is the type size) at byte
 /// `offset` from a's first element. Checks that the view's bytes lie within the
-/// storage of the owner and that blocks stay whole.
+/// storage of the owner, that blocks stay whole and that elements stay aligned.
 gk_tensor * make_view(builder & bd, gk_tensor * a, const int64_t ne[4], const size_t nb[4], size_t offset, gk_op op) {
     if (!bd.inputs(a)) {
         return nullptr;
@@ -39,6 +39,21 @@ gk_tensor * make_view(builder & bd, gk_tensor * a, const int64_t ne[4], const si
         offs > gk_nbytes(owner) || span > gk_nbytes(owner) - offs) {
         bd.fail("view %s at byte offset %zu reaches past the %zu bytes of its storage", describe(&probe).c_str(),
                 offset, gk_nbytes(owner));
+        return nullptr;
+    }
+    // Every element (or block) of the view must start on an element (block) boundary of
+    // the owner: kernels load them as typed values, and a misaligned one is undefined.
+    const size_t unit = gk_type_size(a->type);
+    for (int i = 1; i < 4; ++i) {
+        if (nb[i] % unit != 0) {
+            bd.fail("nb[%d] = %zu is not a multiple of %zu, the bytes of one %s %s", i, nb[i], unit,
+                    gk_type_name(a->type), gk_is_quantized(a->type) ? "block" : "element");
+            return nullptr;
+        }
+    }
+    if (offs % unit != 0) {
+        bd.fail("byte offset %zu is not a multiple of %zu, the bytes of one %s %s", offs, unit, gk_type_name(a->type),
+                gk_is_quantized(a->type) ? "block" : "element");
         return nullptr;
     }
     gk_tensor * r = new_tensor(bd.ctx(), a->type, ne, false);

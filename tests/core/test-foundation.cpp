@@ -142,6 +142,20 @@ TEST(Foundation, ViewsCollapseToTheOwner) {
     EXPECT_TRUE(error_has(ctx.get(), "cannot be moved"));
     EXPECT_NE(gk_permute(ctx.get(), gk_reshape_3d(ctx.get(), q, 64, 2, 2), 0, 2, 1, 3), nullptr);
     EXPECT_EQ(gk_view_1d(ctx.get(), q, 48, 0), nullptr);  // half a block
+
+    // Offsets and strides in whole elements / blocks: a misaligned view used to be
+    // accepted and then loaded misaligned floats and block structs at compute time.
+    EXPECT_EQ(gk_view_2d(ctx.get(), base, 4, 4, 17, 0), nullptr);
+    EXPECT_TRUE(error_has(ctx.get(), "nb[1] = 17 is not a multiple of 4")) << gk_last_error(ctx.get());
+    EXPECT_EQ(gk_view_1d(ctx.get(), base, 4, 1), nullptr);
+    EXPECT_TRUE(error_has(ctx.get(), "byte offset 1 is not a multiple of 4")) << gk_last_error(ctx.get());
+    gk_tensor * inner = gk_view_1d(ctx.get(), base, 8, 8);
+    ASSERT_NE(inner, nullptr);
+    EXPECT_EQ(gk_view_1d(ctx.get(), inner, 4, 2), nullptr);  // collapsed offset 10
+    EXPECT_EQ(gk_view_1d(ctx.get(), q, 32, 3), nullptr);
+    EXPECT_TRUE(error_has(ctx.get(), "the bytes of one q8_0 block")) << gk_last_error(ctx.get());
+    EXPECT_EQ(gk_view_2d(ctx.get(), q, 32, 2, gk_row_size(GK_TYPE_Q8_0, 64) + 1, 0), nullptr);
+    EXPECT_NE(gk_view_2d(ctx.get(), q, 32, 2, gk_row_size(GK_TYPE_Q8_0, 64), gk_type_size(GK_TYPE_Q8_0)), nullptr);
 }
 
 TEST(Foundation, ArenaExhaustionIsAnError) {
