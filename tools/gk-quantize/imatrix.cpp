@@ -51,6 +51,11 @@ bool imatrix::load(const std::string & path, std::string & err) {
         importance imp;
         imp.ne0   = gk_gguf_tensor_ne(c, i)[0];
         imp.n_mat = gk_gguf_tensor_nrows(c, i);
+        if (imp.ne0 == 0 || imp.n_mat == 0) {  // an empty tensor is legal GGUF, but weighs nothing
+            err = path + ": " + sums_name + " holds no weights (" + std::to_string(imp.n_mat) + " x " +
+                  std::to_string(imp.ne0) + ")";
+            return false;
+        }
         std::vector<float> counts;
         if (!decode(c, i, imp.w, err) || !decode(c, j, counts, err)) {
             err = path + ": " + err;
