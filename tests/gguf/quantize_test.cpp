@@ -234,4 +234,70 @@ TEST(GkQuantizeArgs, Refusals) {
     fs::remove_all(dir);
 }
 
+// Exit 1 and exactly one line on stderr, which holds `what`.
+void expect_one_line_error(const std::string & cmd, const fs::path & dir, const std::string & what) {
+    const int rc = std::system((cmd + " > /dev/null 2> '" + (dir / "err").string() + "'").c_str());
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << cmd << ": status " << rc;
+    std::ifstream     f(dir / "err");
+    const std::string err{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    EXPECT_NE(err.find(what), std::string::npos) << cmd << "\n" << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << cmd << "\n" << err;
+}
+
+// An imatrix entry of zero matrices (a legal empty GGUF tensor) used to divide by zero.
+TEST(GkQuantizeArgs, ImatrixWithoutMatrices) {
+    const fs::path dir = work_dir();
+    context        im(gk_gguf_create());
+    gk_gguf_error  err;
+    const int64_t  ne_s[2] = {64, 0}, ne_c[2] = {1, 0};
+    const float    none    = 0;
+    ASSERT_EQ(gk_gguf_add_tensor(im.get(), "blk.0.attn_q.weight.in_sum2", GK_TYPE_F32, 2, ne_s, &none, 0, &err),
+              GK_GGUF_OK);
+    ASSERT_EQ(gk_gguf_add_tensor(im.get(), "blk.0.attn_q.weight.counts", GK_TYPE_F32, 2, ne_c, &none, 0, &err),
+              GK_GGUF_OK);
+    ASSERT_EQ(gk_gguf_write(im.get(), (dir / "im.gguf").c_str(), &err), GK_GGUF_OK) << err.message;
+    const fs::path out = dir / "x.gguf";
+    expect_one_line_error(std::string(GK_QUANTIZE) + " " + k_model + " " + out.string() + " q8_0 --imatrix " +
+                              (dir / "im.gguf").string(),
+                          dir, "blk.0.attn_q.weight.in_sum2 holds no weights");
+    EXPECT_FALSE(fs::exists(out));
+    fs::remove_all(dir);
+}
+
+// The output is checked before any work: a missing folder, a directory, the input itself.
+TEST(GkQuantizeArgs, OutputPathRefusedUpFront) {
+    const fs::path    dir  = work_dir();
+    const std::string tool = std::string(GK_QUANTIZE) + " ";
+    const fs::path    copy = dir / "model.gguf";
+    fs::copy_file(k_model, copy);
+    const auto size = fs::file_size(copy);
+    expect_one_line_error(tool + k_model + " " + (dir / "none" / "x.gguf").string() + " q8_0", dir, "no folder");
+    expect_one_line_error(tool + k_model + " " + dir.string() + " q8_0", dir, "is a directory");
+    expect_one_line_error(tool + copy.string() + " " + copy.string() + " q8_0", dir, "is the input file");
+    expect_one_line_error(tool + copy.string() + " " + (dir / "." / "model.gguf").string() + " q8_0", dir,
+                          "is the input file");
+    EXPECT_EQ(fs::file_size(copy), size);
+    std::string log;
+    EXPECT_EQ(run(tool + k_model + " " + (dir / "none" / "x.gguf").string() + " q8_0", dir / "log", &log), 1);
+    EXPECT_EQ(log.find("[   1/48]"), std::string::npos) << log;  // refused before the first tensor
+    fs::remove_all(dir);
+}
+
+// Command-line mistakes: one line and exit 1 from both tools, as for any other error.
+TEST(GkQuantizeArgs, UsageErrorsAreOneLine) {
+    const fs::path    dir = work_dir();
+    const std::string q   = std::string(GK_QUANTIZE) + " ";
+    const std::string g   = std::string(GK_GGUF_TOOL) + " ";
+    expect_one_line_error(q + k_model, dir, "gk-quantize: ");
+    expect_one_line_error(q + k_model + " x.gguf q8_0 --bogus", dir, "gk-quantize: ");
+    expect_one_line_error(g, dir, "gk-gguf: ");
+    expect_one_line_error(g + "--json --dump x " + k_model, dir, "gk-gguf: ");
+    expect_one_line_error(g + k_model + " extra", dir, "gk-gguf: ");
+    // An empty --dump name is a tensor name like any other (it used to print the listing).
+    expect_one_line_error(g + "--dump '' " + k_model, dir, "no tensor named ''");
+    std::string log;
+    EXPECT_EQ(run(g + "--help", dir / "log", &log), 0) << log;
+    fs::remove_all(dir);
+}
+
 } // namespace

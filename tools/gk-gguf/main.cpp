@@ -142,17 +142,26 @@ int main(int argc, char ** argv) {
     app.add_option("file", path, "GGUF file")->required();
     CLI::Option * json_opt  = app.add_flag("--json", json, "print the listing (and --check results) as JSON");
     CLI::Option * check_opt = app.add_flag("--check", check_all, "decode every tensor and count NaN/Inf");
-    app.add_option("--dump", dump_name, "write tensor NAME decoded to f32 (raw little-endian) to stdout")
-        ->excludes(json_opt)
-        ->excludes(check_opt);
-    CLI11_PARSE(app, argc, argv);
+    CLI::Option * dump_opt =
+        app.add_option("--dump", dump_name, "write tensor NAME decoded to f32 (raw little-endian) to stdout")
+            ->excludes(json_opt)
+            ->excludes(check_opt);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError & e) {
+        if (e.get_exit_code() == 0) {  // --help
+            return app.exit(e);
+        }
+        std::fprintf(stderr, "gk-gguf: %s (see --help)\n", e.what());
+        return 1;
+    }
 
     gk_gguf_error err;
     std::unique_ptr<gk_gguf, closer> ctx(gk_gguf_open(path.c_str(), &err));
     if (!ctx) {
         return fail(path, err.message);
     }
-    if (!dump_name.empty()) {
+    if (dump_opt->count() > 0) {
         return dump(ctx.get(), path, dump_name);
     }
     if (check_all) {

@@ -7,7 +7,7 @@
 // are kept in f32; integer tensors are copied. All metadata is copied and
 // general.file_type set to TYPE's llama file type. One progress line per tensor, with
 // the relative RMS error of the re-encoded tensor against its decoded original.
-// Exit status 0 on success, 1 with a message on any error.
+// Exit status 0 on success, 1 with one line on stderr on any error (usage included).
 #include "imatrix.h"
 #include "plan.h"
 
@@ -16,17 +16,22 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
+namespace fs = std::filesystem;
 using namespace gk_quantize;
 
 struct closer {
@@ -189,6 +194,27 @@ void copy_metadata(const gk_gguf * in, gk_gguf * out, gk_type target) {
     }
 }
 
+// Refuse an output path that cannot be written, or that names the input, before any
+// work is done (the file is written at the end, to a temporary file in the output's
+// folder that is then renamed over it).
+void check_output(const std::string & in_path, const std::string & out_path) {
+    const fs::path  out(out_path);
+    const fs::path  dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    std::error_code ec;
+    if (fs::is_directory(out, ec)) {
+        fail(out_path + ": is a directory");
+    }
+    if (!fs::is_directory(dir, ec)) {
+        fail(out_path + ": no folder " + dir.string());
+    }
+    if (access(dir.c_str(), W_OK) != 0) {
+        fail(out_path + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
+    }
+    if (fs::equivalent(in_path, out, ec)) {
+        fail(out_path + ": is the input file; write the output to another path");
+    }
+}
+
 int run(const std::string & in_path, const std::string & out_path, const std::string & type_name,
         const std::string & imatrix_path) {
     gk_type target;
@@ -201,6 +227,7 @@ int run(const std::string & in_path, const std::string & out_path, const std::st
     if (target != GK_TYPE_F32 && !has_encoder(target)) {
         fail(std::string("no encoder for ") + gk_type_name(target));
     }
+    check_output(in_path, out_path);
     imatrix imat;
     if (!imatrix_path.empty()) {
         std::string err;
@@ -246,7 +273,15 @@ int main(int argc, char ** argv) {
     app.add_option("out", out_path, "output GGUF file")->required();
     app.add_option("type", type_name, "target type (q8_0, q4_K, iq4_xs, ...)")->required();
     app.add_option("--imatrix", imatrix_path, "importance matrix (GGUF, as written by llama-imatrix)");
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError & e) {
+        if (e.get_exit_code() == 0) {  // --help
+            return app.exit(e);
+        }
+        std::fprintf(stderr, "gk-quantize: %s (see --help)\n", e.what());
+        return 1;
+    }
     try {
         return run(in_path, out_path, type_name, imatrix_path);
     } catch (const error & e) {
