@@ -79,14 +79,21 @@ int run(const std::string& cmd, const Args& a) {
         presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
         std::map<std::string, std::string> given;
         for (const auto& kv : a.inputs) given.insert(split_kv(kv, "--input"));
-        presk::ref::Value out = interp.call(prog.entry, interp.entry_args(given));
+        const std::vector<presk::ref::Value> args = interp.entry_args(given);
+        presk::ref::Value out = interp.call(prog.entry, args);
         std::vector<presk::ref::Value> outs = out.type->kind == presk::Type::Tuple ? out.items : std::vector{out};
         for (size_t i = 0; i < outs.size(); ++i)
             std::cout << "out" << i << " : " << presk::ref::to_text(outs[i], a.digits) << "\n";
         if (!a.out.empty()) {
             std::ofstream o(a.out);
             o << "{\"entry\": \"" << prog.entry << "\", \"bits\": " << a.bits << ", \"seed\": " << a.seed
-              << ", \"outputs\": [";
+              << ", \"params\": " << (prog.params_type ? presk::ref::to_json(args[0], a.digits) : "null")
+              << ", \"inputs\": {";
+            const presk::core::Function* f = prog.find(prog.entry);
+            const size_t first = prog.params_type ? 1 : 0;
+            for (size_t i = first; i < args.size(); ++i)
+                o << (i > first ? ", " : "") << "\"" << f->param_names[i] << "\": " << presk::ref::to_json(args[i], a.digits);
+            o << "}, \"outputs\": [";
             for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << presk::ref::to_json(outs[i], a.digits);
             o << "]}\n";
             if (!o) throw presk::Error({}, "cannot write " + a.out);

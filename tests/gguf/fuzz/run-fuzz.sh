@@ -1,18 +1,28 @@
 #!/bin/sh
-# run-fuzz.sh SOURCE_DIR WORK_DIR [SECONDS]
+# run-fuzz.sh SOURCE_DIR WORK_DIR [SECONDS [FUZZ_DIR TARGET SEED_DIR...]]
 #
-# Build the libFuzzer target fuzz-gguf with clang in WORK_DIR/build and run it for
-# SECONDS (default 30) over the seed corpus (tests/gguf/corpus) and every input that
-# ever crashed it (tests/gguf/regressions); new interesting inputs collect in
-# WORK_DIR/corpus. Exit 0 when nothing failed, 1 on a failing input (saved under
-# WORK_DIR as crash-*: add it to tests/gguf/regressions/ with the fix), 77 (skip)
-# when clang with libFuzzer is not installed. Override the compilers with
-# GK_FUZZ_CC / GK_FUZZ_CXX.
+# Build the libFuzzer target TARGET (default fuzz-gguf) of the CMake project FUZZ_DIR
+# (default SOURCE_DIR/tests/gguf/fuzz) with clang in WORK_DIR/build and run it for
+# SECONDS (default 30) over the SEED_DIRs (default: tests/gguf/corpus and
+# tests/gguf/regressions, every input that ever crashed it), with FUZZ_DIR/*.dict as
+# its dictionary when there is one; new interesting inputs collect in WORK_DIR/corpus.
+# Exit 0 when nothing failed, 1 on a failing input (saved under WORK_DIR as crash-*:
+# add it to the target's regressions folder with the fix), 77 (skip) when clang with
+# libFuzzer is not installed. Override the compilers with GK_FUZZ_CC / GK_FUZZ_CXX.
 set -u
 src=$1
 work=$2
 secs=${3:-30}
-here=$src/tests/gguf/fuzz
+if [ $# -ge 5 ]; then
+    here=$4
+    target=$5
+    shift 5
+    seeds="$*"
+else
+    here=$src/tests/gguf/fuzz
+    target=fuzz-gguf
+    seeds="$src/tests/gguf/corpus $src/tests/gguf/regressions"
+fi
 cc=${GK_FUZZ_CC:-clang}
 cxx=${GK_FUZZ_CXX:-clang++}
 
@@ -30,15 +40,19 @@ fi
 
 cmake -S "$here" -B "$work/build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
       -DGK_SOURCE_DIR="$src" > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
-cmake --build "$work/build" -j2 || exit 1
+cmake --build "$work/build" -j2 --target "$target" || exit 1
 
-"$work/build/fuzz-gguf" "$work/corpus" "$src/tests/gguf/corpus" "$src/tests/gguf/regressions" \
-    -dict="$here/gguf.dict" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-    -artifact_prefix="$work/" -print_final_stats=1
+dict=""
+for d in "$here"/*.dict; do
+    [ -f "$d" ] && dict="-dict=$d" && break
+done
+# shellcheck disable=SC2086 # the seed folders and the dictionary option split on purpose
+"$work/build/$target" "$work/corpus" $seeds $dict -max_total_time="$secs" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=16384 -artifact_prefix="$work/" -print_final_stats=1
 rc=$?
 if [ $rc -ne 0 ]; then
-    echo "fuzz-gguf failed (exit $rc); the input is saved under $work/ as crash-*, leak-* or timeout-*:"
-    echo "copy it into tests/gguf/regressions/ and fix the reader"
+    echo "$target failed (exit $rc); the input is saved under $work/ as crash-*, leak-* or timeout-*:"
+    echo "copy it into the target's regressions folder and fix the code"
     exit 1
 fi
-echo "fuzz-gguf: no failure in $secs s"
+echo "$target: no failure in $secs s"
