@@ -9,6 +9,7 @@
 // Only the last token's hidden state goes through the output norm and projection.
 #include "model_session.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gk::run {
@@ -100,8 +101,10 @@ struct graph_builder {
         const model_weights & w = model.weights();
         in.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
         in.pos    = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
-        in.mask   = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask");
-        if (hp.n_swa > 0) in.mask_swa = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask_swa");
+        // A mask only where some layer reads it (an input outside the graph gets no memory).
+        const auto n_swa_layers = std::count(hp.swa_layer.begin(), hp.swa_layer.end(), true);
+        if (n_swa_layers < hp.n_layer) in.mask = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask");
+        if (n_swa_layers > 0) in.mask_swa = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask_swa");
 
         gk_tensor * x = gk_get_rows(ctx, w.tok_embd, in.tokens);  // [n_embd, T]
         if (hp.embd_scale != 1.0f) x = gk_scale(ctx, x, hp.embd_scale);

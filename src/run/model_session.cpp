@@ -115,10 +115,12 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
     if (ok) {
         std::vector<int32_t> pos(static_cast<size_t>(n_tokens));
         for (int64_t i = 0; i < n_tokens; ++i) pos[i] = static_cast<int32_t>(n_past_ + i);
-        const std::vector<uint16_t> mask = causal_mask(n_tokens, n_kv, 0);
         ok = set_input(in.tokens, tokens.data(), tokens.size_bytes(), error) &&
-             set_input(in.pos, pos.data(), pos.size() * sizeof(int32_t), error) &&
-             set_input(in.mask, mask.data(), mask.size() * sizeof(uint16_t), error);
+             set_input(in.pos, pos.data(), pos.size() * sizeof(int32_t), error);
+        if (ok && in.mask) {
+            const std::vector<uint16_t> mask = causal_mask(n_tokens, n_kv, 0);
+            ok = set_input(in.mask, mask.data(), mask.size() * sizeof(uint16_t), error);
+        }
         if (ok && in.mask_swa) {
             const std::vector<uint16_t> mask_swa = causal_mask(n_tokens, n_kv, hp.n_swa);
             ok = set_input(in.mask_swa, mask_swa.data(), mask_swa.size() * sizeof(uint16_t), error);

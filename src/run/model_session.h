@@ -30,7 +30,8 @@ struct session_params {
 struct forward_inputs {
     gk_tensor * tokens   = nullptr;  // I32 [T]
     gk_tensor * pos      = nullptr;  // I32 [T]: positions, also the cache cells written
-    gk_tensor * mask     = nullptr;  // F16 [n_kv, T]: 0 where visible, -inf elsewhere
+    gk_tensor * mask     = nullptr;  // F16 [n_kv, T]: 0 where visible, -inf elsewhere (nullptr
+                                     // when every layer uses the sliding window)
     gk_tensor * mask_swa = nullptr;  // same for the sliding-window layers, or nullptr
 };
 

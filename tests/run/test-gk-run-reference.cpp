@@ -6,7 +6,7 @@
 // recording did. Checked: the prompt's token ids, the generated ids (all 64, or the
 // model's tokens_agree leading ones), and the logits of the first step:
 // max |gk - llama.cpp| / max |llama.cpp| <= the model's tolerance.
-// gemma3-270m is not in the repository: its case runs only when GK_RUN_LONG=1 and the
+// gemma3-270m is not in the repository: its case runs only when GK_LONG_TESTS=1 and the
 // model is at $GK_GEMMA3_270M or where scripts/get-model puts it.
 #include "gk_run_exec.h"
 
@@ -59,9 +59,9 @@ void check_model(const std::string & name) {
     if (m.contains("file")) {
         path = fs::path(GK_TEST_DATA) / m["file"].get<std::string>();
     } else {
-        const char * long_tests = std::getenv("GK_RUN_LONG");
+        const char * long_tests = std::getenv("GK_LONG_TESTS");
         path = gemma3_270m_path();
-        if (!long_tests || std::string(long_tests) != "1") GTEST_SKIP() << "set GK_RUN_LONG=1 to run";
+        if (!long_tests || std::string(long_tests) != "1") GTEST_SKIP() << "set GK_LONG_TESTS=1 to run";
         if (!fs::exists(path)) GTEST_SKIP() << path << " is missing (scripts/get-model gemma3-270m)";
     }
     const double   tol  = m["tolerance"].get<double>();
