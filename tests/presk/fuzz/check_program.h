@@ -17,8 +17,28 @@ namespace presk_check {
 
 inline volatile size_t sink;  // where the printed lengths go, so that the work happens
 
-/// Parses `size` bytes of program text; on success checks its first entries (up to 8,
-/// with no --dim or --const given) and prints every accepted one as PSK-Core.
+/// Options that size every identifier of `text` 2 (up to 256 names), as `--dim k=2` would:
+/// then the entries' dims and named axes are bound and the checker goes past them.
+inline presk::CheckOptions every_name_two(const std::string& text) {
+    presk::CheckOptions o;
+    auto is_start = [](char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    auto is_part = [&](char c) { return is_start(c) || (c >= '0' && c <= '9'); };
+    for (size_t i = 0; i < text.size() && o.dims.size() < 256;) {
+        if (!is_start(text[i])) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < text.size() && is_part(text[j])) ++j;
+        o.dims[text.substr(i, j - i)] = 2;
+        i = j;
+    }
+    return o;
+}
+
+/// Parses `size` bytes of program text; on success checks its first entries (up to 8),
+/// once with no --dim or --const given and once with every_name_two, and prints every
+/// accepted one as PSK-Core.
 inline void check_program(const uint8_t* data, size_t size) {
     presk::Source src;
     src.path = "fuzz.psk";
@@ -33,10 +53,12 @@ inline void check_program(const uint8_t* data, size_t size) {
     size_t checked = 0;
     for (const std::string& entry : presk::list_entries(file)) {
         if (checked++ == 8) break;
-        try {
-            sink = presk::core::to_string(presk::check(file, entry, {})).size();
-        } catch (const presk::Error& e) {
-            sink = presk::format_error(src, e).size();
+        for (const presk::CheckOptions& opts : {presk::CheckOptions{}, every_name_two(src.text)}) {
+            try {
+                sink = presk::core::to_string(presk::check(file, entry, opts)).size();
+            } catch (const presk::Error& e) {
+                sink = presk::format_error(src, e).size();
+            }
         }
     }
 }
