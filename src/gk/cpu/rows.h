@@ -14,6 +14,7 @@
 #pragma once
 
 #include "gk/gk.h"
+#include "kernel.h"
 
 #include <cstdint>
 
@@ -41,5 +42,33 @@ float read_element(const gk_tensor * t, int64_t i0, int64_t i1, int64_t i2, int6
 
 /// An I32 or I64 element as int64.
 int64_t read_index(const gk_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3);
+
+/// The loop of the row-at-a-time kernels: for each row (i1, i2, i3) of dst in thread
+/// p.ith's share (for_each_row), x = that row of dst->src[0] as f32 (read_row) and y =
+/// the place to compute dst's row (out_row), their buffers taken from w; f(x, y, i1,
+/// i2, i3) writes all dst->ne[0] values of y, which store_row then encodes.
+template <class F>
+void transform_rows(const compute_params & p, scratch & w, gk_tensor * dst, F && f) {
+    const gk_tensor * a    = dst->src[0];
+    float *           xbuf = w.floats(a->ne[0]);
+    float *           ybuf = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float * x = read_row(a, i1, i2, i3, xbuf);
+        float *       y = out_row(dst, i1, i2, i3, ybuf);
+        f(x, y, i1, i2, i3);
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+/// transform_rows element by element: y[i] = f(x[i], i, i1), i in 0..ne0 in order.
+template <class F>
+void map_rows(const compute_params & p, gk_tensor * dst, F && f) {
+    scratch w = p.work();
+    transform_rows(p, w, dst, [&](const float * x, float * y, int64_t i1, int64_t, int64_t) {
+        for (int64_t i = 0; i < dst->ne[0]; ++i) {
+            y[i] = f(x[i], i, i1);
+        }
+    });
+}
 
 } // namespace gk::cpu

@@ -10,33 +10,16 @@
 namespace gk::cpu {
 namespace {
 
-/// dst row (i1, i2, i3) = f(source row, i1) element by element, through f32.
-template <class F>
-void map_rows_indexed(const compute_params & p, gk_tensor * dst, F f) {
-    const gk_tensor * a    = dst->src[0];
-    scratch           w    = p.work();
-    float *           xbuf = w.floats(a->ne[0]);
-    float *           ybuf = w.floats(dst->ne[0]);
-    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        const float * x = read_row(a, i1, i2, i3, xbuf);
-        float *       y = out_row(dst, i1, i2, i3, ybuf);
-        for (int64_t i = 0; i < dst->ne[0]; ++i) {
-            y[i] = f(x[i], i, i1);
-        }
-        store_row(dst, i1, i2, i3, y);
-    });
-}
-
 void scale(const compute_params & p, gk_tensor * dst) {
     const float s = gk_get_op_params_f32(dst, 0);
     const float b = gk_get_op_params_f32(dst, 1);
-    map_rows_indexed(p, dst, [s, b](float x, int64_t, int64_t) { return x * s + b; });
+    map_rows(p, dst, [s, b](float x, int64_t, int64_t) { return x * s + b; });
 }
 
 void clamp(const compute_params & p, gk_tensor * dst) {
     const float lo = gk_get_op_params_f32(dst, 0);
     const float hi = gk_get_op_params_f32(dst, 1);
-    map_rows_indexed(p, dst, [lo, hi](float x, int64_t, int64_t) {
+    map_rows(p, dst, [lo, hi](float x, int64_t, int64_t) {
         const float m = x < hi ? x : hi;
         return m > lo ? m : lo;
     });
@@ -47,7 +30,7 @@ template <bool Inf>
 void diag_mask(const compute_params & p, gk_tensor * dst) {
     const int64_t n_past = gk_get_op_params_i32(dst, 0);
     const float   fill   = Inf ? -INFINITY : 0.0f;
-    map_rows_indexed(p, dst, [n_past, fill](float x, int64_t i, int64_t j) { return i > n_past + j ? fill : x; });
+    map_rows(p, dst, [n_past, fill](float x, int64_t i, int64_t j) { return i > n_past + j ? fill : x; });
 }
 
 /// Element-size byte copies for the plain-type placement ops.

@@ -18,13 +18,9 @@ void row_norm(const compute_params & p, gk_tensor * dst) {
     const float       eps  = gk_get_op_params_f32(dst, 0);
     const int64_t     n    = a->ne[0];
     scratch           w    = p.work();
-    float *           xbuf = w.floats(n);
-    float *           ybuf = w.floats(n);
-    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        const float * x = read_row(a, i1, i2, i3, xbuf);
-        float *       y = out_row(dst, i1, i2, i3, ybuf);
-        float         mean = 0.0f;
-        double        sum2 = 0.0;
+    transform_rows(p, w, dst, [&](const float * x, float * y, int64_t, int64_t, int64_t) {
+        float  mean = 0.0f;
+        double sum2 = 0.0;
         if (Kind == row_norm_kind::mean_var) {
             double sum = 0.0;
             for (int64_t i = 0; i < n; ++i) {
@@ -45,7 +41,6 @@ void row_norm(const compute_params & p, gk_tensor * dst) {
         for (int64_t i = 0; i < n; ++i) {
             y[i] = (x[i] - mean) * scale;
         }
-        store_row(dst, i1, i2, i3, y);
     });
 }
 

@@ -75,19 +75,13 @@ void argmax(const compute_params & p, gk_tensor * dst) {
 }
 
 void cumsum(const compute_params & p, gk_tensor * dst) {
-    const gk_tensor * a    = dst->src[0];
-    scratch           w    = p.work();
-    float *           xbuf = w.floats(a->ne[0]);
-    float *           ybuf = w.floats(dst->ne[0]);
-    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        const float * x = read_row(a, i1, i2, i3, xbuf);
-        float *       y = out_row(dst, i1, i2, i3, ybuf);
-        double        s = 0.0;
-        for (int64_t i = 0; i < a->ne[0]; ++i) {
+    scratch w = p.work();
+    transform_rows(p, w, dst, [&](const float * x, float * y, int64_t, int64_t, int64_t) {
+        double s = 0.0;
+        for (int64_t i = 0; i < dst->ne[0]; ++i) {
             s += x[i];
             y[i] = static_cast<float>(s);
         }
-        store_row(dst, i1, i2, i3, y);
     });
 }
 

@@ -75,17 +75,13 @@ void rope(const compute_params & p, gk_tensor * dst) {
     const int64_t     n    = a->ne[0];
     const int64_t     half = rp.n_dims / 2;
     scratch           w    = p.work();
-    float *           xbuf = w.floats(n);
-    float *           ybuf = w.floats(n);
     float *           cs   = w.floats(rp.n_dims);
     int64_t           cached_token = -1;
-    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+    transform_rows(p, w, dst, [&](const float * x, float * y, int64_t, int64_t i2, int64_t) {
         if (i2 != cached_token) {  // rows of one token share the cache
             rope_cache(rp, static_cast<float>(read_index(pos, i2, 0, 0, 0)), ff, cs);
             cached_token = i2;
         }
-        const float * x = read_row(a, i1, i2, i3, xbuf);
-        float *       y = out_row(dst, i1, i2, i3, ybuf);
         for (int64_t i = 0; i < half; ++i) {
             const int64_t j0 = rp.mode == GK_ROPE_TYPE_NEOX ? i : 2 * i;
             const int64_t j1 = rp.mode == GK_ROPE_TYPE_NEOX ? i + half : 2 * i + 1;
@@ -97,7 +93,6 @@ void rope(const compute_params & p, gk_tensor * dst) {
         for (int64_t i = rp.n_dims; i < n; ++i) {
             y[i] = x[i];
         }
-        store_row(dst, i1, i2, i3, y);
     });
 }
 

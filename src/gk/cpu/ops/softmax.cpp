@@ -15,12 +15,8 @@ void soft_max(const compute_params & p, gk_tensor * dst) {
     const float       max_bias = gk_get_op_params_f32(dst, 1);
     const int64_t     n        = a->ne[0];
     scratch           w        = p.work();
-    float *           xbuf     = w.floats(n);
     float *           mbuf     = mask ? w.floats(n) : nullptr;
-    float *           ybuf     = w.floats(n);
-    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        const float * x = read_row(a, i1, i2, i3, xbuf);
-        float *       y = out_row(dst, i1, i2, i3, ybuf);
+    transform_rows(p, w, dst, [&](const float * x, float * y, int64_t i1, int64_t i2, int64_t i3) {
         if (mask) {
             const float   slope = alibi_slope(max_bias, a->ne[2], i2);
             const float * m     = read_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3], mbuf);
@@ -37,7 +33,6 @@ void soft_max(const compute_params & p, gk_tensor * dst) {
             sink = read_element(sinks, i2, 0, 0, 0);
         }
         softmax_in_place(y, n, sinks ? &sink : nullptr);
-        store_row(dst, i1, i2, i3, y);
     });
 }
 

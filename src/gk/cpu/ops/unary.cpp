@@ -31,33 +31,19 @@ float math_log(float x) { return std::log(x); }
 float math_sin(float x) { return std::sin(x); }
 float math_cos(float x) { return std::cos(x); }
 
-/// dst = f(src0) row by row.
-template <class F>
-void map_rows(const compute_params & p, gk_tensor * dst, F f) {
-    const gk_tensor * a    = dst->src[0];
-    scratch           w    = p.work();
-    float *           xbuf = w.floats(a->ne[0]);
-    float *           ybuf = w.floats(dst->ne[0]);
-    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        const float * x = read_row(a, i1, i2, i3, xbuf);
-        float *       y = out_row(dst, i1, i2, i3, ybuf);
-        for (int64_t i = 0; i < dst->ne[0]; ++i) {
-            y[i] = f(x[i]);
-        }
-        store_row(dst, i1, i2, i3, y);
-    });
-}
-
 template <float (*F)(float)>
 void math_kernel(const compute_params & p, gk_tensor * dst) {
-    map_rows(p, dst, F);
+    map_rows(p, dst, [](float x, int64_t, int64_t) { return F(x); });
 }
 
-void unary(const compute_params & p, gk_tensor * dst) { map_rows(p, dst, unary_activation(gk_get_unary_op(dst))); }
+void unary(const compute_params & p, gk_tensor * dst) {
+    const act_fn f = unary_activation(gk_get_unary_op(dst));
+    map_rows(p, dst, [f](float x, int64_t, int64_t) { return f(x); });
+}
 
 void leaky_relu(const compute_params & p, gk_tensor * dst) {
     const float slope = gk_get_op_params_f32(dst, 0);
-    map_rows(p, dst, [slope](float x) { return x > 0.0f ? x : slope * x; });
+    map_rows(p, dst, [slope](float x, int64_t, int64_t) { return x > 0.0f ? x : slope * x; });
 }
 
 } // namespace
