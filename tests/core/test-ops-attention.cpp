@@ -7,11 +7,7 @@
 
 namespace {
 
-using gk_test::compute;
-using gk_test::env;
-using gk_test::expect_close;
-using gk_test::flat;
-using gk_test::values;
+using namespace gk_test;
 
 double alibi(double max_bias, int64_t n_head, int64_t h) {
     if (max_bias <= 0) {

@@ -6,11 +6,7 @@
 
 namespace {
 
-using gk_test::compute;
-using gk_test::env;
-using gk_test::expect_close;
-using gk_test::flat;
-using gk_test::values;
+using namespace gk_test;
 
 TEST(OpsData, GetRowsOfEveryKind) {
     for (gk_type t : {GK_TYPE_F32, GK_TYPE_F16, GK_TYPE_Q4_0, GK_TYPE_Q6_K, GK_TYPE_I32}) {

@@ -6,11 +6,7 @@
 
 namespace {
 
-using gk_test::compute;
-using gk_test::env;
-using gk_test::expect_close;
-using gk_test::flat;
-using gk_test::values;
+using namespace gk_test;
 
 constexpr double k_rtol = 2e-6;  // a few f32 roundings of a transcendental
 

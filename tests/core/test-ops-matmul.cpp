@@ -9,11 +9,7 @@
 
 namespace {
 
-using gk_test::compute;
-using gk_test::env;
-using gk_test::expect_close;
-using gk_test::flat;
-using gk_test::values;
+using namespace gk_test;
 
 /// b's values as vec_dot sees them for weight type `wt`.
 std::vector<double> as_activation(const gk_tensor * b, gk_type wt) {

@@ -6,10 +6,7 @@
 
 namespace {
 
-using gk_test::compute;
-using gk_test::env;
-using gk_test::expect_close;
-using gk_test::values;
+using namespace gk_test;
 
 TEST(OpsReduce, Sums) {
     env         e;
