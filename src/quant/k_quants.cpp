@@ -64,6 +64,22 @@ void pack_4bit(const uint8_t * v, int span, uint8_t * dst) {
     }
 }
 
+// Elements wider than one field keep their low `low_bits` bits in one field and the rest
+// in another (q3_K: 2 + 1, q5_K: 4 + 1, q6_K: 4 + 2); stored values are quant + offset.
+void join_bits(uint8_t * lo, const uint8_t * hi, int low_bits) {
+    for (int e = 0; e < QK_K; ++e) {
+        lo[e] = static_cast<uint8_t>(lo[e] | (hi[e] << low_bits));
+    }
+}
+
+void split_bits(const int8_t * q, int offset, int low_bits, uint8_t * lo, uint8_t * hi) {
+    for (int e = 0; e < QK_K; ++e) {
+        const int v = q[e] + offset;
+        lo[e]       = static_cast<uint8_t>(v & ((1 << low_bits) - 1));
+        hi[e]       = static_cast<uint8_t>(v >> low_bits);
+    }
+}
+
 // ---- decoding ------------------------------------------------------------------------
 // The reference computes y = (d * sc) * q - (dmin * m) with each product rounded to f32;
 // the products are separate statements so that no compiler fuses them into an fma.
@@ -122,9 +138,7 @@ void dequantize_row_q3_K(const block_q3_K * x, float * y, int64_t k) {
         uint8_t lo[QK_K], hi[QK_K];
         unpack_2bit(x[i].qs, lo);
         unpack_1bit(x[i].hmask, hi);
-        for (int e = 0; e < QK_K; ++e) {
-            lo[e] = static_cast<uint8_t>(lo[e] | (hi[e] << 2));  // stored value = quant + 4
-        }
+        join_bits(lo, hi, 2);  // stored value = quant + 4
         decode_symmetric(dl, 16, lo, 4, y);
     }
 }
@@ -146,9 +160,7 @@ void dequantize_row_q5_K(const block_q5_K * x, float * y, int64_t k) {
         uint8_t q[QK_K], hi[QK_K];
         unpack_4bit(x[i].qs, 64, q);
         unpack_1bit(x[i].qh, hi);
-        for (int e = 0; e < QK_K; ++e) {
-            q[e] = static_cast<uint8_t>(q[e] | (hi[e] << 4));
-        }
+        join_bits(q, hi, 4);
         decode_affine(dl, ml, 32, q, y);
     }
 }
@@ -163,9 +175,7 @@ void dequantize_row_q6_K(const block_q6_K * x, float * y, int64_t k) {
         uint8_t v[QK_K], hi[QK_K];
         unpack_4bit(x[i].ql, 128, v);
         unpack_2bit(x[i].qh, hi);
-        for (int e = 0; e < QK_K; ++e) {
-            v[e] = static_cast<uint8_t>(v[e] | (hi[e] << 4));  // stored value = quant + 32
-        }
+        join_bits(v, hi, 4);  // stored value = quant + 32
         decode_symmetric(dl, 16, v, 32, y);
     }
 }
@@ -271,11 +281,7 @@ void quantize_row_q3_K(const float * x, block_q3_K * y, int64_t k, const float *
         encode(k_fmt_q3, x, block_weights(imatrix, i), b);
         pack_scales_q3_K(b.sc, y[i].scales);
         uint8_t lo[QK_K], hi[QK_K];
-        for (int e = 0; e < QK_K; ++e) {
-            const int v = b.q[e] + 4;
-            lo[e] = static_cast<uint8_t>(v & 3);
-            hi[e] = static_cast<uint8_t>(v >> 2);
-        }
+        split_bits(b.q, 4, 2, lo, hi);
         pack_2bit(lo, y[i].qs);
         pack_1bit(hi, y[i].hmask);
         y[i].d = kq::scale_to_fp16(b.d);
@@ -303,10 +309,7 @@ void quantize_row_q5_K(const float * x, block_q5_K * y, int64_t k, const float *
         encode(k_fmt_q5, x, block_weights(imatrix, i), b);
         store_k4_scales(b, y[i].scales);
         uint8_t lo[QK_K], hi[QK_K];
-        for (int e = 0; e < QK_K; ++e) {
-            lo[e] = static_cast<uint8_t>(b.q[e] & 0xF);
-            hi[e] = static_cast<uint8_t>(b.q[e] >> 4);
-        }
+        split_bits(b.q, 0, 4, lo, hi);
         pack_4bit(lo, 64, y[i].qs);
         pack_1bit(hi, y[i].qh);
         y[i].d = kq::scale_to_fp16(b.d);
@@ -320,11 +323,7 @@ void quantize_row_q6_K(const float * x, block_q6_K * y, int64_t k, const float *
         encode(k_fmt_q6, x, block_weights(imatrix, i), b);
         std::memcpy(y[i].scales, b.sc, sizeof(y[i].scales));
         uint8_t lo[QK_K], hi[QK_K];
-        for (int e = 0; e < QK_K; ++e) {
-            const int v = b.q[e] + 32;
-            lo[e] = static_cast<uint8_t>(v & 0xF);
-            hi[e] = static_cast<uint8_t>(v >> 4);
-        }
+        split_bits(b.q, 32, 4, lo, hi);
         pack_4bit(lo, 128, y[i].ql);
         pack_2bit(hi, y[i].qh);
         y[i].d = kq::scale_to_fp16(b.d);
