@@ -155,7 +155,6 @@ def check_type(cli, name, n_blocks, rng, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--codec-cli", required=True)
-    ap.add_argument("--shared-data")
     ap.add_argument("--blocks", type=int, default=100_032)
     ap.add_argument("--types", default=",".join(ALL_TYPES))
     ap.add_argument("--seed", type=int, default=1234)
