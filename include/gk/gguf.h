@@ -221,7 +221,8 @@ uint64_t gk_gguf_write_size(const gk_gguf * ctx);
 /** Write the context as a GGUF file of its version: header, pairs, tensor infos,
  *  zero padding to the alignment, the tensors each padded to the alignment. A file
  *  read and written back unchanged is byte-identical when it was laid out this way
- *  (as ggml and gguf-py write). Writes to a temporary file renamed over `path`. */
+ *  (as ggml and gguf-py write). Writes to a temporary file renamed over `path` (over
+ *  the file a symlink names); a device or FIFO is written directly. */
 enum gk_gguf_status gk_gguf_write(const gk_gguf * ctx, const char * path, gk_gguf_error * err);
 
 /** The same bytes into `dst` of `size` bytes (>= gk_gguf_write_size). */

@@ -1,15 +1,18 @@
 // output.cpp - where the writer's bytes go: a file (through a temporary file renamed
 // over the target, so that a reader of the old file never sees a half-written one,
-// and a context mapped from `path` can be written back to `path`) or a buffer.
+// and a context mapped from `path` can be written back to `path`; a device or FIFO
+// directly) or a buffer.
 #include "context.h"
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gk::gguf {
@@ -64,27 +67,27 @@ int create_temporary(const char * path, std::string & name) {
     return -1;
 }
 
-} // namespace
-
-void write_file(const gk_gguf & ctx, const char * path) {
-    std::string tmp;
-    const int fd = create_temporary(path, tmp);
-    if (fd < 0) {
-        io_error(tmp, "create", errno);
-    }
+// Write the file to the open descriptor `fd` (named `name` in messages), which is closed;
+// on failure `discard` (a temporary file, or "" for none) is removed.
+void write_fd(const gk_gguf & ctx, int fd, const std::string & name, const std::string & discard) {
+    const auto drop = [&] {
+        if (!discard.empty()) {
+            unlink(discard.c_str());
+        }
+    };
     FILE * f = fdopen(fd, "wb");
     if (!f) {
         const int e = errno;
         close(fd);
-        unlink(tmp.c_str());
-        io_error(tmp, "open", e);
+        drop();
+        io_error(name, "open", e);
     }
     file_sink out(f);
     try {
         write_to(ctx, out);
     } catch (...) {
         std::fclose(f);
-        unlink(tmp.c_str());
+        drop();
         throw;
     }
     int e = out.error();
@@ -95,13 +98,43 @@ void write_file(const gk_gguf & ctx, const char * path) {
         e = errno;
     }
     if (e) {
-        unlink(tmp.c_str());
-        io_error(tmp, "write", e);
+        drop();
+        io_error(name, "write", e);
     }
-    if (std::rename(tmp.c_str(), path) != 0) {
-        e = errno;
+}
+
+} // namespace
+
+void write_file(const gk_gguf & ctx, const char * path) {
+    // A device, FIFO or socket (/dev/stdout, a pipe) is written in place: renaming a
+    // file over it would replace the node itself. A symlink is followed, so that the
+    // file it names is replaced and the link kept.
+    struct stat st {};
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            io_error(path, "open", errno);
+        }
+        write_fd(ctx, fd, path, "");
+        return;
+    }
+    std::string target = path;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        if (char * real = realpath(path, nullptr)) {
+            target = real;
+            std::free(real);
+        }
+    }
+    std::string tmp;
+    const int fd = create_temporary(target.c_str(), tmp);
+    if (fd < 0) {
+        io_error(tmp, "create", errno);
+    }
+    write_fd(ctx, fd, tmp, tmp);
+    if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+        const int e = errno;
         unlink(tmp.c_str());
-        io_error(path, "rename a temporary file to", e);
+        io_error(target, "rename a temporary file to", e);
     }
 }
 

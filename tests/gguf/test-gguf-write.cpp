@@ -11,8 +11,11 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -91,6 +94,54 @@ TEST(GgufWrite, OverwriteTheMappedFile) {
     ASSERT_EQ(gk_gguf_write(ctx.get(), p.c_str(), &err), GK_GGUF_OK) << err.message;
     EXPECT_TRUE(slurp(p) == original);
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);  // no temporary left
+    fs::remove_all(dir);
+}
+
+// A FIFO (like /dev/stdout or /dev/null, which a test must not touch) is written in
+// place, and a symlink is followed: renaming the temporary file over either replaced
+// the node itself (gk-quantize ... /dev/null once turned /dev/null into a file).
+TEST(GgufWrite, SpecialFilesAndSymlinksAreWrittenThrough) {
+    const fs::path dir = temp_dir();
+    gk_gguf_error  err;
+    context        ctx(gk_gguf_open((fs::path(GK_TEST_DATA) / "models" / "stories260K.gguf").c_str(), &err));
+    ASSERT_TRUE(ctx) << err.message;
+    const std::vector<uint8_t> expected = written(ctx.get());
+
+    // The test holds both ends (O_RDWR: opening never blocks) and a thread drains the
+    // expected number of bytes; should the FIFO be replaced, the test feeds it itself,
+    // so a regression fails instead of hanging.
+    const fs::path fifo = dir / "pipe";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const int ends = open(fifo.c_str(), O_RDWR);
+    ASSERT_GE(ends, 0);
+    std::vector<uint8_t> got(expected.size());
+    std::thread          reader([&] {
+        for (size_t n = 0; n < got.size();) {
+            const ssize_t r = read(ends, got.data() + n, got.size() - n);
+            if (r <= 0) {
+                break;
+            }
+            n += static_cast<size_t>(r);
+        }
+    });
+    EXPECT_EQ(gk_gguf_write(ctx.get(), fifo.c_str(), &err), GK_GGUF_OK) << err.message;
+    const bool still_fifo = fs::is_fifo(fs::symlink_status(fifo));
+    EXPECT_TRUE(still_fifo);
+    if (!still_fifo) {
+        const std::vector<uint8_t> filler(expected.size());
+        EXPECT_EQ(write(ends, filler.data(), filler.size()), static_cast<ssize_t>(filler.size()));
+    }
+    reader.join();
+    close(ends);
+    EXPECT_TRUE(got == expected);
+
+    const fs::path real = dir / "real.gguf", link = dir / "link.gguf";
+    std::ofstream(real) << "old";
+    fs::create_symlink(real, link);
+    ASSERT_EQ(gk_gguf_write(ctx.get(), link.c_str(), &err), GK_GGUF_OK) << err.message;
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_TRUE(slurp(real) == expected);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 3);  // no temporary left
     fs::remove_all(dir);
 }
 
