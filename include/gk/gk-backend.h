@@ -88,7 +88,8 @@ void                     gk_backend_buffer_reset(gk_backend_buffer_t buffer);
 
 /** Place `tensor` (not a view, no data yet) at `addr` inside `buffer`: sets
  *  tensor->buffer and tensor->data and calls init_tensor. Fails when addr ..
- *  addr + alloc size is not inside the buffer. */
+ *  addr + alloc size is not inside the buffer, or addr is not aligned for the type
+ *  (the largest power of two dividing gk_type_size, at most 8). */
 enum gk_status gk_backend_tensor_alloc(gk_backend_buffer_t buffer, struct gk_tensor * tensor, void * addr);
 /** Point a view at its storage: data = view_src->data + view_offs, buffer =
  *  view_src->buffer. Fails when the view's source has no data yet. */

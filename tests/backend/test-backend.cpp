@@ -63,6 +63,8 @@ TEST(Buffer, TensorAllocSetGetAndBounds) {
     char *     base = static_cast<char *>(gk_backend_buffer_get_base(buf.get()));
     EXPECT_EQ(gk_backend_tensor_alloc(buf.get(), a, base + 192), GK_STATUS_INVALID_ARGUMENT);  // 128 > 64 left
     EXPECT_TRUE(error_has("does not fit")) << gk_backend_last_error();
+    EXPECT_EQ(gk_backend_tensor_alloc(buf.get(), a, base + 1), GK_STATUS_INVALID_ARGUMENT);  // misaligned f32
+    EXPECT_TRUE(error_has("not aligned to the 4 bytes f32 needs")) << gk_backend_last_error();
     EXPECT_EQ(a->data, nullptr);
     EXPECT_EQ(gk_backend_view_init(v), GK_STATUS_INVALID_ARGUMENT);  // source not placed yet
     ASSERT_EQ(gk_backend_tensor_alloc(buf.get(), a, base + 64), GK_STATUS_SUCCESS);

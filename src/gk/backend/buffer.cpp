@@ -8,6 +8,7 @@
 
 #include "../internal.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -187,6 +188,17 @@ gk_status gk_backend_tensor_alloc(gk_backend_buffer_t buffer, gk_tensor * tensor
         backend_error("tensor_alloc: '%s' (%zu bytes) at byte %lld does not fit in the %zu bytes of the %s buffer",
                       tensor->name, need, addr ? static_cast<long long>(at - base) : -1LL, buffer->size,
                       gk_backend_buffer_name(buffer));
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    // Kernels load elements (and the scale fields of blocks) as typed values: the address
+    // must suit them. The largest power of two dividing the element/block size, up to 8,
+    // covers every type (f32: 4, f16 and the fp16-scaled blocks: 2, f64/i64: 8).
+    const size_t size  = gk_type_size(tensor->type);
+    const size_t align = std::min<size_t>(size & (~size + 1), 8);
+    if (at % align != 0) {
+        backend_error("tensor_alloc: '%s' at byte %lld of the %s buffer is not aligned to the %zu bytes %s needs",
+                      tensor->name, static_cast<long long>(at - base), gk_backend_buffer_name(buffer), align,
+                      gk_type_name(tensor->type));
         return GK_STATUS_INVALID_ARGUMENT;
     }
     tensor->buffer = buffer;
