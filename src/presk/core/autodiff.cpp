@@ -14,17 +14,6 @@ bool has_real(const Type& t) {
     return false;
 }
 
-TypeP stacked(const TypeP& t, int64_t n) {
-    if (t->kind == Type::Tensor) {
-        auto axes = t->axes;
-        axes.insert(axes.begin(), Axis{"", n});
-        return tensor_type(t->elem, axes, t->bound);
-    }
-    std::vector<TypeP> items;
-    for (const TypeP& i : t->items) items.push_back(stacked(i, n));
-    return t->kind == Type::Tuple ? tuple_type(items) : record_type(t->names, items);
-}
-
 /// A cotangent being accumulated: a whole value (`id`), or some components of a tree.
 struct Adj {
     int id = -1;

@@ -38,6 +38,17 @@ TypeP record_type(std::vector<std::string> names, std::vector<TypeP> items) {
     return t;
 }
 
+TypeP stacked(const TypeP& t, int64_t n) {
+    if (t->kind == Type::Tensor) {
+        auto axes = t->axes;
+        axes.insert(axes.begin(), Axis{"", n});
+        return tensor_type(t->elem, axes, t->bound);
+    }
+    std::vector<TypeP> items;
+    for (const TypeP& i : t->items) items.push_back(stacked(i, n));
+    return t->kind == Type::Tuple ? tuple_type(items) : record_type(t->names, items);
+}
+
 bool same_type(const Type& a, const Type& b) {
     if (a.kind != b.kind) return false;
     if (a.kind == Type::Tensor) return a.elem == b.elem && a.axes == b.axes;

@@ -39,6 +39,9 @@ TypeP scalar_type();  // Real[]
 TypeP tuple_type(std::vector<TypeP> items);
 TypeP record_type(std::vector<std::string> names, std::vector<TypeP> items);
 
+/// The type of `n` stacked copies of `t`: a leading positional axis of size n on every tensor leaf.
+TypeP stacked(const TypeP& t, int64_t n);
+
 /// Structural equality (bounds ignored).
 bool same_type(const Type& a, const Type& b);
 

@@ -43,17 +43,6 @@ struct Bindings {
 
 bool is_int_text(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
-TypeP stacked(const TypeP& t, int64_t n) {
-    if (t->kind == Type::Tensor) {
-        auto axes = t->axes;
-        axes.insert(axes.begin(), Axis{"", n});
-        return tensor_type(t->elem, axes, t->bound);
-    }
-    std::vector<TypeP> items;
-    for (const TypeP& i : t->items) items.push_back(stacked(i, n));
-    return t->kind == Type::Tuple ? tuple_type(items) : record_type(t->names, items);
-}
-
 class Checker {
 public:
     Checker(const ast::File& f, const CheckOptions& o) : file_(f), opts_(o) {}
