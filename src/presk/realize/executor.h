@@ -1,0 +1,70 @@
+// The kernel backend's executor (--backend kernel): the host program is the PSK-Core body
+// evaluated over runtime values (calls, folds, tuples, records, the structural primitives,
+// initializers and sample on the host with the reference's ChaCha keys); every fusion group
+// is one kernel launch, its kernel lowered on first use and cached by signature
+// (../shared/seeds/presk-native.txt, "The seam", "PSK-Kernel v0").
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/core.h"
+#include "kernel/eval.h"
+#include "kernel/ir.h"
+#include "realize/realization.h"
+#include "ref/values.h"
+
+namespace presk::realize {
+
+/// A runtime value of the kernel backend: a tensor (`t`, its buffer in the storage type of
+/// the site that produced it) or a tuple/record of values (`items`); `type` is always set.
+struct Value {
+    TypeP type;
+    std::shared_ptr<const kernel::Data> t;
+    std::vector<Value> items;
+};
+
+/// A reference value crossing the seam into storage type `t`: each real rounded to f64, then
+/// to `t` (round_to); integers and masks as i64.
+Value from_ref(const ref::Value& v, kernel::DType t);
+
+/// One launch: the site of the group's root and the kernel run (owned by the executor's cache).
+struct Launch {
+    std::string site;
+    const kernel::Kernel* kernel = nullptr;
+};
+
+struct ExecOptions {
+    uint64_t seed = 0;    // the reference's seed, for sample and dropout streams
+    bool train = false;   // dropout draws its mask only when training
+    bool fuse = true;     // form fusion groups (off: one launch per primitive)
+};
+
+/// prepare(entry, realization) then call(values), as the seam says.
+class Executor {
+public:
+    /// Binds `p` (kept by reference) to realization `r`. Throws presk::Error with code E7002
+    /// naming the site when the kernel backend refuses the realization (an accumulation type
+    /// other than the storage's arithmetic type, an interleaved order, ...), or naming a site
+    /// or parameter the realization mentions that the program does not have.
+    Executor(const core::Program& p, Realization r, ExecOptions o = {});
+    ~Executor();
+
+    /// Runs function `fn` on `args` (reference values, converted at the edge). Throws
+    /// presk::Error naming the site on a runtime failure (an index out of range, say).
+    Value call(const std::string& fn, const std::vector<ref::Value>& args);
+
+    /// Every launch of the calls so far, in order.
+    const std::vector<Launch>& launches() const;
+    /// How many launches the same calls would have made without fusion.
+    int64_t unfused_launches() const;
+    /// The distinct kernels launched, in the order of their first launch.
+    std::vector<const kernel::Kernel*> kernels() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace presk::realize
