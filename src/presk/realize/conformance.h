@@ -1,0 +1,67 @@
+// The conformance suite: the kernel backend against the reference interpreter at 256 bits,
+// with the seed's tolerance |x - x̂| <= eps (|x| + a) per element (../shared/seeds/
+// presk-native.txt, "Conformance"): eps = 2^-40, a = 2^-50 (f64); 2^-15, 2^-20 (f32);
+// 2^-4, 2^-5 (bf16).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "realize/realization.h"
+
+namespace presk::realize {
+
+/// One case: an entry of a PSK text at bound dims, run on the inputs the reference
+/// synthesises (seed `seed`), `given` real scalar inputs fixed.
+struct Case {
+    std::string name;    // as printed in the table
+    std::string path;    // the file, for messages
+    std::string text;    // the PSK source
+    std::string entry;
+    std::map<std::string, int64_t> dims;
+    std::map<std::string, std::string> given;
+    bool example = false;  // an example entry (asserted in bf16 too) or a primitive case
+};
+
+/// The band of a storage type: {eps, a}.
+struct Band {
+    double eps = 0, a = 0;
+};
+Band band_of(kernel::DType t);
+
+/// The outcome of one case in one realization.
+struct Result {
+    std::string name, realization;
+    int64_t compared = 0;   // real elements compared
+    int64_t outside = 0;    // real elements outside the band
+    double worst = 0;       // max |x - x̂| / (|x| + a) over the elements
+    double worst_factor = 0;  // max of that over eps (> 1: outside the band)
+    int64_t int_mismatch = 0;  // integer elements that differ from the reference
+    std::string error;      // a refusal or a runtime error; empty when it ran
+    bool pass() const { return error.empty() && outside == 0 && int_mismatch == 0; }
+};
+
+struct SuiteOptions {
+    long bits = 256;
+    uint64_t seed = 7;
+    bool zeros_drawn = false;  // every parameter initialised to zeros is drawn normal(0, 1)
+};
+
+/// The primitive cases: every tensor primitive on random operands (run in f64 and f32).
+std::vector<Case> primitive_cases();
+/// The example entries of `examples_dir` (the repository's examples/): mse, mse_grad, the
+/// norms, MiniGPT.apply, its loss, adamw.step, next_token, loss_grad through the stacked
+/// blocks, the regression's loss and its gradient. Throws presk::Error when a file is missing.
+std::vector<Case> example_cases(const std::string& examples_dir);
+
+/// Runs `c` once on the reference, then on the kernel backend in each realization of `rs`,
+/// and compares; one result per realization. Never throws for a problem of the case (a
+/// refusal, a runtime error): it is reported in Result::error.
+std::vector<Result> run_case(const Case& c, const std::vector<Realization>& rs, const SuiteOptions& o);
+
+/// The table `presk conformance` prints: one row per case, one column per realization
+/// (worst gap, with `!` after a gap outside the band and the count outside).
+std::string table(const std::vector<Result>& results);
+
+} // namespace presk::realize
