@@ -1,5 +1,15 @@
 // activations.h - the scalar activation functions, shared by the unary kernels and the
 // GLUs so that gelu inside geglu is the same function as gelu on its own.
+//
+// GELU and GELU_QUICK give the bits ggml's CPU backend gives, because ggml programs
+// expect ggml_gelu's values (a quantized matmul after it rounds its input to 8 bits, so a
+// last-bit difference can move a whole step). ggml evaluates them through tables over
+// the 65536 f16 inputs, each entry the f16-rounded value of the f32 formula:
+// - f32 rows: GELU is 0 for x <= -10, x for x >= 10, else table[f16(x)] (input and
+//   output rounded to f16); GELU_QUICK is table[f16(x)] everywhere.
+// - f16 rows: table[x] for both, with no range test.
+// - bf16 rows: the f32 formula, rounded to bf16 on store.
+// GELU_ERF (the erf form) is computed in f32 at every type, as ggml does.
 #pragma once
 
 #include "gk/gk.h"
@@ -11,17 +21,32 @@ namespace gk::cpu {
 inline float act_relu(float x) { return x > 0.0f ? x : 0.0f; }
 inline float act_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 inline float act_silu(float x) { return x / (1.0f + std::exp(-x)); }
-inline float act_gelu_quick(float x) { return x / (1.0f + std::exp(-1.702f * x)); }
 inline float act_gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 
-/// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+/// GELU, tanh approximation, in f32: 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))).
+/// 1 + 0.044715 x^2 is one fused multiply-add of (0.044715 x) and x, as compilers
+/// contract it in ggml builds for CPUs with FMA (x86-64 with -march=native, aarch64);
+/// over the f16 inputs this differs from the unfused form at one entry (x = -1.999).
 inline float act_gelu(float x) {
-    return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * x * (1.0f + 0.044715f * x * x)));
+    return 0.5f * x * (1.0f + std::tanh(0.79788456080286535588f * x * std::fma(0.044715f * x, x, 1.0f)));
 }
+
+/// GELU_QUICK in f32: x * (1 / (1 + exp(-1.702 x))).
+inline float act_gelu_quick(float x) { return x * (1.0f / (1.0f + std::exp(-1.702f * x))); }
+
+/// act_gelu at f16(x), rounded to f16 (a table built on first use; thread-safe).
+float act_gelu_f16(float x);
+
+/// GELU of an f32 row element: 0 for x <= -10, x for x >= 10, else act_gelu_f16(x).
+inline float act_gelu_f32(float x) { return x <= -10.0f ? 0.0f : (x >= 10.0f ? x : act_gelu_f16(x)); }
+
+/// act_gelu_quick at f16(x), rounded to f16 (a table built on first use; thread-safe).
+float act_gelu_quick_f16(float x);
 
 using act_fn = float (*)(float);
 
-/// The activation of a unary op; nullptr for an op outside the enum (or XIELU).
-act_fn unary_activation(gk_unary_op op);
+/// The activation of a unary op for rows of `type` (see the file comment for the GELU
+/// variants); nullptr for an op outside the enum (or XIELU).
+act_fn unary_activation(gk_unary_op op, gk_type type);
 
 } // namespace gk::cpu

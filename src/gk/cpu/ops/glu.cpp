@@ -13,14 +13,16 @@
 namespace gk::cpu {
 namespace {
 
-act_fn glu_activation(gk_glu_op op) {
+// The activation for rows of `type` (GELU and GELU_QUICK by unary_activation's rules);
+// nullptr for swiglu_oai, which has its own formula.
+act_fn glu_activation(gk_glu_op op, gk_type type) {
     switch (op) {
     case GK_GLU_OP_REGLU: return act_relu;
-    case GK_GLU_OP_GEGLU: return act_gelu;
+    case GK_GLU_OP_GEGLU: return unary_activation(GK_UNARY_OP_GELU, type);
     case GK_GLU_OP_SWIGLU: return act_silu;
     case GK_GLU_OP_GEGLU_ERF: return act_gelu_erf;
-    case GK_GLU_OP_GEGLU_QUICK: return act_gelu_quick;
-    default: return nullptr;  // swiglu_oai has its own formula
+    case GK_GLU_OP_GEGLU_QUICK: return unary_activation(GK_UNARY_OP_GELU_QUICK, type);
+    default: return nullptr;
     }
 }
 
@@ -31,7 +33,9 @@ void glu(const compute_params & p, gk_tensor * dst) {
     const bool        swapped = gk_get_op_params_i32(dst, 1) != 0;
     const float       alpha   = gk_get_op_params_f32(dst, 2);
     const float       limit   = gk_get_op_params_f32(dst, 3);
-    const act_fn      act     = glu_activation(op);
+    const act_fn      act     = glu_activation(op, a->type);
+    // ggml's f32 geglu gives 0 below -10, not act(x) * g (which is -0 or NaN for some g)
+    const bool        zero_lo = act == act_gelu_f32;
     const int64_t     n       = dst->ne[0];
     scratch           w       = p.work();
     float *           abuf    = w.floats(a->ne[0]);
@@ -50,7 +54,7 @@ void glu(const compute_params & p, gk_tensor * dst) {
         float * y = out_row(dst, i1, i2, i3, ybuf);
         if (act) {
             for (int64_t i = 0; i < n; ++i) {
-                y[i] = act(x[i]) * g[i];
+                y[i] = zero_lo && x[i] <= -10.0f ? 0.0f : act(x[i]) * g[i];
             }
         } else {
             for (int64_t i = 0; i < n; ++i) {

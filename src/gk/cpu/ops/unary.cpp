@@ -37,7 +37,7 @@ void math_kernel(const compute_params & p, gk_tensor * dst) {
 }
 
 void unary(const compute_params & p, gk_tensor * dst) {
-    const act_fn f = unary_activation(gk_get_unary_op(dst));
+    const act_fn f = unary_activation(gk_get_unary_op(dst), dst->src[0]->type);
     map_rows(p, dst, [f](float x, int64_t, int64_t) { return f(x); });
 }
 
@@ -48,7 +48,7 @@ void leaky_relu(const compute_params & p, gk_tensor * dst) {
 
 } // namespace
 
-act_fn unary_activation(gk_unary_op op) {
+act_fn unary_activation(gk_unary_op op, gk_type type) {
     switch (op) {
     case GK_UNARY_OP_ABS: return act_abs;
     case GK_UNARY_OP_SGN: return act_sgn;
@@ -58,8 +58,9 @@ act_fn unary_activation(gk_unary_op op) {
     case GK_UNARY_OP_ELU: return act_elu;
     case GK_UNARY_OP_RELU: return act_relu;
     case GK_UNARY_OP_SIGMOID: return act_sigmoid;
-    case GK_UNARY_OP_GELU: return act_gelu;
-    case GK_UNARY_OP_GELU_QUICK: return act_gelu_quick;
+    case GK_UNARY_OP_GELU:
+        return type == GK_TYPE_BF16 ? act_gelu : (type == GK_TYPE_F16 ? act_gelu_f16 : act_gelu_f32);
+    case GK_UNARY_OP_GELU_QUICK: return type == GK_TYPE_BF16 ? act_gelu_quick : act_gelu_quick_f16;
     case GK_UNARY_OP_SILU: return act_silu;
     case GK_UNARY_OP_HARDSWISH: return act_hardswish;
     case GK_UNARY_OP_HARDSIGMOID: return act_hardsigmoid;

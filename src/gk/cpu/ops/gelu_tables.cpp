@@ -1,0 +1,37 @@
+// gelu_tables.cpp - GELU and GELU_QUICK over the 65536 f16 inputs, as ggml's CPU backend
+// tabulates them (see activations.h). Each table is built on first use (a function-local
+// static, so concurrent first calls are safe) and holds, for every f16 bit pattern h,
+// f16(act(f32(h))) widened to f32, so a lookup needs one conversion instead of two.
+#include "activations.h"
+
+#include "quant/fp16.h"
+
+#include <array>
+#include <cstdint>
+
+namespace gk::cpu {
+namespace {
+
+using f16_table = std::array<float, 1u << 16>;
+
+f16_table tabulate(act_fn act) {
+    f16_table t{};
+    for (uint32_t h = 0; h < t.size(); ++h) {
+        t[h] = fp16_to_fp32(fp32_to_fp16(act(fp16_to_fp32(static_cast<fp16_t>(h)))));
+    }
+    return t;
+}
+
+} // namespace
+
+float act_gelu_f16(float x) {
+    static const f16_table table = tabulate(act_gelu);
+    return table[fp32_to_fp16(x)];
+}
+
+float act_gelu_quick_f16(float x) {
+    static const f16_table table = tabulate(act_gelu_quick);
+    return table[fp32_to_fp16(x)];
+}
+
+} // namespace gk::cpu
