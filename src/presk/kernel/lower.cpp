@@ -1,0 +1,156 @@
+// The lowering's entry point: which primitives have kernels, their cache keys, the dispatch
+// to the families (lower_contract.cpp, lower_rows.cpp, lower_index.cpp; the elementwise ones
+// through lower_group in lower_elementwise.cpp) and the pieces of a nest they share.
+#include "kernel/lower.h"
+
+#include <set>
+
+#include "core/prims.h"
+#include "kernel/lower_util.h"
+#include "lang/source.h"
+
+namespace presk::kernel {
+namespace {
+
+const std::set<std::string> kHost = {"slice", "index", "stack", "unslice", "unindex", "retype", "sample", "dropout"};
+const std::set<std::string> kElementwise = {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "gelu",
+                                            "add", "sub", "mul", "div", "pow"};
+const std::set<std::string> kContract = {"dot", "matmul", "ein"};
+const std::set<std::string> kRows = {"sum", "mean", "max", "softmax", "cross_entropy", "argmax", "max_grad", "expand"};
+const std::set<std::string> kIndex = {"embed", "scatter_add", "onehot", "split_heads", "merge_heads", "sum_to",
+                                      "broadcast_like", "causal_mask", "positions", "zeros_like"};
+
+/// A type as the key needs it: element kind and axes (an int's bound does not change a kernel).
+std::string type_key(const TypeP& t) {
+    if (!t) return "?";
+    if (t->kind != Type::Tensor) return to_string(*t);
+    const char* e = t->elem == Elem::Int ? "int" : t->elem == Elem::Bool ? "bool" : "";
+    return e + axes_string(t->axes);
+}
+
+} // namespace
+
+bool is_host_prim(const std::string& prim) { return kHost.count(prim) > 0; }
+
+bool is_elementwise(const std::string& prim) { return kElementwise.count(prim) > 0; }
+
+std::string signature(const Node& n, DType t) {
+    std::string s = n.prim + "{";
+    for (size_t i = 0; i < n.ints.size(); ++i) s += (i ? "," : "") + std::to_string(n.ints[i]);
+    s += "}\"" + n.text + "\"(";
+    for (size_t i = 0; i < n.operands.size(); ++i) s += (i ? ", " : "") + type_key(n.operands[i]);
+    return s + ") -> " + type_key(n.result) + " " + dtype_name(t);
+}
+
+std::string signature(const Group& g, DType t) {
+    std::string s = "group(";
+    for (size_t i = 0; i < g.inputs.size(); ++i) s += (i ? ", " : "") + type_key(g.inputs[i]);
+    s += ")";
+    for (size_t m = 0; m < g.members.size(); ++m) {
+        s += " ; " + signature(g.members[m], t) + " <-";
+        if (m < g.from.size())
+            for (int f : g.from[m]) s += " " + std::to_string(f);
+    }
+    return s;
+}
+
+Kernel lower(const Node& n, DType t, int lanes) {
+    if (lanes != 1 && lanes != 2 && lanes != 4)
+        detail::fail(n.prim, "lanes must be 1, 2 or 4, not " + std::to_string(lanes));
+    if (t == DType::I64) detail::fail(n.prim, "a kernel's storage type is f64, f32 or bf16, not i64");
+    if (is_host_prim(n.prim)) detail::fail(n.prim, "a host primitive, evaluated on the host and not as a kernel");
+    if (!core::is_prim(n.prim)) detail::fail(n.prim, "not a primitive");
+    if (!n.result) detail::fail(n.prim, "the node has no result type");
+    TypeP rule;
+    try {
+        rule = core::prim_type(n.prim, n.operands, n.ints, n.text);
+    } catch (const Error& e) {
+        detail::fail(n.prim, e.what());
+    }
+    if (!same_type(*rule, *n.result))
+        detail::fail(n.prim, "the result type " + to_string(*n.result) + " is not the rule's " + to_string(*rule));
+    if (is_elementwise(n.prim)) {
+        Group g;
+        g.members = {n};
+        g.from.emplace_back();
+        for (size_t k = 0; k < n.operands.size(); ++k) g.from[0].push_back(-1 - (int)k);
+        g.inputs = n.operands;
+        return lower_group(g, t);
+    }
+    Kernel k;
+    if (kContract.count(n.prim)) k = detail::lower_contract(n, t, t == DType::BF16 ? 1 : lanes);
+    else if (kRows.count(n.prim)) k = detail::lower_rows(n, t);
+    else if (kIndex.count(n.prim)) k = detail::lower_index(n, t);
+    else detail::fail(n.prim, "no lowering");
+    detail::count_vars(k);
+    return k;
+}
+
+namespace detail {
+
+void fail(const std::string& prim, const std::string& msg) { throw Error({}, "lower " + prim + ": " + msg); }
+
+BufferType buffer_of(const Type& ty, DType t) {
+    return BufferType{ty.elem == Elem::Real ? t : DType::I64, ty.axes};
+}
+
+Kernel header(const std::string& name, const Node& n, DType t) {
+    Kernel k;
+    k.name = name;
+    k.dtype = t;
+    for (const TypeP& o : n.operands) k.inputs.push_back(buffer_of(*o, t));
+    k.output = buffer_of(*n.result, t);
+    return k;
+}
+
+namespace {
+
+void count(const std::vector<Stmt>& body, Kernel& k) {
+    for (const Stmt& s : body) {
+        if (s.kind == Stmt::For) k.n_loops = std::max(k.n_loops, s.var + 1);
+        if (s.kind == Stmt::Assign) {
+            int& n = s.value->lanes > 1 ? k.n_vectors : k.n_scalars;
+            n = std::max(n, s.var + 1);
+        }
+        count(s.body, k);
+        count(s.orelse, k);
+    }
+}
+
+} // namespace
+
+void count_vars(Kernel& k) {
+    k.n_loops = k.n_scalars = k.n_vectors = 0;
+    count(k.body, k);
+}
+
+std::vector<int64_t> sizes(const std::vector<Axis>& axes) {
+    std::vector<int64_t> s;
+    for (const Axis& a : axes) s.push_back(a.size);
+    return s;
+}
+
+std::vector<ExprP> vars(int first, size_t count) {
+    std::vector<ExprP> v;
+    for (size_t i = 0; i < count; ++i) v.push_back(loop_var(first + (int)i));
+    return v;
+}
+
+std::vector<Stmt> nest(int first, const std::vector<int64_t>& extent, std::vector<Stmt> body) {
+    for (size_t i = extent.size(); i-- > 0;) body = {for_loop(first + (int)i, 0, extent[i], std::move(body))};
+    return body;
+}
+
+std::vector<ExprP> aligned(const std::string& prim, const std::vector<Axis>& x, const std::vector<Axis>& r,
+                           const std::vector<ExprP>& ridx) {
+    auto pos = align_axes(x, r);
+    if (!pos) fail(prim, axes_string(x) + " does not broadcast to " + axes_string(r));
+    std::vector<ExprP> idx;
+    for (int p : *pos) idx.push_back(ridx[(size_t)p]);
+    return idx;
+}
+
+ExprP block_index(const ExprP& v, int64_t c, int64_t o) { return binary("add", binary("mul", v, integer(c)), integer(o)); }
+
+} // namespace detail
+} // namespace presk::kernel
