@@ -1,0 +1,580 @@
+// The kernel interpreter. A kernel is compiled once per run into a flat register machine
+// (instructions over a real and an integer register file, buffer accesses with precomputed
+// strides, jumps for loops and conditions), which is then executed in the arithmetic type R
+// (double for f64 kernels, float for f32 and bf16 ones).
+//
+// Arithmetic: every real operation is one operation on R values, so in an f32 kernel each
+// is rounded to float (the build compiles with -ffp-contract=off: nothing is fused). Real
+// constants and real(n) are rounded to R once. sqrt is IEEE sqrt; exp, log, tanh, sin, cos,
+// erf and pow are pmath.h's, the functions every backend shares. max(a, b) is b when b > a,
+// else a, and min(a, b) is b when b < a, else a: the reference interpreter's rule for a
+// running maximum with a the accumulator, so a NaN in a is kept, a NaN in b is passed over,
+// and of two equal values (+0 and -0) a is kept. Comparisons are IEEE (a NaN compares false
+// except under !=). Integers are int64; overflow, division or remainder by zero are errors;
+// division truncates toward zero as in C (the lowering divides non-negatives only).
+//
+// Memory: a real load gives R (a bf16 or f32 element widens exactly); a store rounds R to the
+// buffer's storage type (f32: one rounding; bf16: to f32, then to nearest even bf16, which for
+// an f64 kernel is the language's two roundings). Every index is checked against its axis.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "../../quant/fp16.h"
+#include "kernel/eval.h"
+#include "lang/source.h"
+
+namespace presk::kernel {
+namespace {
+
+// The transcendental functions by the arithmetic type. TEMPORARY: the C library's, until
+// pmath.c (presk_exp, presk_expf, ...) is in the tree; then each becomes a pmath.h call.
+inline double m_exp(double x) { return std::exp(x); }
+inline float m_exp(float x) { return std::exp(x); }
+inline double m_log(double x) { return std::log(x); }
+inline float m_log(float x) { return std::log(x); }
+inline double m_tanh(double x) { return std::tanh(x); }
+inline float m_tanh(float x) { return std::tanh(x); }
+inline double m_sin(double x) { return std::sin(x); }
+inline float m_sin(float x) { return std::sin(x); }
+inline double m_cos(double x) { return std::cos(x); }
+inline float m_cos(float x) { return std::cos(x); }
+inline double m_erf(double x) { return std::erf(x); }
+inline float m_erf(float x) { return std::erf(x); }
+inline double m_pow(double x, double y) { return std::pow(x, y); }
+inline float m_pow(float x, float y) { return std::pow(x, y); }
+
+// Instructions. R* act on `lanes` consecutive real registers; the rest on scalars.
+enum class Op : uint8_t {
+    RMov, RNeg, RExp, RLog, RTanh, RSin, RCos, RSqrt, RErf,  // d = f(a)
+    RAdd, RSub, RMul, RDiv, RPow, RMax, RMin,               // d = a op b
+    RSplat,                                                  // d[0..lanes) = a
+    RSel,                                                    // d = int c ? a : b
+    RFromI,                                                  // d = real(int a)
+    RLt, RLe, RGt, RGe, REq, RNe,                            // int d = real a op real b
+    IMov, INeg, IAdd, ISub, IMul, IDiv, IMod, IMin, IMax,
+    ILt, ILe, IGt, IGe, IEq, INe,
+    ISel,                                                    // d = c ? a : b
+    RLoad, ILoad, RStore, IStore,                            // access k: d = buf[...] / buf[...] = a
+    For,                                                     // int d = k; if d >= k2 goto c
+    Next,                                                    // if ++d < k2 goto c
+    Jz,                                                      // if int a == 0 goto c
+    Jmp,                                                     // goto c
+    Halt,
+};
+
+struct Ins {
+    Op op;
+    int32_t lanes = 1;
+    int32_t d = 0, a = 0, b = 0, c = 0;
+    int64_t k = 0, k2 = 0;
+};
+
+// A buffer access: `n` index registers with their axes' sizes and strides (from `first` in
+// the flat tables), `lanes` elements along the last axis.
+struct Access {
+    int buf = 0, n = 0, first = 0, lanes = 1;
+};
+
+struct Program {
+    std::vector<Ins> code;
+    std::vector<Access> acc;
+    std::vector<int32_t> idx;           // index registers, per access
+    std::vector<int64_t> size, stride;  // per access and axis
+    std::vector<std::pair<int32_t, double>> rconst;
+    std::vector<std::pair<int32_t, int64_t>> iconst;
+    int n_real = 0, n_int = 0;
+};
+
+// "%3": buffer 3 as the kernel text names it.
+std::string pct(int64_t b) {
+    std::string s(1, '%');
+    return s += std::to_string(b);
+}
+
+[[noreturn]] void fail(const Kernel& k, const std::string& msg) { throw Error({}, "kernel " + k.name + ": " + msg); }
+
+int64_t numel(const Kernel& k, const BufferType& b, int id) {
+    int64_t n = 1;
+    for (const Axis& a : b.axes) {
+        if (a.size < 0 || __builtin_mul_overflow(n, a.size, &n))
+            fail(k, pct(id) + " has too many elements");
+    }
+    return n;
+}
+
+const std::map<std::string, Op>& real_ops() {
+    static const std::map<std::string, Op> m = {
+        {"neg", Op::RNeg}, {"exp", Op::RExp}, {"log", Op::RLog}, {"tanh", Op::RTanh}, {"sin", Op::RSin},
+        {"cos", Op::RCos}, {"sqrt", Op::RSqrt}, {"erf", Op::RErf}, {"add", Op::RAdd}, {"sub", Op::RSub},
+        {"mul", Op::RMul}, {"div", Op::RDiv}, {"pow", Op::RPow}, {"max", Op::RMax}, {"min", Op::RMin},
+        {"lt", Op::RLt}, {"le", Op::RLe}, {"gt", Op::RGt}, {"ge", Op::RGe}, {"eq", Op::REq}, {"ne", Op::RNe}};
+    return m;
+}
+
+const std::map<std::string, Op>& int_ops() {
+    static const std::map<std::string, Op> m = {
+        {"neg", Op::INeg}, {"add", Op::IAdd}, {"sub", Op::ISub}, {"mul", Op::IMul}, {"div", Op::IDiv},
+        {"mod", Op::IMod}, {"min", Op::IMin}, {"max", Op::IMax}, {"lt", Op::ILt}, {"le", Op::ILe},
+        {"gt", Op::IGt}, {"ge", Op::IGe}, {"eq", Op::IEq}, {"ne", Op::INe}};
+    return m;
+}
+
+// Kernel -> Program, checking what the constructors could not see: buffer numbers, index
+// counts, element types of loads and stores, loops nested in themselves or variables used
+// outside their loop, vector variables used at two lane counts.
+class Compiler {
+public:
+    explicit Compiler(const Kernel& k) : k_(k) {
+        for (int b = 0; b <= k.out_buf(); ++b) {
+            const BufferType& t = b == k.out_buf() ? k.output : k.inputs[(size_t)b];
+            std::vector<int64_t> st(t.axes.size());
+            int64_t s = 1;
+            for (size_t j = t.axes.size(); j-- > 0;) {
+                st[j] = s;
+                s *= t.axes[j].size;  // cannot overflow: numel() was checked
+            }
+            strides_.push_back(std::move(st));
+        }
+    }
+
+    Program compile() {
+        block_vars(k_.body);
+        temp_base_real_ = p_.n_real;
+        temp_base_int_ = p_.n_int;
+        block(k_.body);
+        emit({Op::Halt});
+        return std::move(p_);
+    }
+
+private:
+    const Kernel& k_;
+    Program p_;
+    std::vector<std::vector<int64_t>> strides_;
+    std::map<int, int> loops_, ints_, reals_, vecs_, vec_lanes_;
+    std::map<uint64_t, int> rconst_;  // by the constant's bits
+    std::map<int64_t, int> iconst_;
+    std::vector<bool> open_;  // loop variables whose loop encloses the current statement
+    // Registers: variables and constants first, then the temporaries of one statement.
+    int temp_base_real_ = 0, temp_base_int_ = 0, real_top_ = 0, int_top_ = 0;
+
+    int emit(Ins x) {
+        p_.code.push_back(x);
+        return (int)p_.code.size() - 1;
+    }
+    int here() const { return (int)p_.code.size(); }
+
+    int temp_real(int lanes) {
+        int r = real_top_;
+        real_top_ += lanes;
+        p_.n_real = std::max(p_.n_real, real_top_);
+        return r;
+    }
+    int temp_int() {
+        int r = int_top_++;
+        p_.n_int = std::max(p_.n_int, int_top_);
+        return r;
+    }
+
+    template <class K>
+    static int reg(std::map<K, int>& m, K id, int& top, int lanes = 1) {
+        auto it = m.find(id);
+        if (it != m.end()) return it->second;
+        const int r = top;
+        top += lanes;
+        m.emplace(id, r);
+        return r;
+    }
+    int loop_reg(int id) { return reg(loops_, id, p_.n_int); }
+    int int_reg(int id) { return reg(ints_, id, p_.n_int); }
+    int real_reg(int id) { return reg(reals_, id, p_.n_real); }
+    int vec_reg(int id, int lanes) {
+        auto [it, fresh] = vec_lanes_.emplace(id, lanes);
+        if (!fresh && it->second != lanes)
+            fail(k_, "v" + std::to_string(id) + " is used with " + std::to_string(it->second) + " and " +
+                         std::to_string(lanes) + " lanes");
+        return reg(vecs_, id, p_.n_real, lanes);
+    }
+    // The first pass: a register for every variable and constant.
+    void vars(const Expr& e) {
+        switch (e.kind) {
+        case Expr::Real:
+            if (!rconst_.count(std::bit_cast<uint64_t>(e.value)))
+                p_.rconst.emplace_back(reg(rconst_, std::bit_cast<uint64_t>(e.value), p_.n_real), e.value);
+            break;
+        case Expr::Int:
+            if (!iconst_.count(e.ivalue)) p_.iconst.emplace_back(reg(iconst_, e.ivalue, p_.n_int), e.ivalue);
+            break;
+        case Expr::Loop: loop_reg((int)e.ivalue); break;
+        case Expr::Scalar: e.integer ? int_reg((int)e.ivalue) : real_reg((int)e.ivalue); break;
+        case Expr::Vector: vec_reg((int)e.ivalue, e.lanes); break;
+        default: break;
+        }
+        for (const ExprP& a : e.args) vars(*a);
+    }
+
+    void block_vars(const std::vector<Stmt>& body) {
+        for (const Stmt& s : body) {
+            if (s.kind == Stmt::For) loop_reg(s.var);
+            if (s.kind == Stmt::Assign) {
+                const Expr& e = *s.value;
+                e.integer ? int_reg(s.var) : e.lanes > 1 ? vec_reg(s.var, e.lanes) : real_reg(s.var);
+            }
+            for (const ExprP& i : s.index) vars(*i);
+            if (s.value) vars(*s.value);
+            block_vars(s.body);
+            block_vars(s.orelse);
+        }
+    }
+
+    const BufferType& buffer(int b) const { return b == k_.out_buf() ? k_.output : k_.inputs[(size_t)b]; }
+
+    int access(int buf, const std::vector<ExprP>& index, int lanes, bool integer, bool is_store) {
+        if (buf < 0 || buf > k_.out_buf()) fail(k_, pct(buf) + " is not a buffer of the kernel");
+        const std::string name = pct(buf);
+        if (is_store && buf != k_.out_buf()) fail(k_, "a store to the input " + name);
+        const BufferType& t = buffer(buf);
+        if (index.size() != t.axes.size())
+            fail(k_, name + " has " + std::to_string(t.axes.size()) + " axes, accessed with " +
+                         std::to_string(index.size()) + " indices");
+        if (integer != (t.dtype == DType::I64))
+            fail(k_, std::string(integer ? "an integer" : "a real") + " access to " + name + " : " + dtype_name(t.dtype));
+        Access a{buf, (int)index.size(), (int)p_.idx.size(), lanes};
+        for (size_t j = 0; j < index.size(); ++j) {
+            p_.idx.push_back(expr(*index[j]));
+            p_.size.push_back(t.axes[j].size);
+            p_.stride.push_back(strides_[(size_t)buf][j]);
+        }
+        p_.acc.push_back(a);
+        return (int)p_.acc.size() - 1;
+    }
+
+    // Compiles `e`; returns the register holding its value (its first lane). When `dest` is
+    // given the value ends up there.
+    int expr(const Expr& e, int dest = -1) {
+        const int lanes = e.lanes;
+        auto out = [&] { return dest >= 0 ? dest : e.integer ? temp_int() : temp_real(lanes); };
+        auto into = [&](int r) {  // a value already in register r
+            if (dest < 0 || dest == r) return r;
+            emit({e.integer ? Op::IMov : Op::RMov, lanes, dest, r});
+            return dest;
+        };
+        switch (e.kind) {
+        case Expr::Real: return into(rconst_.at(std::bit_cast<uint64_t>(e.value)));
+        case Expr::Int: return into(iconst_.at(e.ivalue));
+        case Expr::Loop: {
+            const int id = (int)e.ivalue;
+            if ((size_t)id >= open_.size() || !open_[(size_t)id]) fail(k_, "i" + std::to_string(id) + " is used outside its loop");
+            return into(loop_reg(id));
+        }
+        case Expr::Scalar: return into(e.integer ? int_reg((int)e.ivalue) : real_reg((int)e.ivalue));
+        case Expr::Vector: return into(vec_reg((int)e.ivalue, lanes));
+        case Expr::Load:
+        case Expr::VLoad: {
+            const int a = access(e.buf, e.args, lanes, e.integer, false);
+            const int d = out();
+            emit({e.integer ? Op::ILoad : Op::RLoad, lanes, d, 0, 0, 0, a});
+            return d;
+        }
+        case Expr::Splat: {
+            const int a = expr(*e.args[0]);
+            const int d = out();
+            emit({Op::RSplat, lanes, d, a});
+            return d;
+        }
+        case Expr::Unary:
+        case Expr::Binary:
+        case Expr::Compare: {
+            const auto& ops = e.args[0]->integer ? int_ops() : real_ops();
+            auto it = ops.find(e.op);
+            if (it == ops.end()) fail(k_, "no operation `" + e.op + "`");
+            const int a = expr(*e.args[0]);
+            const int b = e.args.size() > 1 ? expr(*e.args[1]) : 0;
+            const int d = out();
+            emit({it->second, e.args[0]->lanes, d, a, b});
+            return d;
+        }
+        case Expr::Select: {
+            const int c = expr(*e.args[0]);
+            const int a = expr(*e.args[1]);
+            const int b = expr(*e.args[2]);
+            const int d = out();
+            emit({e.integer ? Op::ISel : Op::RSel, lanes, d, a, b, c});
+            return d;
+        }
+        case Expr::ToReal: {
+            const int a = expr(*e.args[0]);
+            const int d = out();
+            emit({Op::RFromI, 1, d, a});
+            return d;
+        }
+        }
+        fail(k_, "an unknown expression");
+    }
+
+    void block(const std::vector<Stmt>& body) {
+        for (const Stmt& s : body) stmt(s);
+    }
+
+    void stmt(const Stmt& s) {
+        real_top_ = temp_base_real_;
+        int_top_ = temp_base_int_;
+        switch (s.kind) {
+        case Stmt::For: {
+            if ((size_t)s.var >= open_.size()) open_.resize((size_t)s.var + 1);
+            if (open_[(size_t)s.var]) fail(k_, "the loop of i" + std::to_string(s.var) + " is nested in itself");
+            const int v = loop_reg(s.var);
+            const int head = emit({Op::For, 1, v, 0, 0, 0, s.lo, s.hi});
+            open_[(size_t)s.var] = true;
+            block(s.body);
+            open_[(size_t)s.var] = false;
+            emit({Op::Next, 1, v, 0, 0, head + 1, 0, s.hi});
+            p_.code[(size_t)head].c = here();
+            return;
+        }
+        case Stmt::Assign: {
+            const Expr& e = *s.value;
+            expr(e, e.integer ? int_reg(s.var) : e.lanes > 1 ? vec_reg(s.var, e.lanes) : real_reg(s.var));
+            return;
+        }
+        case Stmt::Store:
+        case Stmt::VStore: {
+            const Expr& e = *s.value;
+            const int v = expr(e);
+            const int a = access(s.buf, s.index, e.lanes, e.integer, true);
+            emit({e.integer ? Op::IStore : Op::RStore, e.lanes, 0, v, 0, 0, a});
+            return;
+        }
+        case Stmt::If: {
+            const int c = expr(*s.value);
+            const int jz = emit({Op::Jz, 1, 0, c});
+            block(s.body);
+            if (s.orelse.empty()) {
+                p_.code[(size_t)jz].c = here();
+                return;
+            }
+            const int jmp = emit({Op::Jmp});
+            p_.code[(size_t)jz].c = here();
+            block(s.orelse);
+            p_.code[(size_t)jmp].c = here();
+            return;
+        }
+        }
+    }
+};
+
+// A buffer during a run: its elements and storage type.
+struct Buf {
+    const double* re = nullptr;
+    const int64_t* in = nullptr;
+    DType dtype = DType::F32;
+};
+
+template <class R>
+class Machine {
+public:
+    Machine(const Kernel& k, const Program& p, std::vector<Buf> bufs, Data& out)
+        : k_(k), p_(p), bufs_(std::move(bufs)), out_(out), rr_((size_t)p.n_real), ir_((size_t)p.n_int) {
+        for (auto [r, v] : p.rconst) rr_[(size_t)r] = (R)v;
+        for (auto [r, v] : p.iconst) ir_[(size_t)r] = v;
+    }
+
+    void run() {
+        R* r = rr_.data();
+        int64_t* n = ir_.data();
+        double* ore = out_.re.data();
+        int64_t* oin = out_.in.data();
+        const DType odt = out_.dtype;
+        const Ins* code = p_.code.data();
+        for (const Ins* x = code;; ++x) {
+            const int L = x->lanes;
+            R* d = r + x->d;
+            const R* a = r + x->a;
+            const R* b = r + x->b;
+            switch (x->op) {
+            case Op::RMov: for (int j = 0; j < L; ++j) d[j] = a[j]; break;
+            case Op::RNeg: for (int j = 0; j < L; ++j) d[j] = -a[j]; break;
+            case Op::RExp: for (int j = 0; j < L; ++j) d[j] = m_exp(a[j]); break;
+            case Op::RLog: for (int j = 0; j < L; ++j) d[j] = m_log(a[j]); break;
+            case Op::RTanh: for (int j = 0; j < L; ++j) d[j] = m_tanh(a[j]); break;
+            case Op::RSin: for (int j = 0; j < L; ++j) d[j] = m_sin(a[j]); break;
+            case Op::RCos: for (int j = 0; j < L; ++j) d[j] = m_cos(a[j]); break;
+            case Op::RSqrt: for (int j = 0; j < L; ++j) d[j] = std::sqrt(a[j]); break;
+            case Op::RErf: for (int j = 0; j < L; ++j) d[j] = m_erf(a[j]); break;
+            case Op::RAdd: for (int j = 0; j < L; ++j) d[j] = a[j] + b[j]; break;
+            case Op::RSub: for (int j = 0; j < L; ++j) d[j] = a[j] - b[j]; break;
+            case Op::RMul: for (int j = 0; j < L; ++j) d[j] = a[j] * b[j]; break;
+            case Op::RDiv: for (int j = 0; j < L; ++j) d[j] = a[j] / b[j]; break;
+            case Op::RPow: for (int j = 0; j < L; ++j) d[j] = m_pow(a[j], b[j]); break;
+            case Op::RMax: for (int j = 0; j < L; ++j) d[j] = b[j] > a[j] ? b[j] : a[j]; break;
+            case Op::RMin: for (int j = 0; j < L; ++j) d[j] = b[j] < a[j] ? b[j] : a[j]; break;
+            case Op::RSplat: for (int j = 0; j < L; ++j) d[j] = a[0]; break;
+            case Op::RSel: {
+                const R* s = n[x->c] != 0 ? a : b;
+                for (int j = 0; j < L; ++j) d[j] = s[j];
+                break;
+            }
+            case Op::RFromI: d[0] = (R)n[x->a]; break;
+            case Op::RLt: n[x->d] = a[0] < b[0]; break;
+            case Op::RLe: n[x->d] = a[0] <= b[0]; break;
+            case Op::RGt: n[x->d] = a[0] > b[0]; break;
+            case Op::RGe: n[x->d] = a[0] >= b[0]; break;
+            case Op::REq: n[x->d] = a[0] == b[0]; break;
+            case Op::RNe: n[x->d] = a[0] != b[0]; break;
+            case Op::IMov: n[x->d] = n[x->a]; break;
+            case Op::INeg: n[x->d] = checked(x, 0, n[x->a]); break;
+            case Op::IAdd:
+            case Op::ISub:
+            case Op::IMul:
+            case Op::IDiv:
+            case Op::IMod: n[x->d] = checked(x, n[x->a], n[x->b]); break;
+            case Op::IMin: n[x->d] = std::min(n[x->a], n[x->b]); break;
+            case Op::IMax: n[x->d] = std::max(n[x->a], n[x->b]); break;
+            case Op::ILt: n[x->d] = n[x->a] < n[x->b]; break;
+            case Op::ILe: n[x->d] = n[x->a] <= n[x->b]; break;
+            case Op::IGt: n[x->d] = n[x->a] > n[x->b]; break;
+            case Op::IGe: n[x->d] = n[x->a] >= n[x->b]; break;
+            case Op::IEq: n[x->d] = n[x->a] == n[x->b]; break;
+            case Op::INe: n[x->d] = n[x->a] != n[x->b]; break;
+            case Op::ISel: n[x->d] = n[x->c] != 0 ? n[x->a] : n[x->b]; break;
+            case Op::RLoad: {
+                const Access& c = p_.acc[(size_t)x->k];
+                const double* src = bufs_[(size_t)c.buf].re + offset(c, n);
+                for (int j = 0; j < L; ++j) d[j] = (R)src[j];
+                break;
+            }
+            case Op::ILoad: n[x->d] = bufs_[(size_t)p_.acc[(size_t)x->k].buf].in[offset(p_.acc[(size_t)x->k], n)]; break;
+            case Op::RStore: {
+                double* dst = ore + offset(p_.acc[(size_t)x->k], n);
+                for (int j = 0; j < L; ++j) dst[j] = narrow(odt, a[j]);
+                break;
+            }
+            case Op::IStore: oin[offset(p_.acc[(size_t)x->k], n)] = n[x->a]; break;
+            case Op::For:
+                n[x->d] = x->k;
+                if (x->k >= x->k2) x = code + x->c - 1;
+                break;
+            case Op::Next:
+                if (++n[x->d] < x->k2) x = code + x->c - 1;
+                break;
+            case Op::Jz:
+                if (n[x->a] == 0) x = code + x->c - 1;
+                break;
+            case Op::Jmp: x = code + x->c - 1; break;
+            case Op::Halt: return;
+            }
+        }
+    }
+
+private:
+    const Kernel& k_;
+    const Program& p_;
+    std::vector<Buf> bufs_;
+    Data& out_;
+    std::vector<R> rr_;
+    std::vector<int64_t> ir_;
+
+    // R rounded to the output's storage type, as the double Data holds.
+    static double narrow(DType t, R v) {
+        switch (t) {
+        case DType::F64: return (double)v;
+        case DType::F32: return (double)(float)v;
+        default: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)v));
+        }
+    }
+
+    // The element offset of access `c` at the current index registers, every index checked.
+    int64_t offset(const Access& c, const int64_t* n) const {
+        int64_t off = 0;
+        for (int j = 0; j < c.n; ++j) {
+            const size_t f = (size_t)(c.first + j);
+            const int64_t i = n[p_.idx[f]];
+            const int64_t span = j == c.n - 1 ? c.lanes : 1;
+            if (i < 0 || i > p_.size[f] - span) out_of_range(c, n, j);
+            off += i * p_.stride[f];
+        }
+        return off;
+    }
+
+    [[noreturn]] void out_of_range(const Access& c, const int64_t* n, int axis) const {
+        std::string at = pct(c.buf) + "[";
+        for (int j = 0; j < c.n; ++j) at += (j ? ", " : "") + std::to_string(n[p_.idx[(size_t)(c.first + j)]]);
+        if (c.lanes > 1) at += "..+" + std::to_string(c.lanes);
+        at += "]";
+        fail(k_, at + " index " + std::to_string(n[p_.idx[(size_t)(c.first + axis)]]) + " out of range: axis " +
+                     std::to_string(axis) + " has size " + std::to_string(p_.size[(size_t)(c.first + axis)]));
+    }
+
+    int64_t checked(const Ins* x, int64_t a, int64_t b) const {
+        int64_t r = 0;
+        bool bad = false;
+        switch (x->op) {
+        case Op::INeg: bad = __builtin_sub_overflow(a, b, &r); break;
+        case Op::IAdd: bad = __builtin_add_overflow(a, b, &r); break;
+        case Op::ISub: bad = __builtin_sub_overflow(a, b, &r); break;
+        case Op::IMul: bad = __builtin_mul_overflow(a, b, &r); break;
+        case Op::IDiv:
+        case Op::IMod:
+            if (b == 0) fail(k_, std::string("integer ") + (x->op == Op::IDiv ? "division" : "remainder") + " by zero");
+            if (a == INT64_MIN && b == -1) bad = true;
+            else r = x->op == Op::IDiv ? a / b : a % b;
+            break;
+        default: break;
+        }
+        if (bad) fail(k_, "integer overflow");
+        return r;
+    }
+};
+
+void check_inputs(const Kernel& k, const std::vector<const Data*>& in, const Data& out) {
+    if (in.size() != k.inputs.size())
+        fail(k, "given " + std::to_string(in.size()) + " inputs, declared " + std::to_string(k.inputs.size()));
+    for (size_t i = 0; i < in.size(); ++i) {
+        const std::string name = pct(i);
+        const Data* d = in[i];
+        const BufferType& t = k.inputs[i];
+        if (!d) fail(k, name + " is missing");
+        if (d == &out) fail(k, name + " is also the output");
+        if (d->dtype != t.dtype)
+            fail(k, name + " is " + dtype_name(d->dtype) + ", declared " + dtype_name(t.dtype));
+        const int64_t want = numel(k, t, (int)i);
+        if (d->size() != want)
+            fail(k, name + " has " + std::to_string(d->size()) + " elements, declared " + std::to_string(want));
+        if (t.dtype == DType::F32 || t.dtype == DType::BF16) {
+            for (size_t j = 0; j < d->re.size(); ++j) {
+                const double v = d->re[j];
+                if (!std::isnan(v) && round_to(t.dtype, v) != v)
+                    fail(k, name + "[" + std::to_string(j) + "] = " + std::to_string(v) + " is not a " + dtype_name(t.dtype) + " value");
+            }
+        }
+    }
+}
+
+} // namespace
+
+double round_to(DType t, double x) {
+    switch (t) {
+    case DType::F64: return x;
+    case DType::F32: return (double)(float)x;
+    case DType::BF16: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)x));
+    case DType::I64: break;
+    }
+    throw Error({}, "round_to: i64 is not a real type");
+}
+
+void run(const Kernel& k, const std::vector<const Data*>& in, Data& out) {
+    check_inputs(k, in, out);
+    const int64_t n_out = numel(k, k.output, k.out_buf());
+    const Program p = Compiler(k).compile();
+    out.dtype = k.output.dtype;
+    out.re.assign(out.dtype == DType::I64 ? 0 : (size_t)n_out, 0.0);
+    out.in.assign(out.dtype == DType::I64 ? (size_t)n_out : 0, 0);
+    std::vector<Buf> bufs;
+    for (const Data* d : in) bufs.push_back({d->re.data(), d->in.data(), d->dtype});
+    bufs.push_back({out.re.data(), out.in.data(), out.dtype});
+    if (arith_type(k.dtype) == DType::F64) Machine<double>(k, p, std::move(bufs), out).run();
+    else Machine<float>(k, p, std::move(bufs), out).run();
+}
+
+} // namespace presk::kernel
