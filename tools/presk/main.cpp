@@ -1,26 +1,35 @@
 // presk: the command line of the PSK language (docs/presk.md).
 //   presk check FILE [--entry E] [--dim k=v]... [--const k=v]...
-//   presk dump FILE --stage core --entry E [--dim k=v]... [--const k=v]...
-//   presk run FILE --entry E [--dim k=v]... [--const k=v]... [--seed S] --backend interp [--bits N]
-//             [--input k=v]... [--digits D] [--train] [--out FILE.json]
+//   presk dump FILE --stage core|kernel --entry E [--dim k=v]... [--const k=v]... [--realize R]
+//             [--seed S] [--input k=v]...
+//   presk run FILE --entry E [--dim k=v]... [--const k=v]... [--seed S] [--backend interp|kernel]
+//             [--realize R] [--bits N] [--input k=v]... [--digits D] [--train] [--out FILE.json]
+//   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--repeat N]
+//             [--bits N] [--seed S] [--input k=v]...
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "kernel/ir.h"
 #include "lang/checker.h"
 #include "lang/parser.h"
+#include "realize/executor.h"
+#include "realize/realization.h"
 #include "ref/interp.h"
 
 namespace {
 
 struct Args {
-    std::string file, entry, stage = "core", backend = "interp", out;
+    std::string file, entry, stage = "core", backend = "interp", out, realize = "f64";
     std::vector<std::string> dims, consts, inputs;
     uint64_t seed = 0;
     long bits = 256;
-    int digits = 17;
+    int digits = 17, repeat = 5;
     bool train = false;
 };
 
@@ -46,7 +55,111 @@ presk::CheckOptions options(const Args& a) {
     return o;
 }
 
-int run(const std::string& cmd, const Args& a) {
+std::vector<presk::ref::Value> components(const presk::ref::Value& out) {
+    return out.type->kind == presk::Type::Tuple ? out.items : std::vector{out};
+}
+
+/// --out: the entry, the backend, the parameters and inputs it ran on and its outputs.
+void write_json(const Args& a, const presk::core::Program& prog, const std::vector<presk::ref::Value>& args,
+                const std::vector<presk::ref::Value>& outs) {
+    std::ofstream o(a.out);
+    o << "{\"entry\": \"" << prog.entry << "\", \"backend\": \"" << a.backend << "\", ";
+    if (a.backend == "kernel") o << "\"realization\": \"" << a.realize << "\", ";
+    o << "\"bits\": " << a.bits << ", \"seed\": " << a.seed
+      << ", \"params\": " << (prog.params_type ? presk::ref::to_json(args[0], a.digits) : "null") << ", \"inputs\": {";
+    const presk::core::Function* f = prog.find(prog.entry);
+    const size_t first = prog.params_type ? 1 : 0;
+    for (size_t i = first; i < args.size(); ++i)
+        o << (i > first ? ", " : "") << "\"" << f->param_names[i] << "\": " << presk::ref::to_json(args[i], a.digits);
+    o << "}, \"outputs\": [";
+    for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << presk::ref::to_json(outs[i], a.digits);
+    o << "]}\n";
+    if (!o) throw presk::Error({}, "cannot write " + a.out);
+}
+
+/// The entry's parameters and inputs as the reference synthesises them.
+std::vector<presk::ref::Value> entry_args(presk::ref::Interp& interp, const Args& a) {
+    std::map<std::string, std::string> given;
+    for (const auto& kv : a.inputs) given.insert(split_kv(kv, "--input"));
+    return interp.entry_args(given);
+}
+
+/// `presk dump --stage kernel`: runs the entry and prints the counts and every distinct kernel.
+void dump_kernels(const presk::core::Program& prog, const Args& a) {
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    const auto args = entry_args(interp, a);
+    presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
+    ex.call(prog.entry, args);
+    const auto ks = ex.kernels();
+    const int64_t launched = (int64_t)ex.launches().size(), unfused = ex.unfused_launches(), saved = unfused - launched;
+    std::cout << "-- " << ks.size() << " kernel" << (ks.size() == 1 ? "" : "s") << ", " << launched << " launch"
+              << (launched == 1 ? "" : "es") << ", " << r.spelling << "\n";
+    std::cout << "-- fusion: " << unfused << " launch" << (unfused == 1 ? "" : "es") << " without it, " << saved << " saved ("
+              << (unfused ? (saved * 100 + unfused / 2) / unfused : 0) << "%)\n";
+    for (const presk::kernel::Kernel* k : ks) std::cout << presk::kernel::to_string(*k);
+}
+
+/// `presk run`: the entry on the chosen backend, each output component printed.
+void run_entry(const presk::core::Program& prog, const Args& a) {
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);  // checked; interp ignores it
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    std::vector<presk::ref::Value> args = entry_args(interp, a);
+    presk::ref::Value out;
+    if (a.backend == "interp") {
+        out = interp.call(prog.entry, args);
+    } else {
+        presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
+        std::vector<presk::realize::Value> in = ex.convert_args(prog.entry, args);
+        out = presk::realize::to_ref(ex.call_values(prog.entry, in));
+        args.clear();
+        for (const auto& v : in) args.push_back(presk::realize::to_ref(v));  // what the kernels read
+    }
+    const auto outs = components(out);
+    for (size_t i = 0; i < outs.size(); ++i) std::cout << "out" << i << " : " << presk::ref::to_text(outs[i], a.digits) << "\n";
+    if (!a.out.empty()) write_json(a, prog, args, outs);
+}
+
+template <class F>
+double median_ms(int repeat, F call) {
+    std::vector<double> ms;
+    for (int i = 0; i < repeat; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        call();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+}
+
+/// `presk bench`: the median of --repeat calls of the entry on the reference and on the kernel
+/// backend in each realization (f64, f32, bf16, or the one --realize names), inputs prepared
+/// and the kernels lowered by one untimed call beforehand.
+void bench(const presk::core::Program& prog, const Args& a, bool realize_given) {
+    if (a.repeat < 1 || a.repeat > 100000) throw presk::Error({}, "--repeat must be in 1..100000");
+    std::vector<std::string> rs = realize_given ? std::vector{a.realize} : std::vector<std::string>{"f64", "f32", "bf16"};
+    std::vector<presk::realize::Realization> parsed;
+    for (const auto& s : rs) parsed.push_back(presk::realize::parse_realization(s));
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    const auto args = entry_args(interp, a);
+    struct Row {
+        std::string name;
+        double ms;
+    };
+    std::vector<Row> rows;
+    rows.push_back({"interp, " + std::to_string(a.bits) + " bits", median_ms(a.repeat, [&] { interp.call(prog.entry, args); })});
+    for (const auto& r : parsed) {
+        presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
+        const auto in = ex.convert_args(prog.entry, args);
+        ex.call_values(prog.entry, in);
+        rows.push_back({"kernel " + r.spelling, median_ms(a.repeat, [&] { ex.call_values(prog.entry, in); })});
+    }
+    std::printf("%s, median of %d\n", prog.entry.c_str(), a.repeat);
+    std::printf("%-24s %12s %10s\n", "backend", "median ms", "speed-up");
+    for (const Row& row : rows) std::printf("%-24s %12.3f %9.1fx\n", row.name.c_str(), row.ms, rows[0].ms / std::max(row.ms, 1e-9));
+}
+
+int run(const std::string& cmd, const Args& a, bool realize_given) {
     presk::Source src;
     src.path = a.file;
     std::ifstream in(a.file, std::ios::binary);
@@ -58,6 +171,11 @@ int run(const std::string& cmd, const Args& a) {
     ss << in.rdbuf();
     src.text = ss.str();
     try {
+        if (cmd == "dump" && a.stage != "core" && a.stage != "kernel")
+            throw presk::Error({}, "--stage " + a.stage + ": the stages are core and kernel");
+        if (cmd == "run" && a.backend != "interp" && a.backend != "kernel")
+            throw presk::Error({}, "--backend " + a.backend + ": the backends are interp and kernel");
+        if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
         presk::ast::File file = presk::parse(src);
         presk::CheckOptions opts = options(a);
         if (cmd == "check" && a.entry.empty()) {
@@ -65,39 +183,11 @@ int run(const std::string& cmd, const Args& a) {
             return 0;
         }
         presk::core::Program prog = presk::check(file, a.entry, opts);
-        if (cmd == "check") {
-            std::cout << "ok " << prog.entry << "\n";
-            return 0;
-        }
-        if (cmd == "dump") {
-            if (a.stage != "core") throw presk::Error({}, "--stage " + a.stage + " is not built yet (core is)");
-            std::cout << presk::core::to_string(prog);
-            return 0;
-        }
-        if (a.backend != "interp") throw presk::Error({}, "--backend " + a.backend + " is not built yet (interp is)");
-        if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
-        presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
-        std::map<std::string, std::string> given;
-        for (const auto& kv : a.inputs) given.insert(split_kv(kv, "--input"));
-        const std::vector<presk::ref::Value> args = interp.entry_args(given);
-        presk::ref::Value out = interp.call(prog.entry, args);
-        std::vector<presk::ref::Value> outs = out.type->kind == presk::Type::Tuple ? out.items : std::vector{out};
-        for (size_t i = 0; i < outs.size(); ++i)
-            std::cout << "out" << i << " : " << presk::ref::to_text(outs[i], a.digits) << "\n";
-        if (!a.out.empty()) {
-            std::ofstream o(a.out);
-            o << "{\"entry\": \"" << prog.entry << "\", \"bits\": " << a.bits << ", \"seed\": " << a.seed
-              << ", \"params\": " << (prog.params_type ? presk::ref::to_json(args[0], a.digits) : "null")
-              << ", \"inputs\": {";
-            const presk::core::Function* f = prog.find(prog.entry);
-            const size_t first = prog.params_type ? 1 : 0;
-            for (size_t i = first; i < args.size(); ++i)
-                o << (i > first ? ", " : "") << "\"" << f->param_names[i] << "\": " << presk::ref::to_json(args[i], a.digits);
-            o << "}, \"outputs\": [";
-            for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << presk::ref::to_json(outs[i], a.digits);
-            o << "]}\n";
-            if (!o) throw presk::Error({}, "cannot write " + a.out);
-        }
+        if (cmd == "check") std::cout << "ok " << prog.entry << "\n";
+        else if (cmd == "dump" && a.stage == "core") std::cout << presk::core::to_string(prog);
+        else if (cmd == "dump") dump_kernels(prog, a);
+        else if (cmd == "bench") bench(prog, a, realize_given);
+        else run_entry(prog, a);
         return 0;
     } catch (const presk::Error& e) {
         std::cerr << presk::format_error(src, e) << "\n";
@@ -121,22 +211,43 @@ int main(int argc, char** argv) {
         s->add_option("--dim", a.dims, "k=v: a named axis' size or a dim of the entry");
         s->add_option("--const", a.consts, "k=v: override a const");
     };
+    auto inputs = [&](CLI::App* s) {
+        s->add_option("--seed", a.seed, "the random seed");
+        s->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
+    };
+    auto realize = [&](CLI::App* s) {
+        return s->add_option("--realize", a.realize, "f64 | f32 | bf16 | @FILE.json (the kernel backend's machine types)");
+    };
     auto* check = app.add_subcommand("check", "type-check an entry (or list the entries)");
     common(check, false);
-    auto* dump = app.add_subcommand("dump", "print a stage of an entry");
+    auto* dump = app.add_subcommand("dump", "print a stage of an entry (kernel: run it and print its kernels)");
     common(dump, true);
-    dump->add_option("--stage", a.stage, "core");
+    dump->add_option("--stage", a.stage, "core | kernel");
+    inputs(dump);
+    realize(dump);
     auto* runc = app.add_subcommand("run", "run an entry");
     common(runc, true);
-    runc->add_option("--seed", a.seed, "the random seed");
-    runc->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
-    runc->add_option("--backend", a.backend, "interp");
+    inputs(runc);
+    runc->add_option("--backend", a.backend, "interp | kernel");
+    realize(runc);
     runc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     runc->add_option("--digits", a.digits, "significant digits printed (default 17)");
     runc->add_flag("--train", a.train, "draw dropout masks");
     runc->add_option("--out", a.out, "write the outputs as JSON");
-    CLI11_PARSE(app, argc, argv);
-    for (auto* s : {check, dump, runc})
-        if (s->parsed()) return run(s->get_name(), a);
+    auto* benchc = app.add_subcommand("bench", "time an entry on the interpreter and the kernel backend");
+    common(benchc, true);
+    inputs(benchc);
+    auto* bench_realize = realize(benchc);
+    benchc->add_option("--repeat", a.repeat, "calls timed per backend (default 5); the median is printed");
+    benchc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help
+        std::fprintf(stderr, "presk: %s (see --help)\n", e.what());
+        return 1;
+    }
+    for (auto* s : {check, dump, runc, benchc})
+        if (s->parsed()) return run(s->get_name(), a, bench_realize->count() > 0);
     return 1;
 }

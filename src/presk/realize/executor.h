@@ -28,6 +28,9 @@ struct Value {
 /// A reference value crossing the seam into storage type `t`: each real rounded to f64, then
 /// to `t` (round_to); integers and masks as i64.
 Value from_ref(const ref::Value& v, kernel::DType t);
+/// The way back, for printing and comparison: every element exactly, reals as MPFR numbers of
+/// max(bits, 53) bits.
+ref::Value to_ref(const Value& v, long bits = 64);
 
 /// One launch: the site of the group's root and the kernel run (owned by the executor's cache).
 struct Launch {
@@ -54,6 +57,12 @@ public:
     /// Runs function `fn` on `args` (reference values, converted at the edge). Throws
     /// presk::Error naming the site on a runtime failure (an index out of range, say).
     Value call(const std::string& fn, const std::vector<ref::Value>& args);
+    /// The conversion call() makes at the edge: each argument checked against `fn`'s
+    /// parameter types and converted by from_ref to the default storage type, the entry
+    /// module's parameter tree leaf by leaf to the type `params` gives it.
+    std::vector<Value> convert_args(const std::string& fn, const std::vector<ref::Value>& args) const;
+    /// Runs `fn` on arguments already converted (so that a benchmark times the calls alone).
+    Value call_values(const std::string& fn, std::vector<Value> args);
 
     /// Every launch of the calls so far, in order.
     const std::vector<Launch>& launches() const;

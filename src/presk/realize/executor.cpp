@@ -1,0 +1,411 @@
+// The kernel backend's executor: the realization checked against the program (E7002), the
+// host program evaluated over runtime values as the reference interpreter evaluates PSK-Core,
+// and one kernel launch per fusion group, its kernel lowered on first use and cached by
+// signature (docs/presk.md, "The kernel backend").
+#include "realize/executor.h"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <set>
+
+#include "kernel/lower.h"
+#include "lang/source.h"
+#include "realize/host.h"
+#include "ref/real.h"
+
+namespace presk::realize {
+namespace {
+
+using kernel::DType;
+using kernel::Kernel;
+
+/// A launch whose output has more elements than this is refused (the reference's limit is 2^24).
+constexpr int64_t kMaxElements = int64_t(1) << 26;
+
+/// Primitives whose kernels sum (the only sites an accumulation type means something at).
+bool sums(const std::string& prim) {
+    static const std::set<std::string> s = {"dot", "matmul", "ein", "sum", "mean", "softmax", "cross_entropy",
+                                            "scatter_add", "sum_to", "sample"};
+    return s.count(prim) > 0;
+}
+
+const char* what_is(const core::Let& l) {
+    switch (l.op) {
+    case core::Op::Lit: return "a literal";
+    case core::Op::Call: return "a call";
+    case core::Op::Loop: return "a fold or scan";
+    case core::Op::Tuple: return "a tuple";
+    case core::Op::Record: return "a record";
+    case core::Op::Get: return "a projection";
+    case core::Op::Prim: return "a structural primitive";
+    }
+    return "a let";
+}
+
+/// What a site is, for the realization's checks.
+struct SiteInfo {
+    enum Kind { Root, Member, Host, Random } kind = Host;
+    std::string prim;   // Root, Random: the primitive; Host: what the let is
+    std::string root;   // Member: the site of its group's root
+};
+
+} // namespace
+
+/// A function's partition with what the executor adds per group: its site, storage type and
+/// kernels (fused, and one per member for the unfused count's runs), resolved on first use.
+struct FnPlan {
+    const core::Function* f = nullptr;
+    detail::Partition part;
+    struct Group {
+        std::string site;
+        DType dtype = DType::F64;
+        const Kernel* fused = nullptr;
+        std::vector<const Kernel*> members;
+    };
+    std::vector<Group> groups;
+};
+
+struct Executor::Impl {
+    const core::Program& p;
+    Realization r;
+    ExecOptions o;
+    std::map<std::string, FnPlan> plans;
+    std::map<std::string, std::unique_ptr<Kernel>> cache;
+    std::vector<Launch> launches;
+    std::vector<const Kernel*> first;  // distinct kernels in first-launch order
+    std::set<const Kernel*> seen;
+    int64_t unfused = 0;
+    std::vector<std::string> ctx;  // the enclosing fold steps, for random keys
+    int depth = 0;
+
+    Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {}
+
+    FnPlan& plan(const core::Function& f) {
+        auto it = plans.find(f.name);
+        if (it != plans.end()) return it->second;
+        FnPlan fp;
+        fp.f = &f;
+        fp.part = detail::partition(f);
+        for (const detail::FusionGroup& g : fp.part.groups) {
+            FnPlan::Group pg;
+            pg.site = detail::site_of(f, f.body[(size_t)g.lets.back()]);
+            pg.dtype = r.storage_of(pg.site);
+            pg.members.assign(g.lets.size(), nullptr);
+            fp.groups.push_back(std::move(pg));
+        }
+        return plans.emplace(f.name, std::move(fp)).first->second;
+    }
+
+    template <class Lower>
+    const Kernel* cached(const std::string& sig, Lower lower) {
+        auto& slot = cache[sig];
+        if (!slot) slot = std::make_unique<Kernel>(lower());
+        return slot.get();
+    }
+
+    /// Runs `k` on `in` (each converted to the kernel's declared type at its edge).
+    Value launch(const Kernel& k, const std::string& site, const std::vector<const Value*>& in, const TypeP& type) {
+        if (in.size() != k.inputs.size()) throw Error({}, "kernel " + k.name + " takes " + std::to_string(k.inputs.size()) + " inputs");
+        if (type->numel() > kMaxElements)
+            throw Error({}, "a result of " + std::to_string(type->numel()) + " elements is too large for the kernel backend");
+        std::vector<std::shared_ptr<const kernel::Data>> held;
+        std::vector<const kernel::Data*> ptrs;
+        for (size_t i = 0; i < in.size(); ++i) {
+            if (!in[i]->t) throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is not a tensor");
+            const DType want = k.inputs[i].dtype;
+            if ((want == DType::I64) != (in[i]->t->dtype == DType::I64))
+                throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " + kernel::dtype_name(in[i]->t->dtype) +
+                                    ", declared " + kernel::dtype_name(want));
+            held.push_back(detail::convert(in[i]->t, want));
+            ptrs.push_back(held.back().get());
+        }
+        kernel::Data out;
+        kernel::run(k, ptrs, out);
+        launches.push_back({site, &k});
+        if (seen.insert(&k).second) first.push_back(&k);
+        return detail::tensor_value(type, std::move(out));
+    }
+
+    Value call(const core::Function& f, std::vector<Value> args) {
+        struct Depth {
+            int& d;
+            ~Depth() { --d; }
+        } guard{++depth};
+        if (depth > 1000) throw Error({}, f.name + ": calls nested too deeply");
+        FnPlan& fp = plan(f);
+        std::vector<Value> env(std::move(args));
+        env.resize((size_t)f.next_id());
+        for (size_t pos = 0; pos < f.body.size(); ++pos) {
+            const core::Let& l = f.body[pos];
+            const int g = fp.part.group_of[pos];
+            if (g >= 0 && o.fuse && fp.part.groups[(size_t)g].lets.back() != (int)pos) continue;  // computed at its root
+            std::vector<const Value*> a;
+            for (int id : l.args) a.push_back(&env[(size_t)id]);
+            try {
+                if (g >= 0) env[(size_t)l.id] = group(fp, g, pos, env);
+                else env[(size_t)l.id] = host(f, l, a);
+            } catch (const Error& e) {
+                std::string msg = e.what();
+                if (msg.find("/%") == std::string::npos) msg = detail::site_of(f, l) + ": " + msg;
+                throw Error(l.loc, msg);
+            }
+        }
+        return env[(size_t)f.result];
+    }
+
+    /// The launch of group `g` at its root (fused), or of its member at `pos` alone.
+    Value group(FnPlan& fp, int g, size_t pos, const std::vector<Value>& env) {
+        const core::Function& f = *fp.f;
+        const detail::FusionGroup& fg = fp.part.groups[(size_t)g];
+        FnPlan::Group& pg = fp.groups[(size_t)g];
+        const core::Let& l = f.body[pos];
+        if (o.fuse) {
+            if (!pg.fused) {
+                pg.fused = fg.elementwise ? cached(kernel::signature(fg.group, pg.dtype), [&] { return kernel::lower_group(fg.group, pg.dtype); })
+                                          : cached(kernel::signature(fg.node, pg.dtype), [&] { return kernel::lower(fg.node, pg.dtype); });
+            }
+            std::vector<const Value*> in;
+            for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
+            unfused += (int64_t)fg.lets.size();
+            return launch(*pg.fused, pg.site, in, l.type);
+        }
+        const size_t m = (size_t)(std::find(fg.lets.begin(), fg.lets.end(), (int)pos) - fg.lets.begin());
+        if (!pg.members[m]) {
+            kernel::Node n = detail::node_of(f, l);
+            pg.members[m] = cached(kernel::signature(n, pg.dtype), [&] { return kernel::lower(n, pg.dtype); });
+        }
+        std::vector<const Value*> in;
+        for (int id : l.args) in.push_back(&env[(size_t)id]);
+        ++unfused;
+        return launch(*pg.members[m], detail::site_of(f, l), in, l.type);
+    }
+
+    Value host(const core::Function& f, const core::Let& l, const std::vector<const Value*>& a) {
+        switch (l.op) {
+        case core::Op::Lit: return literal(l);
+        case core::Op::Tuple:
+        case core::Op::Record: {
+            Value v;
+            v.type = l.type;
+            for (const Value* x : a) v.items.push_back(*x);
+            return v;
+        }
+        case core::Op::Get:
+            if (l.ints.empty() || l.ints[0] < 0 || (size_t)l.ints[0] >= a.at(0)->items.size())
+                throw Error({}, "a projection out of range");
+            return a[0]->items[(size_t)l.ints[0]];
+        case core::Op::Call: {
+            const core::Function* g = p.find(l.name);
+            if (!g) throw Error({}, "no function '" + l.name + "'");
+            std::vector<Value> args;
+            for (const Value* x : a) args.push_back(*x);
+            return call(*g, std::move(args));
+        }
+        case core::Op::Loop: return loop(l, a);
+        case core::Op::Prim: {
+            detail::HostContext c;
+            c.seed = o.seed;
+            c.train = o.train;
+            c.key = l.text;
+            for (const auto& s : ctx) c.key += "[" + s + "]";
+            c.dtype = r.storage_of(detail::site_of(f, l));
+            return detail::host_prim(l, a, c);
+        }
+        }
+        throw Error({}, "an unknown let");
+    }
+
+    /// A real literal as a 0-d buffer of the default storage type: exact, to f64, then to it.
+    Value literal(const core::Let& l) {
+        ref::Real x(256);
+        if (l.text == "pi") mpfr_const_pi(x.get(), MPFR_RNDN);
+        else if (mpfr_set_str(x.get(), l.text.c_str(), 10, MPFR_RNDN) != 0) throw Error({}, "bad literal '" + l.text + "'");
+        kernel::Data d;
+        d.dtype = r.default_type;
+        d.re.push_back(kernel::round_to(d.dtype, x.to_double()));
+        return detail::tensor_value(l.type, std::move(d));
+    }
+
+    /// fold/scan as the reference runs it (ref/interp.cpp, Interp::loop).
+    Value loop(const core::Let& l, const std::vector<const Value*>& a) {
+        if (l.ints.size() < 4) throw Error({}, "a malformed fold");
+        const int64_t s = l.ints[0], rev = l.ints[1], ys = l.ints[2], L = l.ints[3];
+        const core::Function* f = p.find(l.name);
+        if (!f) throw Error({}, "no function '" + l.name + "'");
+        if (s < 0 || s >= (int64_t)a.size()) throw Error({}, "a malformed fold");
+        Value carry = *a[(size_t)s];
+        std::vector<Value> out(ys ? (size_t)L : 0);
+        for (int64_t k = 0; k < L; ++k) {
+            const int64_t i = rev ? L - 1 - k : k;
+            std::vector<Value> args;
+            for (int64_t j = 0; j < s; ++j) args.push_back(detail::slice_first(*a[(size_t)j], i));
+            args.push_back(carry);
+            for (size_t j = (size_t)s + 1; j < a.size(); ++j) args.push_back(*a[j]);
+            ctx.push_back(std::to_string(i));
+            Value res = call(*f, std::move(args));
+            ctx.pop_back();
+            if (ys == 3) out[(size_t)i] = carry;
+            if (ys == 2) {
+                if (res.items.size() != 2) throw Error({}, "a scan step did not return (carry, y)");
+                carry = res.items[0];
+                out[(size_t)i] = res.items[1];
+            } else {
+                carry = res;
+            }
+            if (ys == 1) out[(size_t)i] = carry;
+        }
+        if (!ys) return carry;
+        Value v;
+        v.type = l.type;
+        v.items = {carry, detail::stack_first(out)};
+        return v;
+    }
+
+    // ---- the realization's checks ----
+
+    [[noreturn]] void refuse(const std::vector<std::string>& why) const {
+        std::string msg = "E7002: the kernel backend refuses realization " + r.spelling + ": ";
+        for (size_t i = 0; i < why.size(); ++i) msg += (i ? "; " : "") + why[i];
+        throw Error({}, msg);
+    }
+
+    /// Every site of every function reachable from the entry.
+    std::map<std::string, SiteInfo> sites(std::set<std::string>& reached) {
+        std::map<std::string, SiteInfo> out;
+        std::vector<const core::Function*> todo;
+        auto visit = [&](const std::string& name) {
+            const core::Function* f = p.find(name);
+            if (f && reached.insert(name).second) todo.push_back(f);
+        };
+        visit(p.entry);
+        while (!todo.empty()) {
+            const core::Function& f = *todo.back();
+            todo.pop_back();
+            const FnPlan& fp = plan(f);
+            for (size_t pos = 0; pos < f.body.size(); ++pos) {
+                const core::Let& l = f.body[pos];
+                if (l.op == core::Op::Call || l.op == core::Op::Loop) visit(l.name);
+                SiteInfo s;
+                const int g = fp.part.group_of[pos];
+                if (g >= 0) {
+                    const auto& fg = fp.part.groups[(size_t)g];
+                    s.kind = fg.lets.back() == (int)pos ? SiteInfo::Root : SiteInfo::Member;
+                    s.prim = l.name;
+                    s.root = fp.groups[(size_t)g].site;
+                } else if (l.op == core::Op::Prim && (l.name == "sample" || l.name == "dropout")) {
+                    s.kind = SiteInfo::Random;
+                    s.prim = l.name;
+                } else {
+                    s.prim = l.op == core::Op::Prim ? l.name + ", " + what_is(l) : what_is(l);
+                }
+                out[detail::site_of(f, l)] = s;
+            }
+        }
+        return out;
+    }
+
+    void check() {
+        if (!p.find(p.entry)) throw Error({}, "the program has no entry function '" + p.entry + "'");
+        std::vector<std::string> why;
+        if (r.order.kind == Order::Interleaved)
+            why.push_back("order interleaved(" + std::to_string(r.order.width) +
+                          ") reassociates the contractions' sums, and the kernel backend has no such kernels");
+        std::set<std::string> reached;
+        const auto all = sites(reached);
+        auto located = [&](const std::string& key, const std::string& site) -> const SiteInfo* {
+            auto it = all.find(site);
+            if (it != all.end()) {
+                const SiteInfo& s = it->second;
+                if (s.kind == SiteInfo::Member)
+                    why.push_back(key + " names " + site + ", which is fused into the group rooted at " + s.root +
+                                  " (a realization types a fusion group by its root)");
+                else if (s.kind == SiteInfo::Host)
+                    why.push_back(key + " names " + site + ", " + s.prim + " evaluated on the host, not a kernel launch");
+                return &s;
+            }
+            const std::string fn = site.substr(0, site.rfind("/%"));
+            if (!p.find(fn)) why.push_back(key + " names " + site + ", but the program has no function " + fn);
+            else if (!reached.count(fn)) why.push_back(key + " names " + site + ", but " + fn + " is not reachable from the entry " + p.entry);
+            else why.push_back(key + " names " + site + ", but " + fn + " has no let %" + site.substr(site.rfind("/%") + 2));
+            return nullptr;
+        };
+        for (const auto& [site, t] : r.storage) located("storage", site);
+        for (const auto& [site, t] : r.accum) {
+            const SiteInfo* s = located("accum", site);
+            if (!s || s->kind == SiteInfo::Member || s->kind == SiteInfo::Host) continue;
+            if (!sums(s->prim)) {
+                why.push_back("accum names " + site + ", a " + s->prim + " that sums nothing");
+                continue;
+            }
+            const DType st = r.storage_of(site);
+            if (t != kernel::arith_type(st))
+                why.push_back(std::string("site ") + site + " declares accumulation in " + kernel::dtype_name(t) + " over " +
+                              kernel::dtype_name(st) + " storage (kernels sum in their storage's arithmetic type, " +
+                              kernel::dtype_name(kernel::arith_type(st)) + ")");
+        }
+        if (!r.params.empty()) {
+            std::set<std::string> leaves;
+            for (const core::ParamSpec& ps : p.params) leaves.insert(ps.path);
+            for (const auto& [path, t] : r.params) {
+                if (leaves.count(path)) continue;
+                if (leaves.empty()) {
+                    why.push_back("params names " + path + ", but the entry " + p.entry + " has no parameters");
+                    continue;
+                }
+                auto below = leaves.lower_bound(path + ".");
+                if (below != leaves.end() && below->rfind(path + ".", 0) == 0)
+                    why.push_back("params names " + path + ", a subtree (" + *below + ", ...); it keys leaves");
+                else
+                    why.push_back("params names " + path + ", which is not a parameter of " + p.entry);
+            }
+        }
+        if (!why.empty()) refuse(why);
+    }
+};
+
+Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_(std::make_unique<Impl>(p, std::move(r), o)) {
+    impl_->check();
+}
+
+Executor::~Executor() = default;
+
+std::vector<Value> Executor::convert_args(const std::string& fn, const std::vector<ref::Value>& args) const {
+    const core::Function* f = impl_->p.find(fn);
+    if (!f) throw Error({}, "no function '" + fn + "'");
+    if ((int)args.size() != f->arity())
+        throw Error({}, fn + " takes " + std::to_string(f->arity()) + " arguments, given " + std::to_string(args.size()));
+    std::vector<Value> out;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (!args[i].type || !same_type(*args[i].type, *f->param_types[i]))
+            throw Error({}, fn + ": argument " + f->param_names[i] + " is " + (args[i].type ? to_string(*args[i].type) : "?") +
+                                ", expected " + to_string(*f->param_types[i]));
+        const bool tree = i == 0 && impl_->p.params_type && same_type(*args[i].type, *impl_->p.params_type);
+        out.push_back(detail::from_ref(args[i], impl_->r.default_type, tree ? impl_->r.params : std::map<std::string, DType>{}, ""));
+    }
+    return out;
+}
+
+Value Executor::call_values(const std::string& fn, std::vector<Value> args) {
+    const core::Function* f = impl_->p.find(fn);
+    if (!f) throw Error({}, "no function '" + fn + "'");
+    if ((int)args.size() != f->arity())
+        throw Error({}, fn + " takes " + std::to_string(f->arity()) + " arguments, given " + std::to_string(args.size()));
+    for (size_t i = 0; i < args.size(); ++i)
+        if (!args[i].type || !same_type(*args[i].type, *f->param_types[i]))
+            throw Error({}, fn + ": argument " + f->param_names[i] + " is " + (args[i].type ? to_string(*args[i].type) : "?") +
+                                ", expected " + to_string(*f->param_types[i]));
+    impl_->ctx.clear();
+    impl_->depth = 0;
+    return impl_->call(*f, std::move(args));
+}
+
+Value Executor::call(const std::string& fn, const std::vector<ref::Value>& args) { return call_values(fn, convert_args(fn, args)); }
+
+const std::vector<Launch>& Executor::launches() const { return impl_->launches; }
+
+int64_t Executor::unfused_launches() const { return impl_->unfused; }
+
+std::vector<const kernel::Kernel*> Executor::kernels() const { return impl_->first; }
+
+} // namespace presk::realize

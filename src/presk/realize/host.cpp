@@ -1,0 +1,168 @@
+// The primitives the kernel backend evaluates on the host (kernel::is_host_prim): the
+// structural ones move elements without arithmetic, in the operand's storage type; sample and
+// dropout draw from the reference's ChaCha streams, under the reference's keys, and compute in
+// the arithmetic type of their site's storage (docs/presk.md, "The host program").
+#include <cmath>
+
+#include "kernel/pmath.h"
+#include "lang/source.h"
+#include "realize/host.h"
+#include "ref/chacha.h"
+
+namespace presk::realize::detail {
+namespace {
+
+using kernel::Data;
+using kernel::DType;
+
+[[noreturn]] void fail(const core::Let& l, const std::string& msg) { throw Error({}, l.name + ": " + msg); }
+
+/// (outer, n, inner) of `axes` around `axis`.
+struct Split {
+    int64_t outer = 1, n = 1, inner = 1;
+};
+Split around(const std::vector<Axis>& axes, size_t axis) {
+    Split s;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        if (i < axis) s.outer *= axes[i].size;
+        else if (i == axis) s.n = axes[i].size;
+        else s.inner *= axes[i].size;
+    }
+    return s;
+}
+
+const Data& tensor(const core::Let& l, const std::vector<const Value*>& a, size_t i) {
+    if (i >= a.size() || !a[i]->t) fail(l, "operand " + std::to_string(i + 1) + " is not a tensor");
+    return *a[i]->t;
+}
+
+/// slice, index (down: the part of the operand at `start` along `axis`) and unslice, unindex
+/// (up: the operand placed there in zeros of the result's shape).
+Value part(const core::Let& l, const std::vector<const Value*>& a) {
+    const bool down = l.name == "slice" || l.name == "index";
+    const bool keep = l.name == "slice" || l.name == "unslice";
+    const Data& x = tensor(l, a, 0);
+    const std::vector<Axis>& big = down ? a[0]->type->axes : l.type->axes;
+    const std::vector<Axis>& small = down ? l.type->axes : a[0]->type->axes;
+    if (l.ints.size() < 2 || l.ints[0] < 0 || l.ints[0] >= (int64_t)big.size()) fail(l, "bad axis");
+    const size_t axis = (size_t)l.ints[0];
+    const int64_t start = l.ints[1];
+    const int64_t len = keep ? (axis < small.size() ? small[axis].size : -1) : 1;
+    const Split sb = around(big, axis);
+    const int64_t n_small = (down ? l.type : a[0]->type)->numel(), n_big = (down ? a[0]->type : l.type)->numel();
+    if (start < 0 || len < 0 || start + len > sb.n || sb.outer * len * sb.inner != n_small || x.size() != (down ? n_big : n_small))
+        fail(l, "the part at " + std::to_string(start) + " does not fit " + axes_string(big));
+    Data r;
+    r.dtype = x.dtype;
+    const int64_t total = l.type->numel();
+    if (r.dtype == DType::I64) r.in.assign((size_t)total, 0);
+    else r.re.assign((size_t)total, 0.0);
+    for (int64_t o = 0; o < sb.outer; ++o)
+        for (int64_t j = 0; j < len; ++j)
+            for (int64_t i = 0; i < sb.inner; ++i) {
+                const int64_t b = (o * sb.n + start + j) * sb.inner + i, s = (o * len + j) * sb.inner + i;
+                const int64_t from = down ? b : s, to = down ? s : b;
+                if (r.dtype == DType::I64) r.in[(size_t)to] = x.in[(size_t)from];
+                else r.re[(size_t)to] = x.re[(size_t)from];
+            }
+    return tensor_value(l.type, std::move(r));
+}
+
+/// dropout in arithmetic type T: where the stream's uniform u satisfies p <= u the element is
+/// x / (1 - p), else 0; outside training the operand itself.
+template <class T>
+Value dropout(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
+    if (!c.train) return *a[0];
+    auto x = convert(a[0]->t, c.dtype);
+    const Data& pd = *convert(a[1]->t, c.dtype);
+    if (pd.re.size() != 1) fail(l, "the rate is not a scalar");
+    const T p = (T)pd.re[0];
+    const T keep = (T)1 - p;
+    ref::ChaCha rng(c.seed, c.key);
+    Data r;
+    r.dtype = c.dtype;
+    r.re.resize(x->re.size());
+    for (size_t k = 0; k < x->re.size(); ++k) {
+        const bool on = (double)p <= rng.next_unit();
+        r.re[k] = on ? kernel::round_to(c.dtype, (double)((T)x->re[k] / keep)) : 0.0;
+    }
+    return tensor_value(l.type, std::move(r));
+}
+
+double exp_of(double x) { return presk_exp(x); }
+float exp_of(float x) { return presk_expf(x); }
+
+/// sample in arithmetic type T, per row of the last axis: the last of the equal maxima m, the
+/// weights e_j = exp(x_j - m) and their running sums in T; the pick is the first j whose
+/// running sum exceeds u * sum (u the stream's uniform; the product formed in f64), else the
+/// last class. The reference forms the same sums exactly (256 bits).
+template <class T>
+Value sample(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
+    const auto x = convert(a[0]->t, c.dtype);
+    const std::vector<Axis>& axes = a[0]->type->axes;
+    if (axes.empty() || axes.back().size < 1) fail(l, "sampling needs a non-empty last axis");
+    const int64_t V = axes.back().size, rows = l.type->numel();
+    if ((int64_t)x->re.size() != rows * V) fail(l, "the operand does not match its type");
+    ref::ChaCha rng(c.seed, c.key);
+    Data r;
+    r.dtype = DType::I64;
+    r.in.resize((size_t)rows);
+    std::vector<T> e((size_t)V);
+    for (int64_t row = 0; row < rows; ++row) {
+        const double* xr = &x->re[(size_t)(row * V)];
+        int64_t best = 0;
+        for (int64_t j = 1; j < V; ++j)
+            if (!(xr[j] < xr[best])) best = j;
+        const T m = (T)xr[best];
+        T sum = 0;
+        for (int64_t j = 0; j < V; ++j) {
+            e[(size_t)j] = exp_of((T)((T)xr[j] - m));
+            sum = (T)(sum + e[(size_t)j]);
+        }
+        const double u = rng.next_unit() * (double)sum;
+        T acc = 0;
+        int64_t pick = V - 1;
+        for (int64_t j = 0; j < V; ++j) {
+            acc = (T)(acc + e[(size_t)j]);
+            if ((double)acc > u) {
+                pick = j;
+                break;
+            }
+        }
+        r.in[(size_t)row] = pick;
+    }
+    return tensor_value(l.type, std::move(r));
+}
+
+} // namespace
+
+Value host_prim(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
+    const std::string& n = l.name;
+    const bool f64 = kernel::arith_type(c.dtype) == DType::F64;
+    if (n == "slice" || n == "index" || n == "unslice" || n == "unindex") return part(l, a);
+    if (n == "stack") {
+        std::vector<Value> parts;
+        for (const Value* v : a) parts.push_back(*v);
+        Value s = stack_first(parts);
+        s.type = l.type;
+        return s;
+    }
+    if (n == "retype") {
+        if (!a.at(0)->t || a[0]->type->numel() != l.type->numel()) fail(l, "the operand does not have the result's size");
+        Value v = *a[0];
+        v.type = l.type;
+        return v;
+    }
+    if (n == "dropout") {
+        tensor(l, a, 0);
+        tensor(l, a, 1);
+        return f64 ? dropout<double>(l, a, c) : dropout<float>(l, a, c);
+    }
+    if (n == "sample") {
+        tensor(l, a, 0);
+        return f64 ? sample<double>(l, a, c) : sample<float>(l, a, c);
+    }
+    fail(l, "the kernel backend has no host rule for it");
+}
+
+} // namespace presk::realize::detail

@@ -1,0 +1,78 @@
+// Internals of the kernel backend's executor shared by its files (not a public interface):
+// runtime values' helpers (value.cpp), the partition of a function into fusion groups
+// (fusion.cpp) and the primitives evaluated on the host (host.cpp).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/core.h"
+#include "kernel/lower.h"
+#include "realize/executor.h"
+
+namespace presk::realize::detail {
+
+// ---- values (value.cpp) ----
+
+/// from_ref with the real leaves whose tree path (`blocks.ff.up.w`, as Type's for_each_leaf
+/// joins it) is in `by_path` stored in that type instead of `t`.
+Value from_ref(const ref::Value& v, kernel::DType t, const std::map<std::string, kernel::DType>& by_path,
+               const std::string& path);
+/// A tensor value of `type` holding `d`.
+Value tensor_value(const TypeP& type, kernel::Data d);
+/// `d` with every real rounded to `t` (round_to); `d` itself when it is already of type `t`.
+/// An i64 buffer is returned unchanged.
+std::shared_ptr<const kernel::Data> convert(const std::shared_ptr<const kernel::Data>& d, kernel::DType t);
+/// The wider of two real storage types (f64 > f32 > bf16): a value of either is exact in it.
+kernel::DType wider(kernel::DType a, kernel::DType b);
+/// Component `l` of every leaf along its first axis (a stack's layer l).
+Value slice_first(const Value& v, int64_t l);
+/// Stacks values of one type along a new first axis (reals in the widest storage type found).
+Value stack_first(const std::vector<Value>& parts);
+
+// ---- fusion groups (fusion.cpp) ----
+
+/// One launch of a function's body: a kernel primitive alone, or a group of elementwise ones.
+struct FusionGroup {
+    std::vector<int> lets;       // positions in the body of the members, in order; the root last
+    std::vector<int> inputs;     // value ids read from outside the group, in order of first use
+    bool elementwise = false;    // `group` is set (else `node`, the one member)
+    kernel::Group group;         // the members wired as lower_group reads them
+    kernel::Node node;           // the primitive of a group that is not elementwise
+};
+
+/// The partition of a function's lets. Each let that launches (a primitive that is not a host
+/// primitive) is in exactly one group: an elementwise let joins the group of its consumer when
+/// every use of its value is in that one consumer, which is elementwise too, and it is not the
+/// function's result; every other launching let roots a group of its own.
+struct Partition {
+    std::vector<int> group_of;           // by body position: the group, or -1 (host work)
+    std::vector<FusionGroup> groups;     // in the order of their roots
+};
+
+Partition partition(const core::Function& f);
+
+/// The node of primitive let `l` of `f` at its bound types.
+kernel::Node node_of(const core::Function& f, const core::Let& l);
+
+/// "<function>/%<k>".
+std::string site_of(const core::Function& f, const core::Let& l);
+
+// ---- host primitives (host.cpp) ----
+
+/// What a host primitive needs besides its operands: the random stream's key (the let's text
+/// with the enclosing fold steps, as the reference forms it), the seed, whether training, and
+/// the storage type of the site (sample and dropout compute in its arithmetic type).
+struct HostContext {
+    uint64_t seed = 0;
+    bool train = false;
+    std::string key;
+    kernel::DType dtype = kernel::DType::F64;
+};
+
+/// Evaluates a host primitive (kernel::is_host_prim) of let `l`. Throws presk::Error for a
+/// primitive without a host rule.
+Value host_prim(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c);
+
+} // namespace presk::realize::detail

@@ -1,0 +1,141 @@
+// Runtime values of the kernel backend: the seam's conversions from and to the reference's
+// values, and the stack operations a fold needs.
+#include <algorithm>
+
+#include "lang/source.h"
+#include "realize/host.h"
+
+namespace presk::realize {
+namespace {
+
+TypeP unstacked(const Type& t) {
+    if (t.kind == Type::Tensor) return tensor_type(t.elem, std::vector<Axis>(t.axes.begin() + 1, t.axes.end()), t.bound);
+    std::vector<TypeP> items;
+    for (const TypeP& i : t.items) items.push_back(unstacked(*i));
+    return t.kind == Type::Tuple ? tuple_type(items) : record_type(t.names, items);
+}
+
+Value tree(const TypeP& type, std::vector<Value> items) {
+    Value v;
+    v.type = type;
+    v.items = std::move(items);
+    return v;
+}
+
+} // namespace
+
+Value from_ref(const ref::Value& v, kernel::DType t) { return detail::from_ref(v, t, {}, ""); }
+
+ref::Value to_ref(const Value& v, long bits) {
+    if (!v.t) {
+        std::vector<ref::Value> items;
+        for (const Value& i : v.items) items.push_back(to_ref(i, bits));
+        return ref::make_tree(v.type, std::move(items));
+    }
+    ref::Tensor t;
+    t.type = v.type;
+    if (v.t->dtype == kernel::DType::I64) {
+        t.in = v.t->in;
+    } else {
+        t.re.reserve(v.t->re.size());
+        for (double x : v.t->re) {
+            t.re.emplace_back(std::max<long>(bits, 53));
+            mpfr_set_d(t.re.back().get(), x, MPFR_RNDN);  // exact: 53 bits or more
+        }
+    }
+    return ref::make_tensor(std::move(t));
+}
+
+namespace detail {
+
+Value from_ref(const ref::Value& v, kernel::DType t, const std::map<std::string, kernel::DType>& by_path,
+               const std::string& path) {
+    if (!v.t) {
+        std::vector<Value> items;
+        for (size_t i = 0; i < v.items.size(); ++i) {
+            std::string p = v.type->kind == Type::Record ? v.type->names.at(i) : std::to_string(i);
+            items.push_back(from_ref(v.items[i], t, by_path, path.empty() ? p : path + "." + p));
+        }
+        return tree(v.type, std::move(items));
+    }
+    kernel::Data d;
+    if (v.t->type->elem == Elem::Real) {
+        auto it = by_path.find(path);
+        d.dtype = it == by_path.end() ? t : it->second;
+        d.re.reserve(v.t->re.size());
+        for (const ref::Real& x : v.t->re) d.re.push_back(kernel::round_to(d.dtype, x.to_double()));
+    } else {
+        d.dtype = kernel::DType::I64;
+        d.in = v.t->in;
+    }
+    return tensor_value(v.type, std::move(d));
+}
+
+Value tensor_value(const TypeP& type, kernel::Data d) {
+    Value v;
+    v.type = type;
+    v.t = std::make_shared<const kernel::Data>(std::move(d));
+    return v;
+}
+
+std::shared_ptr<const kernel::Data> convert(const std::shared_ptr<const kernel::Data>& d, kernel::DType t) {
+    if (d->dtype == t || d->dtype == kernel::DType::I64 || t == kernel::DType::I64) return d;
+    auto c = std::make_shared<kernel::Data>();
+    c->dtype = t;
+    c->re.reserve(d->re.size());
+    for (double x : d->re) c->re.push_back(kernel::round_to(t, x));
+    return c;
+}
+
+kernel::DType wider(kernel::DType a, kernel::DType b) {
+    auto rank = [](kernel::DType t) { return t == kernel::DType::F64 ? 2 : t == kernel::DType::F32 ? 1 : 0; };
+    return rank(a) >= rank(b) ? a : b;
+}
+
+Value slice_first(const Value& v, int64_t l) {
+    if (!v.t) {
+        std::vector<Value> items;
+        for (const Value& i : v.items) items.push_back(slice_first(i, l));
+        return tree(unstacked(*v.type), std::move(items));
+    }
+    TypeP type = unstacked(*v.type);
+    const int64_t n = type->numel();
+    if (v.type->axes.empty() || l < 0 || l >= v.type->axes[0].size)
+        throw Error({}, "layer " + std::to_string(l) + " of a stack of type " + to_string(*v.type));
+    kernel::Data d;
+    d.dtype = v.t->dtype;
+    if (d.dtype == kernel::DType::I64) d.in.assign(v.t->in.begin() + l * n, v.t->in.begin() + (l + 1) * n);
+    else d.re.assign(v.t->re.begin() + l * n, v.t->re.begin() + (l + 1) * n);
+    return tensor_value(type, std::move(d));
+}
+
+Value stack_first(const std::vector<Value>& parts) {
+    if (parts.empty()) throw Error({}, "a stack of no values");
+    const Value& p0 = parts.front();
+    if (!p0.t) {
+        std::vector<Value> items;
+        std::vector<TypeP> ts;
+        for (size_t i = 0; i < p0.items.size(); ++i) {
+            std::vector<Value> col;
+            for (const Value& p : parts) col.push_back(p.items.at(i));
+            items.push_back(stack_first(col));
+            ts.push_back(items.back().type);
+        }
+        TypeP t = p0.type->kind == Type::Tuple ? tuple_type(ts) : record_type(p0.type->names, ts);
+        return tree(t, std::move(items));
+    }
+    auto axes = p0.type->axes;
+    axes.insert(axes.begin(), Axis{"", (int64_t)parts.size()});
+    kernel::Data d;
+    d.dtype = p0.t->dtype;
+    for (const Value& p : parts) d.dtype = d.dtype == kernel::DType::I64 ? d.dtype : wider(d.dtype, p.t->dtype);
+    for (const Value& p : parts) {
+        auto c = convert(p.t, d.dtype);  // exact: every part's type is at most as wide
+        d.re.insert(d.re.end(), c->re.begin(), c->re.end());
+        d.in.insert(d.in.end(), c->in.begin(), c->in.end());
+    }
+    return tensor_value(tensor_type(p0.type->elem, axes, p0.type->bound), std::move(d));
+}
+
+} // namespace detail
+} // namespace presk::realize
