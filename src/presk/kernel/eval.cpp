@@ -240,9 +240,11 @@ private:
                          std::to_string(index.size()) + " indices");
         if (integer != (t.dtype == DType::I64))
             fail(k_, std::string(integer ? "an integer" : "a real") + " access to " + name + " : " + dtype_name(t.dtype));
+        std::vector<int32_t> regs;  // compiled first: an index may hold an access of its own
+        for (const ExprP& e : index) regs.push_back(expr(*e));
         Access a{buf, (int)index.size(), (int)p_.idx.size(), lanes};
         for (size_t j = 0; j < index.size(); ++j) {
-            p_.idx.push_back(expr(*index[j]));
+            p_.idx.push_back(regs[j]);
             p_.size.push_back(t.axes[j].size);
             p_.stride.push_back(strides_[(size_t)buf][j]);
         }
