@@ -82,6 +82,7 @@ struct Program {
     std::vector<Access> acc;
     std::vector<int32_t> idx;           // index registers, per access
     std::vector<int64_t> size, stride;  // per access and axis
+    std::vector<int64_t> last;          // per access and axis: the largest index allowed
     std::vector<std::pair<int32_t, double>> rconst;
     std::vector<std::pair<int32_t, int64_t>> iconst;
     int n_real = 0, n_int = 0;
@@ -246,6 +247,7 @@ private:
         for (size_t j = 0; j < index.size(); ++j) {
             p_.idx.push_back(regs[j]);
             p_.size.push_back(t.axes[j].size);
+            p_.last.push_back(t.axes[j].size - (j + 1 == index.size() ? lanes : 1));
             p_.stride.push_back(strides_[(size_t)buf][j]);
         }
         p_.acc.push_back(a);
@@ -378,6 +380,11 @@ class Machine {
 public:
     Machine(const Kernel& k, const Program& p, std::vector<Buf> bufs, Data& out)
         : k_(k), p_(p), bufs_(std::move(bufs)), out_(out), rr_((size_t)p.n_real), ir_((size_t)p.n_int) {
+        for (const Access& c : p.acc) {
+            const auto f = (size_t)c.first;
+            acc_.push_back({bufs_[(size_t)c.buf].re, bufs_[(size_t)c.buf].in, p.idx.data() + f, p.last.data() + f,
+                            p.stride.data() + f, c.n, &c});
+        }
         for (auto [r, v] : p.rconst) rr_[(size_t)r] = (R)v;
         for (auto [r, v] : p.iconst) ir_[(size_t)r] = v;
     }
@@ -441,18 +448,22 @@ public:
             case Op::INe: n[x->d] = n[x->a] != n[x->b]; break;
             case Op::ISel: n[x->d] = n[x->c] != 0 ? n[x->a] : n[x->b]; break;
             case Op::RLoad: {
-                const Access& c = p_.acc[(size_t)x->k];
-                const double* src = bufs_[(size_t)c.buf].re + offset(c, n);
+                const Bound& c = acc_[(size_t)x->k];
+                const double* src = c.re + offset(c, n);
                 for (int j = 0; j < L; ++j) d[j] = (R)src[j];
                 break;
             }
-            case Op::ILoad: n[x->d] = bufs_[(size_t)p_.acc[(size_t)x->k].buf].in[offset(p_.acc[(size_t)x->k], n)]; break;
+            case Op::ILoad: {
+                const Bound& c = acc_[(size_t)x->k];
+                n[x->d] = c.in[offset(c, n)];
+                break;
+            }
             case Op::RStore: {
-                double* dst = ore + offset(p_.acc[(size_t)x->k], n);
+                double* dst = ore + offset(acc_[(size_t)x->k], n);
                 for (int j = 0; j < L; ++j) dst[j] = narrow(odt, a[j]);
                 break;
             }
-            case Op::IStore: oin[offset(p_.acc[(size_t)x->k], n)] = n[x->a]; break;
+            case Op::IStore: oin[offset(acc_[(size_t)x->k], n)] = n[x->a]; break;
             case Op::For:
                 n[x->d] = x->k;
                 if (x->k >= x->k2) x = code + x->c - 1;
@@ -473,6 +484,17 @@ private:
     const Kernel& k_;
     const Program& p_;
     std::vector<Buf> bufs_;
+    // An access bound to its buffer and its rows of the index tables.
+    struct Bound {
+        const double* re;
+        const int64_t* in;
+        const int32_t* idx;
+        const int64_t* last;
+        const int64_t* stride;
+        int n;
+        const Access* c;
+    };
+    std::vector<Bound> acc_;
     Data& out_;
     std::vector<R> rr_;
     std::vector<int64_t> ir_;
@@ -487,14 +509,12 @@ private:
     }
 
     // The element offset of access `c` at the current index registers, every index checked.
-    int64_t offset(const Access& c, const int64_t* n) const {
+    int64_t offset(const Bound& c, const int64_t* n) const {
         int64_t off = 0;
         for (int j = 0; j < c.n; ++j) {
-            const size_t f = (size_t)(c.first + j);
-            const int64_t i = n[p_.idx[f]];
-            const int64_t span = j == c.n - 1 ? c.lanes : 1;
-            if (i < 0 || i > p_.size[f] - span) out_of_range(c, n, j);
-            off += i * p_.stride[f];
+            const int64_t i = n[c.idx[j]];
+            if (i < 0 || i > c.last[j]) out_of_range(*c.c, n, j);
+            off += i * c.stride[j];
         }
         return off;
     }
