@@ -104,6 +104,28 @@ struct Executor::Impl {
         return slot.get();
     }
 
+    /// The kernel of `sig` (lowered by `lower` on first use), with every real input that is a
+    /// literal of the function declared in the kernel's arithmetic type: a literal is a constant
+    /// of the kernel, rounded once from f64 to the type it is computed in (never to bf16).
+    template <class Lower>
+    const Kernel* kernel_for(const std::string& sig, Lower lower, const std::vector<bool>& literal) {
+        const Kernel* base = cached(sig, lower);
+        const DType a = kernel::arith_type(base->dtype);
+        std::string key = sig + " | literals in " + kernel::dtype_name(a) + ":";
+        std::vector<size_t> which;
+        for (size_t i = 0; i < literal.size() && i < base->inputs.size(); ++i)
+            if (literal[i] && base->inputs[i].dtype != a && base->inputs[i].dtype != DType::I64) {
+                which.push_back(i);
+                key += " " + std::to_string(i);
+            }
+        if (which.empty()) return base;
+        return cached(key, [&] {
+            Kernel k = *base;
+            for (size_t i : which) k.inputs[i].dtype = a;
+            return k;
+        });
+    }
+
     /// Runs `k` on `in` (each converted to the kernel's declared type at its edge).
     Value launch(const Kernel& k, const std::string& site, const std::vector<const Value*>& in, const TypeP& type) {
         if (in.size() != k.inputs.size()) throw Error({}, "kernel " + k.name + " takes " + std::to_string(k.inputs.size()) + " inputs");
@@ -162,8 +184,9 @@ struct Executor::Impl {
         const core::Let& l = f.body[pos];
         if (o.fuse) {
             if (!pg.fused) {
-                pg.fused = fg.elementwise ? cached(kernel::signature(fg.group, pg.dtype), [&] { return kernel::lower_group(fg.group, pg.dtype); })
-                                          : cached(kernel::signature(fg.node, pg.dtype), [&] { return kernel::lower(fg.node, pg.dtype); });
+                pg.fused = fg.elementwise
+                               ? kernel_for(kernel::signature(fg.group, pg.dtype), [&] { return kernel::lower_group(fg.group, pg.dtype); }, fg.literal)
+                               : kernel_for(kernel::signature(fg.node, pg.dtype), [&] { return kernel::lower(fg.node, pg.dtype); }, fg.literal);
             }
             std::vector<const Value*> in;
             for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
@@ -173,7 +196,8 @@ struct Executor::Impl {
         const size_t m = (size_t)(std::find(fg.lets.begin(), fg.lets.end(), (int)pos) - fg.lets.begin());
         if (!pg.members[m]) {
             kernel::Node n = detail::node_of(f, l);
-            pg.members[m] = cached(kernel::signature(n, pg.dtype), [&] { return kernel::lower(n, pg.dtype); });
+            pg.members[m] = kernel_for(kernel::signature(n, pg.dtype), [&] { return kernel::lower(n, pg.dtype); },
+                                       detail::literal_args(f, l.args));
         }
         std::vector<const Value*> in;
         for (int id : l.args) in.push_back(&env[(size_t)id]);
@@ -216,14 +240,15 @@ struct Executor::Impl {
         throw Error({}, "an unknown let");
     }
 
-    /// A real literal as a 0-d buffer of the default storage type: exact, to f64, then to it.
+    /// A real literal as a 0-d f64 buffer (the decimal rounded once); a kernel reads it in its
+    /// arithmetic type (kernel_for), a host primitive in its own.
     Value literal(const core::Let& l) {
         ref::Real x(256);
         if (l.text == "pi") mpfr_const_pi(x.get(), MPFR_RNDN);
         else if (mpfr_set_str(x.get(), l.text.c_str(), 10, MPFR_RNDN) != 0) throw Error({}, "bad literal '" + l.text + "'");
         kernel::Data d;
-        d.dtype = r.default_type;
-        d.re.push_back(kernel::round_to(d.dtype, x.to_double()));
+        d.dtype = DType::F64;
+        d.re.push_back(x.to_double());
         return detail::tensor_value(l.type, std::move(d));
     }
 

@@ -12,6 +12,15 @@ namespace presk::realize::detail {
 
 std::string site_of(const core::Function& f, const core::Let& l) { return f.name + "/%" + std::to_string(l.id); }
 
+std::vector<bool> literal_args(const core::Function& f, const std::vector<int>& ids) {
+    std::vector<bool> r;
+    for (int id : ids) {
+        const core::Let* l = f.let_of(id);
+        r.push_back(l && l->op == core::Op::Lit);
+    }
+    return r;
+}
+
 kernel::Node node_of(const core::Function& f, const core::Let& l) {
     kernel::Node n;
     n.prim = l.name;
@@ -63,6 +72,7 @@ Partition partition(const core::Function& f) {
         if (fg.lets.size() == 1) {  // one primitive: its kernel reads each operand as given
             fg.node = node_of(f, root);
             fg.inputs = root.args;
+            fg.literal = literal_args(f, fg.inputs);
             continue;
         }
         fg.elementwise = true;
@@ -87,6 +97,7 @@ Partition partition(const core::Function& f) {
             fg.group.members.push_back(node_of(f, l));
             fg.group.from.push_back(std::move(from));
         }
+        fg.literal = literal_args(f, fg.inputs);
     }
     return part;
 }

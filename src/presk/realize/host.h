@@ -37,6 +37,7 @@ Value stack_first(const std::vector<Value>& parts);
 struct FusionGroup {
     std::vector<int> lets;       // positions in the body of the members, in order; the root last
     std::vector<int> inputs;     // value ids read from outside the group, in order of first use
+    std::vector<bool> literal;   // per input: the value of a literal let of the function
     bool elementwise = false;    // `group` is set (else `node`, the one member)
     kernel::Group group;         // the members wired as lower_group reads them
     kernel::Node node;           // the primitive of a group that is not elementwise
@@ -52,6 +53,9 @@ struct Partition {
 };
 
 Partition partition(const core::Function& f);
+
+/// For each argument of `l`: whether it is the value of a literal let of `f`.
+std::vector<bool> literal_args(const core::Function& f, const std::vector<int>& ids);
 
 /// The node of primitive let `l` of `f` at its bound types.
 kernel::Node node_of(const core::Function& f, const core::Let& l);
