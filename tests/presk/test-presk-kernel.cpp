@@ -10,6 +10,7 @@
 
 #include "kernel/eval.h"
 #include "kernel/ir.h"
+#include "kernel/pmath.h"
 #include "lang/source.h"
 
 namespace presk::kernel {
@@ -219,6 +220,50 @@ TEST(KernelEval, F64ConstantsAreNotRounded) {
     k.body = {store(1, {integer(0)}, mul(load(0, {integer(0)}), real(0.1)))};
     const Data a = data(DType::F64, {3.0});
     EXPECT_EQ(run1(k, {&a}).re[0], 3.0 * 0.1);
+}
+
+// Each function of an f64 kernel is pmath's double one, of an f32 kernel its float one;
+// sqrt is the correctly rounded one.
+TEST(KernelEval, FunctionsArePmathsInTheArithmeticType) {
+    const std::vector<std::string> fns = {"exp", "log", "tanh", "sin", "cos", "erf", "sqrt", "pow"};
+    const int64_t n = 64, F = (int64_t)fns.size();
+    for (DType t : {DType::F64, DType::F32}) {
+        Kernel k;
+        k.name = "fns";
+        k.dtype = t;
+        k.inputs = {buf(t, {{"", n}})};
+        k.output = buf(t, {{"", F}, {"", n}});
+        std::vector<Stmt> body;
+        for (int64_t f = 0; f < F; ++f) {
+            const ExprP x = load(0, {i(0)});
+            const ExprP v = fns[(size_t)f] == "pow" ? binary("pow", x, real(1.7)) : unary(fns[(size_t)f], x);
+            body.push_back(store(1, {integer(f), i(0)}, v));
+        }
+        k.body = {for_loop(0, 0, n, body)};
+        std::vector<double> xs = values(t, (size_t)n, 10);
+        for (double& x : xs) x = round_to(t, std::fabs(x) * 3);
+        const Data in = data(t, xs);
+        const Data out = run1(k, {&in});
+        for (int64_t f = 0; f < F; ++f) {
+            for (int64_t j = 0; j < n; ++j) {
+                const double x = xs[(size_t)j];
+                const std::string& fn = fns[(size_t)f];
+                double want;
+                if (t == DType::F64) {
+                    want = fn == "exp" ? presk_exp(x) : fn == "log" ? presk_log(x) : fn == "tanh" ? presk_tanh(x)
+                         : fn == "sin" ? presk_sin(x) : fn == "cos" ? presk_cos(x) : fn == "erf" ? presk_erf(x)
+                         : fn == "sqrt" ? std::sqrt(x) : presk_pow(x, 1.7);
+                } else {
+                    const float y = (float)x;
+                    want = fn == "exp" ? presk_expf(y) : fn == "log" ? presk_logf(y) : fn == "tanh" ? presk_tanhf(y)
+                         : fn == "sin" ? presk_sinf(y) : fn == "cos" ? presk_cosf(y) : fn == "erf" ? presk_erff(y)
+                         : fn == "sqrt" ? std::sqrt(y) : presk_powf(y, 1.7f);
+                }
+                EXPECT_EQ(std::bit_cast<uint64_t>(out.re[(size_t)(f * n + j)]), std::bit_cast<uint64_t>(want))
+                    << dtype_name(t) << " " << fn << "(" << x << ")";
+            }
+        }
+    }
 }
 
 // Copies an input of storage type `in` to an output of type `out`, in arithmetic type `t`.

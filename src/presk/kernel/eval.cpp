@@ -23,27 +23,27 @@
 
 #include "../../quant/fp16.h"
 #include "kernel/eval.h"
+#include "kernel/pmath.h"
 #include "lang/source.h"
 
 namespace presk::kernel {
 namespace {
 
-// The transcendental functions by the arithmetic type. TEMPORARY: the C library's, until
-// pmath.c (presk_exp, presk_expf, ...) is in the tree; then each becomes a pmath.h call.
-inline double m_exp(double x) { return std::exp(x); }
-inline float m_exp(float x) { return std::exp(x); }
-inline double m_log(double x) { return std::log(x); }
-inline float m_log(float x) { return std::log(x); }
-inline double m_tanh(double x) { return std::tanh(x); }
-inline float m_tanh(float x) { return std::tanh(x); }
-inline double m_sin(double x) { return std::sin(x); }
-inline float m_sin(float x) { return std::sin(x); }
-inline double m_cos(double x) { return std::cos(x); }
-inline float m_cos(float x) { return std::cos(x); }
-inline double m_erf(double x) { return std::erf(x); }
-inline float m_erf(float x) { return std::erf(x); }
-inline double m_pow(double x, double y) { return std::pow(x, y); }
-inline float m_pow(float x, float y) { return std::pow(x, y); }
+// pmath.h's functions by the arithmetic type.
+inline double m_exp(double x) { return presk_exp(x); }
+inline float m_exp(float x) { return presk_expf(x); }
+inline double m_log(double x) { return presk_log(x); }
+inline float m_log(float x) { return presk_logf(x); }
+inline double m_tanh(double x) { return presk_tanh(x); }
+inline float m_tanh(float x) { return presk_tanhf(x); }
+inline double m_sin(double x) { return presk_sin(x); }
+inline float m_sin(float x) { return presk_sinf(x); }
+inline double m_cos(double x) { return presk_cos(x); }
+inline float m_cos(float x) { return presk_cosf(x); }
+inline double m_erf(double x) { return presk_erf(x); }
+inline float m_erf(float x) { return presk_erff(x); }
+inline double m_pow(double x, double y) { return presk_pow(x, y); }
+inline float m_pow(float x, float y) { return presk_powf(x, y); }
 
 // Instructions. R* act on `lanes` consecutive real registers; the rest on scalars.
 enum class Op : uint8_t {
