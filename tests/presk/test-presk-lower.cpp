@@ -14,11 +14,15 @@
 #include <map>
 #include <set>
 
+#include <fstream>
+#include <sstream>
+
 #include "core/prims.h"
 #include "kernel/eval.h"
 #include "kernel/lower.h"
 #include "ref/chacha.h"
 #include "ref/interp.h"
+#include "presk_test.h"
 
 namespace presk {
 namespace {
@@ -293,6 +297,66 @@ TEST(PreskLower, ZeroSizedAxes) {
     // element of an empty vector to get there, so it is not run here).
     Node am = node("argmax", {real_t({B, Z})});
     EXPECT_EQ(run_kernel(kernel::lower(am, DType::F32), {Data{DType::F32, {}, {}}}).in, (std::vector<int64_t>{0, 0}));
+}
+
+// Every primitive let of the examples' entries (gradients included) lowers in every type, and
+// its kernel runs on drawn operands of the let's types without leaving a buffer.
+TEST(PreskLower, EveryLetOfTheExamplesLowersAndRuns) {
+    struct Entry {
+        const char* file;
+        const char* entry;
+        std::map<std::string, int64_t> dims;
+    };
+    const Entry entries[] = {
+        {"tutorial/01_linear.psk", "Linear{3, 2}.apply", {{"batch", 4}}},
+        {"tutorial/02_mlp_regression.psk", "MLP{2, 4, 1}.loss_grad", {{"batch", 3}}},
+        {"tutorial/03_attention.psk", "Attention{8, 2}.apply", {{"B", 1}, {"T", 4}}},
+        {"norms.psk", "LayerNorm{8}.apply", {{"N", 3}}},
+        {"norms.psk", "RMSNorm{8}.apply", {{"N", 3}}},
+        {"minigpt.psk", "MiniGPT{16, 8, 2, 2}.loss_grad", {{"B", 2}, {"T", 4}}},
+        {"minigpt.psk", "MiniGPT{16, 8, 2, 2}.next_token", {{"B", 2}, {"T", 4}}},
+        {"adamw.psk", "adamw.step", {}},
+        {"mse.psk", "mse_grad", {{"batch", 4}, {"n", 3}}},
+    };
+    std::set<std::string> seen;
+    for (const Entry& e : entries) {
+        SCOPED_TRACE(e.entry);
+        std::ifstream f(std::string(PRESK_SOURCE_DIR) + "/examples/" + e.file);
+        std::stringstream text;
+        text << f.rdbuf();
+        std::string err;
+        core::Program prog = test::compile(text.str(), e.entry, {e.dims, {}}, &err);
+        ASSERT_EQ(err, "");
+        for (const core::Function& fn : prog.functions)
+            for (const core::Let& l : fn.body) {
+                if (l.op != core::Op::Prim || kernel::is_host_prim(l.name)) continue;
+                std::vector<TypeP> ops;
+                std::vector<Draw> draws;
+                for (int a : l.args) {
+                    ops.push_back(fn.type_of(a));
+                    const Type& t = *ops.back();
+                    draws.push_back(t.elem == Elem::Real ? Draw::Normal : t.elem == Elem::Bool ? Draw::Mask : Draw::Ints);
+                }
+                Case c{fn.name + "/%" + std::to_string(l.id), l.name, ops, draws, l.ints, l.text};
+                seen.insert(l.name);
+                for (DType t : kTypes) {
+                    SCOPED_TRACE(c.label + " " + kernel::dtype_name(t));
+                    Node n{l.name, l.ints, l.text, ops, l.type};
+                    std::vector<Data> in = draw_operands(c, t);
+                    for (size_t i = 0; i < in.size(); ++i)  // an int of unknown bound: zeros
+                        if (ops[i]->elem == Elem::Int && ops[i]->bound == 0) std::fill(in[i].in.begin(), in[i].in.end(), 0);
+                    try {
+                        Data out = run_kernel(kernel::lower(n, t), in);
+                        EXPECT_EQ(out.size(), l.type->numel());
+                    } catch (const Error& x) {
+                        ADD_FAILURE() << x.what();
+                    }
+                }
+            }
+    }
+    std::string all;
+    for (const auto& p : seen) all += p + " ";
+    std::printf("primitives in the examples: %s\n", all.c_str());
 }
 
 TEST(PreskLower, TheSeedsDotKernel) {

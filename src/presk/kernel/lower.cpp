@@ -3,6 +3,7 @@
 // through lower_group in lower_elementwise.cpp) and the pieces of a nest they share.
 #include "kernel/lower.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/prims.h"
