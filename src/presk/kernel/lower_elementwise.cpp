@@ -12,7 +12,9 @@
 // type, the same value in every backend, rather than a decimal constant to be rounded.
 #include <map>
 
+#include "core/prims.h"
 #include "kernel/lower_util.h"
+#include "lang/source.h"
 
 namespace presk::kernel {
 namespace {
@@ -93,7 +95,7 @@ private:
         const Node& n = g_.members[(size_t)m];
         auto pos = align_axes(n.operands[k]->axes, n.result->axes);
         std::vector<int> r;
-        for (int p : *pos) r.push_back(idx[(size_t)p]);  // checked in lower_group
+        for (int p : *pos) r.push_back(idx[(size_t)p]);  // aligned: lower_group checked the type rule
         return r;
     }
 };
@@ -111,24 +113,26 @@ Kernel lower_group(const Group& g, DType t) {
         if (!in || !in->is_real_tensor()) fail(name, "a group input must be a real tensor");
     for (size_t m = 0; m < g.members.size(); ++m) {
         const Node& n = g.members[m];
-        if (!is_elementwise(n.prim)) fail(name, "member " + std::to_string(m) + " (" + n.prim + ") is not elementwise");
-        if (!n.result || !n.result->is_real_tensor()) fail(name, "member " + std::to_string(m) + " has no real result type");
-        size_t arity = n.prim == "add" || n.prim == "sub" || n.prim == "mul" || n.prim == "div" || n.prim == "pow" ? 2 : 1;
-        if (n.operands.size() != arity || g.from[m].size() != arity)
-            fail(name, "member " + std::to_string(m) + " (" + n.prim + ") takes " + std::to_string(arity) + " operand(s)");
-        for (size_t k = 0; k < arity; ++k) {
-            const TypeP& o = n.operands[k];
-            int f = g.from[m][k];
-            if (!o || !o->is_real_tensor()) fail(name, "member " + std::to_string(m) + " has a non-real operand");
+        const std::string who = "member " + std::to_string(m) + " (" + n.prim + ")";
+        if (!is_elementwise(n.prim)) fail(name, who + " is not elementwise");
+        if (!n.result) fail(name, who + " has no result type");
+        if (g.from[m].size() != n.operands.size()) fail(name, who + ": the wiring does not give each operand");
+        TypeP rule;
+        try {
+            rule = core::prim_type(n.prim, n.operands, n.ints, n.text);
+        } catch (const Error& e) {
+            fail(name, who + ": " + e.what());
+        }
+        if (!same_type(*rule, *n.result)) fail(name, who + " has result " + to_string(*n.result) + ", not the rule's " + to_string(*rule));
+        for (size_t k = 0; k < n.operands.size(); ++k) {
+            const int f = g.from[m][k];
             const TypeP* src = nullptr;
             if (f < 0 && -1 - f < (int)g.inputs.size()) src = &g.inputs[(size_t)(-1 - f)];
             if (f >= 0 && f < (int)m) src = &g.members[(size_t)f].result;
-            if (!src) fail(name, "member " + std::to_string(m) + " reads " + std::to_string(f) + ", which is neither an input nor an earlier member");
-            if ((*src)->axes != o->axes)
-                fail(name, "member " + std::to_string(m) + " operand " + std::to_string(k) + " is " + to_string(*o) +
-                               " but is given " + to_string(**src));
-            if (!align_axes(o->axes, n.result->axes))
-                fail(name, "member " + std::to_string(m) + ": " + to_string(*o) + " does not broadcast to " + to_string(*n.result));
+            if (!src) fail(name, who + " reads " + std::to_string(f) + ", which is neither an input nor an earlier member");
+            if ((*src)->axes != n.operands[k]->axes)
+                fail(name, who + " operand " + std::to_string(k) + " is " + to_string(*n.operands[k]) + " but is given " +
+                               to_string(**src));
         }
     }
     const Node& root = g.members.back();
