@@ -376,6 +376,23 @@ TEST(Fusion, MixedSitesConvertAtTheKernelsEdge) {
     EXPECT_EQ(by_site.at("loss/%6"), DType::F32);
     EXPECT_EQ(by_site.at("loss/%7"), DType::F64);
     EXPECT_EQ(out.t->dtype, DType::F64);
+    // A narrower buffer is read in its own type (exactly, no copy), a wider one converted to
+    // the kernel's storage type at its edge; a literal is read in the arithmetic type.
+    std::map<std::string, std::string> inputs;
+    for (const auto& l : ex.launches()) {
+        std::string s;
+        for (const auto& b : l.kernel->inputs) s += std::string(s.empty() ? "" : " ") + kernel::dtype_name(b.dtype);
+        inputs[l.site] = s;
+    }
+    EXPECT_EQ(inputs.at("loss/%2"), "bf16 bf16");  // x and w, f32 arguments rounded at the edge
+    EXPECT_EQ(inputs.at("helper/%1"), "bf16");     // the bf16 product read by an f32 exp
+    EXPECT_EQ(inputs.at("loss/%6"), "f32 f32");     // h (read twice by the mul) and the literal
+    EXPECT_EQ(inputs.at("loss/%7"), "f32");        // an f32 sum read by an f64 kernel
+    Executor bf(p, parse_realization_json(R"({"default": "bf16"})", "bf"));
+    bf.call(p.entry, interp.entry_args());
+    for (const auto& l : bf.launches())
+        if (l.site == "loss/%6")
+            EXPECT_EQ(kernel::to_string(*l.kernel).rfind("kernel mul+add (%0 : bf16[batch: 3, 4], %1 : f32[]) -> %2 : bf16[batch: 3, 4] {", 0), 0u);
 }
 
 TEST(Executor, KernelsAreCachedBySignature) {
@@ -423,6 +440,8 @@ TEST(Values, ParamsInTheirOwnType) {
     EXPECT_EQ(in[0].items[1].t->dtype, DType::F32);   // b
     EXPECT_EQ(in[1].t->dtype, DType::F32);            // x
     realize::Value out = ex.call_values(p.entry, in);
+    ASSERT_EQ(ex.kernels().size(), 2u);
+    EXPECT_EQ(kernel::to_string(*ex.kernels()[0]).rfind("kernel dot (%0 : f32[batch: 4, 3], %1 : bf16[3, 2]) -> %2 : f32[batch: 4, 2] {\n", 0), 0u);
     // The same as an f32 run on w rounded to bf16 (exact in f32 at the dot's edge).
     Executor plain(p, parse_realization("f32"));
     auto in2 = plain.convert_args(p.entry, args);

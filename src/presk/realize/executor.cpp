@@ -52,16 +52,25 @@ struct SiteInfo {
 
 } // namespace
 
+/// Where a kernel is launched from (a fused group, or one member of it run alone): its kernel,
+/// lowered on first use, and the variants that declare some inputs in other types.
+struct Slot {
+    std::string sig;                 // kernel::signature of the primitive or group
+    const Kernel* base = nullptr;    // every real input declared in the storage type
+    std::vector<bool> literal;       // per input: a literal of the function
+    std::vector<std::pair<std::vector<DType>, const Kernel*>> variants;
+};
+
 /// A function's partition with what the executor adds per group: its site, storage type and
-/// kernels (fused, and one per member for the unfused count's runs), resolved on first use.
+/// launch slots (fused, and one per member for the runs without fusion).
 struct FnPlan {
     const core::Function* f = nullptr;
     detail::Partition part;
     struct Group {
         std::string site;
         DType dtype = DType::F64;
-        const Kernel* fused = nullptr;
-        std::vector<const Kernel*> members;
+        Slot fused;
+        std::vector<Slot> members;
     };
     std::vector<Group> groups;
 };
@@ -91,7 +100,14 @@ struct Executor::Impl {
             FnPlan::Group pg;
             pg.site = detail::site_of(f, f.body[(size_t)g.lets.back()]);
             pg.dtype = r.storage_of(pg.site);
-            pg.members.assign(g.lets.size(), nullptr);
+            pg.fused.sig = g.elementwise ? kernel::signature(g.group, pg.dtype) : kernel::signature(g.node, pg.dtype);
+            pg.fused.literal = g.literal;
+            for (int pos : g.lets) {
+                Slot m;
+                m.sig = kernel::signature(detail::node_of(f, f.body[(size_t)pos]), pg.dtype);
+                m.literal = detail::literal_args(f, f.body[(size_t)pos].args);
+                pg.members.push_back(std::move(m));
+            }
             fp.groups.push_back(std::move(pg));
         }
         return plans.emplace(f.name, std::move(fp)).first->second;
@@ -104,26 +120,38 @@ struct Executor::Impl {
         return slot.get();
     }
 
-    /// The kernel of `sig` (lowered by `lower` on first use), with every real input that is a
-    /// literal of the function declared in the kernel's arithmetic type: a literal is a constant
-    /// of the kernel, rounded once from f64 to the type it is computed in (never to bf16).
+    /// The kernel `s` launches on `in`. An input is declared i64 if it is an integer, in the
+    /// kernel's arithmetic type if it is a literal of the function (a constant of the kernel,
+    /// rounded once from f64 to the type it is computed in, never to bf16), in its own type if
+    /// its buffer is narrower than the storage type (its loads widen exactly: no copy), and in
+    /// the storage type otherwise (converted at the kernel's edge).
     template <class Lower>
-    const Kernel* kernel_for(const std::string& sig, Lower lower, const std::vector<bool>& literal) {
-        const Kernel* base = cached(sig, lower);
-        const DType a = kernel::arith_type(base->dtype);
-        std::string key = sig + " | literals in " + kernel::dtype_name(a) + ":";
-        std::vector<size_t> which;
-        for (size_t i = 0; i < literal.size() && i < base->inputs.size(); ++i)
-            if (literal[i] && base->inputs[i].dtype != a && base->inputs[i].dtype != DType::I64) {
-                which.push_back(i);
-                key += " " + std::to_string(i);
+    const Kernel* kernel_for(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
+        if (!s.base) s.base = cached(s.sig, lower);
+        auto rank = [](DType d) { return d == DType::F64 ? 2 : d == DType::F32 ? 1 : 0; };
+        std::vector<DType> want;
+        bool same = true;
+        for (size_t i = 0; i < s.base->inputs.size() && i < in.size(); ++i) {
+            DType d = s.base->inputs[i].dtype;
+            if (d != DType::I64 && in[i]->t) {
+                if (i < s.literal.size() && s.literal[i]) d = kernel::arith_type(t);
+                else if (in[i]->t->dtype != DType::I64 && rank(in[i]->t->dtype) < rank(t)) d = in[i]->t->dtype;
             }
-        if (which.empty()) return base;
-        return cached(key, [&] {
-            Kernel k = *base;
-            for (size_t i : which) k.inputs[i].dtype = a;
-            return k;
+            same = same && d == s.base->inputs[i].dtype;
+            want.push_back(d);
+        }
+        if (same) return s.base;
+        for (const auto& [w, k] : s.variants)
+            if (w == want) return k;
+        std::string key = s.sig + " | reads";
+        for (DType d : want) key += std::string(" ") + kernel::dtype_name(d);
+        const Kernel* k = cached(key, [&] {
+            Kernel c = *s.base;
+            for (size_t i = 0; i < want.size(); ++i) c.inputs[i].dtype = want[i];
+            return c;
         });
+        s.variants.emplace_back(want, k);
+        return k;
     }
 
     /// Runs `k` on `in` (each converted to the kernel's declared type at its edge).
@@ -183,26 +211,20 @@ struct Executor::Impl {
         FnPlan::Group& pg = fp.groups[(size_t)g];
         const core::Let& l = f.body[pos];
         if (o.fuse) {
-            if (!pg.fused) {
-                pg.fused = fg.elementwise
-                               ? kernel_for(kernel::signature(fg.group, pg.dtype), [&] { return kernel::lower_group(fg.group, pg.dtype); }, fg.literal)
-                               : kernel_for(kernel::signature(fg.node, pg.dtype), [&] { return kernel::lower(fg.node, pg.dtype); }, fg.literal);
-            }
             std::vector<const Value*> in;
             for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
+            const Kernel* k = kernel_for(pg.fused, pg.dtype, in, [&] {
+                return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype) : kernel::lower(fg.node, pg.dtype);
+            });
             unfused += (int64_t)fg.lets.size();
-            return launch(*pg.fused, pg.site, in, l.type);
+            return launch(*k, pg.site, in, l.type);
         }
         const size_t m = (size_t)(std::find(fg.lets.begin(), fg.lets.end(), (int)pos) - fg.lets.begin());
-        if (!pg.members[m]) {
-            kernel::Node n = detail::node_of(f, l);
-            pg.members[m] = kernel_for(kernel::signature(n, pg.dtype), [&] { return kernel::lower(n, pg.dtype); },
-                                       detail::literal_args(f, l.args));
-        }
         std::vector<const Value*> in;
         for (int id : l.args) in.push_back(&env[(size_t)id]);
+        const Kernel* k = kernel_for(pg.members[m], pg.dtype, in, [&] { return kernel::lower(detail::node_of(f, l), pg.dtype); });
         ++unfused;
-        return launch(*pg.members[m], detail::site_of(f, l), in, l.type);
+        return launch(*k, detail::site_of(f, l), in, l.type);
     }
 
     Value host(const core::Function& f, const core::Let& l, const std::vector<const Value*>& a) {
@@ -241,7 +263,7 @@ struct Executor::Impl {
     }
 
     /// A real literal as a 0-d f64 buffer (the decimal rounded once); a kernel reads it in its
-    /// arithmetic type (kernel_for), a host primitive in its own.
+    /// arithmetic type (kernel_for).
     Value literal(const core::Let& l) {
         ref::Real x(256);
         if (l.text == "pi") mpfr_const_pi(x.get(), MPFR_RNDN);
