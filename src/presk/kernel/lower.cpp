@@ -151,7 +151,5 @@ std::vector<ExprP> aligned(const std::string& prim, const std::vector<Axis>& x, 
     return idx;
 }
 
-ExprP block_index(const ExprP& v, int64_t c, int64_t o) { return binary("add", binary("mul", v, integer(c)), integer(o)); }
-
 } // namespace detail
 } // namespace presk::kernel

@@ -24,6 +24,9 @@
 namespace presk::kernel::detail {
 namespace {
 
+/// (v * c) + o: element o of block v of c elements.
+ExprP block_index(const ExprP& v, int64_t c, int64_t o) { return binary("add", binary("mul", v, integer(c)), integer(o)); }
+
 struct Contraction {
     std::vector<int64_t> outer, rows, cols;
     int64_t K = 0;

@@ -72,7 +72,4 @@ std::vector<T> concat(std::vector<T> a, const std::vector<T>& b) {
 std::vector<Stmt> sum_nest(int out_buf, const std::vector<Axis>& x, const std::vector<int>& keep,
                            const std::vector<Axis>& out, std::optional<int64_t> divisor);
 
-/// (v * c) + o, the index of element o of block v of c elements.
-ExprP block_index(const ExprP& v, int64_t c, int64_t o);
-
 } // namespace presk::kernel::detail
