@@ -231,11 +231,13 @@ static const double LOG_TAB[384] = {
 #define PIO2_4 0x1.b839a252049c1p-104
 #define PIO2_HI 0x1.921fb54442d18p+0
 #define PIO2_LO 0x1.1a62633145c07p-54
-/* sin(r) = r + r^3 SIN_POLY(r^2): (-1)^n/(2n+1)!, n = 1..8;
-   cos(r) = 1 - r^2/2 + r^4 COS_POLY(r^2): (-1)^n/(2n)!, n = 2..9. */
-static const double SIN_POLY[8] = {
-  -0x1.5555555555555p-3, 0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19,
-  -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49,
+/* sin(r) = r + r^3 (SIN_C3_HI + SIN_C3_LO) + r^5 SIN_POLY(r^2): -1/6 as hi + lo, then
+   (-1)^n/(2n+1)!, n = 2..8; cos(r) = 1 - r^2/2 + r^4 COS_POLY(r^2): (-1)^n/(2n)!, n = 2..9. */
+#define SIN_C3_HI -0x1.5555555555555p-3
+#define SIN_C3_LO -0x1.5555555555555p-57
+static const double SIN_POLY[7] = {
+  0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26,
+  0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49,
 };
 static const double COS_POLY[8] = {
   0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22,
@@ -251,88 +253,94 @@ static const uint32_t TWO_OVER_PI[40] = {
   0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau, 0x6bfb5fb1u, 0x1f8d5d08u,
   0x56033046u, 0xfc7b6babu, 0xf0cfbc20u, 0x9af4361du,
 };
-/* erf: 2/sqrt(pi) = TWO_OVER_SQRTPI_HI + _LO; erf(x) = x + x ERF_Q(x^2) for |x| < 3/4,
-   ERF_Q a Chebyshev fit (ours) of erf(x)/x - 1 in u = x^2, lowest degree first. */
+/* erf: 2/sqrt(pi) = TWO_OVER_SQRTPI_HI + _LO; erf(x) = x + x Q(x^2) for |x| < 1/2, Q a
+   Chebyshev fit (ours) of erf(x)/x - 1 in u = x^2: Q(u) = ERF_Q0_HI + ERF_Q0_LO +
+   u ERF_Q[0] + u^2 ERF_Q[1] + ... */
 #define TWO_OVER_SQRTPI_HI 0x1.20dd750429b6dp+0
 #define TWO_OVER_SQRTPI_LO 0x1.1ae3a914fed80p-56
-static const double ERF_Q[12] = {
-  0x1.06eba8214db69p-3, -0x1.812746b0379e7p-2, 0x1.ce2f21a042bc6p-4, -0x1.b82ce31287ce6p-6,
-  0x1.565bcd0e2c679p-8, -0x1.c02db3ec9fd99p-11, 0x1.f9a32306e0932p-14, -0x1.f4d1d6286861cp-17,
-  0x1.b9dae461077e7p-20, -0x1.5ec0e0bec99f7p-23, 0x1.ef41d2b29a3a8p-27, -0x1.05364c48fa2d3p-30,
+#define ERF_Q0_HI 0x1.06eba8214db69p-3
+#define ERF_Q0_LO -0x1.cb1e1218df386p-57
+static const double ERF_Q[9] = {
+  -0x1.812746b0379e6p-2, 0x1.ce2f21a042a84p-4, -0x1.b82ce312796fap-6, 0x1.565bcd08ded7bp-8,
+  -0x1.c02db1a3ec40dp-11, 0x1.f9a287b5ce074p-14, -0x1.f4b8033eec1d6p-17, 0x1.b73b305119f5dp-20,
+  -0x1.386628125ef8fp-23,
 };
-/* erf: erfcx(x) = exp(x^2) erfc(x) on [3/4 + i/4, 1 + i/4), i = 0..20: per interval
-   13 doubles, the value at the centre as hi, lo, then the coefficients of t^1..t^11,
-   t = x - centre (Chebyshev fits of our own). */
-static const double ERFCX_TAB[273] = {
-  0x1.db747ee409ac5p-2, -0x1.58e62d6e09b53p-56, -0x1.4369f60195edcp-2, 0x1.80ef8f454cfa6p-3,
-  -0x1.9d5868de0b595p-4, 0x1.9831c2c83a8b8p-5, -0x1.779dd2a3cc349p-6, 0x1.45264931c139ep-7,
-  -0x1.0ab383670b3d3p-8, 0x1.a0ee1dcd7a23cp-10, -0x1.37fd8b8ee4f35p-11, 0x1.c3269aa326d19p-13,
-  -0x1.38a17c837ee0dp-14, 0x1.9531e09b149b5p-2, -0x1.aefcc71ad401bp-58, -0x1.e78b356770fbbp-3,
-  0x1.05e72521ca1c2p-3, -0x1.01343a2c9226bp-4, 0x1.d4e711a2d0455p-6, -0x1.910a5d7c00f6cp-7,
-  0x1.446c51a829651p-8, -0x1.f38c6d55f40a9p-10, 0x1.6fd8a97a04b8cp-11, -0x1.041d9ce4bb005p-12,
-  0x1.6433d82ef6818p-14, -0x1.d4dcfd47fa66dp-16, 0x1.5f88f52f3c76bp-2, -0x1.b8cb56b742073p-57,
-  -0x1.797a639d8129dp-3, 0x1.701342cbcea83p-4, -0x1.4bcdb9d9083c7p-5, 0x1.17eba60d2c408p-6,
-  -0x1.bdf24bcca59c2p-8, 0x1.51aba02dd5310p-9, -0x1.e8ae68ede2684p-11, 0x1.535e9b55f3db8p-12,
-  -0x1.c5f98c4f65df7p-14, 0x1.269df07fc7eafp-15, -0x1.7091cf82bb3c6p-17, 0x1.3583f6644327bp-2,
-  -0x1.89175bd0bc251p-56, -0x1.2b11e6959934cp-3, 0x1.0a15ac2adab38p-4, -0x1.ba018e6428106p-6,
-  0x1.5a142948a5355p-7, -0x1.014eae282dc31p-8, 0x1.6d609f9101e1bp-10, -0x1.f1b43d65e5c08p-12,
-  0x1.465e39594f179p-13, -0x1.9d6181af728c5p-15, 0x1.fd09750591e0ep-17, -0x1.2edb7d4c6e7adp-18,
-  0x1.13e5743b60480p-2, 0x1.ca0c188590823p-56, -0x1.e36580c7f734ap-4, 0x1.8a6efeed233afp-5,
-  -0x1.2ef92f6f10798p-6, 0x1.b99589d40b789p-8, -0x1.33237c3ee8d56p-9, 0x1.99b60e622a7f2p-11,
-  -0x1.070e0cc6bb470p-12, 0x1.46314bfe8f854p-14, -0x1.87a59c56f6b69p-16, 0x1.ca06226a3bae1p-18,
-  -0x1.036d098c5690ep-19, 0x1.f0fd28fdc20abp-3, 0x1.46cc36a880986p-57, -0x1.8d6f73d5aa121p-4,
-  0x1.2adaf7aaf55e3p-5, -0x1.aa2443aac74b3p-7, 0x1.21decee0ec699p-8, -0x1.7a181925b96e2p-10,
-  0x1.dab55d89ff704p-12, -0x1.1fc891381acc4p-13, 0x1.51e01fc89e33fp-15, -0x1.81042aec9a644p-17,
-  0x1.ac19b422ea71ep-19, -0x1.ce1bee6733904p-21, 0x1.c3987d04d0b98p-3, -0x1.f0a86e1ce7eccp-57,
-  -0x1.4baeac94dc8b2p-4, 0x1.cdc880a056a25p-6, -0x1.32a8abc8db398p-7, 0x1.8680d28747d7ap-9,
-  -0x1.deb45e9cfd0d3p-11, 0x1.1b649ba6990e4p-12, -0x1.44f8e8ce145dfp-14, 0x1.69c2eb0ecb2c8p-16,
-  -0x1.87bbfa23b69d0p-18, 0x1.9e99a6f5e9176p-20, -0x1.aae033461f244p-22, 0x1.9d7738e1f4db7p-3,
-  0x1.e585dcf3a4c5ap-59, -0x1.18737afe106cep-4, 0x1.6afd3ba3fa643p-6, -0x1.c28dd3c4d6775p-8,
-  0x1.0d40a2ab35f66p-9, -0x1.36e9940d2ed08p-11, 0x1.5bd1dd6db8d86p-13, -0x1.79dac38b23acep-15,
-  0x1.8f68e1927fb86p-17, -0x1.9b85d280c421fp-19, 0x1.9f105a17b83ccp-21, -0x1.980af40bd06d2p-23,
-  0x1.7d0a5e9dd5710p-3, 0x1.1e88c0fb2c58ap-57, -0x1.dfc0205709b2cp-5, 0x1.21c23afa33c47p-6,
-  -0x1.512f92fca6d78p-8, 0x1.7b404aa4de344p-10, -0x1.9d6f22275d93cp-12, 0x1.b5d78b37df20fp-14,
-  -0x1.c35c6526dcd65p-16, 0x1.c5b43bce77ccbp-18, -0x1.bd5e6adca6009p-20, 0x1.ac9770e0272d4p-22,
-  -0x1.92b9e3c95601cp-24, 0x1.612a8125451bdp-3, 0x1.67d98d3808479p-57, -0x1.9e8803e177224p-5,
-  0x1.d503e1d20090fp-7, -0x1.009a927223b07p-8, 0x1.104973fea2eaep-10, -0x1.18d46547b41fep-12,
-  0x1.1a12c4a83cc35p-14, -0x1.146359e04ba57p-16, 0x1.089473a47ef07p-18, -0x1.ef88adf7809e8p-21,
-  0x1.c7891a281e108p-23, -0x1.9991a04c0138fp-25, 0x1.48f8f10299b71p-3, 0x1.635d10bc11fbep-59,
-  -0x1.696d353f008b5p-5, 0x1.804cc15714188p-7, -0x1.8c84c13afb9c4p-9, 0x1.8de5f26a7e1acp-11,
-  -0x1.8511846d9f886p-13, 0x1.7350e3a4f23bfp-15, -0x1.5a61389026ce7p-17, 0x1.3c3b49700ede6p-19,
-  -0x1.1ae021693bbefp-21, 0x1.f16aaa3580d7bp-24, -0x1.ac612d65a3693p-26, 0x1.33cb19179d7f6p-3,
-  -0x1.43e5ea7353fcfp-63, -0x1.3dacc8d85f6c4p-5, 0x1.3e68313870541p-7, -0x1.36992d37bc011p-9,
-  0x1.276b01ef6f723p-11, -0x1.1267afc4c573cp-13, 0x1.f28b1c3ba1571p-16, -0x1.bb73ad96f9469p-18,
-  0x1.82a8f440d9b29p-20, -0x1.4acf9b3d1c1fep-22, 0x1.1681f1b629af1p-24, -0x1.cbfc21100376fp-27,
-  0x1.211c625924e34p-3, -0x1.ce6e37e03e568p-57, -0x1.193eb7b9bf564p-5, 0x1.0a7a05d3387a8p-7,
-  -0x1.ecb581c2b7f7ep-10, 0x1.bd21af8e75bdep-12, -0x1.8985979e24b21p-14, 0x1.54d6c39ebf474p-16,
-  -0x1.218709b43e0ecp-18, 0x1.e2df68127d9a0p-21, -0x1.8ba1a0b906dd5p-23, 0x1.3f50767360138p-25,
-  -0x1.fa3c799895fffp-28, 0x1.10845e1dcb19ap-3, 0x1.34c6637a1ca61p-58, -0x1.f53cfd5c11186p-6,
-  0x1.c21d6f4a4921ap-8, -0x1.8b46c64f91e7bp-10, 0x1.53e39641d53f7p-12, -0x1.1e807be458edap-14,
-  0x1.d9f64546a8435p-17, -0x1.810db87ce502dp-19, 0x1.33806583f1255p-21, -0x1.e324febda72a0p-24,
-  0x1.764299d3600adp-26, -0x1.1d1376cb89c22p-28, 0x1.01afcc22e71b8p-3, 0x1.fef1b54cba963p-60,
-  -0x1.c14b6f7f3c2f0p-6, 0x1.7f51652a46399p-8, -0x1.406f090aa4007p-10, 0x1.06bf9a3516bc8p-12,
-  -0x1.a712d1a0f42dep-15, 0x1.4eb8a60d01325p-17, -0x1.0471a4a806f96p-19, 0x1.8ee2b6a5e355fp-22,
-  -0x1.2cd275ee26672p-24, 0x1.bfced552cf828p-27, -0x1.4819b82668548p-29, 0x1.e8b725e90fb8dp-4,
-  0x1.6a2cbae61e0f0p-58, -0x1.94e4c65b27fd6p-6, 0x1.48ea08fa97bd8p-8, -0x1.0641d50f05c2bp-10,
-  0x1.9adeaa1391392p-13, -0x1.3c748962b03fbp-15, 0x1.dfa9cd1165197p-18, -0x1.65f119ec2b030p-20,
-  0x1.072c0e3918794p-22, -0x1.7d809f16f62fap-25, 0x1.1122bb40eacabp-27, -0x1.8160e1040370bp-30,
-  0x1.d0a2236d493eap-4, -0x1.a31a9e864d188p-59, -0x1.6ea9db64452a6p-6, 0x1.1c3200b14f2f0p-8,
-  -0x1.b1138bae636d6p-11, 0x1.44a17930a97dcp-13, -0x1.df2332f43dae7p-16, 0x1.5c5596d48e3a1p-18,
-  -0x1.f33ef81814e35p-21, 0x1.60d9acd5e353cp-23, -0x1.ec27bc47508fap-26, 0x1.534a68f6f05a4p-28,
-  -0x1.cd64559bba3e4p-31, 0x1.bac6ca42e1bfbp-4, 0x1.409ab52c6321dp-59, -0x1.4d86dc544600bp-6,
-  0x1.ee3ffedd01da2p-9, -0x1.687d168ebc146p-11, 0x1.02fdcfb106fbbp-13, -0x1.6ecb6c3227c4dp-16,
-  0x1.0025440a2fab8p-18, -0x1.60fd095b57550p-21, 0x1.e0328d7db3bccp-24, -0x1.429276716be31p-26,
-  0x1.acb4f40013069p-29, -0x1.1935d276014abp-31, 0x1.a6dab49575b6dp-4, 0x1.c84c757d079aep-62,
-  -0x1.30a0ebefa7ff4p-6, 0x1.b04ef16d7ef9bp-9, -0x1.2e52cf81e3f52p-11, 0x1.a0faa96f4a7eep-14,
-  -0x1.1bb8488e4b64ep-16, 0x1.7d2054ac4bd45p-19, -0x1.f99c8c386b18fp-22, 0x1.4b59282d3a889p-24,
-  -0x1.ad3daff01064dp-27, 0x1.13367e1675f53p-29, -0x1.5ca30e2ad98ccp-32, 0x1.949fbeb63d761p-4,
-  0x1.e8e2b5fe7a9cep-59, -0x1.1748bb019ff2dp-6, 0x1.7c2ef77e9114dp-9, -0x1.fe9e2a1afd5bep-12,
-  0x1.527c1e396f005p-14, -0x1.bb2e614fa9847p-17, 0x1.1ea5688f9d16ap-19, -0x1.6e7df03a8f100p-22,
-  0x1.cf4dac5d70663p-25, -0x1.21a58e16b73b5p-27, 0x1.66b62350547f6p-30, -0x1.b72e1e5cb76e6p-33,
-  0x1.83e1a154593d6p-4, -0x1.938ac83a55ec9p-58, -0x1.00f0a28e0b70dp-6, 0x1.500652770df53p-9,
-  -0x1.b1ffaa6f881fcp-12, 0x1.14e914d25fdbep-14, -0x1.5d443153c4132p-17, 0x1.b3956212e2a00p-20,
-  -0x1.0ca90bf0e15b7p-22, 0x1.47e8bb98da716p-25, -0x1.8c1df2ff02745p-28, 0x1.da38358014412p-31,
-  -0x1.18cfe41667a4ep-33,
+/* erf: erfcx(x) = exp(x^2) erfc(x) on [1/2 + i/4, 3/4 + i/4), i = 0..21: per interval
+   13 doubles, the constant coefficient (about the value at the centre) as hi, lo,
+   then the coefficients of t^1..t^11, t = x - centre (fits of our own). */
+static const double ERFCX_TAB[286] = {
+  0x1.1d16b5809eaf6p-1, 0x1.fed72508f0156p-56, -0x1.babd0e4f1a24dp-2, 0x1.2577420fcd0a8p-2,
+  -0x1.59c35c06f7da0p-3, 0x1.72d46a9b1f6b9p-4, -0x1.6fce5df15754cp-5, 0x1.552fe787018bcp-6,
+  -0x1.2a7f4eb277694p-7, 0x1.efce33c2e9b56p-9, -0x1.88f0b28eb261dp-10, 0x1.2c38cf1439198p-11,
+  -0x1.b4b11b0bcbaabp-13, 0x1.db747ee409ac5p-2, -0x1.58e62d6e09b53p-56, -0x1.4369f60195edcp-2,
+  0x1.80ef8f454cfa6p-3, -0x1.9d5868de0b724p-4, 0x1.9831c2c83a56cp-5, -0x1.779dd2a3583ccp-6,
+  0x1.452649324e2f2p-7, -0x1.0ab38451dcc07p-8, 0x1.a0ee1c998cc30p-10, -0x1.37fbdc6a139bbp-11,
+  0x1.c32787bdf3127p-13, -0x1.39c7aae9cfa93p-14, 0x1.9531e09b149b5p-2, -0x1.aefcc71ad401bp-58,
+  -0x1.e78b356770fbbp-3, 0x1.05e72521ca1c2p-3, -0x1.01343a2c91f12p-4, 0x1.d4e711a2d0bbfp-6,
+  -0x1.910a5d7de9adbp-7, 0x1.446c51a6ed2fcp-8, -0x1.f38c65b6bec13p-10, 0x1.6fd8ac2baec50p-11,
+  -0x1.042488082543ap-12, 0x1.6431c5d31919ap-14, -0x1.cb822420ee95dp-16, 0x1.5f88f52f3c76bp-2,
+  -0x1.b8cb56b742073p-57, -0x1.797a639d8129dp-3, 0x1.701342cbcea83p-4, -0x1.4bcdb9d90870fp-5,
+  0x1.17eba60d2c0efp-6, -0x1.bdf24bcac4815p-8, 0x1.51aba02edd9fdp-9, -0x1.e8ae70757b7cdp-11,
+  0x1.535e9914ae269p-12, -0x1.c5ebd70767486p-14, 0x1.269facbfd94abp-15, -0x1.79dbd2ef33378p-17,
+  0x1.3583f6644327bp-2, -0x1.89175bd0bc251p-56, -0x1.2b11e6959934cp-3, 0x1.0a15ac2adab38p-4,
+  -0x1.ba018e6427456p-6, 0x1.5a142948a539fp-7, -0x1.014eae2bcd70ep-8, 0x1.6d609f90e9324p-10,
+  -0x1.f1b4206af369ep-12, 0x1.465e398efa788p-13, -0x1.9d962f22c2656p-15, 0x1.fd0922ae6054ap-17,
+  -0x1.0b34d036fd559p-18, 0x1.13e5743b60480p-2, 0x1.ca0c188590823p-56, -0x1.e36580c7f734ap-4,
+  0x1.8a6efeed233afp-5, -0x1.2ef92f6f10d1ep-6, 0x1.b99589d40b965p-8, -0x1.33237c3bc0abbp-9,
+  0x1.99b60e618c118p-11, -0x1.070e19684ba95p-12, 0x1.46314d58167c3p-14, -0x1.8777ab4dcb219p-16,
+  0x1.ca040eff1cdffp-18, -0x1.2287cb2d68437p-19, 0x1.f0fd28fdc20abp-3, 0x1.46cc36a880986p-57,
+  -0x1.8d6f73d5aa121p-4, 0x1.2adaf7aaf55e3p-5, -0x1.aa2443aac71acp-7, 0x1.21decee0ebf7dp-8,
+  -0x1.7a18192773ecfp-10, 0x1.dab55d8ebcf06p-12, -0x1.1fc88a4ed3fcbp-13, 0x1.51e01570bc4bep-15,
+  -0x1.811d4a9e4ece0p-17, 0x1.ac299e160a9f5p-19, -0x1.ac1aa7f9f2f6fp-21, 0x1.c3987d04d0b98p-3,
+  -0x1.f0a86e1ce7eccp-57, -0x1.4baeac94dc8b2p-4, 0x1.cdc880a056a25p-6, -0x1.32a8abc8dab8bp-7,
+  0x1.8680d28747a34p-9, -0x1.deb45ea630700p-11, 0x1.1b649ba7b09ebp-12, -0x1.44f8c400f1434p-14,
+  0x1.69c2e64a899cep-16, -0x1.8841cb92a8e8fp-18, 0x1.9ea0fcaadcd66p-20, -0x1.eb6caad6051f3p-23,
+  0x1.9d7738e1f4db7p-3, 0x1.e585dcf3a4c5ap-59, -0x1.18737afe106cep-4, 0x1.6afd3ba3fa643p-6,
+  -0x1.c28dd3c4d7ba2p-8, 0x1.0d40a2ab358f2p-9, -0x1.36e99401a771fp-11, 0x1.5bd1dd7206578p-13,
+  -0x1.79db1fc6267bdp-15, 0x1.8f68cecbc3427p-17, -0x1.9a366ff204ef8p-19, 0x1.9f2d3d4f380ffp-21,
+  -0x1.af0d5d8171f34p-22, 0x1.7d0a5e9dd5710p-3, 0x1.1e88c0fb2c58ap-57, -0x1.dfc0205709b2cp-5,
+  0x1.21c23afa33c47p-6, -0x1.512f92fca6724p-8, 0x1.7b404aa4ddafcp-10, -0x1.9d6f222e98aedp-12,
+  0x1.b5d78b3d649e5p-14, -0x1.c35c2b4cfc3d3p-16, 0x1.c5b423b6d0a05p-18, -0x1.be30cb6241011p-20,
+  0x1.acbc813c9c048p-22, -0x1.d798c2e47f92ep-26, 0x1.612a8125451bdp-3, 0x1.67d98d3808479p-57,
+  -0x1.9e8803e177224p-5, 0x1.d503e1d20090fp-7, -0x1.009a9272246eap-8, 0x1.104973fea26e6p-10,
+  -0x1.18d4653a1e3f4p-12, 0x1.1a12c4ad6cde7p-14, -0x1.1463c68e76cc2p-16, 0x1.08945d014c66ep-18,
+  -0x1.ec724b0a4218dp-21, 0x1.c7cec124d8d14p-23, -0x1.71e75d485f873p-23, 0x1.48f8f10299b71p-3,
+  0x1.635d10bc11fbep-59, -0x1.696d353f008b5p-5, 0x1.804cc15714188p-7, -0x1.8c84c13afb259p-9,
+  0x1.8de5f26a7da7fp-11, -0x1.851184761a637p-13, 0x1.7350e3a9baea0p-15, -0x1.5a60f4b7e6b10p-17,
+  0x1.3c3b348ff0013p-19, -0x1.1bd6da250718ep-21, 0x1.f1aae5cda2dfbp-24, 0x1.df62c738a5994p-27,
+  0x1.33cb19179d7f6p-3, -0x1.43e5ea7353fcfp-63, -0x1.3dacc8d85f6c4p-5, 0x1.3e68313870541p-7,
+  -0x1.36992d37bd3dbp-9, 0x1.276b01ef6f248p-11, -0x1.1267afae28896p-13, 0x1.f28b1c421b2a6p-16,
+  -0x1.bb751762a54d3p-18, 0x1.82a8d7fe58213p-20, -0x1.45ac03d855757p-22, 0x1.16ad6c209fd20p-24,
+  -0x1.f6c4a04e65e53p-24, 0x1.211c625924e34p-3, -0x1.ce6e37e03e568p-57, -0x1.193eb7b9bf564p-5,
+  0x1.0a7a05d3387a8p-7, -0x1.ecb581c2b96f3p-10, 0x1.bd21af8e73f6dp-12, -0x1.8985978356049p-14,
+  0x1.54d6c3b1b5593p-16, -0x1.2187e02a402a3p-18, 0x1.e2dec297a769ap-21, -0x1.8589e65d0f4acp-23,
+  0x1.404f0c18c32e1p-25, -0x1.279860d9bd036p-24, 0x1.10845e1dcb19ap-3, 0x1.34c6637a1ca61p-58,
+  -0x1.f53cfd5c11186p-6, 0x1.c21d6f4a4921ap-8, -0x1.8b46c64f938c4p-10, 0x1.53e39641d5776p-12,
+  -0x1.1e807bc64f7c9p-14, 0x1.d9f64541ff271p-17, -0x1.810f991101684p-19, 0x1.338079d985136p-21,
+  -0x1.d57defa4b2786p-24, 0x1.76040a4b83df6p-26, -0x1.398ca82c8db78p-24, 0x1.01afcc22e71b8p-3,
+  0x1.fef1b54cba963p-60, -0x1.c14b6f7f3c2f0p-6, 0x1.7f51652a46399p-8, -0x1.406f090aa430fp-10,
+  0x1.06bf9a3516dd8p-12, -0x1.a712d19a071b8p-15, 0x1.4eb8a60a41a5fp-17, -0x1.0471dc0dab4b2p-19,
+  0x1.8ee2cea302979p-22, -0x1.2b3fa16ed351ep-24, 0x1.bf85032a85527p-27, -0x1.62ae7ee54ec8ap-27,
+  0x1.e8b725e90fb8dp-4, 0x1.6a2cbae61e0f0p-58, -0x1.94e4c65b27fd6p-6, 0x1.48ea08fa97bd8p-8,
+  -0x1.0641d50f06edcp-10, 0x1.9adeaa139332dp-13, -0x1.3c748937f65b1p-15, 0x1.dfa9cce74051ep-18,
+  -0x1.65f3c5904e947p-20, 0x1.072cc6204432ap-22, -0x1.6a1492071c44bp-25, 0x1.0eecde53b91f3p-27,
+  -0x1.b0c322b15a369p-25, 0x1.d0a2236d493eap-4, -0x1.a31a9e864d188p-59, -0x1.6ea9db64452a6p-6,
+  0x1.1c3200b14f2f0p-8, -0x1.b1138bae663c3p-11, 0x1.44a17930a920ap-13, -0x1.df23328d8cda8p-16,
+  0x1.5c5596dc507bfp-18, -0x1.f34563278d29cp-21, 0x1.60d9691dc9b08p-23, -0x1.bd7a2940b1847p-26,
+  0x1.541aca2d4eb27p-28, -0x1.00627ffece04bp-24, 0x1.bac6ca42e1bfbp-4, 0x1.409ab52c6321dp-59,
+  -0x1.4d86dc544600bp-6, 0x1.ee3ffedd01da2p-9, -0x1.687d168ebc179p-11, 0x1.02fdcfb106de1p-13,
+  -0x1.6ecb6c31b252ap-16, 0x1.0025440ca8716p-18, -0x1.60fd10b1c0e4ep-21, 0x1.e03262573135cp-24,
+  -0x1.425d1ce354d9ap-26, 0x1.ad39bd352c0e3p-29, -0x1.a9a32141c1d4cp-31, 0x1.a6dab49575b6dp-4,
+  0x1.c84c757d079aep-62, -0x1.30a0ebefa7ff4p-6, 0x1.b04ef16d7ef9bp-9, -0x1.2e52cf81e5840p-11,
+  0x1.a0faa96f4bca9p-14, -0x1.1bb8485551994p-16, 0x1.7d205490a7523p-19, -0x1.f9a3ab67aebbcp-22,
+  0x1.4b5a196e378c8p-24, -0x1.79725cebf49d1p-27, 0x1.105026ee41dc4p-29, -0x1.1b34d1d967952p-25,
+  0x1.949fbeb63d761p-4, 0x1.e8e2b5fe7a9cep-59, -0x1.1748bb019ff2dp-6, 0x1.7c2ef77e9114dp-9,
+  -0x1.fe9e2a1af8d9fp-12, 0x1.527c1e396f853p-14, -0x1.bb2e61f481c36p-17, 0x1.1ea5688489d46p-19,
+  -0x1.6e73a2ba7d416p-22, 0x1.cf4e6dad4e4c7p-25, -0x1.6c934c9095287p-27, 0x1.6463559b0628dp-30,
+  0x1.940d09f6559b9p-25, 0x1.83e1a154593d6p-4, -0x1.938ac83a55ec9p-58, -0x1.00f0a28e0b70dp-6,
+  0x1.500652770df53p-9, -0x1.b1ffaa6f87504p-12, 0x1.14e914d2604ecp-14, -0x1.5d44317168684p-17,
+  0x1.b39561ffbd5bap-20, -0x1.0ca731af6e77fp-22, 0x1.47e962b3c94b4p-25, -0x1.a7100f9851a11p-28,
+  0x1.d633cb6610d74p-31, 0x1.1f73657cdf33cp-27,
 };
 /* END GENERATED */
 
@@ -586,8 +594,8 @@ float presk_tanhf(float x) { return (float)presk_tanh((double)x); }
  *     fraction to more than 150 bits, ample for the closest approach of a double to a
  *     multiple of pi/2 (about 2^-61, Muller, "Elementary Functions", 3rd ed., 2016, ch. 11).
  * Then sin r and cos r by their Taylor series (to r^17 and r^18: truncation below 2^-63
- * relative), with r's low part entering through the first-order terms, and cos's
- * 1 - r^2/2 formed exactly. */
+ * relative), with r's low part entering through the first-order terms, and the leading
+ * terms r - r^3/6 and 1 - r^2/2 carried in double-double. */
 
 #define PIO4 0x1.921fb54442d18p-1
 #define CW_LIMIT 0x1.921fb54442d18p+20 /* 2^20 pi/2 */
@@ -676,11 +684,17 @@ static int reduce_pio2(double ax, dd_t *r) {
   return (int)kd & 3;
 }
 
-/* sin(rh + rl), |rh| <= pi/4 + 2^-40, |rl| <= 2^-52 |rh|. */
+/* sin(rh + rl), |rh| <= pi/4 + 2^-40, |rl| <= 2^-52 |rh|. The term -r^3/6, up to a tenth
+ * of the result, is formed in double-double (r^3 and -1/6 both exact to 2^-100), so that
+ * only r^5 S(r^2) and rl cos r are rounded at their own (small) size. */
 static double sin_kernel(double rh, double rl) {
-  double z = rh * rh;
-  double s = horner(SIN_POLY, 8, z);
-  return rh + ((rl - (0.5 * z) * rl) + (rh * z) * s);
+  dd_t z = two_prod(rh, rh);
+  dd_t c = two_prod(rh, z.hi); /* rh^3 = c.hi + c.lo + rh z.lo */
+  dd_t t = two_prod(c.hi, SIN_C3_HI);
+  double tail = ((t.lo + c.hi * SIN_C3_LO) + (c.lo + rh * z.lo) * SIN_C3_HI) + (rl - (0.5 * z.hi) * rl) +
+                (c.hi * z.hi) * horner(SIN_POLY, 7, z.hi);
+  dd_t s = two_sum(rh, t.hi);
+  return s.hi + (s.lo + tail);
 }
 
 /* cos(rh + rl), same domain. */
@@ -730,9 +744,11 @@ float presk_cosf(float x) { return (float)presk_cos((double)x); }
  * Comp. 23 (1969): a fit of erf(x)/x in x^2 near 0, and erfc(x) = exp(-x^2) R(x) beyond,
  * with our own Chebyshev fits (scripts/presk-pmath-constants) in place of Cody's rationals:
  *   - |x| < 2^-28: erf x = (2/sqrt pi) x, in double-double, rounded once;
- *   - |x| < 3/4: erf x = x + x Q(x^2), Q a degree-11 fit of erf(x)/x - 1 (error 2^-56);
- *   - 3/4 <= |x| < 6: erf x = 1 - exp(-x^2) erfcx(x), erfcx(x) = exp(x^2) erfc(x) fitted on
- *     21 intervals of width 1/4 (relative error 2^-57), x^2 exact (two_prod) so that
+ *   - |x| < 1/2: erf x = x + x Q(x^2), Q a degree-9 fit of erf(x)/x - 1 whose constant
+ *     term is a double-double (its rounding alone would cost 0.1 ulp), x times that constant
+ *     exact (two_prod);
+ *   - 1/2 <= |x| < 6: erf x = 1 - exp(-x^2) erfcx(x), erfcx(x) = exp(x^2) erfc(x) fitted on
+ *     22 intervals of width 1/4 (relative error 2^-60), x^2 exact (two_prod) so that
  *     exp(-x^2) keeps 2^-64 (Cody's remark that x^2 must not be rounded), the product and
  *     the difference in double-double;
  *   - |x| >= 6: erfc x < 2^-54, erf x = +-1. */
@@ -749,11 +765,16 @@ double presk_erf(double x) {
     if (x == 0.0) return x;
     return scale_round(fast_two_sum(p.hi, p.lo + xs * TWO_OVER_SQRTPI_LO), -128);
   }
-  if (ax < 0.75) return x + x * horner(ERF_Q, 12, x * x);
+  if (ax < 0.5) {
+    /* x Q(u) = x ERF_Q0_HI (exact, two_prod) + x (ERF_Q0_LO + u R(u)) */
+    double u = x * x;
+    dd_t p = two_prod(x, ERF_Q0_HI);
+    return x + (p.hi + (p.lo + x * (ERF_Q0_LO + u * horner(ERF_Q, 9, u))));
+  }
   if (ax < 6.0) {
-    int i = (int)((ax - 0.75) * 4.0), m; /* exact: the interval of ax */
+    int i = (int)((ax - 0.5) * 4.0), m; /* exact: the interval of ax */
     const double *c = &ERFCX_TAB[ERFCX_STRIDE * i];
-    double t = ax - (0.875 + 0.25 * i); /* exact, |t| <= 1/8 */
+    double t = ax - (0.625 + 0.25 * i); /* exact, |t| <= 1/8 */
     double el = c[1] + t * horner(c + 2, ERFCX_STRIDE - 2, t);
     dd_t sq = two_prod(ax, ax);
     dd_t e = exp_core(-sq.hi, -sq.lo, &m);
