@@ -21,7 +21,7 @@ struct Case {
     std::string entry;
     std::map<std::string, int64_t> dims;
     std::map<std::string, std::string> given;
-    bool example = false;  // an example entry (asserted in bf16 too) or a primitive case
+    bool example = false;  // one of the seed's example entries: its bf16 band is asserted too
 };
 
 /// The band of a storage type: {eps, a}.
@@ -35,8 +35,13 @@ struct Result {
     std::string name, realization;
     int64_t compared = 0;   // real elements compared
     int64_t outside = 0;    // real elements outside the band
+    int64_t cancelling = 0; // of those, the ones inside the band when the floor a is raised to
+                            // the largest magnitude of the whole output: small results of
+                            // larger terms cancelling (a structural zero of a gradient, say)
     double worst = 0;       // max |x - x̂| / (|x| + a) over the elements
     double worst_factor = 0;  // max of that over eps (> 1: outside the band)
+    double worst_exact = 0, worst_got = 0;  // the element with the worst gap: reference, backend
+    std::string worst_leaf;   // its leaf's path in the output tree and its flat index
     int64_t int_mismatch = 0;  // integer elements that differ from the reference
     std::string error;      // a refusal or a runtime error; empty when it ran
     bool pass() const { return error.empty() && outside == 0 && int_mismatch == 0; }
@@ -52,7 +57,9 @@ struct SuiteOptions {
 std::vector<Case> primitive_cases();
 /// The example entries of `examples_dir` (the repository's examples/): mse, mse_grad, the
 /// norms, MiniGPT.apply, its loss, adamw.step, next_token, loss_grad through the stacked
-/// blocks, the regression's loss and its gradient. Throws presk::Error when a file is missing.
+/// blocks, the regression's loss (the seed's list, `example` set) and the tutorial's
+/// Linear.apply, Attention.apply and the regression's gradient. Throws presk::Error when a
+/// file is missing.
 std::vector<Case> example_cases(const std::string& examples_dir);
 
 /// Runs `c` once on the reference, then on the kernel backend in each realization of `rs`,
