@@ -6,6 +6,8 @@
 //             [--realize R] [--bits N] [--input k=v]... [--digits D] [--train] [--out FILE.json]
 //   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--repeat N]
 //             [--bits N] [--seed S] [--input k=v]...
+//   presk conformance [--backend kernel] [--realize R]... [--examples DIR] [--zeros-drawn]
+//             [--only primitives|examples] [--seed S] [--bits N]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "kernel/ir.h"
 #include "lang/checker.h"
 #include "lang/parser.h"
+#include "realize/conformance.h"
 #include "realize/executor.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
@@ -159,6 +162,60 @@ void bench(const presk::core::Program& prog, const Args& a, bool realize_given) 
     for (const Row& row : rows) std::printf("%-24s %12.3f %9.1fx\n", row.name.c_str(), row.ms, rows[0].ms / std::max(row.ms, 1e-9));
 }
 
+struct SuiteArgs {
+    std::string backend = "kernel", examples = PRESK_EXAMPLES_DIR, only;
+    std::vector<std::string> realize;
+    bool zeros_drawn = false;
+    uint64_t seed = 7;  // the test's seed
+};
+
+/// `presk conformance`: the suite's tables (primitives, examples) and the asserted results
+/// outside their bands; exit status 1 when there is one.
+int conformance(const Args& a, const SuiteArgs& s) {
+    try {
+        if (s.backend != "kernel") throw presk::Error({}, "--backend " + s.backend + ": the suite measures the kernel backend (kernel)");
+        if (!s.only.empty() && s.only != "primitives" && s.only != "examples")
+            throw presk::Error({}, "--only " + s.only + ": primitives or examples");
+        if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
+        presk::realize::SuiteOptions o;
+        o.bits = a.bits;
+        o.seed = s.seed;
+        o.zeros_drawn = s.zeros_drawn;
+        int failed = 0;
+        auto suite = [&](const char* title, const std::vector<presk::realize::Case>& cases, std::vector<std::string> names) {
+            if (!s.realize.empty()) names = s.realize;
+            std::vector<presk::realize::Realization> rs;
+            for (const auto& n : names) rs.push_back(presk::realize::parse_realization(n));
+            std::vector<presk::realize::Result> all;
+            std::string notes;
+            for (const auto& c : cases)
+                for (const auto& r : presk::realize::run_case(c, rs, o)) {
+                    all.push_back(r);
+                    if (r.pass()) continue;
+                    bool fail = !r.error.empty() || presk::realize::asserted(c, r, s.zeros_drawn);
+                    failed += fail;
+                    std::ostringstream m;
+                    m << (fail ? "FAIL " : "reported ") << r.name << " in " << r.realization << ": ";
+                    if (!r.error.empty()) m << r.error;
+                    else
+                        m << r.outside << " of " << r.compared << " outside the band (" << r.cancelling
+                          << " sums that cancel), up to " << r.worst_factor << " times it at " << r.worst_leaf << " (exact "
+                          << r.worst_exact << ", computed " << r.worst_got << ")" << (r.int_mismatch ? ", integers differ" : "");
+                    notes += m.str() + "\n";
+                }
+            std::cout << "## " << title << (s.zeros_drawn ? ", zeros drawn" : "") << ": worst |x - x^| / (|x| + a)\n\n"
+                      << presk::realize::table(all) << "\n" << notes << (notes.empty() ? "" : "\n");
+        };
+        if (s.only != "examples") suite("primitives", presk::realize::primitive_cases(), {"f64", "f32"});
+        if (s.only != "primitives") suite("examples", presk::realize::example_cases(s.examples), {"f64", "f32", "bf16"});
+        std::cout << (failed ? std::to_string(failed) + " asserted result(s) outside their bands\n" : "every asserted result within its band\n");
+        return failed ? 1 : 0;
+    } catch (const presk::Error& e) {
+        std::cerr << "presk conformance: " << e.what() << "\n";
+        return 1;
+    }
+}
+
 int run(const std::string& cmd, const Args& a, bool realize_given) {
     presk::Source src;
     src.path = a.file;
@@ -240,6 +297,15 @@ int main(int argc, char** argv) {
     auto* bench_realize = realize(benchc);
     benchc->add_option("--repeat", a.repeat, "calls timed per backend (default 5); the median is printed");
     benchc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
+    SuiteArgs suite;
+    auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
+    conf->add_option("--backend", suite.backend, "kernel (the backend measured)");
+    conf->add_option("--realize", suite.realize, "a realization (repeatable; default f64 f32 for primitives, f64 f32 bf16 for examples)");
+    conf->add_option("--examples", suite.examples, "the examples folder (default: the source tree's)");
+    conf->add_flag("--zeros-drawn", suite.zeros_drawn, "draw every parameter initialised to zeros");
+    conf->add_option("--only", suite.only, "primitives | examples");
+    conf->add_option("--seed", suite.seed, "the random seed (default 7)");
+    conf->add_option("--bits", a.bits, "MPFR precision of the reference (default 256)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -247,6 +313,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "presk: %s (see --help)\n", e.what());
         return 1;
     }
+    if (conf->parsed()) return conformance(a, suite);
     for (auto* s : {check, dump, runc, benchc})
         if (s->parsed()) return run(s->get_name(), a, bench_realize->count() > 0);
     return 1;

@@ -67,6 +67,12 @@ std::vector<Case> example_cases(const std::string& examples_dir);
 /// refusal, a runtime error): it is reported in Result::error.
 std::vector<Result> run_case(const Case& c, const std::vector<Realization>& rs, const SuiteOptions& o);
 
+/// Whether the suite asserts `r`'s band (else it reports it): a primitive case in f64 and f32;
+/// an example in f64 and f32, and in bf16 when it is one of the seed's (`example`); with the
+/// zeros drawn only f64, and only where the elements outside the band are not all sums that
+/// cancel. Realizations other than the uniform f64, f32 and bf16 are reported.
+bool asserted(const Case& c, const Result& r, bool zeros_drawn);
+
 /// The table `presk conformance` prints: one row per case, one column per realization
 /// (worst gap, with `!` after a gap outside the band and the count outside).
 std::string table(const std::vector<Result>& results);
