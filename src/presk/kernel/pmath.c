@@ -232,16 +232,19 @@ static const double LOG_TAB[384] = {
 #define PIO2_HI 0x1.921fb54442d18p+0
 #define PIO2_LO 0x1.1a62633145c07p-54
 /* sin(r) = r + r^3 (SIN_C3_HI + SIN_C3_LO) + r^5 SIN_POLY(r^2): -1/6 as hi + lo, then
-   (-1)^n/(2n+1)!, n = 2..8; cos(r) = 1 - r^2/2 + r^4 COS_POLY(r^2): (-1)^n/(2n)!, n = 2..9. */
+   (-1)^n/(2n+1)!, n = 2..8; cos(r) = 1 - r^2/2 + r^4 (COS_C4_HI + COS_C4_LO) +
+   r^6 COS_POLY(r^2): 1/24 as hi + lo, then (-1)^n/(2n)!, n = 3..9. */
 #define SIN_C3_HI -0x1.5555555555555p-3
 #define SIN_C3_LO -0x1.5555555555555p-57
+#define COS_C4_HI 0x1.5555555555555p-5
+#define COS_C4_LO 0x1.5555555555555p-59
 static const double SIN_POLY[7] = {
   0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26,
   0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49,
 };
-static const double COS_POLY[8] = {
-  0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22,
-  0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45, -0x1.6827863b97d97p-53,
+static const double COS_POLY[7] = {
+  -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
+  -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45, -0x1.6827863b97d97p-53,
 };
 /* The first 1280 bits of 2/pi: 2/pi = sum_i TWO_OVER_PI[i] 2^(-32 (i + 1)). */
 static const uint32_t TWO_OVER_PI[40] = {
@@ -594,8 +597,8 @@ float presk_tanhf(float x) { return (float)presk_tanh((double)x); }
  *     fraction to more than 150 bits, ample for the closest approach of a double to a
  *     multiple of pi/2 (about 2^-61, Muller, "Elementary Functions", 3rd ed., 2016, ch. 11).
  * Then sin r and cos r by their Taylor series (to r^17 and r^18: truncation below 2^-63
- * relative), with r's low part entering through the first-order terms, and the leading
- * terms r - r^3/6 and 1 - r^2/2 carried in double-double. */
+ * relative), with r's low part entering as rl cos rh and -rl sin rh, and the leading
+ * terms r - r^3/6 and 1 - r^2/2 + r^4/24 carried in double-double. */
 
 #define PIO4 0x1.921fb54442d18p-1
 #define CW_LIMIT 0x1.921fb54442d18p+20 /* 2^20 pi/2 */
@@ -691,20 +694,22 @@ static double sin_kernel(double rh, double rl) {
   dd_t z = two_prod(rh, rh);
   dd_t c = two_prod(rh, z.hi); /* rh^3 = c.hi + c.lo + rh z.lo */
   dd_t t = two_prod(c.hi, SIN_C3_HI);
-  double tail = ((t.lo + c.hi * SIN_C3_LO) + (c.lo + rh * z.lo) * SIN_C3_HI) + (rl - (0.5 * z.hi) * rl) +
+  double tail = ((t.lo + c.hi * SIN_C3_LO) + (c.lo + rh * z.lo) * SIN_C3_HI) + rl * (1.0 + z.hi * (-0.5 + z.hi * COS_C4_HI)) +
                 (c.hi * z.hi) * horner(SIN_POLY, 7, z.hi);
   dd_t s = two_sum(rh, t.hi);
   return s.hi + (s.lo + tail);
 }
 
-/* cos(rh + rl), same domain. */
+/* cos(rh + rl), same domain: 1 - r^2/2 + r^4/24 in double-double likewise. */
 static double cos_kernel(double rh, double rl) {
   dd_t z = two_prod(rh, rh);
-  double hz = 0.5 * z.hi;
-  double w = 1.0 - hz;
-  double e = (1.0 - w) - hz; /* exact: 1 - hz = w + e */
-  double c = horner(COS_POLY, 8, z.hi);
-  return w + (((e - 0.5 * z.lo) - rh * rl) + (z.hi * z.hi) * c);
+  dd_t z2 = two_prod(z.hi, z.hi); /* rh^4 = z2.hi + z2.lo + 2 z.hi z.lo */
+  dd_t q = two_prod(z2.hi, COS_C4_HI);
+  dd_t w = fast_two_sum(1.0, -0.5 * z.hi);
+  dd_t s = two_sum(w.hi, q.hi);
+  double tail = ((w.lo + s.lo) + q.lo) + (z2.hi * COS_C4_LO + (z2.lo + 2.0 * z.hi * z.lo) * COS_C4_HI) +
+                ((-0.5 * z.lo - (rh * rl) * (1.0 + z.hi * SIN_C3_HI)) + (z2.hi * z.hi) * horner(COS_POLY, 7, z.hi));
+  return s.hi + tail;
 }
 
 double presk_sin(double x) {
@@ -743,14 +748,15 @@ float presk_cosf(float x) { return (float)presk_cos((double)x); }
  * The split of Cody, "Rational Chebyshev approximations for the error function", Math.
  * Comp. 23 (1969): a fit of erf(x)/x in x^2 near 0, and erfc(x) = exp(-x^2) R(x) beyond,
  * with our own Chebyshev fits (scripts/presk-pmath-constants) in place of Cody's rationals:
- *   - |x| < 2^-28: erf x = (2/sqrt pi) x, in double-double, rounded once;
+ *   - |x| < 2^-40: erf x = (2/sqrt pi) x (the next term is 2^-81 relative), in
+ *     double-double, rounded once;
  *   - |x| < 1/2: erf x = x + x Q(x^2), Q a degree-9 fit of erf(x)/x - 1 whose constant
- *     term is a double-double (its rounding alone would cost 0.1 ulp), x times that constant
- *     exact (two_prod);
+ *     term is a double-double (its rounding alone would cost 0.1 ulp); x q0 + x^3 q1 is
+ *     formed in double-double;
  *   - 1/2 <= |x| < 6: erf x = 1 - exp(-x^2) erfcx(x), erfcx(x) = exp(x^2) erfc(x) fitted on
- *     22 intervals of width 1/4 (relative error 2^-60), x^2 exact (two_prod) so that
- *     exp(-x^2) keeps 2^-64 (Cody's remark that x^2 must not be rounded), the product and
- *     the difference in double-double;
+ *     22 intervals of width 1/4 (relative error 2^-59) with its first two terms in
+ *     double-double, x^2 exact (two_prod) so that exp(-x^2) keeps 2^-64 (rounding x^2
+ *     would cost x^2 2^-53), the product and the difference in double-double;
  *   - |x| >= 6: erfc x < 2^-54, erf x = +-1. */
 
 #define ERFCX_STRIDE 13
@@ -758,7 +764,7 @@ float presk_cosf(float x) { return (float)presk_cos((double)x); }
 double presk_erf(double x) {
   double ax = abs_of(x), v;
   if (x != x) return quiet(x);
-  if (ax < 0x1p-28) {
+  if (ax < 0x1p-40) {
     /* scaled by 2^128 so that two_prod's error term stays normal for subnormal x */
     double xs = x * 0x1p128;
     dd_t p = two_prod(xs, TWO_OVER_SQRTPI_HI);
@@ -766,25 +772,35 @@ double presk_erf(double x) {
     return scale_round(fast_two_sum(p.hi, p.lo + xs * TWO_OVER_SQRTPI_LO), -128);
   }
   if (ax < 0.5) {
-    /* x Q(u) = x ERF_Q0_HI (exact, two_prod) + x (ERF_Q0_LO + u R(u)) */
-    double u = x * x;
-    dd_t p = two_prod(x, ERF_Q0_HI);
-    return x + (p.hi + (p.lo + x * (ERF_Q0_LO + u * horner(ERF_Q, 9, u))));
+    /* x Q(u) = x q0 + x^3 q1 + x^5 R(u): the first two terms (up to an eighth of the
+     * result) exact in double-double, so that only the small x^5 R(u) is rounded */
+    dd_t u = two_prod(x, x);
+    dd_t b = two_prod(x, ERF_Q0_HI);
+    dd_t x3 = two_prod(x, u.hi); /* x^3 = x3.hi + x3.lo + x u.lo */
+    dd_t c = two_prod(x3.hi, ERF_Q[0]);
+    double d = (x3.hi * u.hi) * horner(ERF_Q + 1, 8, u.hi);
+    dd_t s = two_sum(b.hi, c.hi);
+    double lo = ((s.lo + b.lo) + c.lo) + ((x3.lo + x * u.lo) * ERF_Q[0] + (x * ERF_Q0_LO + d));
+    dd_t h = two_sum(x, s.hi);
+    return h.hi + (h.lo + lo);
   }
   if (ax < 6.0) {
     int i = (int)((ax - 0.5) * 4.0), m; /* exact: the interval of ax */
     const double *c = &ERFCX_TAB[ERFCX_STRIDE * i];
     double t = ax - (0.625 + 0.25 * i); /* exact, |t| <= 1/8 */
-    double el = c[1] + t * horner(c + 2, ERFCX_STRIDE - 2, t);
+    /* erfcx(ax) = c0 + c1 t + t^2 P(t), c0 + c1 t in double-double */
+    dd_t lin = two_prod(c[2], t);
+    dd_t ec = two_sum(c[0], lin.hi);
+    dd_t ex = fast_two_sum(ec.hi, ec.lo + ((c[1] + lin.lo) + (t * t) * horner(c + 3, ERFCX_STRIDE - 3, t)));
     dd_t sq = two_prod(ax, ax);
     dd_t e = exp_core(-sq.hi, -sq.lo, &m);
     double s = pow2i(m);
     dd_t pr, erfc, d;
     e.hi *= s;
     e.lo *= s;
-    /* erfc = e * (c[0] + el) */
-    pr = two_prod(e.hi, c[0]);
-    erfc = fast_two_sum(pr.hi, pr.lo + (e.hi * el + e.lo * c[0]));
+    /* erfc = exp(-x^2) erfcx(x) */
+    pr = two_prod(e.hi, ex.hi);
+    erfc = fast_two_sum(pr.hi, pr.lo + (e.hi * ex.lo + e.lo * ex.hi));
     d = fast_two_sum(1.0, -erfc.hi);
     v = d.hi + (d.lo - erfc.lo);
   } else {
