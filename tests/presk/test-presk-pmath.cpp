@@ -103,16 +103,15 @@ struct Tally {
 };
 
 void print_header() {
-    std::printf("\n%-6s %-4s %9s %10s %9s  %s\n", "func", "type", "samples", "max ulps", "not CR", "at");
+    std::printf("\n%-6s %-4s %9s %10s %7s  %s\n", "func", "type", "samples", "max ulps", "not CR", "at");
 }
 
+/// One line of the table: the worst error, where, and how many results were not the exact
+/// value rounded to the type.
 void print_row(const char* name, const char* type, const Tally& t, bool binary) {
-    if (binary)
-        std::printf("%-6s %-4s %9zu %10.6f %8.4f%%  x = %.17g, y = %.17g\n", name, type, t.n, t.worst,
-                    100.0 * static_cast<double>(t.misrounded) / static_cast<double>(t.n), t.at_x, t.at_y);
-    else
-        std::printf("%-6s %-4s %9zu %10.6f %8.4f%%  x = %.17g\n", name, type, t.n, t.worst,
-                    100.0 * static_cast<double>(t.misrounded) / static_cast<double>(t.n), t.at_x);
+    std::printf("%-6s %-4s %9zu %10.6f %7zu  x = %.17g", name, type, t.n, t.worst, t.misrounded, t.at_x);
+    if (binary) std::printf(", y = %.17g", t.at_y);
+    std::printf("\n");
     std::fflush(stdout);
 }
 

@@ -434,9 +434,10 @@ static double round_to_int(double x) {
 }
 
 /* (v.hi + v.lo) 2^m rounded once to double, overflow to +-inf and subnormal results
- * included; v normalised and v.hi normal. A subnormal result is rounded by adding the
- * scaled value to 1, where the spacing of doubles (2^-52) is the subnormal spacing 2^-1074
- * scaled by 2^1022 (the method of Tang 1989, "exceptional cases"). */
+ * included; v normalised and v.hi normal. A subnormal result is not rounded twice (first to
+ * 53 bits, then to the subnormal grid): the value scaled by 2^1022 is added to 1, where the
+ * spacing of doubles, 2^-52, is the subnormal spacing 2^-1074 scaled likewise, so that the
+ * one rounding of that sum is the rounding to the subnormal grid. */
 static double scale_round(dd_t v, int m) {
   int e = (int)((bits_of(v.hi) >> 52) & 0x7ff) - 1023 + m; /* exponent of the result */
   double s, uh, ul, one, w;
