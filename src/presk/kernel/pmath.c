@@ -11,7 +11,7 @@
  *   - two_sum (Knuth, TAOCP vol. 2, 4.2.2) and fast_two_sum (Dekker 1971): a + b = s + e;
  *   - two_prod (Dekker 1971, with Veltkamp's splitting): a * b = p + e;
  *   - double-double values (hi, lo) built from them, as in Dekker 1971 and Muller et al.,
- *     "Handbook of Floating-Point Arithmetic" (2nd ed., 2018), ch. 14.
+ *     "Handbook of Floating-Point Arithmetic" (2nd ed., 2018).
  * Every function computes a double-double approximation with a relative error far below
  * 2^-53 and rounds it once, which is why the results are within about half an ulp.
  */
@@ -461,7 +461,7 @@ static double scale_round(dd_t v, int m) {
  * Tang, "Table-driven implementation of the exponential function in IEEE floating-point
  * arithmetic", ACM TOMS 15(2), 1989: x = (32 m + j) ln2/32 + r with |r| <= ln2/64, so
  * exp(x) = 2^m 2^(j/32) exp(r). ln2/32 is split in three (Cody & Waite, "Software Manual for
- * the Elementary Functions", 1980, ch. 6) so that r comes out as an exact double-double;
+ * the Elementary Functions", 1980) so that r comes out as an exact double-double;
  * 2^(j/32) is a double-double from the table; exp(r) - 1 is its Taylor polynomial to r^8
  * (truncation below 2^-77 for |r| <= ln2/64). */
 
@@ -589,14 +589,15 @@ float presk_tanhf(float x) { return (float)presk_tanh((double)x); }
 /* ---- sin, cos ----------------------------------------------------------------------------
  * Argument reduction |x| = q pi/2 + r, |r| <= pi/4 (a hair more when the rounded quotient
  * is off by one ulp), r as a double-double:
- *   - |x| < 2^20 pi/2: Cody & Waite (1980, ch. 8) with pi/2 in four parts, the first three
+ *   - |x| < 2^20 pi/2: Cody & Waite (1980) with pi/2 in four parts, the first three
  *     of 33 bits so that k times each is exact;
  *   - larger |x|: Payne & Hanek, "Radian reduction for trigonometric functions", SIGNUM
  *     Newsletter 18(1), 1983: x = M 2^e with M a 53-bit integer; only 7 words (224 bits) of
  *     2/pi from about bit e on matter (earlier bits give multiples of 4, later ones less
  *     than 2^-130), so M times them, in exact integer arithmetic, gives q mod 4 and the
  *     fraction to more than 150 bits, ample for the closest approach of a double to a
- *     multiple of pi/2 (about 2^-61, Muller, "Elementary Functions", 3rd ed., 2016, ch. 11).
+ *     multiple of pi/2 (about 2^-61: Muller, "Elementary Functions", 3rd ed., 2016, on
+ *     range reduction).
  * Then sin r and cos r by their Taylor series (to r^17 and r^18: truncation below 2^-63
  * relative), with r's low part entering as rl cos rh and -rl sin rh, and the leading
  * terms r - r^3/6 and 1 - r^2/2 + r^4/24 carried in double-double. */
@@ -635,7 +636,7 @@ static int reduce_large(double ax, dd_t *r) {
   }
   p[PH_WORDS + 1] = (uint32_t)carry;
   /* q = the two bits above the point; the fraction is the bits below it */
-  q = (int)((p[(point + 1) >> 5] >> ((point + 1) & 31) & 1u) << 1 | (p[point >> 5] >> (point & 31) & 1u));
+  q = (int)(((p[(point + 1) >> 5] >> ((point + 1) & 31)) & 1u) * 2u + ((p[point >> 5] >> (point & 31)) & 1u));
   p[top] &= ((uint32_t)1 << (point & 31)) - 1u;
   neg = (p[(point - 1) >> 5] >> ((point - 1) & 31)) & 1u;
   if (neg) { /* fraction >= 1/2: take fraction - 1, i.e. -(2^point - fraction) */
@@ -695,7 +696,8 @@ static double sin_kernel(double rh, double rl) {
   dd_t z = two_prod(rh, rh);
   dd_t c = two_prod(rh, z.hi); /* rh^3 = c.hi + c.lo + rh z.lo */
   dd_t t = two_prod(c.hi, SIN_C3_HI);
-  double tail = ((t.lo + c.hi * SIN_C3_LO) + (c.lo + rh * z.lo) * SIN_C3_HI) + rl * (1.0 + z.hi * (-0.5 + z.hi * COS_C4_HI)) +
+  double rl_cos = rl * (1.0 + z.hi * (-0.5 + z.hi * COS_C4_HI));
+  double tail = ((t.lo + c.hi * SIN_C3_LO) + (c.lo + rh * z.lo) * SIN_C3_HI) + rl_cos +
                 (c.hi * z.hi) * horner(SIN_POLY, 7, z.hi);
   dd_t s = two_sum(rh, t.hi);
   return s.hi + (s.lo + tail);
@@ -708,8 +710,9 @@ static double cos_kernel(double rh, double rl) {
   dd_t q = two_prod(z2.hi, COS_C4_HI);
   dd_t w = fast_two_sum(1.0, -0.5 * z.hi);
   dd_t s = two_sum(w.hi, q.hi);
+  double rl_sin = (rh * rl) * (1.0 + z.hi * SIN_C3_HI);
   double tail = ((w.lo + s.lo) + q.lo) + (z2.hi * COS_C4_LO + (z2.lo + 2.0 * z.hi * z.lo) * COS_C4_HI) +
-                ((-0.5 * z.lo - (rh * rl) * (1.0 + z.hi * SIN_C3_HI)) + (z2.hi * z.hi) * horner(COS_POLY, 7, z.hi));
+                ((-0.5 * z.lo - rl_sin) + (z2.hi * z.hi) * horner(COS_POLY, 7, z.hi));
   return s.hi + tail;
 }
 
