@@ -11,9 +11,10 @@
  * pmath.c refuses to compile when it can tell that either is broken.
  *
  * Accuracy, measured against MPFR by tests/presk/test-presk-pmath.cpp (docs/presk-math.md
- * has the table): the double versions are within 1 ulp of the exact result (most within
- * about 0.52 ulp); each float version evaluates the double algorithm on the float argument
- * and rounds once, so it is within 0.5 ulp plus 2^-29 of an ulp.
+ * has the table): the double versions are within 0.51 ulp of the exact result (the test
+ * holds them to 1 ulp); each float version evaluates the double algorithm on the float
+ * argument and rounds once, so it is within 0.5 ulp plus 2^-29 of an ulp, i.e. correctly
+ * rounded unless the exact value lies within 2^-29 ulp of a midpoint.
  *
  * Special values follow C99 Annex F (F.9) for each function. NaN results: a NaN argument is
  * returned with its quiet bit set (payload kept); an invalid operation (log of a negative
