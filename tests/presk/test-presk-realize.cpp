@@ -154,6 +154,18 @@ TEST(Realization, MalformedInputsAreRefusedWithTheirKeyAndValue) {
     for (const auto& [text, msg] : bad) EXPECT_EQ(error_of([&] { parse_realization_json(text, "r.json"); }), msg) << text;
     EXPECT_NE(error_of([] { parse_realization_json("{\"default\": ", "r.json"); }).find("r.json: malformed JSON: "),
               std::string::npos);
+    // A deep nest is refused before a message would print it (the printing recursed once per
+    // level and overflowed the stack); a long value is cut in messages.
+    for (int n : {33, 200000}) {
+        const std::string deep = "{\"default\": " + std::string((size_t)n, '[') + std::string((size_t)n, ']') + "}";
+        EXPECT_EQ(error_of([&] { parse_realization_json(deep, "r.json"); }), "r.json: JSON nested deeper than 32 levels") << n;
+    }
+    const std::string nest31 = "{\"default\": " + std::string(31, '[') + std::string(31, ']') + "}";
+    EXPECT_EQ(error_of([&] { parse_realization_json(nest31, "r.json"); }),
+              "r.json: \"default\": " + std::string(31, '[') + std::string(31, ']') + " is not a type name (f64, f32 or bf16)");
+    const std::string longer = "{\"default\": \"" + std::string(100, 'f') + "\"}";
+    EXPECT_EQ(error_of([&] { parse_realization_json(longer, "r.json"); }),
+              "r.json: \"default\": unknown type \"" + std::string(76, 'f') + "... (the types are f64, f32 and bf16)");
 }
 
 // ---- refusals before anything runs ----
@@ -228,7 +240,7 @@ TEST(Executor, RefusesSitesTheProgramDoesNotLaunch) {
               pre + "storage names loss/%3, a call evaluated on the host, not a kernel launch");
     EXPECT_EQ(refusal(p, R"({"storage": {"loss/%5": "bf16"}})"),
               pre + "storage names loss/%5, a literal evaluated on the host, not a kernel launch");
-    EXPECT_EQ(refusal(p, R"({"accum": {"loss/%6": "f64"}})"), pre + "accum names loss/%6, a add that sums nothing");
+    EXPECT_EQ(refusal(p, R"({"accum": {"loss/%6": "f64"}})"), pre + "accum names loss/%6, an add that sums nothing");
     // Every problem is named, in one message.
     EXPECT_EQ(refusal(p, R"({"storage": {"loss/%99": "f32", "helper/%2": "bf16", "nothing/%1": "f32"}})"),
               pre + "storage names helper/%2, but helper has no let %2; storage names loss/%99, but loss has no let %99; "
@@ -390,9 +402,11 @@ TEST(Fusion, MixedSitesConvertAtTheKernelsEdge) {
     EXPECT_EQ(inputs.at("loss/%7"), "f32");        // an f32 sum read by an f64 kernel
     Executor bf(p, parse_realization_json(R"({"default": "bf16"})", "bf"));
     bf.call(p.entry, interp.entry_args());
-    for (const auto& l : bf.launches())
-        if (l.site == "loss/%6")
+    for (const auto& l : bf.launches()) {
+        if (l.site == "loss/%6") {
             EXPECT_EQ(kernel::to_string(*l.kernel).rfind("kernel mul+add (%0 : bf16[batch: 3, 4], %1 : f32[]) -> %2 : bf16[batch: 3, 4] {", 0), 0u);
+        }
+    }
 }
 
 TEST(Executor, KernelsAreCachedBySignature) {
@@ -490,21 +504,37 @@ TEST(Host, SamplePicksTheReferencesTokens) {
     }
 }
 
+TEST(Host, SampleOverAnEmptyAxisIsRefusedByBothBackends) {
+    core::Program p = program("fn f(x : [batch, 0]) -> int<0>[batch] {\n  sample(x)\n}\n", "f", {{"batch", 2}});
+    ref::Interp interp(p, {256, 1, false});
+    const auto args = interp.entry_args();
+    // The reference read row 0's element 0 of an empty buffer to get there.
+    EXPECT_EQ(error_of([&] { interp.call("f", args); }), "f/%1: sample: sampling needs a non-empty last axis");
+    Executor ex(p, parse_realization("f32"));
+    EXPECT_EQ(error_of([&] { ex.call("f", args); }), "f/%1: sample: sampling needs a non-empty last axis");
+}
+
 TEST(Host, DropoutDrawsTheReferencesMask) {
     const char* text = "fn f(x : [batch, 8]) -> [batch, 8] {\n  dropout(x, 0.25)\n}\n";
     core::Program p = program(text, "f", {{"batch", 4}});
     ref::Interp interp(p, {256, 5, true});
     const auto args = interp.entry_args();
     const ref::Value want = interp.call("f", args);
-    Executor ex(p, parse_realization("f64"), {5, true, true});
-    const realize::Value got = ex.call("f", args);
-    int zeros = 0;
-    for (size_t i = 0; i < got.t->re.size(); ++i) {
-        EXPECT_EQ(got.t->re[i] == 0, mpfr_zero_p(want.t->re[i].get()) != 0) << i;
-        EXPECT_NEAR(got.t->re[i], want.t->re[i].to_double(), 1e-15 * (1 + std::fabs(got.t->re[i])));
-        zeros += got.t->re[i] == 0;
+    // In every realization (the rate is converted to the site's arithmetic type first: an f32
+    // or bf16 site once read it through a converted buffer that was already freed).
+    for (DType t : {DType::F64, DType::F32, DType::BF16}) {
+        Executor ex(p, parse_realization(kernel::dtype_name(t)), {5, true, true});
+        const realize::Value got = ex.call("f", args);
+        const realize::Band b = realize::band_of(t);
+        int zeros = 0;
+        for (size_t i = 0; i < got.t->re.size(); ++i) {
+            const double x = want.t->re[i].to_double();
+            EXPECT_EQ(got.t->re[i] == 0, mpfr_zero_p(want.t->re[i].get()) != 0) << kernel::dtype_name(t) << " " << i;
+            EXPECT_LE(std::fabs(got.t->re[i] - x), b.eps * (std::fabs(x) + b.a)) << kernel::dtype_name(t) << " " << i;
+            zeros += got.t->re[i] == 0;
+        }
+        EXPECT_GT(zeros, 0) << kernel::dtype_name(t);
     }
-    EXPECT_GT(zeros, 0);
     // Outside training it is the identity.
     Executor eval(p, parse_realization("f64"), {5, false, true});
     EXPECT_EQ(eval.call("f", args).t->re, realize::from_ref(args[0], DType::F64).t->re);

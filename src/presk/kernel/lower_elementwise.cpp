@@ -2,8 +2,9 @@
 // member an expression in the arithmetic type at the index its consumer reads it at (the
 // broadcasting alignment of ref/interp.cpp, applied member by member), only the root stored.
 //
-// A member read at the same index more than once (tanh's y in `1 - y * y`, say) is computed
-// once into a scalar s<k>; every other member is inlined into its consumer. A group's kernel
+// A member read at the same index more than once (tanh's y in `1 - y * y`, say, or gelu's
+// operand, which its formula reads twice) is computed once into a scalar s<k>; every other
+// member is inlined into its consumer. A group's kernel
 // is named by its members' primitives in evaluation order joined by `+` (`exp+mul+add`); a
 // single member gives the primitive's own name and the kernel lower() gives for it.
 //
@@ -20,6 +21,11 @@ namespace presk::kernel {
 namespace {
 
 using detail::fail;
+
+/// How many times elementwise(prim, a) reads each operand: gelu reads its x twice, so an
+/// operand computed by another member is bound to a scalar rather than inlined twice (inlined,
+/// a chain of n gelus would be 2^n operations).
+int reads_of(const std::string& prim) { return prim == "gelu" ? 2 : 1; }
 
 /// The expression of elementwise primitive `prim` on operand expressions `a`.
 ExprP elementwise(const std::string& prim, const std::vector<ExprP>& a) {
@@ -42,7 +48,9 @@ public:
         const Node& n = g_.members[(size_t)m];
         for (size_t k = 0; k < n.operands.size(); ++k) {
             int f = g_.from[(size_t)m][k];
-            if (f >= 0) count(f, operand_index(m, k, idx));
+            if (f < 0) continue;
+            const std::vector<int> oi = operand_index(m, k, idx);
+            for (int r = 0; r < reads_of(n.prim); ++r) count(f, oi);
         }
     }
 

@@ -382,7 +382,8 @@ struct Executor::Impl {
             const SiteInfo* s = located("accum", site);
             if (!s || s->kind == SiteInfo::Member || s->kind == SiteInfo::Host) continue;
             if (!sums(s->prim)) {
-                why.push_back("accum names " + site + ", a " + s->prim + " that sums nothing");
+                why.push_back("accum names " + site + (std::string("aeiou").find(s->prim[0]) == std::string::npos ? ", a " : ", an ") +
+                              s->prim + " that sums nothing");
                 continue;
             }
             const DType st = r.storage_of(site);

@@ -73,10 +73,10 @@ Value part(const core::Let& l, const std::vector<const Value*>& a) {
 template <class T>
 Value dropout(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
     if (!c.train) return *a[0];
-    auto x = convert(a[0]->t, c.dtype);
-    const Data& pd = *convert(a[1]->t, kernel::arith_type(c.dtype));  // a rate is a constant: never bf16
-    if (pd.re.size() != 1) fail(l, "the rate is not a scalar");
-    const T p = (T)pd.re[0];
+    const auto x = convert(a[0]->t, c.dtype);
+    const auto pd = convert(a[1]->t, kernel::arith_type(c.dtype));  // a rate is a constant: never bf16
+    if (pd->re.size() != 1) fail(l, "the rate is not a scalar");
+    const T p = (T)pd->re[0];
     const T keep = (T)1 - p;
     ref::ChaCha rng(c.seed, c.key);
     Data r;

@@ -20,8 +20,16 @@ using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& origin, const std::string& msg) { throw Error({}, origin + ": " + msg); }
 
-/// A JSON value as it appears in the text, for messages.
-std::string shown(const json& v) { return v.dump(); }
+/// A JSON value as it appears in the text, for messages; cut after 80 characters. parse_strict
+/// refuses the deep nests whose dump would recurse past the stack.
+std::string shown(const json& v) {
+    std::string s = v.dump();
+    return s.size() <= 80 ? s : s.substr(0, 77) + "...";
+}
+
+/// Nesting deeper than this is refused: a realization needs three levels, and the JSON
+/// library's dump, which messages use, recurses once per level.
+constexpr int kMaxDepth = 32;
 
 /// A storage or accumulation type name; `where` is the key path for messages.
 kernel::DType type_name(const json& v, const std::string& origin, const std::string& where) {
@@ -102,7 +110,12 @@ Order order_of(const json& v, const std::string& origin) {
 json parse_strict(const std::string& text, const std::string& origin) {
     std::vector<std::set<std::string>> keys;
     std::string repeated;
-    json::parser_callback_t cb = [&](int /*depth*/, json::parse_event_t ev, json& parsed) {
+    bool deep = false;
+    json::parser_callback_t cb = [&](int depth, json::parse_event_t ev, json& parsed) {
+        if (depth > kMaxDepth) {
+            deep = true;
+            return false;  // dropped: the value is refused below
+        }
         if (ev == json::parse_event_t::object_start) keys.emplace_back();
         else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
         else if (ev == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
@@ -116,6 +129,7 @@ json parse_strict(const std::string& text, const std::string& origin) {
     } catch (const json::exception& e) {
         fail(origin, std::string("malformed JSON: ") + e.what());
     }
+    if (deep) fail(origin, "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
     if (!repeated.empty()) fail(origin, "the key \"" + repeated + "\" appears twice in one object");
     return v;
 }

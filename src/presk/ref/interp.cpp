@@ -315,6 +315,10 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
         int64_t V = x.type->axes.back().size, rows = total;
         ChaCha rng(o_.seed, key(l.text));
         Real m(o_.bits), acc(o_.bits), u(o_.bits), sum(o_.bits);
+        if (V == 0) {  // empty rows: argmax writes 0 (r is zeroed), sample has nothing to draw
+            if (n == "sample") throw Error({}, "sample: sampling needs a non-empty last axis");
+            return make_tensor(std::move(r));
+        }
         for (int64_t row = 0; row < rows; ++row) {
             const Real* xr = &x.re[row * V];
             int64_t best = 0;
