@@ -65,15 +65,16 @@ std::vector<presk::ref::Value> components(const presk::ref::Value& out) {
 /// --out: the entry, the backend, the parameters and inputs it ran on and its outputs.
 void write_json(const Args& a, const presk::core::Program& prog, const std::vector<presk::ref::Value>& args,
                 const std::vector<presk::ref::Value>& outs) {
+    using presk::ref::json_escape;
     std::ofstream o(a.out);
-    o << "{\"entry\": \"" << prog.entry << "\", \"backend\": \"" << a.backend << "\", ";
-    if (a.backend == "kernel") o << "\"realization\": \"" << a.realize << "\", ";
+    o << "{\"entry\": \"" << json_escape(prog.entry) << "\", \"backend\": \"" << json_escape(a.backend) << "\", ";
+    if (a.backend == "kernel") o << "\"realization\": \"" << json_escape(a.realize) << "\", ";
     o << "\"bits\": " << a.bits << ", \"seed\": " << a.seed
       << ", \"params\": " << (prog.params_type ? presk::ref::to_json(args[0], a.digits) : "null") << ", \"inputs\": {";
     const presk::core::Function* f = prog.find(prog.entry);
     const size_t first = prog.params_type ? 1 : 0;
     for (size_t i = first; i < args.size(); ++i)
-        o << (i > first ? ", " : "") << "\"" << f->param_names[i] << "\": " << presk::ref::to_json(args[i], a.digits);
+        o << (i > first ? ", " : "") << "\"" << json_escape(f->param_names[i]) << "\": " << presk::ref::to_json(args[i], a.digits);
     o << "}, \"outputs\": [";
     for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << presk::ref::to_json(outs[i], a.digits);
     o << "]}\n";

@@ -107,16 +107,26 @@ std::string tensor_data(const Tensor& t, int digits, bool json) {
     return s;
 }
 
-std::string escape(const std::string& s) {
+} // namespace
+
+std::string json_escape(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
     std::string r;
     for (char c : s) {
-        if (c == '"' || c == '\\') r += '\\';
-        r += c;
+        const auto u = (unsigned char)c;
+        if (c == '"' || c == '\\') {
+            r += '\\';
+            r += c;
+        } else if (u < 0x20) {
+            r += "\\u00";
+            r += hex[u >> 4];
+            r += hex[u & 15];
+        } else {
+            r += c;
+        }
     }
     return r;
 }
-
-} // namespace
 
 std::string to_text(const Value& v, int digits) {
     if (v.t) return to_string(*v.type) + " = " + tensor_data(*v.t, digits, false);
@@ -130,12 +140,12 @@ std::string to_text(const Value& v, int digits) {
 }
 
 std::string to_json(const Value& v, int digits) {
-    if (v.t) return "{\"type\": \"" + escape(to_string(*v.type)) + "\", \"data\": " + tensor_data(*v.t, digits, true) + "}";
+    if (v.t) return "{\"type\": \"" + json_escape(to_string(*v.type)) + "\", \"data\": " + tensor_data(*v.t, digits, true) + "}";
     bool rec = v.type->kind == Type::Record;
     std::string s = rec ? "{" : "[";
     for (size_t i = 0; i < v.items.size(); ++i) {
         if (i) s += ", ";
-        if (rec) s += "\"" + escape(v.type->names[i]) + "\": ";
+        if (rec) s += "\"" + json_escape(v.type->names[i]) + "\": ";
         s += to_json(v.items[i], digits);
     }
     return s + (rec ? "}" : "]");

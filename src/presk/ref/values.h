@@ -36,5 +36,8 @@ Value stack_first(const std::vector<Value>& parts);
 std::string to_text(const Value& v, int digits);
 /// JSON: a tensor is {"type": ..., "data": nested arrays}, a tuple an array, a record an object.
 std::string to_json(const Value& v, int digits);
+/// `s` as the inside of a JSON string: '"' and '\\' escaped, control characters as \u00XX
+/// (other bytes as given).
+std::string json_escape(const std::string& s);
 
 } // namespace presk::ref
