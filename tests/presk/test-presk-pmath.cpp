@@ -1,11 +1,11 @@
 // presk's math library (src/presk/kernel/pmath.c) against MPFR at 256 bits: for every
 // function in f64 and f32, random arguments over the whole range and dense around the hard
 // places (near 0, the overflow and underflow thresholds, multiples of pi/2 up to the largest
-// doubles, 1 for log, erf's tails, tanh's saturation), the error of each result in ulps of
-// the exact value's binade, printed as a table and held to the bounds pmath.h states; and
-// the special values of C99 Annex F checked bit for bit. GK_LONG_TESTS=1 runs ten times the
-// samples and sweeps every 257th float of [-16, 16] (of (0, 2^128) for log): about 8.5 million
-// floats per function, every residue of the mantissa modulo 257 among them.
+// doubles, 1 for log, the tails of erf and erfc, tanh's saturation), the error of each result
+// in ulps of the exact value's binade, printed as a table and held to the bounds pmath.h
+// states; and the special values of C99 Annex F checked bit for bit. GK_LONG_TESTS=1 runs ten
+// times the samples and sweeps every 257th float of [-16, 16] (of (0, 2^128) for log): about
+// 8.5 million floats per function, every residue of the mantissa modulo 257 among them.
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
@@ -256,6 +256,24 @@ std::vector<Unary> unary_functions() {
                        {1, [](G g) { return uniform(g, 2, 4); }}}},
                   {0.5, 0x1.fffffffffffffp-2, 0x1p-40, 0x1.fffffffffffffp-41, 0.75, 6.0, 5.9999999999999991,
                    5.86, 3.9, 0x1p-1074, 0x1p-1022, 0.875, 1.0, 0.7071067811865476}});
+    // erfc: both signs of every piece, 6 and beyond (subnormal results from 26.54 in f64,
+    // 9.19 in f32; +0 from 27.23 and 10.05).
+    fs.push_back({"erfc", presk_erfc, presk_erfcf, mpfr_erfc,
+                  Mix{{{4, [](G g) { return uniform(g, -6.5, 27.5); }},
+                       {2, [](G g) { return log_uniform(g, -60, 3, true); }},
+                       {1, [](G g) { return uniform(g, 0.4, 1.3) * (g() & 1 ? -1 : 1); }},
+                       {1, [](G g) { return uniform(g, 5.5, 6.5); }},
+                       {1, [](G g) { return uniform(g, 26, 27.3); }},
+                       {1, [](G g) { return log_uniform(g, -1074, -50, true); }}}},
+                  Mix{{{4, [](G g) { return uniform(g, -4.5, 10.2); }},
+                       {2, [](G g) { return log_uniform(g, -149, 3, true); }},
+                       {1, [](G g) { return uniform(g, 0.4, 1.3) * (g() & 1 ? -1 : 1); }},
+                       {1, [](G g) { return uniform(g, 5.5, 6.5); }},
+                       {1, [](G g) { return uniform(g, 8.5, 10.2); }}}},
+                  {0.5, -0.5, 0x1.fffffffffffffp-2, -0x1.fffffffffffffp-2, 0x1p-56, 0x1.fffffffffffffp-57,
+                   -0x1p-56, 0x1p-54, -0x1p-54, 6.0, 5.9999999999999991, -6.0, -5.9999999999999991, 5.86, -5.86,
+                   27.25, 27.249999999999996, 27.226017, 27.226018, 26.543258, 26.5, 10.054195, 10.054194,
+                   9.1945494, 1.0, -1.0, 0x1p-1074, 0.4769362762044699}});
     return fs;
 }
 
@@ -437,6 +455,7 @@ TEST(PreskMath, SameBitsEverywhere) {
         {"sin", presk_sin, presk_sinf, 20, 0x12462b3c9b32c7fdu, 0x80f9fe5c26e938d6u},
         {"cos", presk_cos, presk_cosf, 20, 0x4037b4ab5f7ba0a6u, 0x925725f7e5f17127u},
         {"erf", presk_erf, presk_erff, 7, 0x44140090d1c46387u, 0xc28ef84bb4de4bd0u},
+        {"erfc", presk_erfc, presk_erfcf, 28, 0x18568d954221c8a3u, 0x793c66d8f7065c73u},
     };
     for (size_t f = 0; f < std::size(fns); f++) {
         uint64_t s = 42 + f, h = 0xcbf29ce484222325u, h32 = h;
@@ -546,6 +565,20 @@ TEST(PreskMath, SpecialValuesC99AnnexF) {
     EXPECT_EQ(presk_erf(-30.0), -1.0);
     EXPECT_EQ(presk_erf(0x1p-1074), 0x1p-1074);  // 2/sqrt(pi) 2^-1074 rounds to 2^-1074
     EXPECT_EQ(presk_erf(0x1p-1072), 5 * 0x1p-1074);  // 4.51 least subnormals round to 5
+    // F.9.5.2 erfc
+    SPECIAL1(presk_erfc, 0.0, 1.0);
+    SPECIAL1(presk_erfc, -0.0, 1.0);
+    SPECIAL1(presk_erfc, kInf, 0.0);
+    SPECIAL1(presk_erfc, -kInf, 2.0);
+    SPECIAL1(presk_erfc, kNaN, kNaN);
+    SPECIAL1(presk_erfc, 0x1p-1074, 1.0);
+    SPECIAL1(presk_erfc, -6.0, 2.0);
+    SPECIAL1(presk_erfc, 30.0, 0.0);
+    EXPECT_EQ(presk_erfc(27.23), 0.0);         // 0.40 least subnormals: +0
+    EXPECT_EQ(presk_erfc(27.22), 0x1p-1074);   // 0.69 least subnormals
+    EXPECT_EQ(presk_erfcf(10.06f), 0.0f);       // 0.44 least subnormals
+    EXPECT_EQ(presk_erfcf(10.05f), 0x1p-149f);  // 0.54
+    EXPECT_EQ(bits(presk_erfc(-30.0)), bits(2.0));
 }
 
 /// pow's special cases (C99 F.9.4.4), each in f64 and f32.
@@ -584,6 +617,7 @@ TEST(PreskMath, NaNBits) {
     double snan;
     std::memcpy(&snan, &u, sizeof snan);
     EXPECT_EQ(bits(presk_exp(snan)), 0x7ff8000000000123u);
+    EXPECT_EQ(bits(presk_erfc(snan)), 0x7ff8000000000123u);
     EXPECT_EQ(bits(presk_sin(-kNaN)), 0xfff8000000000000u);
     EXPECT_EQ(bits(presk_log(-1.0)), 0x7ff8000000000000u);
     EXPECT_EQ(bits(presk_cos(kInf)), 0x7ff8000000000000u);

@@ -345,6 +345,16 @@ static const double ERFCX_TAB[286] = {
   0x1.b39561ffbd5bap-20, -0x1.0ca731af6e77fp-22, 0x1.47e962b3c94b4p-25, -0x1.a7100f9851a11p-28,
   0x1.d633cb6610d74p-31, 0x1.1f73657cdf33cp-27,
 };
+/* erfc: F(v) = x erfcx(x), v = 1/x^2, for 6 <= x <= 27.25 (fit of our own):
+   F = ERFC_F0_HI + ERFC_F0_LO + t ERFC_F[0] + t^2 ERFC_F[1] + ..., t = v - ERFC_V_MID. */
+#define ERFC_V_MID 0x1.dd2cdcfee574ep-7
+#define ERFC_F0_HI 0x1.1ece60433cf5ap-1
+#define ERFC_F0_LO -0x1.b32a33c1ef184p-55
+static const double ERFC_F[11] = {
+  -0x1.14e42cfd551abp-2, 0x1.8653c94fb1c33p-2, -0x1.becd527289022p-1, 0x1.5d2ed225686e4p+1,
+  -0x1.5680a59b69951p+3, 0x1.91252c2270566p+5, -0x1.0f6e7b7d3cdf3p+8, 0x1.9e824213db576p+10,
+  -0x1.5f334d99c00c9p+13, 0x1.5254db59cbd03p+16, -0x1.57b47dadaad42p+19,
+};
 /* END GENERATED */
 
 /* ---- bits and exact arithmetic ---------------------------------------------------------- */
@@ -748,22 +758,91 @@ double presk_cos(double x) {
 float presk_sinf(float x) { return (float)presk_sin((double)x); }
 float presk_cosf(float x) { return (float)presk_cos((double)x); }
 
-/* ---- erf ---------------------------------------------------------------------------------
+/* ---- erf, erfc --------------------------------------------------------------------------
  * The split of Cody, "Rational Chebyshev approximations for the error function", Math.
- * Comp. 23 (1969): a fit of erf(x)/x in x^2 near 0, and erfc(x) = exp(-x^2) R(x) beyond,
- * with our own Chebyshev fits (scripts/presk-pmath-constants) in place of Cody's rationals:
+ * Comp. 23 (1969): a fit of erf(x)/x in x^2 near 0, erfc(x) = exp(-x^2) R(x) beyond, and
+ * erfc(x) = exp(-x^2)/x (1/sqrt(pi) + R(1/x^2)) for large x, with our own polynomial fits
+ * (scripts/presk-pmath-constants) in place of Cody's rationals:
  *   - |x| < 2^-40: erf x = (2/sqrt pi) x (the next term is 2^-81 relative), in
  *     double-double, rounded once;
  *   - |x| < 1/2: erf x = x + x Q(x^2), Q a degree-9 fit of erf(x)/x - 1 whose constant
  *     term is a double-double (its rounding alone would cost 0.1 ulp); x q0 + x^3 q1 is
- *     formed in double-double;
- *   - 1/2 <= |x| < 6: erf x = 1 - exp(-x^2) erfcx(x), erfcx(x) = exp(x^2) erfc(x) fitted on
+ *     formed in double-double; erfc x = 1 - erf x in double-double (1 below 2^-56);
+ *   - 1/2 <= |x| < 6: erfc|x| = exp(-x^2) erfcx|x|, erfcx(x) = exp(x^2) erfc(x) fitted on
  *     22 intervals of width 1/4 (relative error 2^-59) with its first two terms in
  *     double-double, x^2 exact (two_prod) so that exp(-x^2) keeps 2^-64 (rounding x^2
- *     would cost x^2 2^-53), the product and the difference in double-double;
- *   - |x| >= 6: erfc x < 2^-54, erf x = +-1. */
+ *     would cost x^2 2^-53), the product in double-double; erf x = +-(1 - erfc|x|) and
+ *     erfc(-|x|) = 2 - erfc|x|, both differences in double-double;
+ *   - 6 <= x < 27.25: erfc x = exp(-x^2) F(v) / x, v = 1/x^2, F(v) = x erfcx(x) fitted
+ *     around the middle of [1/27.25^2, 1/36] (relative error 2^-62) with its first two terms
+ *     in double-double; v to about 2^-100 (its residual 1 - v x^2), x^2 exact, the product
+ *     and the quotient in double-double, rounded once by scale_round (subnormal results
+ *     from x = 26.54 on);
+ *   - |x| >= 6: erf x = +-1 (erfc 6 < 2^-54); erfc(x <= -6) = 2; erfc(x >= 27.25) = +0
+ *     (erfc 27.25 < 2^-1076). */
 
 #define ERFCX_STRIDE 13
+#define ERFC_ZERO 27.25
+
+/* erf x as a normalised double-double for 2^-56 <= |x| < 1/2, relative error about 2^-62:
+ * x Q(u) = x q0 + x^3 q1 + x^5 R(u), the first two terms (up to an eighth of the result)
+ * exact in double-double, so that only the small x^5 R(u) is rounded. */
+static dd_t erf_small(double x) {
+  dd_t u = two_prod(x, x);
+  dd_t b = two_prod(x, ERF_Q0_HI);
+  dd_t x3 = two_prod(x, u.hi); /* x^3 = x3.hi + x3.lo + x u.lo */
+  dd_t c = two_prod(x3.hi, ERF_Q[0]);
+  double d = (x3.hi * u.hi) * horner(ERF_Q + 1, 8, u.hi);
+  dd_t s = two_sum(b.hi, c.hi);
+  double lo = ((s.lo + b.lo) + c.lo) + ((x3.lo + x * u.lo) * ERF_Q[0] + (x * ERF_Q0_LO + d));
+  dd_t h = two_sum(x, s.hi);
+  return fast_two_sum(h.hi, h.lo + lo);
+}
+
+/* erfc x as a normalised double-double for 1/2 <= x < 6, relative error about 2^-58. */
+static dd_t erfc_mid(double x) {
+  int i = (int)((x - 0.5) * 4.0), m; /* exact: the interval of x */
+  const double *c = &ERFCX_TAB[ERFCX_STRIDE * i];
+  double t = x - (0.625 + 0.25 * i); /* exact, |t| <= 1/8 */
+  /* erfcx(x) = c0 + c1 t + t^2 P(t), c0 + c1 t in double-double */
+  dd_t lin = two_prod(c[2], t);
+  dd_t ec = two_sum(c[0], lin.hi);
+  dd_t ex = fast_two_sum(ec.hi, ec.lo + ((c[1] + lin.lo) + (t * t) * horner(c + 3, ERFCX_STRIDE - 3, t)));
+  dd_t sq = two_prod(x, x);
+  dd_t e = exp_core(-sq.hi, -sq.lo, &m);
+  double s = pow2i(m);
+  dd_t pr;
+  e.hi *= s;
+  e.lo *= s;
+  /* erfc = exp(-x^2) erfcx(x) */
+  pr = two_prod(e.hi, ex.hi);
+  return fast_two_sum(pr.hi, pr.lo + (e.hi * ex.lo + e.lo * ex.hi));
+}
+
+/* erfc x for 6 <= x < ERFC_ZERO, rounded once: exp(-x^2) F(v) / x with v = 1/x^2. */
+static double erfc_far(double x) {
+  int m;
+  dd_t sq = two_prod(x, x), r, t, lin, fc, f, e, p, q;
+  double v = 1.0 / sq.hi, vl, qh;
+  /* v + vl = 1/(sq.hi + sq.lo) to about 2^-100: vl = v (1 - v x^2), 1 - v sq.hi exact */
+  r = two_prod(v, sq.hi);
+  vl = v * (((1.0 - r.hi) - r.lo) - v * sq.lo);
+  t = two_sum(v, -ERFC_V_MID);
+  t = fast_two_sum(t.hi, t.lo + vl);
+  /* F = f0 + c1 t + t^2 P(t), f0 + c1 t in double-double */
+  lin = two_prod(ERFC_F[0], t.hi);
+  fc = two_sum(ERFC_F0_HI, lin.hi);
+  f = fast_two_sum(fc.hi, fc.lo + ((ERFC_F0_LO + (lin.lo + ERFC_F[0] * t.lo)) +
+                                   (t.hi * t.hi) * horner(ERFC_F + 1, 10, t.hi)));
+  e = exp_core(-sq.hi, -sq.lo, &m);
+  /* p = exp(-x^2) F 2^-m, q = p / x, both in double-double */
+  p = two_prod(e.hi, f.hi);
+  p = fast_two_sum(p.hi, p.lo + (e.hi * f.lo + e.lo * f.hi));
+  qh = p.hi / x;
+  r = two_prod(qh, x);
+  q = fast_two_sum(qh, (((p.hi - r.hi) - r.lo) + p.lo) / x);
+  return scale_round(q, m);
+}
 
 double presk_erf(double x) {
   double ax = abs_of(x), v;
@@ -775,37 +854,10 @@ double presk_erf(double x) {
     if (x == 0.0) return x;
     return scale_round(fast_two_sum(p.hi, p.lo + xs * TWO_OVER_SQRTPI_LO), -128);
   }
-  if (ax < 0.5) {
-    /* x Q(u) = x q0 + x^3 q1 + x^5 R(u): the first two terms (up to an eighth of the
-     * result) exact in double-double, so that only the small x^5 R(u) is rounded */
-    dd_t u = two_prod(x, x);
-    dd_t b = two_prod(x, ERF_Q0_HI);
-    dd_t x3 = two_prod(x, u.hi); /* x^3 = x3.hi + x3.lo + x u.lo */
-    dd_t c = two_prod(x3.hi, ERF_Q[0]);
-    double d = (x3.hi * u.hi) * horner(ERF_Q + 1, 8, u.hi);
-    dd_t s = two_sum(b.hi, c.hi);
-    double lo = ((s.lo + b.lo) + c.lo) + ((x3.lo + x * u.lo) * ERF_Q[0] + (x * ERF_Q0_LO + d));
-    dd_t h = two_sum(x, s.hi);
-    return h.hi + (h.lo + lo);
-  }
+  if (ax < 0.5) return erf_small(x).hi;
   if (ax < 6.0) {
-    int i = (int)((ax - 0.5) * 4.0), m; /* exact: the interval of ax */
-    const double *c = &ERFCX_TAB[ERFCX_STRIDE * i];
-    double t = ax - (0.625 + 0.25 * i); /* exact, |t| <= 1/8 */
-    /* erfcx(ax) = c0 + c1 t + t^2 P(t), c0 + c1 t in double-double */
-    dd_t lin = two_prod(c[2], t);
-    dd_t ec = two_sum(c[0], lin.hi);
-    dd_t ex = fast_two_sum(ec.hi, ec.lo + ((c[1] + lin.lo) + (t * t) * horner(c + 3, ERFCX_STRIDE - 3, t)));
-    dd_t sq = two_prod(ax, ax);
-    dd_t e = exp_core(-sq.hi, -sq.lo, &m);
-    double s = pow2i(m);
-    dd_t pr, erfc, d;
-    e.hi *= s;
-    e.lo *= s;
-    /* erfc = exp(-x^2) erfcx(x) */
-    pr = two_prod(e.hi, ex.hi);
-    erfc = fast_two_sum(pr.hi, pr.lo + (e.hi * ex.lo + e.lo * ex.hi));
-    d = fast_two_sum(1.0, -erfc.hi);
+    dd_t erfc = erfc_mid(ax);
+    dd_t d = fast_two_sum(1.0, -erfc.hi);
     v = d.hi + (d.lo - erfc.lo);
   } else {
     v = 1.0;
@@ -814,6 +866,27 @@ double presk_erf(double x) {
 }
 
 float presk_erff(float x) { return (float)presk_erf((double)x); }
+
+double presk_erfc(double x) {
+  double ax = abs_of(x);
+  dd_t e, d;
+  if (x != x) return quiet(x);
+  if (ax < 0x1p-56) return 1.0; /* |erfc x - 1| < 2^-55.8, under a quarter ulp of 1 */
+  if (ax < 0.5) {
+    e = erf_small(x);
+    d = fast_two_sum(1.0, -e.hi);
+    return d.hi + (d.lo - e.lo);
+  }
+  if (x >= ERFC_ZERO) return 0.0;
+  if (x >= 6.0) return erfc_far(x);
+  if (x <= -6.0) return 2.0;
+  e = erfc_mid(ax);
+  if (x > 0) return e.hi;
+  d = fast_two_sum(2.0, -e.hi);
+  return d.hi + (d.lo - e.lo);
+}
+
+float presk_erfcf(float x) { return (float)presk_erfc((double)x); }
 
 /* ---- pow ---------------------------------------------------------------------------------
  * x^y = exp(y log x) for x > 0, with log x from log_core (relative error < 2^-67), y log x

@@ -1,7 +1,7 @@
 /* pmath.h: presk's transcendental functions, one implementation for every backend.
  *
  * The kernel interpreter, the native backends and exported C programs all call these
- * functions, so that a kernel's exp, log, tanh, sin, cos, erf and pow give the same bits
+ * functions, so that a kernel's exp, log, tanh, sin, cos, erf, erfc and pow give the same bits
  * everywhere. pmath.c is plain C99 and uses only +, -, *, /, comparisons, integer
  * operations and exact bit manipulation (no libm call, no fma, no long double), so any
  * conforming compiler on any IEEE-754 machine gives the same bits, provided that
@@ -48,11 +48,17 @@ float presk_sinf(float x);
 double presk_cos(double x);
 float presk_cosf(float x);
 
-/* The error function 2/sqrt(pi) int_0^x e^(-t^2) dt: odd, erf(+-inf) = +-1. The kernels
- * compute gelu(x) = x/2 (1 + erf(x/sqrt 2)) from it; for x << 0 that sum cancels, so its
- * relative error there is that of 1 + erf, about 2^-53 / Phi(x) (2^-24 / Phi(x) in float). */
+/* The error function 2/sqrt(pi) int_0^x e^(-t^2) dt: odd, erf(+-inf) = +-1. */
 double presk_erf(double x);
 float presk_erff(float x);
+
+/* The complementary error function 1 - erf(x), without the cancellation of that difference:
+ * erfc(-x) = 2 - erfc(x), erfc(-inf) = 2, erfc(+inf) = +0; subnormal results from x = 26.54
+ * (9.19 in float), +0 from 27.23 (10.05 in float) on. The kernels compute
+ * gelu(x) = x Phi(x) = x erfc(-x/sqrt 2) / 2 from it, which keeps its relative accuracy for
+ * x << 0, where x (1 + erf(x/sqrt 2)) / 2 cancels. */
+double presk_erfc(double x);
+float presk_erfcf(float x);
 
 /* x^y as C99 F.9.4.4 defines pow: for x > 0, e^(y log x) rounded once (with overflow to
  * +inf and underflow to subnormals or 0); for x < 0, |x|^y when y is an integer, negated
