@@ -49,6 +49,23 @@ TypeP stacked(const TypeP& t, int64_t n) {
     return t->kind == Type::Tuple ? tuple_type(items) : record_type(t->names, items);
 }
 
+TypeP unstacked(const Type& t) {
+    if (t.kind == Type::Tensor) return tensor_type(t.elem, std::vector<Axis>(t.axes.begin() + 1, t.axes.end()), t.bound);
+    std::vector<TypeP> items;
+    for (const TypeP& i : t.items) items.push_back(unstacked(*i));
+    return t.kind == Type::Tuple ? tuple_type(items) : record_type(t.names, items);
+}
+
+AxisSplit split_at(const std::vector<Axis>& axes, size_t axis) {
+    AxisSplit s;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        if (i < axis) s.outer *= axes[i].size;
+        else if (i == axis) s.n = axes[i].size;
+        else s.inner *= axes[i].size;
+    }
+    return s;
+}
+
 bool same_type(const Type& a, const Type& b) {
     if (a.kind != b.kind) return false;
     if (a.kind == Type::Tensor) return a.elem == b.elem && a.axes == b.axes;

@@ -41,6 +41,15 @@ TypeP record_type(std::vector<std::string> names, std::vector<TypeP> items);
 
 /// The type of `n` stacked copies of `t`: a leading positional axis of size n on every tensor leaf.
 TypeP stacked(const TypeP& t, int64_t n);
+/// The inverse: `t` without the leading axis of every tensor leaf (one layer of a stack).
+TypeP unstacked(const Type& t);
+
+/// Element counts of `axes` around position `axis`: the product of the sizes before it
+/// (`outer`), its size (`n`) and the product of those after it (`inner`).
+struct AxisSplit {
+    int64_t outer = 1, n = 1, inner = 1;
+};
+AxisSplit split_at(const std::vector<Axis>& axes, size_t axis);
 
 /// Structural equality (bounds ignored).
 bool same_type(const Type& a, const Type& b);

@@ -31,6 +31,17 @@ std::vector<Stmt> row_max(const XAt& x_at, int64_t n, int jv, int m, int tmp) {
             for_loop(jv, 1, n, {assign(tmp, x_at(loop_var(jv))), assign(m, select(compare("gt", v, best), v, best))})};
 }
 
+/// s0 = the maximum of x_at(j) over j in 0..n (scratch s1), then s2 = the sum of
+/// exp(x_at(j) - s0) in increasing j (n >= 1): softmax's and cross_entropy's row; loop
+/// variable i<jv>.
+std::vector<Stmt> row_max_and_sum_exp(const XAt& x_at, int64_t n, int jv) {
+    std::vector<Stmt> row = row_max(x_at, n, jv, 0, 1);
+    row.push_back(assign(2, real(0)));
+    const ExprP e = unary("exp", binary("sub", x_at(loop_var(jv)), scalar_var(0)));
+    row.push_back(for_loop(jv, 0, n, {assign(2, binary("add", scalar_var(2), e))}));
+    return row;
+}
+
 /// n<at> = the position of the maximum of x_at(j) over j in 0..n, the last of equal maxima
 /// (n >= 1), s<val> its value; loop variable i<jv>, scratch s<tmp> and n<less>.
 std::vector<Stmt> row_argmax(const XAt& x_at, int64_t n, int jv, int at, int val, int tmp, int less) {
@@ -97,11 +108,8 @@ Kernel lower_softmax(const Node& n, DType t) {
     std::vector<Stmt> row;
     auto pass = [&](std::vector<Stmt> body) { row.push_back(for_loop(jv, 0, r.n(), std::move(body))); };
     if (n.operands.size() == 1) {
-        row = row_max(x, r.n(), jv, 0, 1);
-        const ExprP e = unary("exp", binary("sub", x(j), scalar_var(0)));
-        row.push_back(assign(2, real(0)));
-        pass({assign(2, binary("add", scalar_var(2), e))});
-        pass({store(out, r.at(j), binary("div", e, scalar_var(2)))});
+        row = row_max_and_sum_exp(x, r.n(), jv);
+        pass({store(out, r.at(j), binary("div", unary("exp", binary("sub", x(j), scalar_var(0))), scalar_var(2)))});
     } else {
         const ExprP allowed = load(1, aligned(n.prim, n.operands[1]->axes, r.x, r.at(j)), true);
         const ExprP seen = scalar_var(0, true), m = scalar_var(1), v = scalar_var(2);
@@ -126,10 +134,7 @@ Kernel lower_cross_entropy(const Node& n, DType t) {
     } else {
         const int jv = r.jv();
         const XAt x = r.loader(0);
-        row = row_max(x, r.n(), jv, 0, 1);
-        row.push_back(assign(2, real(0)));
-        row.push_back(for_loop(jv, 0, r.n(), {assign(2, binary("add", scalar_var(2),
-                                                                   unary("exp", binary("sub", x(loop_var(jv)), scalar_var(0)))))}));
+        row = row_max_and_sum_exp(x, r.n(), jv);
         row.push_back(assign(3, load(1, r.kept_vars(), true)));
         ExprP lse = binary("add", unary("log", scalar_var(2)), scalar_var(0));
         row.push_back(store(k.out_buf(), r.kept_vars(), binary("sub", lse, x(scalar_var(3, true)))));

@@ -17,20 +17,6 @@ using kernel::DType;
 
 [[noreturn]] void fail(const core::Let& l, const std::string& msg) { throw Error({}, l.name + ": " + msg); }
 
-/// (outer, n, inner) of `axes` around `axis`.
-struct Split {
-    int64_t outer = 1, n = 1, inner = 1;
-};
-Split around(const std::vector<Axis>& axes, size_t axis) {
-    Split s;
-    for (size_t i = 0; i < axes.size(); ++i) {
-        if (i < axis) s.outer *= axes[i].size;
-        else if (i == axis) s.n = axes[i].size;
-        else s.inner *= axes[i].size;
-    }
-    return s;
-}
-
 const Data& tensor(const core::Let& l, const std::vector<const Value*>& a, size_t i) {
     if (i >= a.size() || !a[i]->t) fail(l, "operand " + std::to_string(i + 1) + " is not a tensor");
     return *a[i]->t;
@@ -48,7 +34,7 @@ Value part(const core::Let& l, const std::vector<const Value*>& a) {
     const size_t axis = (size_t)l.ints[0];
     const int64_t start = l.ints[1];
     const int64_t len = keep ? (axis < small.size() ? small[axis].size : -1) : 1;
-    const Split sb = around(big, axis);
+    const AxisSplit sb = split_at(big, axis);
     const int64_t n_small = (down ? l.type : a[0]->type)->numel(), n_big = (down ? a[0]->type : l.type)->numel();
     if (start < 0 || len < 0 || start + len > sb.n || sb.outer * len * sb.inner != n_small || x.size() != (down ? n_big : n_small))
         fail(l, "the part at " + std::to_string(start) + " does not fit " + axes_string(big));

@@ -44,20 +44,6 @@ std::vector<int64_t> broadcast_offsets(const std::vector<Axis>& x, const std::ve
     return out;
 }
 
-/// (outer, n, inner) of `axes` around `axis`.
-struct Split {
-    int64_t outer = 1, n = 1, inner = 1;
-};
-Split around(const std::vector<Axis>& axes, size_t axis) {
-    Split s;
-    for (size_t i = 0; i < axes.size(); ++i) {
-        if (i < axis) s.outer *= axes[i].size;
-        else if (i == axis) s.n = axes[i].size;
-        else s.inner *= axes[i].size;
-    }
-    return s;
-}
-
 using Fn1 = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
 using Fn2 = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_srcptr, mpfr_rnd_t);
 
@@ -252,7 +238,7 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
         }
     } else if (n == "sum" || n == "mean" || n == "max") {
         const Tensor& x = T(0);
-        Split s = l.ints.empty() ? Split{1, x.type->numel(), 1} : around(x.type->axes, l.ints[0]);
+        AxisSplit s = l.ints.empty() ? AxisSplit{1, x.type->numel(), 1} : split_at(x.type->axes, l.ints[0]);
         if (n == "max" && s.n == 0) throw Error({}, "max over an empty axis");
         for (int64_t o = 0; o < s.outer; ++o)
             for (int64_t i = 0; i < s.inner; ++i) {
@@ -365,7 +351,7 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
         auto off = broadcast_offsets(T(0).type->axes, l.type->axes);
         for (int64_t k = 0; k < total; ++k) mpfr_set(r.re[k].get(), T(0).re[off[k]].get(), N);
     } else if (n == "expand" || n == "max_grad") {
-        Split s = around(l.type->axes, l.ints[0]);
+        AxisSplit s = split_at(l.type->axes, l.ints[0]);
         for (int64_t o = 0; o < s.outer; ++o)
             for (int64_t i = 0; i < s.inner; ++i) {
                 int64_t best = 0;
@@ -391,7 +377,7 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
         const auto& big = down ? x.type->axes : l.type->axes;
         const auto& small = down ? l.type->axes : x.type->axes;
         int64_t axis = l.ints[0], start = l.ints[1];
-        Split sb = around(big, axis);
+        AxisSplit sb = split_at(big, axis);
         bool keep = n == "slice" || n == "unslice";
         int64_t len = keep ? small[axis].size : 1;
         for (int64_t o = 0; o < sb.outer; ++o)

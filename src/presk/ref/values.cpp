@@ -28,17 +28,6 @@ Value make_tree(const TypeP& type, std::vector<Value> items) {
     return v;
 }
 
-namespace {
-
-TypeP unstacked(const Type& t) {
-    if (t.kind == Type::Tensor) return tensor_type(t.elem, std::vector<Axis>(t.axes.begin() + 1, t.axes.end()), t.bound);
-    std::vector<TypeP> items;
-    for (const TypeP& i : t.items) items.push_back(unstacked(*i));
-    return t.kind == Type::Tuple ? tuple_type(items) : record_type(t.names, items);
-}
-
-} // namespace
-
 Value slice_first(const Value& v, int64_t l) {
     if (!v.t) {
         std::vector<Value> items;
