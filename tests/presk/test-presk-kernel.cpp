@@ -225,7 +225,7 @@ TEST(KernelEval, F64ConstantsAreNotRounded) {
 // Each function of an f64 kernel is pmath's double one, of an f32 kernel its float one;
 // sqrt is the correctly rounded one.
 TEST(KernelEval, FunctionsArePmathsInTheArithmeticType) {
-    const std::vector<std::string> fns = {"exp", "log", "tanh", "sin", "cos", "erf", "sqrt", "pow"};
+    const std::vector<std::string> fns = {"exp", "log", "tanh", "sin", "cos", "erf", "erfc", "sqrt", "pow"};
     const int64_t n = 64, F = (int64_t)fns.size();
     for (DType t : {DType::F64, DType::F32}) {
         Kernel k;
@@ -252,12 +252,12 @@ TEST(KernelEval, FunctionsArePmathsInTheArithmeticType) {
                 if (t == DType::F64) {
                     want = fn == "exp" ? presk_exp(x) : fn == "log" ? presk_log(x) : fn == "tanh" ? presk_tanh(x)
                          : fn == "sin" ? presk_sin(x) : fn == "cos" ? presk_cos(x) : fn == "erf" ? presk_erf(x)
-                         : fn == "sqrt" ? std::sqrt(x) : presk_pow(x, 1.7);
+                         : fn == "erfc" ? presk_erfc(x) : fn == "sqrt" ? std::sqrt(x) : presk_pow(x, 1.7);
                 } else {
                     const float y = (float)x;
                     want = fn == "exp" ? presk_expf(y) : fn == "log" ? presk_logf(y) : fn == "tanh" ? presk_tanhf(y)
                          : fn == "sin" ? presk_sinf(y) : fn == "cos" ? presk_cosf(y) : fn == "erf" ? presk_erff(y)
-                         : fn == "sqrt" ? std::sqrt(y) : presk_powf(y, 1.7f);
+                         : fn == "erfc" ? presk_erfcf(y) : fn == "sqrt" ? std::sqrt(y) : presk_powf(y, 1.7f);
                 }
                 EXPECT_EQ(std::bit_cast<uint64_t>(out.re[(size_t)(f * n + j)]), std::bit_cast<uint64_t>(want))
                     << dtype_name(t) << " " << fn << "(" << x << ")";

@@ -6,7 +6,7 @@
 // Arithmetic: every real operation is one operation on R values, so in an f32 kernel each
 // is rounded to float (the build compiles with -ffp-contract=off: nothing is fused). Real
 // constants and real(n) are rounded to R once. sqrt is IEEE sqrt; exp, log, tanh, sin, cos,
-// erf and pow are pmath.h's, the functions every backend shares. max(a, b) is b when b > a,
+// erf, erfc and pow are pmath.h's, the functions every backend shares. max(a, b) is b when b > a,
 // else a, and min(a, b) is b when b < a, else a: the reference interpreter's rule for a
 // running maximum with a the accumulator, so a NaN in a is kept, a NaN in b is passed over,
 // and of two equal values (+0 and -0) a is kept. Comparisons are IEEE (a NaN compares false
@@ -42,12 +42,15 @@ inline double m_cos(double x) { return presk_cos(x); }
 inline float m_cos(float x) { return presk_cosf(x); }
 inline double m_erf(double x) { return presk_erf(x); }
 inline float m_erf(float x) { return presk_erff(x); }
+inline double m_erfc(double x) { return presk_erfc(x); }
+inline float m_erfc(float x) { return presk_erfcf(x); }
 inline double m_pow(double x, double y) { return presk_pow(x, y); }
 inline float m_pow(float x, float y) { return presk_powf(x, y); }
 
 // Instructions. R* act on `lanes` consecutive real registers; the rest on scalars.
 enum class Op : uint8_t {
     RMov, RNeg, RExp, RLog, RTanh, RSin, RCos, RSqrt, RErf,  // d = f(a)
+    RErfc,                                                   // d = f(a)
     RAdd, RSub, RMul, RDiv, RPow, RMax, RMin,               // d = a op b
     RSplat,                                                  // d[0..lanes) = a
     RSel,                                                    // d = int c ? a : b
@@ -108,8 +111,8 @@ int64_t numel(const Kernel& k, const BufferType& b, int id) {
 const std::map<std::string, Op>& real_ops() {
     static const std::map<std::string, Op> m = {
         {"neg", Op::RNeg}, {"exp", Op::RExp}, {"log", Op::RLog}, {"tanh", Op::RTanh}, {"sin", Op::RSin},
-        {"cos", Op::RCos}, {"sqrt", Op::RSqrt}, {"erf", Op::RErf}, {"add", Op::RAdd}, {"sub", Op::RSub},
-        {"mul", Op::RMul}, {"div", Op::RDiv}, {"pow", Op::RPow}, {"max", Op::RMax}, {"min", Op::RMin},
+        {"cos", Op::RCos}, {"sqrt", Op::RSqrt}, {"erf", Op::RErf}, {"erfc", Op::RErfc}, {"add", Op::RAdd},
+        {"sub", Op::RSub}, {"mul", Op::RMul}, {"div", Op::RDiv}, {"pow", Op::RPow}, {"max", Op::RMax}, {"min", Op::RMin},
         {"lt", Op::RLt}, {"le", Op::RLe}, {"gt", Op::RGt}, {"ge", Op::RGe}, {"eq", Op::REq}, {"ne", Op::RNe}};
     return m;
 }
@@ -411,6 +414,7 @@ public:
             case Op::RCos: for (int j = 0; j < L; ++j) d[j] = m_cos(a[j]); break;
             case Op::RSqrt: for (int j = 0; j < L; ++j) d[j] = std::sqrt(a[j]); break;
             case Op::RErf: for (int j = 0; j < L; ++j) d[j] = m_erf(a[j]); break;
+            case Op::RErfc: for (int j = 0; j < L; ++j) d[j] = m_erfc(a[j]); break;
             case Op::RAdd: for (int j = 0; j < L; ++j) d[j] = a[j] + b[j]; break;
             case Op::RSub: for (int j = 0; j < L; ++j) d[j] = a[j] - b[j]; break;
             case Op::RMul: for (int j = 0; j < L; ++j) d[j] = a[j] * b[j]; break;

@@ -130,7 +130,7 @@ ExprP splat(ExprP x, int lanes) {
 
 ExprP unary(const std::string& op, ExprP x) {
     need(x, "unary");
-    if (x->integer ? op != "neg" : !one_of(op, {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf"}))
+    if (x->integer ? op != "neg" : !one_of(op, {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc"}))
         fail("unary `" + op + "` on " + (x->integer ? "an integer" : "a real"));
     Expr e;
     e.kind = Expr::Unary;

@@ -46,7 +46,7 @@ struct Expr {
         Load,     // buffer `buf` at `args` (one index per axis); a real load widens bf16
         VLoad,    // `lanes` contiguous elements of `buf` along its last axis from `args`
         Splat,    // `lanes` copies of the scalar args[0]
-        Unary,    // `op` args[0]: neg exp log tanh sin cos sqrt erf (reals); neg (integers)
+        Unary,    // `op` args[0]: neg exp log tanh sin cos sqrt erf erfc (reals); neg (integers)
         Binary,   // `op` args[0], args[1]: add sub mul div pow max min (reals, lane-wise on
                   // vectors); add sub mul div mod min max (integers, div/mod of non-negatives)
         Compare,  // `op` in lt le gt ge eq ne on two reals or two integers -> integer 0/1
