@@ -174,6 +174,17 @@ struct Mix {
 
 using MpfrFn = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
 
+/// MPFR's erfc at 128 bits, correctly rounded there: ample to measure a double's error (to
+/// 2^-70 ulp), and for large x hundreds of times faster than at 256 bits (up to 2 ms a call).
+int erfc_128(mpfr_ptr y, mpfr_srcptr x, mpfr_rnd_t rnd) {
+    mpfr_t t;
+    mpfr_init2(t, 128);
+    int inexact = mpfr_erfc(t, x, rnd);
+    mpfr_set(y, t, rnd);
+    mpfr_clear(t);
+    return inexact;
+}
+
 struct Unary {
     const char* name;
     double (*f64)(double);
@@ -258,7 +269,7 @@ std::vector<Unary> unary_functions() {
                    5.86, 3.9, 0x1p-1074, 0x1p-1022, 0.875, 1.0, 0.7071067811865476}});
     // erfc: both signs of every piece, 6 and beyond (subnormal results from 26.54 in f64,
     // 9.19 in f32; +0 from 27.23 and 10.05).
-    fs.push_back({"erfc", presk_erfc, presk_erfcf, mpfr_erfc,
+    fs.push_back({"erfc", presk_erfc, presk_erfcf, erfc_128,
                   Mix{{{4, [](G g) { return uniform(g, -6.5, 27.5); }},
                        {2, [](G g) { return log_uniform(g, -60, 3, true); }},
                        {1, [](G g) { return uniform(g, 0.4, 1.3) * (g() & 1 ? -1 : 1); }},
