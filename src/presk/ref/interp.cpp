@@ -163,12 +163,14 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
     if (auto it = unary.find(n); it != unary.end()) {
         for (int64_t k = 0; k < total; ++k) it->second(r.re[k].get(), T(0).re[k].get(), N);
     } else if (n == "gelu") {
+        // x Phi(x) = x erfc(-x / sqrt 2) / 2: erfc has no cancellation where 1 + erf(x / sqrt 2)
+        // loses every bit (x < -20 already needs more than 256 bits that way).
         Real s2(o_.bits), t(o_.bits);
         mpfr_sqrt_ui(s2.get(), 2, N);
-        for (int64_t k = 0; k < total; ++k) {  // x * (1 + erf(x / sqrt 2)) / 2
+        for (int64_t k = 0; k < total; ++k) {
             mpfr_div(t.get(), T(0).re[k].get(), s2.get(), N);
-            mpfr_erf(t.get(), t.get(), N);
-            mpfr_add_ui(t.get(), t.get(), 1, N);
+            mpfr_neg(t.get(), t.get(), N);
+            mpfr_erfc(t.get(), t.get(), N);
             mpfr_mul(t.get(), t.get(), T(0).re[k].get(), N);
             mpfr_div_2ui(r.re[k].get(), t.get(), 1, N);
         }
