@@ -170,7 +170,7 @@ std::vector<Case> cases() {
     auto p = [](int64_t n) { return Axis{"", n}; };
     const auto X = Draw::Normal;
     std::vector<Case> c;
-    for (const char* u : {"neg", "exp", "tanh", "sin", "cos", "erf"}) c.push_back({u, u, {real_t({B, p(5)})}, {X}});
+    for (const char* u : {"neg", "exp", "tanh", "sin", "cos", "erf", "erfc"}) c.push_back({u, u, {real_t({B, p(5)})}, {X}});
     c.push_back({"log", "log", {real_t({B, p(5)})}, {Draw::Positive}});
     c.push_back({"sqrt", "sqrt", {real_t({B, p(5)})}, {Draw::Positive}});
     c.push_back({"gelu", "gelu", {real_t({B, p(32)})}, {Draw::Gelu}});
@@ -225,7 +225,7 @@ std::vector<Case> cases() {
 
 // Every primitive of core/prims.cpp.
 const char* const kAllPrims[] = {
-    "neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "gelu", "add", "sub", "mul", "div", "pow", "dot",
+    "neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu", "add", "sub", "mul", "div", "pow", "dot",
     "matmul", "ein", "sum", "mean", "max", "softmax", "cross_entropy", "embed", "argmax", "split_heads",
     "merge_heads", "sum_to", "broadcast_like", "causal_mask", "positions", "slice", "index", "stack", "dropout",
     "sample", "scatter_add", "expand", "unslice", "unindex", "zeros_like", "onehot", "max_grad", "retype"};

@@ -395,10 +395,15 @@ private:
             int c = P("div", {e_.lit("2"), P("sqrt", {e_.lit("pi")})});
             int g = mul(c, P("exp", {P("neg", {mul(x(0), x(0))})}));
             add(l.args[0], mul(ct, g));
+        } else if (n == "erfc") {
+            int c = P("div", {e_.lit("2"), P("sqrt", {e_.lit("pi")})});
+            int g = mul(c, P("exp", {P("neg", {mul(x(0), x(0))})}));
+            add(l.args[0], P("neg", {mul(ct, g)}));
         } else if (n == "gelu") {
-            // d/dx x*Phi(x) = Phi(x) + x*phi(x), Phi(x) = (1 + erf(x/sqrt 2))/2, phi(x) = exp(-x^2/2)/sqrt(2 pi)
+            // d/dx x*Phi(x) = Phi(x) + x*phi(x), Phi(x) = erfc(-x/sqrt 2)/2 (1 + erf(x/sqrt 2) would
+            // cancel for x << 0), phi(x) = exp(-x^2/2)/sqrt(2 pi)
             int half = e_.lit("0.5");
-            int Phi = mul(half, P("add", {e_.lit("1"), P("erf", {P("div", {x(0), P("sqrt", {e_.lit("2")})})})}));
+            int Phi = mul(half, P("erfc", {P("neg", {P("div", {x(0), P("sqrt", {e_.lit("2")})})})}));
             int phi = P("div", {P("exp", {P("neg", {mul(half, mul(x(0), x(0)))})}), P("sqrt", {mul(e_.lit("2"), e_.lit("pi"))})});
             add(l.args[0], mul(ct, P("add", {Phi, mul(x(0), phi)})));
         } else if (n == "dot") {

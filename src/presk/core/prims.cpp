@@ -9,7 +9,7 @@
 namespace presk::core {
 namespace {
 
-const std::set<std::string> kUnary = {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "gelu"};
+const std::set<std::string> kUnary = {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu"};
 const std::set<std::string> kBinary = {"add", "sub", "mul", "div", "pow"};
 const std::set<std::string> kOther = {
     "dot", "matmul", "ein", "sum", "mean", "max", "softmax", "cross_entropy", "embed", "argmax",

@@ -14,7 +14,7 @@ namespace presk::kernel {
 namespace {
 
 const std::set<std::string> kHost = {"slice", "index", "stack", "unslice", "unindex", "retype", "sample", "dropout"};
-const std::set<std::string> kElementwise = {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "gelu",
+const std::set<std::string> kElementwise = {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu",
                                             "add", "sub", "mul", "div", "pow"};
 const std::set<std::string> kContract = {"dot", "matmul", "ein"};
 const std::set<std::string> kRows = {"sum", "mean", "max", "softmax", "cross_entropy", "argmax", "max_grad", "expand"};

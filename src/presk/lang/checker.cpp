@@ -686,7 +686,7 @@ private:
     Val prim_call(Scope& sc, const Expr& e, const std::string& n) {
         static const std::set<std::string> internal = {"scatter_add", "expand", "unslice", "unindex", "zeros_like", "onehot", "max_grad", "retype"};
         if (internal.count(n)) throw Error(e.args[0]->loc, "'" + n + "' is internal to the transforms");
-        static const std::set<std::string> elementwise = {"exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "gelu", "neg", "pow", "add", "sub", "mul", "div"};
+        static const std::set<std::string> elementwise = {"exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu", "neg", "pow", "add", "sub", "mul", "div"};
         if (elementwise.count(n)) return lift(sc, n, eval_args(sc, e, 1), e.loc);
         if (n == "sum" || n == "mean" || n == "max") {
             arity(e, n, 1, 2);

@@ -150,6 +150,7 @@ std::vector<Case> primitive_cases() {
         prim("cos", unary("cos(3 * x)")),
         prim("sqrt", unary("sqrt(x * x + 0.5)")),
         prim("erf", unary("erf(x)")),
+        prim("erfc", unary("erfc(2 * x)")),
         prim("gelu", unary("gelu(x)")),
         prim("add", binary("x + y")),
         prim("sub", binary("x - y")),
@@ -192,6 +193,8 @@ std::vector<Case> primitive_cases() {
                               "fn f(w : [5, 3], x : [batch, 5]) -> [5, 3] {\n  grad(l, w, x)\n}\n"),
         prim("embed vjp", "fn l(tab : [10, 4], ids : int<10>[batch, 3]) -> [] {\n  sum(tanh(embed(tab, ids)))\n}\n"
                           "fn f(tab : [10, 4], ids : int<10>[batch, 3]) -> [10, 4] {\n  grad(l, tab, ids)\n}\n"),
+        prim("gelu vjp", "fn l(x : [batch, 5]) -> [] {\n  sum(gelu(4 * x))\n}\n"
+                         "fn f(x : [batch, 5]) -> [batch, 5] {\n  grad(l, x)\n}\n"),
         prim("max vjp", "fn l(x : [batch, 5]) -> [] {\n  sum(tanh(max(x, -1)))\n}\n"
                         "fn f(x : [batch, 5]) -> [batch, 5] {\n  grad(l, x)\n}\n"),
         prim("softmax vjp", "fn l(x : [batch, 7]) -> [] {\n  sum(tanh(softmax(x)))\n}\n"

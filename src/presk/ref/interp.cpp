@@ -157,7 +157,7 @@ Value Interp::prim(const core::Function& f, const Let& l, const std::vector<cons
 
     static const std::map<std::string, Fn1> unary = {
         {"neg", mpfr_neg}, {"exp", mpfr_exp}, {"log", mpfr_log}, {"tanh", mpfr_tanh}, {"sin", mpfr_sin},
-        {"cos", mpfr_cos}, {"sqrt", mpfr_sqrt}, {"erf", mpfr_erf}};
+        {"cos", mpfr_cos}, {"sqrt", mpfr_sqrt}, {"erf", mpfr_erf}, {"erfc", mpfr_erfc}};
     static const std::map<std::string, Fn2> binary = {
         {"add", mpfr_add}, {"sub", mpfr_sub}, {"mul", mpfr_mul}, {"div", mpfr_div}, {"pow", mpfr_pow}};
     if (auto it = unary.find(n); it != unary.end()) {
