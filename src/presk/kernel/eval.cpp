@@ -18,7 +18,6 @@
 // an f64 kernel is the language's two roundings). Every index is checked against its axis.
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <map>
 
 #include "../../quant/fp16.h"
@@ -371,21 +370,20 @@ private:
     }
 };
 
-// A buffer during a run: its elements and storage type.
+// A buffer during a run: its elements.
 struct Buf {
     const double* re = nullptr;
     const int64_t* in = nullptr;
-    DType dtype = DType::F32;
 };
 
 template <class R>
 class Machine {
 public:
-    Machine(const Kernel& k, const Program& p, std::vector<Buf> bufs, Data& out)
-        : k_(k), p_(p), bufs_(std::move(bufs)), out_(out), rr_((size_t)p.n_real), ir_((size_t)p.n_int) {
+    Machine(const Kernel& k, const Program& p, const std::vector<Buf>& bufs, Data& out)
+        : k_(k), p_(p), out_(out), rr_((size_t)p.n_real), ir_((size_t)p.n_int) {
         for (const Access& c : p.acc) {
             const auto f = (size_t)c.first;
-            acc_.push_back({bufs_[(size_t)c.buf].re, bufs_[(size_t)c.buf].in, p.idx.data() + f, p.last.data() + f,
+            acc_.push_back({bufs[(size_t)c.buf].re, bufs[(size_t)c.buf].in, p.idx.data() + f, p.last.data() + f,
                             p.stride.data() + f, c.n, &c});
         }
         for (auto [r, v] : p.rconst) rr_[(size_t)r] = (R)v;
@@ -464,7 +462,7 @@ public:
             }
             case Op::RStore: {
                 double* dst = ore + offset(acc_[(size_t)x->k], n);
-                for (int j = 0; j < L; ++j) dst[j] = narrow(odt, a[j]);
+                for (int j = 0; j < L; ++j) dst[j] = round_to(odt, (double)a[j]);
                 break;
             }
             case Op::IStore: oin[offset(acc_[(size_t)x->k], n)] = n[x->a]; break;
@@ -487,7 +485,6 @@ public:
 private:
     const Kernel& k_;
     const Program& p_;
-    std::vector<Buf> bufs_;
     // An access bound to its buffer and its rows of the index tables.
     struct Bound {
         const double* re;
@@ -502,15 +499,6 @@ private:
     Data& out_;
     std::vector<R> rr_;
     std::vector<int64_t> ir_;
-
-    // R rounded to the output's storage type, as the double Data holds.
-    static double narrow(DType t, R v) {
-        switch (t) {
-        case DType::F64: return (double)v;
-        case DType::F32: return (double)(float)v;
-        default: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)v));
-        }
-    }
 
     // The element offset of access `c` at the current index registers, every index checked.
     int64_t offset(const Bound& c, const int64_t* n) const {
@@ -597,10 +585,10 @@ void run(const Kernel& k, const std::vector<const Data*>& in, Data& out) {
     out.re.assign(out.dtype == DType::I64 ? 0 : (size_t)n_out, 0.0);
     out.in.assign(out.dtype == DType::I64 ? (size_t)n_out : 0, 0);
     std::vector<Buf> bufs;
-    for (const Data* d : in) bufs.push_back({d->re.data(), d->in.data(), d->dtype});
-    bufs.push_back({out.re.data(), out.in.data(), out.dtype});
-    if (arith_type(k.dtype) == DType::F64) Machine<double>(k, p, std::move(bufs), out).run();
-    else Machine<float>(k, p, std::move(bufs), out).run();
+    for (const Data* d : in) bufs.push_back({d->re.data(), d->in.data()});
+    bufs.push_back({out.re.data(), out.in.data()});
+    if (arith_type(k.dtype) == DType::F64) Machine<double>(k, p, bufs, out).run();
+    else Machine<float>(k, p, bufs, out).run();
 }
 
 } // namespace presk::kernel
