@@ -417,6 +417,27 @@ TEST(KernelEval, IndicesOutOfRangeAreErrors) {
     EXPECT_EQ(error_of(vl, {&a, &b}), "kernel dot: %1[0, 5..+4] index 5 out of range: axis 1 has size 8");
 }
 
+// A kernel compiled once (from a temporary: Compiled keeps no reference to it) and run on
+// several inputs, into one output Data, gives the bits of a fresh run each time.
+TEST(KernelEval, CompiledRunsAsOften) {
+    const Compiled c(dot(DType::F32, 3, 5, 4));
+    Data out = data(DType::F64, values(DType::F64, 40, 9));  // stale: other type and size
+    for (uint64_t seed = 1; seed < 4; ++seed) {
+        const Data a = data(DType::F32, values(DType::F32, 15, seed)), b = data(DType::F32, values(DType::F32, 20, seed + 10));
+        c.run({&a, &b}, out);
+        const Data fresh = run1(dot(DType::F32, 3, 5, 4), {&a, &b});
+        EXPECT_EQ(out.dtype, DType::F32);
+        EXPECT_TRUE(same_bits(out.re, fresh.re));
+    }
+    const Data ids{DType::I64, {}, {0, 1, 2}};
+    try {
+        c.run({&ids}, out);
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "kernel dot: given 1 inputs, declared 2");
+    }
+}
+
 TEST(KernelEval, InputsAreCheckedAgainstTheirDeclarations) {
     const Kernel k = gather();
     const Data table = data(DType::F32, values(DType::F32, 10, 6));

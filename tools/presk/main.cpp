@@ -124,16 +124,17 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
     if (!a.out.empty()) write_json(a, prog, args, outs);
 }
 
+/// The median time of `repeat` calls, in microseconds.
 template <class F>
-double median_ms(int repeat, F call) {
-    std::vector<double> ms;
+double median_us(int repeat, F call) {
+    std::vector<double> us;
     for (int i = 0; i < repeat; ++i) {
         auto t0 = std::chrono::steady_clock::now();
         call();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::sort(ms.begin(), ms.end());
-    return ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+    std::sort(us.begin(), us.end());
+    return us.size() % 2 ? us[us.size() / 2] : (us[us.size() / 2 - 1] + us[us.size() / 2]) / 2;
 }
 
 /// `presk bench`: the median of --repeat calls of the entry on the reference and on the kernel
@@ -148,19 +149,19 @@ void bench(const presk::core::Program& prog, const Args& a, bool realize_given) 
     const auto args = entry_args(interp, a);
     struct Row {
         std::string name;
-        double ms;
+        double us;
     };
     std::vector<Row> rows;
-    rows.push_back({"interp, " + std::to_string(a.bits) + " bits", median_ms(a.repeat, [&] { interp.call(prog.entry, args); })});
+    rows.push_back({"interp, " + std::to_string(a.bits) + " bits", median_us(a.repeat, [&] { interp.call(prog.entry, args); })});
     for (const auto& r : parsed) {
         presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
         const auto in = ex.convert_args(prog.entry, args);
         ex.call_values(prog.entry, in);
-        rows.push_back({"kernel " + r.spelling, median_ms(a.repeat, [&] { ex.call_values(prog.entry, in); })});
+        rows.push_back({"kernel " + r.spelling, median_us(a.repeat, [&] { ex.call_values(prog.entry, in); })});
     }
     std::printf("%s, median of %d\n", prog.entry.c_str(), a.repeat);
-    std::printf("%-24s %12s %10s\n", "backend", "median ms", "speed-up");
-    for (const Row& row : rows) std::printf("%-24s %12.3f %9.1fx\n", row.name.c_str(), row.ms, rows[0].ms / std::max(row.ms, 1e-9));
+    std::printf("%-24s %12s %10s\n", "backend", "median us", "speed-up");
+    for (const Row& row : rows) std::printf("%-24s %12.2f %9.1fx\n", row.name.c_str(), row.us, rows[0].us / std::max(row.us, 1e-9));
 }
 
 struct SuiteArgs {

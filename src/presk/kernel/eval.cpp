@@ -1,4 +1,4 @@
-// The kernel interpreter. A kernel is compiled once per run into a flat register machine
+// The kernel interpreter. A kernel is compiled once (Compiled) into a flat register machine
 // (instructions over a real and an integer register file, buffer accesses with precomputed
 // strides, jumps for loops and conditions), which is then executed in the arithmetic type R
 // (double for f64 kernels, float for f32 and bf16 ones).
@@ -89,6 +89,15 @@ struct Program {
     std::vector<std::pair<int32_t, int64_t>> iconst;
     int n_real = 0, n_int = 0;
 };
+
+// round_to for a real storage type `t` (an i64 `t` returns x), inlined in the stores.
+inline double round_real(DType t, double x) {
+    switch (t) {
+    case DType::F32: return (double)(float)x;
+    case DType::BF16: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)x));
+    default: return x;
+    }
+}
 
 // "%3": buffer 3 as the kernel text names it.
 std::string pct(int64_t b) {
@@ -381,6 +390,7 @@ class Machine {
 public:
     Machine(const Kernel& k, const Program& p, const std::vector<Buf>& bufs, Data& out)
         : k_(k), p_(p), out_(out), rr_((size_t)p.n_real), ir_((size_t)p.n_int) {
+        acc_.reserve(p.acc.size());
         for (const Access& c : p.acc) {
             const auto f = (size_t)c.first;
             acc_.push_back({bufs[(size_t)c.buf].re, bufs[(size_t)c.buf].in, p.idx.data() + f, p.last.data() + f,
@@ -462,7 +472,7 @@ public:
             }
             case Op::RStore: {
                 double* dst = ore + offset(acc_[(size_t)x->k], n);
-                for (int j = 0; j < L; ++j) dst[j] = round_to(odt, (double)a[j]);
+                for (int j = 0; j < L; ++j) dst[j] = round_real(odt, (double)a[j]);
                 break;
             }
             case Op::IStore: oin[offset(acc_[(size_t)x->k], n)] = n[x->a]; break;
@@ -541,25 +551,24 @@ private:
     }
 };
 
-void check_inputs(const Kernel& k, const std::vector<const Data*>& in, const Data& out) {
+// `in` against the declaration `k` (`n`: the element count of every buffer, the output's last).
+void check_inputs(const Kernel& k, const std::vector<int64_t>& n, const std::vector<const Data*>& in, const Data& out) {
     if (in.size() != k.inputs.size())
         fail(k, "given " + std::to_string(in.size()) + " inputs, declared " + std::to_string(k.inputs.size()));
     for (size_t i = 0; i < in.size(); ++i) {
-        const std::string name = pct(i);
         const Data* d = in[i];
         const BufferType& t = k.inputs[i];
-        if (!d) fail(k, name + " is missing");
-        if (d == &out) fail(k, name + " is also the output");
+        if (!d) fail(k, pct(i) + " is missing");
+        if (d == &out) fail(k, pct(i) + " is also the output");
         if (d->dtype != t.dtype)
-            fail(k, name + " is " + dtype_name(d->dtype) + ", declared " + dtype_name(t.dtype));
-        const int64_t want = numel(k, t, (int)i);
-        if (d->size() != want)
-            fail(k, name + " has " + std::to_string(d->size()) + " elements, declared " + std::to_string(want));
+            fail(k, pct(i) + " is " + dtype_name(d->dtype) + ", declared " + dtype_name(t.dtype));
+        if (d->size() != n[i])
+            fail(k, pct(i) + " has " + std::to_string(d->size()) + " elements, declared " + std::to_string(n[i]));
         if (t.dtype == DType::F32 || t.dtype == DType::BF16) {
             for (size_t j = 0; j < d->re.size(); ++j) {
                 const double v = d->re[j];
-                if (!std::isnan(v) && round_to(t.dtype, v) != v)
-                    fail(k, name + "[" + std::to_string(j) + "] = " + std::to_string(v) + " is not a " + dtype_name(t.dtype) + " value");
+                if (!std::isnan(v) && round_real(t.dtype, v) != v)
+                    fail(k, pct(i) + "[" + std::to_string(j) + "] = " + std::to_string(v) + " is not a " + dtype_name(t.dtype) + " value");
             }
         }
     }
@@ -568,27 +577,48 @@ void check_inputs(const Kernel& k, const std::vector<const Data*>& in, const Dat
 } // namespace
 
 double round_to(DType t, double x) {
-    switch (t) {
-    case DType::F64: return x;
-    case DType::F32: return (double)(float)x;
-    case DType::BF16: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)x));
-    case DType::I64: break;
-    }
-    throw Error({}, "round_to: i64 is not a real type");
+    if (t == DType::I64) throw Error({}, "round_to: i64 is not a real type");
+    return round_real(t, x);
 }
 
-void run(const Kernel& k, const std::vector<const Data*>& in, Data& out) {
-    check_inputs(k, in, out);
-    const int64_t n_out = numel(k, k.output, k.out_buf());
-    const Program p = Compiler(k).compile();
+// The kernel's declaration (its name and buffer types: what the checks and messages read) and
+// its program.
+struct Compiled::Impl {
+    Kernel decl;               // without the body
+    std::vector<int64_t> n;    // the element count of every buffer, the output's last
+    Program p;
+};
+
+Compiled::Compiled(const Kernel& k) {
+    auto c = std::make_unique<Impl>();
+    for (int b = 0; b <= k.out_buf(); ++b) c->n.push_back(numel(k, b == k.out_buf() ? k.output : k.inputs[(size_t)b], b));
+    c->decl.name = k.name;
+    c->decl.dtype = k.dtype;
+    c->decl.inputs = k.inputs;
+    c->decl.output = k.output;
+    c->p = Compiler(k).compile();
+    impl_ = std::move(c);
+}
+
+Compiled::~Compiled() = default;
+Compiled::Compiled(Compiled&&) noexcept = default;
+Compiled& Compiled::operator=(Compiled&&) noexcept = default;
+
+void Compiled::run(const std::vector<const Data*>& in, Data& out) const {
+    const Kernel& k = impl_->decl;
+    check_inputs(k, impl_->n, in, out);
+    const auto n_out = (size_t)impl_->n.back();
     out.dtype = k.output.dtype;
-    out.re.assign(out.dtype == DType::I64 ? 0 : (size_t)n_out, 0.0);
-    out.in.assign(out.dtype == DType::I64 ? (size_t)n_out : 0, 0);
+    out.re.assign(out.dtype == DType::I64 ? 0 : n_out, 0.0);
+    out.in.assign(out.dtype == DType::I64 ? n_out : 0, 0);
     std::vector<Buf> bufs;
+    bufs.reserve(in.size() + 1);
     for (const Data* d : in) bufs.push_back({d->re.data(), d->in.data()});
     bufs.push_back({out.re.data(), out.in.data()});
-    if (arith_type(k.dtype) == DType::F64) Machine<double>(k, p, bufs, out).run();
-    else Machine<float>(k, p, bufs, out).run();
+    if (arith_type(k.dtype) == DType::F64) Machine<double>(k, impl_->p, bufs, out).run();
+    else Machine<float>(k, impl_->p, bufs, out).run();
 }
+
+void run(const Kernel& k, const std::vector<const Data*>& in, Data& out) { Compiled(k).run(in, out); }
 
 } // namespace presk::kernel

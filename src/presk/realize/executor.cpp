@@ -52,13 +52,20 @@ struct SiteInfo {
 
 } // namespace
 
+/// A kernel of the cache and its compiled form (translated once, run at every launch).
+struct Cached {
+    Kernel k;
+    kernel::Compiled c;
+    explicit Cached(Kernel kernel) : k(std::move(kernel)), c(k) {}
+};
+
 /// Where a kernel is launched from (a fused group, or one member of it run alone): its kernel,
 /// lowered on first use, and the variants that declare some inputs in other types.
 struct Slot {
     std::string sig;                 // kernel::signature of the primitive or group
-    const Kernel* base = nullptr;    // every real input declared in the storage type
+    const Cached* base = nullptr;    // every real input declared in the storage type
     std::vector<bool> literal;       // per input: a literal of the function
-    std::vector<std::pair<std::vector<DType>, const Kernel*>> variants;
+    std::vector<std::pair<std::vector<DType>, const Cached*>> variants;
 };
 
 /// A function's partition with what the executor adds per group: its site, storage type and
@@ -80,7 +87,7 @@ struct Executor::Impl {
     Realization r;
     ExecOptions o;
     std::map<std::string, FnPlan> plans;
-    std::map<std::string, std::unique_ptr<Kernel>> cache;
+    std::map<std::string, std::unique_ptr<Cached>> cache;
     std::vector<Launch> launches;
     std::vector<const Kernel*> first;  // distinct kernels in first-launch order
     std::set<const Kernel*> seen;
@@ -114,9 +121,9 @@ struct Executor::Impl {
     }
 
     template <class Lower>
-    const Kernel* cached(const std::string& sig, Lower lower) {
+    const Cached* cached(const std::string& sig, Lower lower) {
         auto& slot = cache[sig];
-        if (!slot) slot = std::make_unique<Kernel>(lower());
+        if (!slot) slot = std::make_unique<Cached>(lower());
         return slot.get();
     }
 
@@ -126,18 +133,19 @@ struct Executor::Impl {
     /// its buffer is narrower than the storage type (its loads widen exactly: no copy), and in
     /// the storage type otherwise (converted at the kernel's edge).
     template <class Lower>
-    const Kernel* kernel_for(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
+    const Cached* kernel_for(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
         if (!s.base) s.base = cached(s.sig, lower);
         auto rank = [](DType d) { return d == DType::F64 ? 2 : d == DType::F32 ? 1 : 0; };
         std::vector<DType> want;
         bool same = true;
-        for (size_t i = 0; i < s.base->inputs.size() && i < in.size(); ++i) {
-            DType d = s.base->inputs[i].dtype;
+        const std::vector<kernel::BufferType>& declared = s.base->k.inputs;
+        for (size_t i = 0; i < declared.size() && i < in.size(); ++i) {
+            DType d = declared[i].dtype;
             if (d != DType::I64 && in[i]->t) {
                 if (i < s.literal.size() && s.literal[i]) d = kernel::arith_type(t);
                 else if (in[i]->t->dtype != DType::I64 && rank(in[i]->t->dtype) < rank(t)) d = in[i]->t->dtype;
             }
-            same = same && d == s.base->inputs[i].dtype;
+            same = same && d == declared[i].dtype;
             want.push_back(d);
         }
         if (same) return s.base;
@@ -145,8 +153,8 @@ struct Executor::Impl {
             if (w == want) return k;
         std::string key = s.sig + " | reads";
         for (DType d : want) key += std::string(" ") + kernel::dtype_name(d);
-        const Kernel* k = cached(key, [&] {
-            Kernel c = *s.base;
+        const Cached* k = cached(key, [&] {
+            Kernel c = s.base->k;
             for (size_t i = 0; i < want.size(); ++i) c.inputs[i].dtype = want[i];
             return c;
         });
@@ -154,8 +162,9 @@ struct Executor::Impl {
         return k;
     }
 
-    /// Runs `k` on `in` (each converted to the kernel's declared type at its edge).
-    Value launch(const Kernel& k, const std::string& site, const std::vector<const Value*>& in, const TypeP& type) {
+    /// Runs `c` on `in` (each converted to the kernel's declared type at its edge).
+    Value launch(const Cached& c, const std::string& site, const std::vector<const Value*>& in, const TypeP& type) {
+        const Kernel& k = c.k;
         if (in.size() != k.inputs.size()) throw Error({}, "kernel " + k.name + " takes " + std::to_string(k.inputs.size()) + " inputs");
         if (type->numel() > kMaxElements)
             throw Error({}, "a result of " + std::to_string(type->numel()) + " elements is too large for the kernel backend");
@@ -171,7 +180,7 @@ struct Executor::Impl {
             ptrs.push_back(held.back().get());
         }
         kernel::Data out;
-        kernel::run(k, ptrs, out);
+        c.c.run(ptrs, out);
         launches.push_back({site, &k});
         if (seen.insert(&k).second) first.push_back(&k);
         return detail::tensor_value(type, std::move(out));
@@ -213,7 +222,7 @@ struct Executor::Impl {
         if (o.fuse) {
             std::vector<const Value*> in;
             for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
-            const Kernel* k = kernel_for(pg.fused, pg.dtype, in, [&] {
+            const Cached* k = kernel_for(pg.fused, pg.dtype, in, [&] {
                 return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype) : kernel::lower(fg.node, pg.dtype);
             });
             unfused += (int64_t)fg.lets.size();
@@ -222,7 +231,7 @@ struct Executor::Impl {
         const size_t m = (size_t)(std::find(fg.lets.begin(), fg.lets.end(), (int)pos) - fg.lets.begin());
         std::vector<const Value*> in;
         for (int id : l.args) in.push_back(&env[(size_t)id]);
-        const Kernel* k = kernel_for(pg.members[m], pg.dtype, in, [&] { return kernel::lower(detail::node_of(f, l), pg.dtype); });
+        const Cached* k = kernel_for(pg.members[m], pg.dtype, in, [&] { return kernel::lower(detail::node_of(f, l), pg.dtype); });
         ++unfused;
         return launch(*k, detail::site_of(f, l), in, l.type);
     }
