@@ -58,27 +58,51 @@ presk::CheckOptions options(const Args& a) {
     return o;
 }
 
-std::vector<presk::ref::Value> components(const presk::ref::Value& out) {
+/// The components of an entry's result (a tuple's items, or the value itself).
+template <class V>
+std::vector<V> components(const V& out) {
     return out.type->kind == presk::Type::Tuple ? out.items : std::vector{out};
 }
 
-/// --out: the entry, the backend, the parameters and inputs it ran on and its outputs.
-void write_json(const Args& a, const presk::core::Program& prog, const std::vector<presk::ref::Value>& args,
-                const std::vector<presk::ref::Value>& outs) {
+/// --out: the entry, the backend, the parameters and inputs it ran on and its outputs. V is
+/// the backend's value (presk::ref::Value or presk::realize::Value), whose write_json is found
+/// by its namespace.
+template <class V>
+void write_out(const Args& a, const presk::core::Program& prog, const std::vector<V>& args, const std::vector<V>& outs) {
     using presk::ref::json_escape;
     std::ofstream o(a.out);
     o << "{\"entry\": \"" << json_escape(prog.entry) << "\", \"backend\": \"" << json_escape(a.backend) << "\", ";
     if (a.backend == "kernel") o << "\"realization\": \"" << json_escape(a.realize) << "\", ";
-    o << "\"bits\": " << a.bits << ", \"seed\": " << a.seed
-      << ", \"params\": " << (prog.params_type ? presk::ref::to_json(args[0], a.digits) : "null") << ", \"inputs\": {";
+    o << "\"bits\": " << a.bits << ", \"seed\": " << a.seed << ", \"params\": ";
+    if (prog.params_type) write_json(o, args[0], a.digits);
+    else o << "null";
+    o << ", \"inputs\": {";
     const presk::core::Function* f = prog.find(prog.entry);
     const size_t first = prog.params_type ? 1 : 0;
-    for (size_t i = first; i < args.size(); ++i)
-        o << (i > first ? ", " : "") << "\"" << json_escape(f->param_names[i]) << "\": " << presk::ref::to_json(args[i], a.digits);
+    for (size_t i = first; i < args.size(); ++i) {
+        o << (i > first ? ", " : "") << "\"" << json_escape(f->param_names[i]) << "\": ";
+        write_json(o, args[i], a.digits);
+    }
     o << "}, \"outputs\": [";
-    for (size_t i = 0; i < outs.size(); ++i) o << (i ? ", " : "") << presk::ref::to_json(outs[i], a.digits);
+    for (size_t i = 0; i < outs.size(); ++i) {
+        o << (i ? ", " : "");
+        write_json(o, outs[i], a.digits);
+    }
     o << "]}\n";
     if (!o) throw presk::Error({}, "cannot write " + a.out);
+}
+
+/// Prints each output component of an entry run on `args` (and writes --out), from the
+/// backend's own values: the kernel backend's doubles are never copied into MPFR numbers.
+template <class V>
+void print_outputs(const Args& a, const presk::core::Program& prog, const std::vector<V>& args, const V& out) {
+    const auto outs = components(out);
+    for (size_t i = 0; i < outs.size(); ++i) {
+        std::cout << "out" << i << " : ";
+        write_text(std::cout, outs[i], a.digits);
+        std::cout << "\n";
+    }
+    if (!a.out.empty()) write_out(a, prog, args, outs);
 }
 
 /// The entry's parameters and inputs as the reference synthesises them.
@@ -109,19 +133,14 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);  // checked; interp ignores it
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
     std::vector<presk::ref::Value> args = entry_args(interp, a);
-    presk::ref::Value out;
     if (a.backend == "interp") {
-        out = interp.call(prog.entry, args);
-    } else {
-        presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
-        std::vector<presk::realize::Value> in = ex.convert_args(prog.entry, args);
-        out = presk::realize::to_ref(ex.call_values(prog.entry, in));
-        args.clear();
-        for (const auto& v : in) args.push_back(presk::realize::to_ref(v));  // what the kernels read
+        print_outputs(a, prog, args, interp.call(prog.entry, args));
+        return;
     }
-    const auto outs = components(out);
-    for (size_t i = 0; i < outs.size(); ++i) std::cout << "out" << i << " : " << presk::ref::to_text(outs[i], a.digits) << "\n";
-    if (!a.out.empty()) write_json(a, prog, args, outs);
+    presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
+    const std::vector<presk::realize::Value> in = ex.convert_args(prog.entry, args);  // what the kernels read
+    args.clear();
+    print_outputs(a, prog, in, ex.call_values(prog.entry, in));
 }
 
 /// The median time of `repeat` calls, in microseconds.

@@ -6,6 +6,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,13 @@ struct Value {
 /// A reference value crossing the seam into storage type `t`: each real rounded to f64, then
 /// to `t` (round_to); integers and masks as i64.
 Value from_ref(const ref::Value& v, kernel::DType t);
-/// The way back, for printing and comparison: every element exactly, reals as MPFR numbers of
+/// The way back, for comparison: every element exactly, reals as MPFR numbers of
 /// max(bits, 53) bits.
 ref::Value to_ref(const Value& v, long bits = 64);
+/// `v` printed as the reference prints a value (ref::write_text, ref::write_json: the same
+/// text as for to_ref(v)), from the buffers themselves (no MPFR copy of the value).
+void write_text(std::ostream& os, const Value& v, int digits);
+void write_json(std::ostream& os, const Value& v, int digits);
 
 /// One launch: the site of the group's root and the kernel run (owned by the executor's cache).
 struct Launch {

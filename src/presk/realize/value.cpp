@@ -1,8 +1,9 @@
 // Runtime values of the kernel backend: the seam's conversions from and to the reference's
-// values, and the stack operations a fold needs.
+// values, their printing, and the stack operations a fold needs.
 #include <algorithm>
 
 #include "lang/source.h"
+#include "ref/print.h"
 #include "realize/host.h"
 
 namespace presk::realize {
@@ -14,6 +15,15 @@ Value tree(const TypeP& type, std::vector<Value> items) {
     v.items = std::move(items);
     return v;
 }
+
+// Element k of tensor value `v` as ref/print.h's writer asks for it.
+struct Element {
+    int digits;
+    void operator()(const Value& v, int64_t k, std::string& out) const {
+        if (v.t->dtype == kernel::DType::I64) out += std::to_string(v.t->in[(size_t)k]);
+        else ref::append_real(out, v.t->re[(size_t)k], digits);
+    }
+};
 
 } // namespace
 
@@ -38,6 +48,10 @@ ref::Value to_ref(const Value& v, long bits) {
     }
     return ref::make_tensor(std::move(t));
 }
+
+void write_text(std::ostream& os, const Value& v, int digits) { ref::write_value(os, v, false, Element{digits}); }
+
+void write_json(std::ostream& os, const Value& v, int digits) { ref::write_value(os, v, true, Element{digits}); }
 
 namespace detail {
 

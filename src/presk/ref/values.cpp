@@ -1,17 +1,13 @@
 #include "ref/values.h"
 
-#include <cstdio>
+#include <sstream>
 
 namespace presk::ref {
 
 std::string Real::text(int digits) const {
-    if (mpfr_nan_p(v_)) return "nan";
-    if (mpfr_inf_p(v_)) return mpfr_sgn(v_) > 0 ? "inf" : "-inf";
-    char* s = nullptr;
-    if (mpfr_asprintf(&s, "%.*Rg", digits, v_) < 0 || !s) return "?";
-    std::string r(s);
-    mpfr_free_str(s);
-    return r;
+    std::string s;
+    append_real(s, v_, digits);
+    return s;
 }
 
 Value make_tensor(Tensor t) {
@@ -69,75 +65,31 @@ Value stack_first(const std::vector<Value>& parts) {
 
 namespace {
 
-void nested(const Tensor& t, size_t axis, int64_t& k, int digits, bool json, std::string& out) {
-    const auto& axes = t.type->axes;
-    if (axis == axes.size()) {
-        if (t.type->elem == Elem::Real) {
-            std::string s = t.re[k].text(digits);
-            out += json && (s == "nan" || s == "inf" || s == "-inf") ? "\"" + s + "\"" : s;
-        } else {
-            out += std::to_string(t.in[k]);
-        }
-        ++k;
-        return;
+// Element k of tensor value `v` as print.h's writer asks for it.
+struct Element {
+    int digits;
+    void operator()(const Value& v, int64_t k, std::string& out) const {
+        if (v.type->elem == Elem::Real) append_real(out, v.t->re[(size_t)k].get(), digits);
+        else out += std::to_string(v.t->in[(size_t)k]);
     }
-    out += "[";
-    for (int64_t i = 0; i < axes[axis].size; ++i) {
-        if (i) out += ", ";
-        nested(t, axis + 1, k, digits, json, out);
-    }
-    out += "]";
-}
-
-std::string tensor_data(const Tensor& t, int digits, bool json) {
-    std::string s;
-    int64_t k = 0;
-    nested(t, 0, k, digits, json, s);
-    return s;
-}
+};
 
 } // namespace
 
-std::string json_escape(const std::string& s) {
-    static const char hex[] = "0123456789abcdef";
-    std::string r;
-    for (char c : s) {
-        const auto u = (unsigned char)c;
-        if (c == '"' || c == '\\') {
-            r += '\\';
-            r += c;
-        } else if (u < 0x20) {
-            r += "\\u00";
-            r += hex[u >> 4];
-            r += hex[u & 15];
-        } else {
-            r += c;
-        }
-    }
-    return r;
-}
+void write_text(std::ostream& os, const Value& v, int digits) { write_value(os, v, false, Element{digits}); }
+
+void write_json(std::ostream& os, const Value& v, int digits) { write_value(os, v, true, Element{digits}); }
 
 std::string to_text(const Value& v, int digits) {
-    if (v.t) return to_string(*v.type) + " = " + tensor_data(*v.t, digits, false);
-    std::string s = v.type->kind == Type::Tuple ? "(" : "{";
-    for (size_t i = 0; i < v.items.size(); ++i) {
-        s += i ? ",\n " : "";
-        if (v.type->kind == Type::Record) s += v.type->names[i] + ": ";
-        s += to_text(v.items[i], digits);
-    }
-    return s + (v.type->kind == Type::Tuple ? ")" : "}");
+    std::ostringstream os;
+    write_text(os, v, digits);
+    return os.str();
 }
 
 std::string to_json(const Value& v, int digits) {
-    if (v.t) return "{\"type\": \"" + json_escape(to_string(*v.type)) + "\", \"data\": " + tensor_data(*v.t, digits, true) + "}";
-    bool rec = v.type->kind == Type::Record;
-    std::string s = rec ? "{" : "[";
-    for (size_t i = 0; i < v.items.size(); ++i) {
-        if (i) s += ", ";
-        if (rec) s += "\"" + json_escape(v.type->names[i]) + "\": ";
-        s += to_json(v.items[i], digits);
-    }
-    return s + (rec ? "}" : "]");
+    std::ostringstream os;
+    write_json(os, v, digits);
+    return os.str();
 }
 
 } // namespace presk::ref

@@ -2,10 +2,12 @@
 // tensors, reals exact at a chosen precision, integers and masks as int64.
 #pragma once
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/types.h"
+#include "ref/print.h"
 #include "ref/real.h"
 
 namespace presk::ref {
@@ -32,12 +34,15 @@ Value slice_first(const Value& v, int64_t l);
 /// The inverse: stacks values of one type along a new first axis.
 Value stack_first(const std::vector<Value>& parts);
 
-/// Human-readable text: the type, then nested brackets of values at `digits` significant digits.
+/// Human-readable text: the type, then nested brackets of values at `digits` significant
+/// digits (print.h's text form).
+void write_text(std::ostream& os, const Value& v, int digits);
+/// JSON: a tensor is {"type": ..., "data": nested arrays}, a tuple an array, a record an
+/// object (print.h's JSON form).
+void write_json(std::ostream& os, const Value& v, int digits);
+/// write_text into a string.
 std::string to_text(const Value& v, int digits);
-/// JSON: a tensor is {"type": ..., "data": nested arrays}, a tuple an array, a record an object.
+/// write_json into a string.
 std::string to_json(const Value& v, int digits);
-/// `s` as the inside of a JSON string: '"' and '\\' escaped, control characters as \u00XX
-/// (other bytes as given).
-std::string json_escape(const std::string& s);
 
 } // namespace presk::ref
