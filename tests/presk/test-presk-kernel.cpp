@@ -11,6 +11,7 @@
 #include "kernel/eval.h"
 #include "kernel/ir.h"
 #include "kernel/pmath.h"
+#include "seed_kernels.h"
 #include "lang/source.h"
 
 namespace presk::kernel {
@@ -43,20 +44,7 @@ Kernel dot(DType t, int64_t M, int64_t K, int64_t N) {
 }
 
 TEST(KernelPrint, SeedDot) {
-    EXPECT_EQ(to_string(dot(DType::F32, 4, 3, 2)),
-              "kernel dot (%0 : f32[batch: 4, 3], %1 : f32[3, 2]) -> %2 : f32[batch: 4, 2] {\n"
-              "  for i0 in 0..4 {\n"
-              "    for i2 in 0..2 {\n"
-              "      %2[i0, i2] = 0\n"
-              "    }\n"
-              "    for i1 in 0..3 {\n"
-              "      s0 = %0[i0, i1]\n"
-              "      for i2 in 0..2 {\n"
-              "        %2[i0, i2] = (%2[i0, i2] + (s0 * %1[i1, i2]))\n"
-              "      }\n"
-              "    }\n"
-              "  }\n"
-              "}\n");
+    EXPECT_EQ(to_string(dot(DType::F32, 4, 3, 2)), test::kSeedDot);
 }
 
 TEST(KernelPrint, SeedAdd) {
@@ -65,14 +53,7 @@ TEST(KernelPrint, SeedAdd) {
     k.inputs = {buf(DType::F32, {{"batch", 4}, {"", 2}}), buf(DType::F32, {{"", 2}})};
     k.output = buf(DType::F32, {{"batch", 4}, {"", 2}});
     k.body = {for_loop(0, 0, 4, {for_loop(1, 0, 2, {store(2, {i(0), i(1)}, add(load(0, {i(0), i(1)}), load(1, {i(1)})))})})};
-    EXPECT_EQ(to_string(k),
-              "kernel add (%0 : f32[batch: 4, 2], %1 : f32[2]) -> %2 : f32[batch: 4, 2] {\n"
-              "  for i0 in 0..4 {\n"
-              "    for i1 in 0..2 {\n"
-              "      %2[i0, i1] = (%0[i0, i1] + %1[i1])\n"
-              "    }\n"
-              "  }\n"
-              "}\n");
+    EXPECT_EQ(to_string(k), test::kSeedAdd);
 }
 
 TEST(KernelPrint, ConditionsIntegersConstantsAndCalls) {

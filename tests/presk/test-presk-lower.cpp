@@ -20,6 +20,7 @@
 #include "core/prims.h"
 #include "kernel/eval.h"
 #include "kernel/lower.h"
+#include "seed_kernels.h"
 #include "ref/chacha.h"
 #include "ref/interp.h"
 #include "presk_test.h"
@@ -359,29 +360,9 @@ TEST(PreskLower, EveryLetOfTheExamplesLowersAndRuns) {
 
 TEST(PreskLower, TheSeedsDotKernel) {
     Node n = node("dot", {real_t({{"batch", 4}, {"", 3}}), real_t({{"", 3}, {"", 2}})});
-    EXPECT_EQ(kernel::to_string(kernel::lower(n, DType::F32)),
-              "kernel dot (%0 : f32[batch: 4, 3], %1 : f32[3, 2]) -> %2 : f32[batch: 4, 2] {\n"
-              "  for i0 in 0..4 {\n"
-              "    for i2 in 0..2 {\n"
-              "      %2[i0, i2] = 0\n"
-              "    }\n"
-              "    for i1 in 0..3 {\n"
-              "      s0 = %0[i0, i1]\n"
-              "      for i2 in 0..2 {\n"
-              "        %2[i0, i2] = (%2[i0, i2] + (s0 * %1[i1, i2]))\n"
-              "      }\n"
-              "    }\n"
-              "  }\n"
-              "}\n");
+    EXPECT_EQ(kernel::to_string(kernel::lower(n, DType::F32)), test::kSeedDot);
     Node add = node("add", {real_t({{"batch", 4}, {"", 2}}), real_t({{"", 2}})});
-    EXPECT_EQ(kernel::to_string(kernel::lower(add, DType::F32)),
-              "kernel add (%0 : f32[batch: 4, 2], %1 : f32[2]) -> %2 : f32[batch: 4, 2] {\n"
-              "  for i0 in 0..4 {\n"
-              "    for i1 in 0..2 {\n"
-              "      %2[i0, i1] = (%0[i0, i1] + %1[i1])\n"
-              "    }\n"
-              "  }\n"
-              "}\n");
+    EXPECT_EQ(kernel::to_string(kernel::lower(add, DType::F32)), test::kSeedAdd);
 }
 
 TEST(PreskLower, EinIsNamedByItsOutputAxes) {

@@ -13,6 +13,7 @@
 #include "kernel/eval.h"
 #include "presk_test.h"
 #include "realize/conformance.h"
+#include "seed_kernels.h"
 #include "realize/executor.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
@@ -275,27 +276,7 @@ TEST(Executor, LinearDumpIsTheSeeds) {
     EXPECT_EQ(ex.launches()[0].site, "Linear{3,2}.apply/%3");
     EXPECT_EQ(ex.launches()[1].site, "Linear{3,2}.apply/%5");
     EXPECT_EQ(kernel::to_string(*ex.kernels()[0]) + kernel::to_string(*ex.kernels()[1]),
-              R"(kernel dot (%0 : f32[batch: 4, 3], %1 : f32[3, 2]) -> %2 : f32[batch: 4, 2] {
-  for i0 in 0..4 {
-    for i2 in 0..2 {
-      %2[i0, i2] = 0
-    }
-    for i1 in 0..3 {
-      s0 = %0[i0, i1]
-      for i2 in 0..2 {
-        %2[i0, i2] = (%2[i0, i2] + (s0 * %1[i1, i2]))
-      }
-    }
-  }
-}
-kernel add (%0 : f32[batch: 4, 2], %1 : f32[2]) -> %2 : f32[batch: 4, 2] {
-  for i0 in 0..4 {
-    for i1 in 0..2 {
-      %2[i0, i1] = (%0[i0, i1] + %1[i1])
-    }
-  }
-}
-)");
+              std::string(test::kSeedDot) + test::kSeedAdd);
 }
 
 TEST(Executor, AttentionScoresLaunchTheEin) {
