@@ -21,9 +21,13 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The bits are only the documented ones if every operation rounds once to its own type. */
-#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
-#error "pmath.c needs FLT_EVAL_METHOD == 0 (double arithmetic in double, e.g. SSE2 on x86)"
+/* The bits are only the documented ones if every operation rounds once to its own type.
+ * FLT_EVAL_METHOD 0 says so for float and double. 16 (ISO/IEC TS 18661-3, set by GCC when
+ * the target has AVX512-FP16) says the same for float and double and adds that _Float16 is
+ * evaluated in _Float16, a type pmath never uses; every other value (1, 2: x87 extended
+ * precision, -1: indeterminable) is refused. */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != 16
+#error "pmath.c needs FLT_EVAL_METHOD == 0 or 16 (float and double arithmetic in their own types, e.g. SSE2 on x86)"
 #endif
 #if defined(__FAST_MATH__)
 #error "pmath.c must not be compiled with -ffast-math: its error-free transformations need IEEE arithmetic"

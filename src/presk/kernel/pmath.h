@@ -6,7 +6,8 @@
  * operations and exact bit manipulation (no libm call, no fma, no long double), so any
  * conforming compiler on any IEEE-754 machine gives the same bits, provided that
  *   - double and float arithmetic is evaluated in its own type (FLT_EVAL_METHOD == 0,
- *     e.g. SSE2 on x86, any AArch64), in round-to-nearest-even;
+ *     e.g. SSE2 on x86, any AArch64, or 16 where the target has AVX512-FP16), in
+ *     round-to-nearest-even;
  *   - the compiler does not contract a*b+c into an fma (-ffp-contract=off, no fast-math).
  * pmath.c refuses to compile when it can tell that either is broken.
  *
