@@ -543,7 +543,8 @@ std::string Tokenizer::decode(std::span<const token_id> ids, bool special) const
 
 // ---- streaming detokenizer --------------------------------------------------------------
 
-Detokenizer::Detokenizer(const Tokenizer & tok, bool special) : tok_(tok), special_(special) {}
+Detokenizer::Detokenizer(const Tokenizer & tok, bool special, bool continues_text)
+    : tok_(tok), special_(special), at_start_(!continues_text) {}
 Detokenizer::~Detokenizer() = default;
 
 std::string Detokenizer::push(token_id id) {

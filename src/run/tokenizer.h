@@ -122,14 +122,18 @@ private:
  *  byte-level tokens split characters), so every returned string is valid UTF-8. */
 class Detokenizer {
 public:
-    /** `special`: print control tokens' text (see Tokenizer::token_to_piece). The
-     *  tokenizer must outlive the detokenizer. */
-    Detokenizer(const Tokenizer & tok, bool special);
+    /** `special`: print control tokens' text (see Tokenizer::token_to_piece).
+     *  `continues_text`: the tokens continue text that is already there (a prompt), so
+     *  the first piece keeps its leading space; otherwise the SentencePiece prefix space
+     *  (WordPiece's word-start mark) of the first piece is dropped, as decode() does.
+     *  The tokenizer must outlive the detokenizer. */
+    Detokenizer(const Tokenizer & tok, bool special, bool continues_text = false);
     ~Detokenizer();
 
     /** The text completed by token `id` (possibly ""). */
     std::string push(token_id id);
-    /** The bytes still held back, as U+FFFD (an unfinished sequence at the end); resets. */
+    /** The bytes still held back, as U+FFFD (an unfinished sequence at the end); resets
+     *  to the start of a text. */
     std::string finish();
 
 private:

@@ -206,6 +206,19 @@ TEST(GkRun, GreedyStory) {
     EXPECT_NE(r.err.find("peak memory"), std::string::npos);
 }
 
+// The generated text continues the prompt: on a SentencePiece model the first generated
+// piece ("\u2581was") keeps its space; only a text's very first piece loses it.
+TEST(GkRun, FirstGeneratedWordKeepsItsSpace) {
+    const run_result r = run_gk_run(greedy(k_stories, "The little dog", 8));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("The little dog was ", 0), 0u) << r.out;
+    // With no prompt text (BOS only) the story starts at its first letter.
+    const run_result e = run_gk_run(greedy(k_stories, "", 8));
+    EXPECT_EQ(e.exit_code, 0) << e.err;
+    ASSERT_FALSE(e.out.empty());
+    EXPECT_NE(e.out.front(), ' ') << e.out;
+}
+
 TEST(GkRun, SameTextAtOneAndTwoThreads) {
     std::string text[2];
     for (int t = 1; t <= 2; ++t) {

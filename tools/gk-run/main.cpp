@@ -105,6 +105,7 @@ public:
             std::fprintf(stderr, "\n");
         }
         for (token_id id : ids) sampler_.accept(id);
+        if (!text.empty()) text_before_ = true;
         const auto t0 = std::chrono::steady_clock::now();
         if (!session_.eval(ids, logits_, error)) return false;
         t_.prompt_ms += ms_since(t0);
@@ -117,7 +118,8 @@ public:
      *  full context; with -n N a full context before N tokens is an error. */
     bool generate(std::string * error) {
         const auto &          tok = model_.tokenizer();
-        gk::run::Detokenizer  detok(tok, false);
+        // The generated text continues the prompt: its first piece keeps its space.
+        gk::run::Detokenizer  detok(tok, false, text_before_);
         for (int64_t n = 0; opt_.n_predict < 0 || n < opt_.n_predict; ++n) {
             if (dump_ && std::fwrite(logits_.data(), sizeof(float), logits_.size(), dump_) != logits_.size()) {
                 if (error) *error = "writing '" + opt_.dump_logits + "' failed";
@@ -174,6 +176,7 @@ private:
     std::vector<float>      logits_;
     std::vector<token_id>   generated_;
     std::FILE *             dump_ = nullptr;
+    bool                    text_before_ = false;  // some text was fed before generation
 };
 
 int run_completion(const run_options & opt, runner & r) {
