@@ -71,6 +71,48 @@ TEST(OpsMatmul, QuantizedWeights) {
     }
 }
 
+/// Batch invariance: mul_mat of N columns gives, for every column, the bits of mul_mat
+/// of that column alone (vec_dot_tile.h), for every weight type with a dot, for N = 1
+/// .. 64 and at 1 and 3 threads; the weight has rows enough for several 16-row tiles
+/// and a partial one.
+TEST(OpsMatmul, ColumnsDoNotDependOnTheBatch) {
+    const int64_t K = 512, M = 37, n_max = 64;
+    int           types = 0;
+    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+        const auto t = static_cast<gk_type>(id);
+        if (!gk::cpu::vec_dot_row_ok(t, K) || !gk::quant::get_type_traits(t)->from_float) {
+            continue;
+        }
+        ++types;
+        env         e(256u << 20);
+        gk_tensor * a   = e.rand(t, K, M);
+        gk_tensor * b   = e.rand(GK_TYPE_F32, K, n_max, 1, 1, -2.0f, 2.0f);
+        // every column alone
+        std::vector<std::vector<uint32_t>> alone;
+        for (int64_t n = 0; n < n_max; ++n) {
+            gk_tensor * col = gk_view_2d(e.ctx, b, K, 1, b->nb[1], static_cast<size_t>(n) * b->nb[1]);
+            gk_tensor * y   = gk_mul_mat(e.ctx, a, col);
+            ASSERT_TRUE(compute(e.ctx, y, 1)) << gk_type_name(t);
+            alone.emplace_back(static_cast<const uint32_t *>(y->data), static_cast<const uint32_t *>(y->data) + M);
+        }
+        for (int64_t N : {2, 3, 7, 16, 17, 63, 64}) {
+            for (int nth : {1, 3}) {
+                gk_tensor * cols = gk_view_2d(e.ctx, b, K, N, b->nb[1], 0);
+                gk_tensor * y    = gk_mul_mat(e.ctx, a, cols);
+                ASSERT_TRUE(compute(e.ctx, y, nth)) << gk_type_name(t);
+                for (int64_t n = 0; n < N; ++n) {
+                    const auto * got = reinterpret_cast<const uint32_t *>(static_cast<const char *>(y->data) + n * y->nb[1]);
+                    for (int64_t m = 0; m < M; ++m) {
+                        ASSERT_EQ(got[m], alone[static_cast<size_t>(n)][static_cast<size_t>(m)])
+                            << gk_type_name(t) << " N=" << N << " threads=" << nth << " column " << n << " row " << m;
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_GT(types, 20);
+}
+
 TEST(OpsMatmul, MulMatId) {
     env           e;
     const int64_t K = 32, M = 7, E = 4, B1 = 2, T = 5, U = 4;

@@ -9,7 +9,10 @@
 // order and split into contiguous ranges (split_rows). A thread walks its weight rows
 // of one slab in column panels of up to k_panel b rows: it converts the panel once
 // and dots every one of its weight rows against it. So decode (one b row) still spreads
-// over the weight rows, and a panel is never reused across slabs.
+// over the weight rows, and a panel is never reused across slabs. With more than one
+// column and a weight type that has a tile kernel (vec_dot_tile.h), the panels are the
+// kernel's max_cols wide and the kernel takes the thread's weight rows `rows` at a time,
+// unpacking each weight block once per panel; its elements have the same bits.
 //
 // mul_mat_id splits by destination row (u, t) - one token's use of one expert each:
 // dst[:, u, t] = as[:, :, ids[u, t]] * b[:, u % B1, t]. An expert id outside [0, E) is
@@ -20,6 +23,7 @@
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_dot.h"
+#include "../vec_dot_tile.h"
 
 #include <cstring>
 
@@ -36,19 +40,35 @@ void put(gk_tensor * dst, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float 
     std::memcpy(element_ptr(dst, i0, i1, i2, i3), &v, sizeof(v));
 }
 
+/// The tile kernel mul_mat uses for dst, or nullptr: a weight type with one, more than
+/// one column, and a destination whose rows are dense f32 (the kernel writes them).
+const tile_kernel * tile_for(const gk_tensor * dst) {
+    const gk_tensor * a = dst->src[0];
+    if (dst->src[1]->ne[1] < 2 || dst->nb[0] != sizeof(float) || dst->nb[1] % sizeof(float) != 0) {
+        return nullptr;
+    }
+    return get_tile_kernel(a->type);
+}
+
+/// Columns converted at a time: a tile kernel's max_cols, else k_panel.
+int64_t panel_cols(const tile_kernel * tk) { return tk ? tk->max_cols : k_panel; }
+
 void mul_mat(const compute_params & p, gk_tensor * dst) {
     const gk_tensor *      a     = dst->src[0];
     const gk_tensor *      b     = dst->src[1];
     const vec_dot_traits * vd    = get_vec_dot_traits(a->type);
+    const tile_kernel *    tk    = tile_for(dst);
     const int64_t          K     = a->ne[0];
     const int64_t          M     = a->ne[1];
     const int64_t          N     = b->ne[1];
     const int64_t          r2    = b->ne[2] / a->ne[2];
     const int64_t          r3    = b->ne[3] / a->ne[3];
     const size_t           arow  = act_row_bytes(a);
+    const int64_t          cols  = panel_cols(tk);
     scratch                w     = p.work();
     float *                bbuf  = w.floats(K);
-    auto *                 panel = static_cast<char *>(w.take(arow * k_panel));
+    auto *                 panel = static_cast<char *>(w.take(arow * static_cast<size_t>(cols)));
+    void *                 twork = tk ? w.take(tk->work_bytes) : nullptr;
     const row_range        units = split_rows(M * b->ne[2] * b->ne[3], p.ith, p.nth);
     for (int64_t u = units.begin; u < units.end;) {
         const int64_t slab = u / M;
@@ -56,10 +76,19 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
         const int64_t i3   = slab / b->ne[2];
         const int64_t m0   = u % M;
         const int64_t m1   = (slab + 1) * M < units.end ? M : units.end - slab * M;
-        for (int64_t n0 = 0; n0 < N; n0 += k_panel) {
-            const int64_t n1 = n0 + k_panel < N ? n0 + k_panel : N;
+        for (int64_t n0 = 0; n0 < N; n0 += cols) {
+            const int64_t n1 = n0 + cols < N ? n0 + cols : N;
             for (int64_t n = n0; n < n1; ++n) {
                 vd->from_float(read_row(b, n, i2, i3, bbuf), panel + (n - n0) * arow, K);
+            }
+            if (tk) {
+                for (int64_t m = m0; m < m1; m += tk->rows) {
+                    const int nr = static_cast<int>(m1 - m < tk->rows ? m1 - m : tk->rows);
+                    tk->fn(K, nr, element_ptr(a, 0, m, i2 / r2, i3 / r3), a->nb[1], static_cast<int>(n1 - n0), panel,
+                           arow, reinterpret_cast<float *>(element_ptr(dst, m, n0, i2, i3)),
+                           dst->nb[1] / sizeof(float), twork);
+                }
+                continue;
             }
             for (int64_t m = m0; m < m1; ++m) {
                 const char * wrow = element_ptr(a, 0, m, i2 / r2, i3 / r3);
@@ -75,8 +104,11 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
 }
 
 size_t mul_mat_work_size(const gk_tensor * dst) {
-    const gk_tensor * a = dst->src[0];
-    return scratch_bytes(static_cast<size_t>(a->ne[0]) * sizeof(float)) + scratch_bytes(act_row_bytes(a) * k_panel);
+    const gk_tensor *   a  = dst->src[0];
+    const tile_kernel * tk = tile_for(dst);
+    return scratch_bytes(static_cast<size_t>(a->ne[0]) * sizeof(float)) +
+           scratch_bytes(act_row_bytes(a) * static_cast<size_t>(panel_cols(tk))) +
+           (tk ? scratch_bytes(tk->work_bytes) : 0);
 }
 
 void mul_mat_id(const compute_params & p, gk_tensor * dst) {

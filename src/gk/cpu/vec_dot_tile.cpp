@@ -1,0 +1,33 @@
+// vec_dot_tile.cpp - the per-type table of tile kernels (vec_dot_tile.h).
+#include "vec_dot_tile.h"
+
+#include "vec_dot_tile_impl.h"
+
+namespace gk::cpu {
+namespace {
+
+struct tile_table {
+    const tile_kernel * rows[GK_TYPE_COUNT] = {};
+};
+
+tile_table build_table() {
+    tile_table t;
+#if defined(GK_TILE_AVX512)
+    t.rows[GK_TYPE_Q4_K] = &detail::tile_q4_K;
+    t.rows[GK_TYPE_Q5_K] = &detail::tile_q5_K;
+    t.rows[GK_TYPE_Q6_K] = &detail::tile_q6_K;
+#endif
+    return t;
+}
+
+} // namespace
+
+const tile_kernel * get_tile_kernel(gk_type type) {
+    static const tile_table t = build_table();
+    if (static_cast<int>(type) < 0 || type >= GK_TYPE_COUNT) {
+        return nullptr;
+    }
+    return t.rows[type];
+}
+
+} // namespace gk::cpu

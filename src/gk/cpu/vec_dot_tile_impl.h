@@ -1,0 +1,21 @@
+// vec_dot_tile_impl.h - what the tile kernel files share: the vector level they need and
+// the kernels the table in vec_dot_tile.cpp lists. Internal to src/gk/cpu/vec_dot_tile*.cpp.
+#pragma once
+
+#include "simd.h"
+#include "vec_dot_tile.h"
+
+// The tile kernels use 512-bit registers (one 32-bit lane per weight row) and VPDPBUSD.
+#if defined(GK_SIMD_AVX512) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define GK_TILE_AVX512 1
+#endif
+
+namespace gk::cpu::detail {
+
+#if defined(GK_TILE_AVX512)
+extern const tile_kernel tile_q4_K;
+extern const tile_kernel tile_q5_K;
+extern const tile_kernel tile_q6_K;
+#endif
+
+} // namespace gk::cpu::detail

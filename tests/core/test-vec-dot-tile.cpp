@@ -1,0 +1,127 @@
+// test-vec-dot-tile: every tile kernel against the vec_dot of each of its elements (and
+// so against the scalar twin, which test-vec-dot holds to vec_dot), bit for bit, over
+// weight rows of random bytes (finite scales), partial tiles and column counts from 1 to
+// the kernel's maximum. Skips where the build has no tile kernel.
+#include "gk/cpu/vec_dot.h"
+#include "gk/cpu/vec_dot_tile.h"
+#include "quant/k_quants.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+using gk::cpu::get_tile_kernel;
+using gk::cpu::get_vec_dot_traits;
+
+bool same_bits(float a, float b) {
+    return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
+gk::fp16_t finite_half(std::mt19937 & rng) {
+    for (;;) {
+        const auto h = static_cast<gk::fp16_t>(rng() & 0xFFFF);
+        if ((h & 0x7C00) != 0x7C00) {
+            return h;
+        }
+    }
+}
+
+/// Random bytes, then finite f16 scales where the type keeps them (the types that have
+/// tile kernels); false for a type this test does not know.
+bool random_row(gk_type type, std::vector<uint8_t> & row, std::mt19937 & rng) {
+    for (uint8_t & b : row) {
+        b = static_cast<uint8_t>(rng());
+    }
+    const size_t bs = gk_type_size(type);
+    for (size_t off = 0; off + bs <= row.size(); off += bs) {
+        uint8_t * p = row.data() + off;
+        switch (type) {
+            case GK_TYPE_Q4_K: {
+                auto * x = reinterpret_cast<gk::quant::block_q4_K *>(p);
+                x->d = finite_half(rng), x->dmin = finite_half(rng);
+                break;
+            }
+            case GK_TYPE_Q5_K: {
+                auto * x = reinterpret_cast<gk::quant::block_q5_K *>(p);
+                x->d = finite_half(rng), x->dmin = finite_half(rng);
+                break;
+            }
+            case GK_TYPE_Q6_K: reinterpret_cast<gk::quant::block_q6_K *>(p)->d = finite_half(rng); break;
+            default: return false;
+        }
+    }
+    return true;
+}
+
+TEST(VecDotTile, EveryElementIsItsVecDot) {
+    std::mt19937 rng(2024);
+    int          kernels = 0;
+    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+        const auto                          type = static_cast<gk_type>(id);
+        const gk::cpu::tile_kernel *        tk   = get_tile_kernel(type);
+        const gk::cpu::vec_dot_traits *     vd   = get_vec_dot_traits(type);
+        if (!tk) {
+            continue;
+        }
+        ASSERT_NE(vd, nullptr) << gk_type_name(type);
+        ++kernels;
+        void * work = std::aligned_alloc(64, (tk->work_bytes + 63) / 64 * 64);
+        for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
+            const int64_t n    = nb * gk_blck_size(type);
+            const size_t  bx   = gk_row_size(type, n) + 16;  // rows not packed: the stride is honoured
+            const size_t  by   = gk_row_size(vd->vec_dot_type, n);
+            const int     cols = tk->max_cols;
+            std::vector<uint8_t> w(bx * static_cast<size_t>(tk->rows));
+            for (int r = 0; r < tk->rows; ++r) {
+                std::vector<uint8_t> row(gk_row_size(type, n));
+                ASSERT_TRUE(random_row(type, row, rng)) << "no scale fix-up for " << gk_type_name(type);
+                std::memcpy(w.data() + r * bx, row.data(), row.size());
+            }
+            std::vector<uint8_t> y(by * static_cast<size_t>(cols));
+            std::normal_distribution<float> g(0.0f, 1.0f);
+            std::vector<float> f(static_cast<size_t>(n));
+            for (int c = 0; c < cols; ++c) {
+                const float scale = std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10);
+                for (float & v : f) {
+                    v = g(rng) * scale;
+                }
+                vd->from_float(f.data(), y.data() + c * by, n);
+            }
+            for (int nr : {tk->rows, 1, 7, tk->rows - 1}) {
+                for (int nc : {1, 2, 5, cols - 1, cols}) {
+                    const size_t       ldc = static_cast<size_t>(tk->rows) + 3;
+                    std::vector<float> s(ldc * static_cast<size_t>(nc), 12345.0f);
+                    tk->fn(n, nr, w.data(), bx, nc, y.data(), by, s.data(), ldc, work);
+                    for (int c = 0; c < nc; ++c) {
+                        for (int r = 0; r < static_cast<int>(ldc); ++r) {
+                            const float got = s[c * ldc + r];
+                            if (r >= nr) {
+                                ASSERT_EQ(got, 12345.0f) << "wrote outside its rows";
+                                continue;
+                            }
+                            float want = NAN;
+                            vd->vec_dot(n, &want, w.data() + r * bx, y.data() + c * by);
+                            ASSERT_TRUE(same_bits(got, want)) << gk_type_name(type) << " n=" << n << " nr=" << nr
+                                                              << " nc=" << nc << " r=" << r << " c=" << c << ": "
+                                                              << got << " vs " << want;
+                        }
+                    }
+                }
+            }
+        }
+        std::free(work);
+        std::printf("%-5s tile %dx%d: every element equals its vec_dot\n", gk_type_name(type), tk->rows, tk->max_cols);
+    }
+    if (kernels == 0) {
+        GTEST_SKIP() << "GK-SKIP: this build has no tile kernel (they need AVX-512 with VNNI)";
+    }
+}
+
+} // namespace
