@@ -4,6 +4,7 @@
 // the kernel's maximum. Skips where the build has no tile kernel.
 #include "gk/cpu/vec_dot.h"
 #include "gk/cpu/vec_dot_tile.h"
+#include "quant/codec.h"
 #include "quant/k_quants.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,16 @@ gk::fp16_t finite_half(std::mt19937 & rng) {
 /// Random bytes, then finite f16 scales where the type keeps them (the types that have
 /// tile kernels); false for a type this test does not know.
 bool random_row(gk_type type, std::vector<uint8_t> & row, std::mt19937 & rng) {
+    if (type == GK_TYPE_F32 || type == GK_TYPE_F16 || type == GK_TYPE_BF16) {  // finite values, varied scales
+        const int64_t      n = static_cast<int64_t>(row.size() / gk_type_size(type));
+        std::vector<float> f(static_cast<size_t>(n));
+        std::normal_distribution<float> g(0.0f, 1.0f);
+        for (float & v : f) {
+            v = g(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 12) - 6);
+        }
+        gk::quant::get_type_traits(type)->from_float(f.data(), row.data(), n, nullptr);
+        return true;
+    }
     for (uint8_t & b : row) {
         b = static_cast<uint8_t>(rng());
     }
@@ -73,8 +84,9 @@ TEST(VecDotTile, EveryElementIsItsVecDot) {
         ASSERT_NE(vd, nullptr) << gk_type_name(type);
         ++kernels;
         void * work = std::aligned_alloc(64, (tk->work_bytes + 63) / 64 * 64);
+        const bool plain = gk_blck_size(type) == 1;  // the float path: any length, partial registers
         for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
-            const int64_t n    = nb * gk_blck_size(type);
+            const int64_t n    = plain ? nb * 67 - 3 : nb * gk_blck_size(type);
             const size_t  bx   = gk_row_size(type, n) + 16;  // rows not packed: the stride is honoured
             const size_t  by   = gk_row_size(vd->vec_dot_type, n);
             const int     cols = tk->max_cols;

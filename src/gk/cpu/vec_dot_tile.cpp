@@ -13,6 +13,9 @@ struct tile_table {
 tile_table build_table() {
     tile_table t;
 #if defined(GK_TILE_AVX512)
+    t.rows[GK_TYPE_F32]  = &detail::tile_f32;
+    t.rows[GK_TYPE_F16]  = &detail::tile_f16;
+    t.rows[GK_TYPE_BF16] = &detail::tile_bf16;
     t.rows[GK_TYPE_Q4_K] = &detail::tile_q4_K;
     t.rows[GK_TYPE_Q5_K] = &detail::tile_q5_K;
     t.rows[GK_TYPE_Q6_K] = &detail::tile_q6_K;

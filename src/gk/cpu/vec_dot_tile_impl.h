@@ -13,6 +13,9 @@
 namespace gk::cpu::detail {
 
 #if defined(GK_TILE_AVX512)
+extern const tile_kernel tile_f32;
+extern const tile_kernel tile_f16;
+extern const tile_kernel tile_bf16;
 extern const tile_kernel tile_q4_K;
 extern const tile_kernel tile_q5_K;
 extern const tile_kernel tile_q6_K;

@@ -1,0 +1,131 @@
+// vec_dot_tile_float.cpp - tile kernels of the float path (f32, f16, bf16 weights against
+// activations of the same type), AVX-512: 2 weight rows x 3 columns held in registers.
+//
+// The float path's order (vec_dot.h) gives each output 64 partial sums: chain (i / 16) % 4,
+// lane i % 16, fused multiply-adds in increasing i, then (c0 + c1) + (c2 + c3) per lane and
+// the lanes by halving. With 16-lane registers a chain is one register, so an output is 4
+// registers, and 2 x 3 outputs (24 registers) run side by side: each 16-element step loads
+// 2 weight and 3 activation vectors for 6 fused multiply-adds, where vec_dot loads 2 for 1.
+// Every output keeps its own 64 partial sums and its own order, so it has the bits of
+// vec_dot_f32 / f16 / bf16 (the last partial register is a masked fused multiply-add,
+// which leaves the other lanes as the scalar loop does).
+#include "vec_dot_tile_impl.h"
+
+#include "vec_dot_impl.h"
+
+#if defined(GK_TILE_AVX512)
+
+namespace gk::cpu::detail {
+namespace {
+
+constexpr int kPairRows = 2;   // weight rows in registers
+constexpr int kTripCols = 3;   // columns in registers
+constexpr int kRows     = 16;  // weight rows per call (pairs of them in turn)
+constexpr int kCols     = 64;  // columns per call
+
+/// 16 elements from element i of a row of kind E as f32 (exact); `mask` keeps the lanes
+/// of a partial register and zeroes the rest.
+template <elem E> __m512 load16(const void * p, int64_t i, __mmask16 mask) {
+    if constexpr (E == elem::f32) {
+        return _mm512_maskz_loadu_ps(mask, static_cast<const float *>(p) + i);
+    } else if constexpr (E == elem::f16) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const fp16_t *>(p) + i));
+    } else {
+        const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, static_cast<const bf16_t *>(p) + i));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+    }
+}
+
+/// RR x CC outputs (RR <= 2, CC <= 3): rows x[0 .. RR-1] (bx bytes apart) times columns
+/// y[0 .. CC-1] (by apart), s[c * ldc + r].
+template <elem E, int RR, int CC>
+void micro(int64_t n, const char * x, size_t bx, const char * y, size_t by, float * s, size_t ldc) {
+    __m512 acc[RR][CC][float_chains];
+    for (int r = 0; r < RR; ++r) {
+        for (int c = 0; c < CC; ++c) {
+            for (int k = 0; k < float_chains; ++k) {
+                acc[r][c][k] = _mm512_setzero_ps();
+            }
+        }
+    }
+    // chain K of every output += the 16 elements from i (a template argument, so that the
+    // 24 accumulators stay in registers)
+    const auto step = [&]<int K>(int64_t i, __mmask16 mask) {
+        __m512 w[RR], a[CC];
+        for (int r = 0; r < RR; ++r) {
+            w[r] = load16<E>(x + r * bx, i, mask);
+        }
+        for (int c = 0; c < CC; ++c) {
+            a[c] = load16<E>(y + c * by, i, mask);
+        }
+        for (int r = 0; r < RR; ++r) {
+            for (int c = 0; c < CC; ++c) {
+                acc[r][c][K] = _mm512_mask3_fmadd_ps(w[r], a[c], acc[r][c][K], mask);
+            }
+        }
+    };
+    constexpr __mmask16 all = 0xFFFF;
+    int64_t             i   = 0;
+    for (; i + float_step <= n; i += float_step) {
+        step.template operator()<0>(i, all);
+        step.template operator()<1>(i + float_lanes, all);
+        step.template operator()<2>(i + 2 * float_lanes, all);
+        step.template operator()<3>(i + 3 * float_lanes, all);
+    }
+    for (; i < n; i += float_lanes) {  // the last round: whole registers, then a partial one
+        const int64_t   left = n - i;
+        const __mmask16 mask = left >= float_lanes ? all : static_cast<__mmask16>((1u << left) - 1);
+        switch ((i / float_lanes) % float_chains) {
+            case 0: step.template operator()<0>(i, mask); break;
+            case 1: step.template operator()<1>(i, mask); break;
+            case 2: step.template operator()<2>(i, mask); break;
+            default: step.template operator()<3>(i, mask); break;
+        }
+    }
+    for (int r = 0; r < RR; ++r) {
+        for (int c = 0; c < CC; ++c) {
+            const __m512 t = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
+                                           _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
+            s[c * ldc + r] = simd::reduce_add(t);
+        }
+    }
+}
+
+/// Columns in threes (the last one or two alone) for RR rows.
+template <elem E, int RR>
+void row_group(int64_t n, const char * x, size_t bx, int nc, const char * y, size_t by, float * s, size_t ldc) {
+    int c = 0;
+    for (; c + kTripCols <= nc; c += kTripCols) {
+        micro<E, RR, kTripCols>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+    }
+    if (nc - c == 2) {
+        micro<E, RR, 2>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+    } else if (nc - c == 1) {
+        micro<E, RR, 1>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+    }
+}
+
+/// The tile kernel (vec_dot_tile.h): rows in pairs, the last one alone.
+template <elem E>
+void tile_dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s, size_t ldc,
+              void *) {
+    const char * x = static_cast<const char *>(vx);
+    const char * y = static_cast<const char *>(vy);
+    int          r = 0;
+    for (; r + kPairRows <= nr; r += kPairRows) {
+        row_group<E, kPairRows>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
+    }
+    if (r < nr) {
+        row_group<E, 1>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
+    }
+}
+
+} // namespace
+
+const tile_kernel tile_f32  = {tile_dot<elem::f32>, kRows, kCols, 0};
+const tile_kernel tile_f16  = {tile_dot<elem::f16>, kRows, kCols, 0};
+const tile_kernel tile_bf16 = {tile_dot<elem::bf16>, kRows, kCols, 0};
+
+} // namespace gk::cpu::detail
+
+#endif
