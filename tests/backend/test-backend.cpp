@@ -232,6 +232,8 @@ TEST(Registry, OneCpuDevice) {
     EXPECT_NE(features.find("SIMD="), std::string::npos) << features;
     EXPECT_NE(features.find("AVX2="), std::string::npos) << features;
     EXPECT_NE(features.find("FMA="), std::string::npos) << features;
+    EXPECT_NE(features.find("HOST_AMX="), std::string::npos) << features;
+    std::printf("cpu features: %s\n", features.c_str());
 
     backend_ptr b1(gk_backend_dev_init(dev, nullptr));
     backend_ptr b2(gk_backend_init_by_name("CPU", nullptr));

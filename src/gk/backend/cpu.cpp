@@ -2,6 +2,7 @@
 // CPU device, and a backend that runs gk_graph_compute on n threads.
 #include "impl.h"
 
+#include "../cpu/cpu_features.h"
 #include "../cpu/simd.h"
 #include "../debug.h"
 
@@ -115,11 +116,26 @@ bool cpu_dev_supports_op(gk_backend_dev_t, const gk_tensor * op) { return gk_cpu
 
 bool cpu_dev_supports_buft(gk_backend_dev_t, gk_backend_buffer_type_t buft) { return gk_backend_buft_is_host(buft); }
 
+/// The build's SIMD level and flags, then what the host offers (cpu_features.h); AMX is
+/// "1" when a tile instruction ran, "advertised" when cpuid claims it but it cannot run.
 const gk_backend_feature * cpu_dev_features(gk_backend_dev_t) {
     static constexpr simd::features f = simd::compiled_features();
+    static const cpu::cpu_features & h = cpu::host_cpu();
+    const auto yes = [](bool b) { return b ? "1" : "0"; };
     static const gk_backend_feature list[] = {
-        {"SIMD", f.level},         {"AVX512", f.avx512 ? "1" : "0"}, {"AVX2", f.avx2 ? "1" : "0"},
-        {"FMA", f.fma ? "1" : "0"}, {"F16C", f.f16c ? "1" : "0"},     {nullptr, nullptr},
+        {"SIMD", f.level},
+        {"AVX512", yes(f.avx512)},
+        {"AVX2", yes(f.avx2)},
+        {"FMA", yes(f.fma)},
+        {"F16C", yes(f.f16c)},
+        {"HOST_AVX512", yes(h.avx512)},
+        {"HOST_AVX512_VNNI", yes(h.avx512vnni)},
+        {"HOST_AVX_VNNI", yes(h.avxvnni)},
+        {"HOST_AVX512_BF16", yes(h.avx512bf16)},
+        {"HOST_AVX512_FP16", yes(h.avx512fp16)},
+        {"HOST_AMX", h.amx_usable ? "1" : h.amx_advertised ? "advertised" : "0"},
+        {"HOST_NEON_DOTPROD", yes(h.dotprod)},
+        {nullptr, nullptr},
     };
     return list;
 }

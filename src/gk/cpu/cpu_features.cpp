@@ -1,0 +1,128 @@
+// cpu_features.cpp - run-time detection of the host's SIMD features (cpu_features.h).
+//
+// Bit positions: Intel 64 and IA-32 Architectures Software Developer's Manual, vol. 2A,
+// CPUID (leaf 1 ECX, leaf 7 sub-leaf 0 EBX/ECX/EDX, sub-leaf 1 EAX) and vol. 1, 13.3
+// (XCR0: bit 1 SSE, 2 AVX, 5-7 opmask and ZMM state, 17-18 AMX tile configuration and
+// data). Linux's AMX permission: arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023,
+// XFEATURE_XTILEDATA = 18), Documentation/arch/x86/xstate.rst.
+#include "cpu_features.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <csetjmp>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <immintrin.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#elif defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+namespace gk::cpu {
+namespace {
+
+#if defined(__x86_64__)
+
+bool bit(unsigned reg, int b) { return (reg >> b) & 1u; }
+
+uint64_t read_xcr0() {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+sigjmp_buf amx_trial_jump;
+
+void amx_trial_sigill(int) { siglongjmp(amx_trial_jump, 1); }
+
+/// One tile configured, zeroed and released.
+__attribute__((target("amx-tile"))) void amx_trial_body() {
+    alignas(64) unsigned char cfg[64] = {};
+    cfg[0]  = 1;   // palette 1
+    cfg[16] = 64;  // tile 0: 64 bytes per row
+    cfg[48] = 1;   // tile 0: 1 row
+    _tile_loadconfig(cfg);
+    _tile_zero(0);
+    _tile_release();
+}
+
+/// The guarded trial of cpu_features.h: ask Linux for the tile state, then run
+/// amx_trial_body under a SIGILL handler (the previous handler is restored).
+bool amx_trial() {
+#if defined(__linux__)
+    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
+        return false;
+    }
+#endif
+    struct sigaction trial = {}, previous = {};
+    trial.sa_handler       = amx_trial_sigill;
+    sigemptyset(&trial.sa_mask);
+    if (sigaction(SIGILL, &trial, &previous) != 0) {
+        return false;
+    }
+    bool ok = false;
+    if (sigsetjmp(amx_trial_jump, 1) == 0) {
+        amx_trial_body();
+        ok = true;
+    }
+    sigaction(SIGILL, &previous, nullptr);
+    return ok;
+}
+
+cpu_features detect() {
+    cpu_features f;
+    unsigned     a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !bit(c, 27)) {  // no OSXSAVE: no AVX state
+        return f;
+    }
+    const unsigned leaf1_c = c;
+    const uint64_t xcr0    = read_xcr0();
+    const bool     ymm     = (xcr0 & 0x6) == 0x6;
+    const bool     zmm     = ymm && (xcr0 & 0xE0) == 0xE0;
+    const bool     tiles   = (xcr0 & 0x60000) == 0x60000;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        return f;
+    }
+    f.avx2       = ymm && bit(leaf1_c, 28) && bit(leaf1_c, 12) && bit(leaf1_c, 29) && bit(b, 5) && bit(b, 8);
+    f.avx512     = zmm && f.avx2 && bit(b, 16) && bit(b, 17) && bit(b, 28) && bit(b, 30) && bit(b, 31);
+    f.avx512vnni = f.avx512 && bit(c, 11);
+    f.avx512fp16 = f.avx512 && bit(d, 23);
+    f.amx_advertised = bit(d, 24) && bit(d, 25);
+    unsigned a1 = 0, b1, c1, d1;
+    __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+    f.avxvnni    = f.avx2 && bit(a1, 4);
+    f.avx512bf16 = f.avx512 && bit(a1, 5);
+    f.amx_usable = f.amx_advertised && tiles && amx_trial();
+    return f;
+}
+
+#elif defined(__aarch64__)
+
+cpu_features detect() {
+    cpu_features f;
+    f.neon = true;  // Advanced SIMD is part of every AArch64 CPU
+#if defined(__linux__)
+    f.dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
+    return f;
+}
+
+#else
+
+cpu_features detect() { return {}; }
+
+#endif
+
+} // namespace
+
+const cpu_features & host_cpu() {
+    static const cpu_features f = detect();
+    return f;
+}
+
+} // namespace gk::cpu
