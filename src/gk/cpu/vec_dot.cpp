@@ -2,6 +2,7 @@
 // kernel and its scalar twin (see vec_dot.h for the order every kernel keeps).
 #include "vec_dot.h"
 
+#include "act_convert.h"
 #include "vec_dot_impl.h"
 
 #include "quant/codec.h"
@@ -24,26 +25,20 @@ void from_f32(const float * src, void * dst, int64_t n) {
     }
 }
 void from_f16(const float * src, void * dst, int64_t n) {
-    auto * d = static_cast<fp16_t *>(dst);
-    for (int64_t i = 0; i < n; ++i) {
-        d[i] = fp32_to_fp16(src[i]);
-    }
+    convert_row_f16(src, static_cast<fp16_t *>(dst), n);
 }
 void from_bf16(const float * src, void * dst, int64_t n) {
-    auto * d = static_cast<bf16_t *>(dst);
-    for (int64_t i = 0; i < n; ++i) {
-        d[i] = fp32_to_bf16(src[i]);
-    }
+    convert_row_bf16(src, static_cast<bf16_t *>(dst), n);
 }
 
 void from_q8_0(const float * src, void * dst, int64_t n) {
-    quant::quantize_row_q8_0(src, static_cast<quant::block_q8_0 *>(dst), n);
+    convert_row_q8_0(src, static_cast<quant::block_q8_0 *>(dst), n);
 }
 void from_q8_1(const float * src, void * dst, int64_t n) {
-    quant::quantize_row_q8_1(src, static_cast<quant::block_q8_1 *>(dst), n);
+    convert_row_q8_1(src, static_cast<quant::block_q8_1 *>(dst), n);
 }
 void from_q8_K(const float * src, void * dst, int64_t n) {
-    quant::quantize_row_q8_K(src, static_cast<quant::block_q8_K *>(dst), n);
+    convert_row_q8_K(src, static_cast<quant::block_q8_K *>(dst), n);
 }
 
 /// The activation format of weight type `w` (ggml's vec_dot_type), or GK_TYPE_COUNT
@@ -145,14 +140,30 @@ table build_table() {
     set_kernel(t, GK_TYPE_BF16, vec_dot_bf16, vec_dot_bf16_scalar, float_path);
     set_kernel(t, GK_TYPE_Q8_0, vec_dot_q8_0_q8_0, vec_dot_q8_0_q8_0_scalar, int_path);
     set_kernel(t, GK_TYPE_Q4_0, vec_dot_q4_0_q8_0, vec_dot_q4_0_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q4_1, vec_dot_q4_1_q8_1, vec_dot_q4_1_q8_1_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q5_0, vec_dot_q5_0_q8_0, vec_dot_q5_0_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q5_1, vec_dot_q5_1_q8_1, vec_dot_q5_1_q8_1_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q8_1, vec_dot_q8_1_q8_1, vec_dot_q8_1_q8_1_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ4_NL, vec_dot_iq4_nl_q8_0, vec_dot_iq4_nl_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_MXFP4, vec_dot_mxfp4_q8_0, vec_dot_mxfp4_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_NVFP4, vec_dot_nvfp4_q8_0, vec_dot_nvfp4_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q1_0, vec_dot_q1_0_q8_0, vec_dot_q1_0_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q2_0, vec_dot_q2_0_q8_0, vec_dot_q2_0_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q2_K, vec_dot_q2_K_q8_K, vec_dot_q2_K_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q3_K, vec_dot_q3_K_q8_K, vec_dot_q3_K_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_Q4_K, vec_dot_q4_K_q8_K, vec_dot_q4_K_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_Q5_K, vec_dot_q5_K_q8_K, vec_dot_q5_K_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_Q6_K, vec_dot_q6_K_q8_K, vec_dot_q6_K_q8_K_scalar, int_path);
-    // every other format: decode, then the float path
-    set_generic_all<GK_TYPE_Q4_1, GK_TYPE_Q5_0, GK_TYPE_Q5_1, GK_TYPE_Q8_1, GK_TYPE_Q2_K, GK_TYPE_Q3_K,
-                    GK_TYPE_IQ2_XXS, GK_TYPE_IQ2_XS, GK_TYPE_IQ2_S, GK_TYPE_IQ3_XXS, GK_TYPE_IQ3_S,
-                    GK_TYPE_IQ1_S, GK_TYPE_IQ1_M, GK_TYPE_IQ4_NL, GK_TYPE_IQ4_XS, GK_TYPE_TQ1_0, GK_TYPE_TQ2_0,
-                    GK_TYPE_MXFP4, GK_TYPE_NVFP4, GK_TYPE_Q1_0, GK_TYPE_Q2_0>(t);
+    set_kernel(t, GK_TYPE_IQ4_XS, vec_dot_iq4_xs_q8_K, vec_dot_iq4_xs_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_TQ1_0, vec_dot_tq1_0_q8_K, vec_dot_tq1_0_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_TQ2_0, vec_dot_tq2_0_q8_K, vec_dot_tq2_0_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ2_XXS, vec_dot_iq2_xxs_q8_K, vec_dot_iq2_xxs_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ2_XS, vec_dot_iq2_xs_q8_K, vec_dot_iq2_xs_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ2_S, vec_dot_iq2_s_q8_K, vec_dot_iq2_s_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ3_XXS, vec_dot_iq3_xxs_q8_K, vec_dot_iq3_xxs_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ3_S, vec_dot_iq3_s_q8_K, vec_dot_iq3_s_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ1_S, vec_dot_iq1_s_q8_K, vec_dot_iq1_s_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ1_M, vec_dot_iq1_m_q8_K, vec_dot_iq1_m_q8_K_scalar, int_path);
     return t;
 }
 

@@ -16,7 +16,18 @@ tile_table build_table() {
     t.rows[GK_TYPE_F32]  = &detail::tile_f32;
     t.rows[GK_TYPE_F16]  = &detail::tile_f16;
     t.rows[GK_TYPE_BF16] = &detail::tile_bf16;
-    t.rows[GK_TYPE_Q4_K] = &detail::tile_q4_K;
+    t.rows[GK_TYPE_Q8_0]   = &detail::tile_q8_0;
+    t.rows[GK_TYPE_Q8_1]   = &detail::tile_q8_1;
+    t.rows[GK_TYPE_Q4_0]   = &detail::tile_q4_0;
+    t.rows[GK_TYPE_Q4_1]   = &detail::tile_q4_1;
+    t.rows[GK_TYPE_Q5_0]   = &detail::tile_q5_0;
+    t.rows[GK_TYPE_Q5_1]   = &detail::tile_q5_1;
+    t.rows[GK_TYPE_IQ4_NL] = &detail::tile_iq4_nl;
+    t.rows[GK_TYPE_MXFP4]  = &detail::tile_mxfp4;
+    t.rows[GK_TYPE_NVFP4]  = &detail::tile_nvfp4;
+    t.rows[GK_TYPE_Q1_0]   = &detail::tile_q1_0;
+    t.rows[GK_TYPE_Q2_0]   = &detail::tile_q2_0;
+    t.rows[GK_TYPE_Q4_K]   = &detail::tile_q4_K;
     t.rows[GK_TYPE_Q5_K] = &detail::tile_q5_K;
     t.rows[GK_TYPE_Q6_K] = &detail::tile_q6_K;
 #endif

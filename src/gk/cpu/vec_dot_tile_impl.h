@@ -16,6 +16,17 @@ namespace gk::cpu::detail {
 extern const tile_kernel tile_f32;
 extern const tile_kernel tile_f16;
 extern const tile_kernel tile_bf16;
+extern const tile_kernel tile_q8_0;
+extern const tile_kernel tile_q8_1;
+extern const tile_kernel tile_q4_0;
+extern const tile_kernel tile_q4_1;
+extern const tile_kernel tile_q5_0;
+extern const tile_kernel tile_q5_1;
+extern const tile_kernel tile_iq4_nl;
+extern const tile_kernel tile_mxfp4;
+extern const tile_kernel tile_nvfp4;
+extern const tile_kernel tile_q1_0;
+extern const tile_kernel tile_q2_0;
 extern const tile_kernel tile_q4_K;
 extern const tile_kernel tile_q5_K;
 extern const tile_kernel tile_q6_K;

@@ -1,0 +1,388 @@
+// vec_dot_iq.h - what the integer dots of the lattice i-quants against q8_K activations
+// share (vec_dot_iq2.cpp: iq2_xxs, iq2_xs, iq2_s; vec_dot_iq3.cpp: iq3_xxs, iq3_s;
+// vec_dot_iq1.cpp: iq1_s, iq1_m): the kernel, its scalar twin and the row loop, written once
+// against a description of the format (format<Block>, below) that each file supplies.
+//
+// Every format is read the same way: 8 sub-blocks of 32 values, each 4 grid rows of 8
+// coordinates (the iq3 grids' rows of 4 taken two at a time), 32 sign bits, and a scale
+// code c per half of 16 values (formats with one code per 32 give both halves the same),
+// ls = 2c + 1. The integer weight of a value with grid coordinate g:
+//   iq2_*, iq3_*: w = g (1..62), negated where its sign bit is set;
+//   iq1_*:        w = 8g + delta, g in {-1, 0, 1}, delta = -1 where its group's shift
+//                 bit is set, else +1: 8 times g -+ IQ1S_DELTA, so the shift term that
+//                 ggml adds through the activation sums is part of the exact sum.
+// Per super-block b, exact in int32: isum = sum over the 16 halves h of ls_h * (sum of
+// w * a over the values of h). Then d = (f32(weight d) * activation d) * f, where f is
+// the constant factor ggml applies to the sum (1/8: iq2_*, iq1_*; 1/4: iq3_xxs; 1:
+// iq3_s; powers of two, so folding them into d is exact), and chain b % 4 += d *
+// float(isum), fused; the dot is (c0 + c1) + (c2 + c3). (ggml's iq1 value sumi +
+// IQ1S_DELTA * sumi1 is isum / 8 exactly: |isum| < 2^24.)
+//
+// x86 multiplies unsigned by signed bytes, and q8_K may hold -128, whose negation does not
+// fit a byte; so the x86 kernel multiplies u = w + o (o = 64, iq1: 9; u in 0..126) by the
+// activation and takes o * (sum over h of ls_h * bsums[h]) back out, bsums being q8_K's
+// sums of 16 (the converter writes them, vec_dot.h); iq1_s, with one shift per sub-block,
+// takes the shift through bsums too (shift_by_sums). NEON multiplies w by a directly. The
+// scalar twins multiply w by a, value by value. All three give the same isum, exactly.
+//
+// Internal to those files; the names live in detail::iq, in an unnamed namespace: each file
+// gets its own copy with internal linkage, so that everything inlines as within one file,
+// and builds of the files for different vector levels cannot share a definition.
+#pragma once
+
+#include "vec_dot_impl.h"
+
+#include "quant/iq_quants.h"
+#include "simd_neon.h"
+#include "simd_x86.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace gk::cpu::detail::iq {
+namespace {
+
+using quant::block_q8_K;
+using quant::QK_K;
+
+/// Scale codes of the halves: byte k of lo is the code of values 32k .. 32k + 15, byte k
+/// of hi that of 32k + 16 .. 32k + 31.
+struct half_codes {
+    uint64_t lo;
+    uint64_t hi;
+};
+
+/// ls of sub-block k's half from a field of half_codes.
+inline int half_scale(uint64_t codes, int k) { return 2 * static_cast<int>((codes >> (8 * k)) & 0xFF) + 1; }
+
+/// A T read from an address of any alignment.
+template <class T> T load(const void * p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/// A u64 whose byte k is code(k), k < 8 (each code below 256).
+template <class Code> uint64_t bytes8(Code code) {
+    uint64_t v = 0;
+    for (int k = 0; k < 8; ++k) {
+        v |= static_cast<uint64_t>(code(k)) << (8 * k);
+    }
+    return v;
+}
+
+/// Both halves from one code per sub-block.
+template <class Code> half_codes same_halves(Code code) {
+    const uint64_t c = bytes8(code);
+    return {c, c};
+}
+
+/// The 8 bytes of iq2_xs / iq2_s scales: low nibble first half, high nibble second.
+inline half_codes nibble_halves(const uint8_t * scales) {
+    const auto s = load<uint64_t>(scales);
+    return {s & 0x0F0F0F0F0F0F0F0Full, (s >> 4) & 0x0F0F0F0F0F0F0F0Full};
+}
+
+// ---- what a format supplies ----------------------------------------------------------------
+//
+// format<Block> describes a format to the shared code. A super-block has QK_K / R grid
+// rows of R coordinates (R = sizeof(table[0]): 8, or 4 for the iq3 grids); row r has
+// grid index
+//   index(x, r), or in the formats whose index is split between a byte and high bits:
+//   low(x)[r] | ((high(x, r / 8) >> high_shift(r % 8)) & high_mask) << 8,
+// in the table's range for any bytes (a byte, or a byte and high_mask's bits, index it).
+// sign_word(x, k)  a word that holds sub-block k's sign bits (iq1: shift bits), those of
+//                  group l (values 8l .. 8l + 7) from bit sign_at(l);
+// group_signs      8: one bit per value; 7: bits for the first 7, the eighth the parity of
+//                  those (each group has an even number of negatives); 1: one bit for all 8;
+// halves(x), d(x)  the scale codes, the f16 super-block scale;
+// factor           ggml's constant factor on the sum (folded into d);
+// shifted          iq1: coordinates -1, 0, 1 and w = 8g + delta;
+// eight_minus_delta(x)  (x86, optional) iq1_s, one shift per sub-block: see shift_by_sums.
+// format_defaults supplies shifted, d and low where a format has nothing else to say.
+template <class Block> struct format;
+
+/// What a format shares unless it says otherwise: unsigned coordinates, d in the block's
+/// field d, and (split indices) the low index bytes in qs.
+template <class Block> struct format_defaults {
+    static constexpr bool shifted = false;
+    static fp16_t d(const Block & x) { return x.d; }
+    static const uint8_t * low(const Block & x) { return x.qs; }
+};
+
+/// Coordinates per grid row (8 or 4).
+template <class F> constexpr int row_len = sizeof(F::table[0]);
+
+/// True for the formats whose grid index is split between a byte and high bits.
+template <class F> concept split_index = requires { F::high_mask; };
+
+/// Grid index of row r of super-block x.
+template <class F, class Block> uint32_t grid_index(const Block & x, int r) {
+    if constexpr (split_index<F>) {
+        return F::low(x)[r] | ((F::high(x, r / 8) >> F::high_shift(r % 8)) & F::high_mask) << 8;
+    } else {
+        return F::index(x, r);
+    }
+}
+
+/// The coordinates of values 8i .. 8i + 7 of sub-block k, value 8i + j in byte j.
+template <class F, class Block> uint64_t coords8(const Block & x, int k, int i) {
+    if constexpr (row_len<F> == 8) {
+        return F::table[grid_index<F>(x, 4 * k + i)];
+    } else {
+        return F::table[grid_index<F>(x, 8 * k + 2 * i)] |
+               static_cast<uint64_t>(F::table[grid_index<F>(x, 8 * k + 2 * i + 1)]) << 32;
+    }
+}
+
+/// True where the eighth sign of each group is its parity.
+template <class F> constexpr bool has_parity = F::group_signs == 7;
+
+/// The bit of the sign word that belongs to value e, or -1 for a parity sign.
+template <class F> constexpr int sign_bit(int e) {
+    if constexpr (F::group_signs == 1) {
+        return F::sign_at(e / 8);
+    } else {
+        return has_parity<F> && e % 8 == 7 ? -1 : F::sign_at(e / 8) + e % 8;
+    }
+}
+
+// ---- the twins -------------------------------------------------------------------------
+
+/// Bit e set where value e is negated (iq1: where its shift is negative).
+template <class F> uint32_t neg_bits(uint64_t word) {
+    uint32_t neg = 0;
+    for (int l = 0; l < 4; ++l) {
+        uint32_t g = static_cast<uint32_t>(word >> F::sign_at(l));
+        if constexpr (F::group_signs == 1) {
+            g = (g & 1) * 0xFF;
+        } else if constexpr (has_parity<F>) {
+            uint32_t p = g & 0x7F;  // its parity folded into bit 0
+            p ^= p >> 4;
+            p ^= p >> 2;
+            p ^= p >> 1;
+            g = (g & 0x7F) | (p & 1) << 7;
+        } else {
+            g &= 0xFF;
+        }
+        neg |= g << (8 * l);
+    }
+    return neg;
+}
+
+/// The twins' isum: value by value, w * a summed per half, times the half's ls.
+template <class Block> int32_t isum_scalar(const Block & x, const block_q8_K & y) {
+    using F               = format<Block>;
+    const half_codes c    = F::halves(x);
+    int32_t          isum = 0;
+    for (int k = 0; k < QK_K / 32; ++k) {
+        const uint32_t neg = neg_bits<F>(F::sign_word(x, k));
+        int8_t         w[32];
+        for (int i = 0; i < 4; ++i) {
+            const uint64_t row = coords8<F>(x, k, i);
+            for (int j = 0; j < 8; ++j) {
+                const auto g    = static_cast<uint8_t>(row >> (8 * j));
+                const int  sign = (neg >> (8 * i + j)) & 1 ? -1 : 1;
+                w[8 * i + j]    = static_cast<int8_t>(F::shifted ? 8 * static_cast<int8_t>(g) + sign : sign * g);
+            }
+        }
+        for (int h = 0; h < 2; ++h) {
+            int32_t dot = 0;
+            for (int e = 16 * h; e < 16 * h + 16; ++e) {
+                dot += w[e] * static_cast<int32_t>(y.qs[32 * k + e]);
+            }
+            isum += half_scale(h ? c.hi : c.lo, k) * dot;
+        }
+    }
+    return isum;
+}
+
+/// A whole row given the per-super-block integer sums: d and the chains of vec_dot.h.
+template <class Block, int32_t (*isum)(const Block &, const block_q8_K &)>
+void iq_dot(int64_t n, float * s, const void * vx, const void * vy) {
+    using F        = format<Block>;
+    const auto * x = static_cast<const Block *>(vx);
+    const auto * y = static_cast<const block_q8_K *>(vy);
+    block_chains ch;
+    for (int64_t b = 0; b < n / QK_K; ++b) {
+        const float d = simd::half_to_float(F::d(x[b])) * y[b].d * F::factor;
+        ch.add(b, d, static_cast<float>(isum(x[b], y[b])));
+    }
+    *s = ch.sum();
+}
+
+#if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
+
+/// Per value e: the byte of the sign word that holds its bit (0x80 where there is none:
+/// a byte shuffle or table look-up then yields 0) and that bit's mask (0x80 there).
+struct sign_lanes {
+    uint8_t index[32];
+    uint8_t mask[32];
+};
+
+template <class F> constexpr sign_lanes make_sign_lanes() {
+    sign_lanes t{};
+    for (int e = 0; e < 32; ++e) {
+        const int b = sign_bit<F>(e);
+        t.index[e]  = static_cast<uint8_t>(b < 0 ? 0x80 : b / 8);
+        t.mask[e]   = static_cast<uint8_t>(b < 0 ? 0x80 : 1 << (b % 8));
+    }
+    return t;
+}
+template <class F> constexpr sign_lanes sign_lanes_of = make_sign_lanes<F>();
+
+#endif
+
+#if defined(GK_SIMD_X86)
+
+using namespace simd::x86;
+
+/// The word in every 32- or 64-bit lane.
+inline __m256i broadcast(uint32_t w) { return _mm256_set1_epi32(static_cast<int>(w)); }
+inline __m256i broadcast(uint64_t w) { return _mm256_set1_epi64x(static_cast<int64_t>(w)); }
+
+/// The sign word's bits spread to the 32 values: the top bit of byte e is set where value
+/// e is negated. Where the eighth sign of a group is its parity, the group's count of
+/// negatives (times 255, in its 64-bit lane) sets bit 63 of the lane when odd.
+template <class F, class Word> __m256i neg_mask(Word word) {
+    const __m256i bit = load256(sign_lanes_of<F>.mask);
+    const __m256i b   = _mm256_shuffle_epi8(broadcast(word), load256(sign_lanes_of<F>.index));
+    const __m256i m   = _mm256_cmpeq_epi8(_mm256_and_si256(b, bit), bit);
+    if constexpr (has_parity<F>) {
+        return _mm256_or_si256(m, _mm256_slli_epi64(_mm256_sad_epu8(m, _mm256_setzero_si256()), 63));
+    } else {
+        return m;
+    }
+}
+
+/// The offset o of the unsigned operand u = w + o.
+template <class F> constexpr int weight_offset = F::shifted ? 9 : 64;
+
+/// True where the shift is one per sub-block (iq1_s): it then enters through the
+/// activation sums alone, sum of ls (8g + delta) a = 8 ls sum (g + 1) a - ls (8 - delta) A,
+/// so u = g + 1 needs no sign mask; F::eight_minus_delta(x) gives 8 - delta per half in
+/// the layout of the scales in isum_simd.
+template <class F> constexpr bool shift_by_sums = requires { F::eight_minus_delta; };
+
+/// u = w + o of a sub-block's 32 values from their coordinates g and negation mask m.
+template <class F> __m256i unsigned_weights(__m256i g, __m256i m) {
+    if constexpr (F::shifted) {
+        // 8 (g + 1) + (delta + 1); g + 1 <= 2 keeps the 16-bit shift inside each byte
+        const __m256i g1 = _mm256_add_epi8(g, _mm256_set1_epi8(1));
+        return _mm256_or_si256(_mm256_slli_epi16(g1, 3), _mm256_andnot_si256(m, _mm256_set1_epi8(2)));
+    } else {
+        return _mm256_add_epi8(_mm256_sign_epi8(g, _mm256_or_si256(m, _mm256_set1_epi8(1))), _mm256_set1_epi8(64));
+    }
+}
+
+/// The 32 coordinates of sub-block k.
+template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+    const auto row = [&](int r) { return F::table[grid_index<F>(x, r)]; };
+    if constexpr (row_len<F> == 8) {
+        return _mm256_setr_epi64x(static_cast<int64_t>(row(4 * k)), static_cast<int64_t>(row(4 * k + 1)),
+                                  static_cast<int64_t>(row(4 * k + 2)), static_cast<int64_t>(row(4 * k + 3)));
+    } else {
+        return _mm256_setr_epi32(static_cast<int>(row(8 * k)), static_cast<int>(row(8 * k + 1)),
+                                 static_cast<int>(row(8 * k + 2)), static_cast<int>(row(8 * k + 3)),
+                                 static_cast<int>(row(8 * k + 4)), static_cast<int>(row(8 * k + 5)),
+                                 static_cast<int>(row(8 * k + 6)), static_cast<int>(row(8 * k + 7)));
+    }
+}
+
+/// Word k of each 128-bit lane of v broadcast across that lane.
+inline __m256i lane_word(__m256i v, int k) {
+    return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<short>(((2 * k + 1) << 8) | (2 * k))));
+}
+
+/// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
+/// bsums[h]: scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h).
+/// Both are int16 words, word k of the low lane for the first half of sub-block k, of the
+/// high lane for the second; the bsums are taken in that order (even sums low, odd high).
+/// The pair sums of maddubs (u <= 126, |a| <= 128) fit int16, as do scale <= 120 and
+/// weight <= 64 * 31.
+template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) {
+    using F             = format<Block>;
+    const half_codes c  = F::halves(x);
+    const __m128i    c8 = _mm_set_epi64x(static_cast<int64_t>(c.hi), static_cast<int64_t>(c.lo));
+    const __m256i    ls = _mm256_add_epi16(_mm256_slli_epi16(_mm256_cvtepu8_epi16(c8), 1), _mm256_set1_epi16(1));
+    __m256i          scale, weight;
+    if constexpr (shift_by_sums<F>) {
+        scale  = _mm256_slli_epi16(ls, 3);
+        weight = _mm256_mullo_epi16(ls, F::eight_minus_delta(x));
+    } else {
+        scale  = ls;
+        weight = _mm256_mullo_epi16(ls, _mm256_set1_epi16(weight_offset<F>));
+    }
+    __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int k = 0; k < QK_K / 32; ++k) {
+        const __m256i g = load_coords<F>(x, k);
+        __m256i       u;
+        if constexpr (shift_by_sums<F>) {
+            u = _mm256_add_epi8(g, _mm256_set1_epi8(1));
+        } else {
+            u = unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
+        }
+        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(u, load256(y.qs + 32 * k), lane_word(scale, k)));
+    }
+    const __m256i evenodd = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
+                                             12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i bsums   = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(load256(y.bsums), evenodd), 0xD8);
+    return hsum_i32(_mm256_sub_epi32(acc, _mm256_madd_epi16(weight, bsums)));
+}
+
+#elif defined(GK_SIMD_NEON)
+
+using namespace simd::neon;
+
+/// The weights w of values 16h .. 16h + 15 of sub-block k as signed bytes; the negation
+/// mask as on x86 (top bit per byte), then widened to whole bytes.
+template <class F, class Block> int8x16_t signed_weights(const Block & x, int k, int h) {
+    const int8x16_t  g = vcombine_s8(vcreate_s8(coords8<F>(x, k, 2 * h)), vcreate_s8(coords8<F>(x, k, 2 * h + 1)));
+    const uint8x16_t w = vreinterpretq_u8_u64(vdupq_n_u64(F::sign_word(x, k)));
+    const uint8x16_t b = vqtbl1q_u8(w, vld1q_u8(sign_lanes_of<F>.index + 16 * h));
+    uint8x16_t       m = vtstq_u8(b, vld1q_u8(sign_lanes_of<F>.mask + 16 * h));
+    if constexpr (has_parity<F>) {
+        const uint64x2_t count = vpaddlq_u32(vpaddlq_u16(vpaddlq_u8(m)));
+        m = vorrq_u8(m, vreinterpretq_u8_u64(vshlq_n_u64(count, 63)));
+        m = vreinterpretq_u8_s8(vshrq_n_s8(vreinterpretq_s8_u8(m), 7));
+    }
+    const int8x16_t neg = vreinterpretq_s8_u8(m);
+    if constexpr (F::shifted) {
+        return vaddq_s8(vshlq_n_s8(g, 3), vorrq_s8(neg, vdupq_n_s8(1)));
+    } else {
+        return vsubq_s8(veorq_s8(g, neg), neg);
+    }
+}
+
+/// Each half's products in 4 int32 lanes, scaled there by its ls.
+template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) {
+    using F              = format<Block>;
+    const half_codes c   = F::halves(x);
+    int32x4_t        acc = vdupq_n_s32(0);
+    for (int k = 0; k < QK_K / 32; ++k) {
+        for (int h = 0; h < 2; ++h) {
+            const int32x4_t p = dot_s8(vdupq_n_s32(0), signed_weights<F>(x, k, h), load_s8(y.qs + 32 * k + 16 * h));
+            acc               = vmlaq_n_s32(acc, p, half_scale(h ? c.hi : c.lo, k));
+        }
+    }
+    return vaddvq_s32(acc);
+}
+
+#endif
+
+#if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
+template <class Block> constexpr vec_dot_fn fast_dot = iq_dot<Block, isum_simd<Block>>;
+#else
+template <class Block> constexpr vec_dot_fn fast_dot = iq_dot<Block, isum_scalar<Block>>;
+#endif
+
+template <class Block> constexpr vec_dot_fn twin_dot = iq_dot<Block, isum_scalar<Block>>;
+
+} // namespace
+} // namespace gk::cpu::detail::iq
+
+/// Defines kernel `name` for Block and its twin name##_scalar (in gk::cpu::detail).
+#define GK_DEFINE_IQ_DOT(name, Block)                                                                      \
+    void name(int64_t n, float * s, const void * x, const void * y) { iq::fast_dot<Block>(n, s, x, y); } \
+    void name##_scalar(int64_t n, float * s, const void * x, const void * y) { iq::twin_dot<Block>(n, s, x, y); }

@@ -1,0 +1,173 @@
+// vec_dot_k_low.cpp - integer dots of the low-bit K-quants against q8_K activations: q2_K
+// and q3_K, each a vector kernel and its scalar twin.
+//
+// Per super-block b (256 elements, groups g of 16), all in exact int32:
+//   q2_K: isum = sum over g of sc_g * (sum of q * a over g), q the 2-bit quant (0..3) and
+//         sc_g the low nibble of scales[g]; isum_min = sum over g of m_g * (sum of a over
+//         g), m_g the high nibble;
+//   q3_K: isum = sum over g of sc_g * (sum of (q - 4) * a over g), q the 2 low bits plus 4
+//         where the element's hmask bit is set, sc_g the signed 6-bit scale (-32..31).
+// Then d = f32(weight d) * activation d and chain b % 4 += d * float(isum) (fused); q2_K
+// then chain b % 4 += -(f32(weight dmin) * activation d) * float(isum_min). The dot is
+// (c0 + c1) + (c2 + c3) (vec_dot_q8k.h).
+//
+// The twins sum the unpacked levels directly and the sums of a from the quants. The vector
+// kernels take the sums of a from q8_K's bsums, and dot q3_K's unsigned q (0..7): its -4
+// comes out as 4 * sum over g of sc_g * bsums[g].
+#include "vec_dot_q8k.h"
+
+#include <bit>
+#include <cstring>
+
+namespace gk::cpu::detail {
+namespace {
+
+using quant::block_q2_K;
+using quant::block_q3_K;
+using quant::block_q8_K;
+using quant::QK_K;
+
+unpacked_sb unpack(const block_q2_K & x) {
+    unpacked_sb w;
+    unpack_crumbs(x.qs, w.q);
+    for (int g = 0; g < QK_K / 16; ++g) {
+        w.sc[g] = x.scales[g] & 0xF;
+        w.m[g]  = x.scales[g] >> 4;
+    }
+    return w;
+}
+
+unpacked_sb unpack(const block_q3_K & x) {
+    int8_t sc[QK_K / 16];
+    quant::unpack_scales_q3_K(x.scales, sc);
+    unpacked_sb w;
+    unpack_crumbs(x.qs, w.q);
+    for (int k = 0; k < QK_K / 32; ++k) {  // element 32k + l: its high bit is bit k of hmask[l]
+        for (int l = 0; l < 32; ++l) {
+            w.q[32 * k + l] = static_cast<int8_t>(w.q[32 * k + l] - ((x.hmask[l] >> k) & 1 ? 0 : 4));
+        }
+    }
+    for (int g = 0; g < QK_K / 16; ++g) {
+        w.sc[g] = sc[g];
+        w.m[g]  = 0;
+    }
+    return w;
+}
+
+#if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
+
+/// The 16 scales of a q3_K block as stored (scale + 32, 0..63), one per byte, scale j at
+/// byte j % 8 of lo (j < 8) or hi, word-parallel: a second implementation of the layout
+/// that unpack_scales_q3_K reads (the twins use that one; the twin test compares them).
+/// Bytes 0..7 hold the low 4 bits of scales 0..7 in their low nibble and of 8..15 in their
+/// high nibble; bits 2t .. 2t + 1 of bytes 8..11 hold the top bits of scales 4t .. 4t + 3.
+struct q3k_scales {
+    uint64_t lo;
+    uint64_t hi;
+};
+
+q3k_scales unpack_q3k_scales(const uint8_t * packed) {
+    static_assert(std::endian::native == std::endian::little, "byte j of a word is scale j");
+    uint32_t p[3];
+    std::memcpy(p, packed, sizeof p);
+    const uint32_t lo4 = 0x0F0F0F0Fu;
+    const uint32_t top = 0x03030303u;
+    const uint32_t s[4] = {(p[0] & lo4) | ((p[2] & top) << 4), (p[1] & lo4) | (((p[2] >> 2) & top) << 4),
+                           ((p[0] >> 4) & lo4) | (((p[2] >> 4) & top) << 4),
+                           ((p[1] >> 4) & lo4) | (((p[2] >> 6) & top) << 4)};
+    return {s[0] | static_cast<uint64_t>(s[1]) << 32, s[2] | static_cast<uint64_t>(s[3]) << 32};
+}
+
+#endif
+
+#if defined(GK_SIMD_X86)
+
+using namespace simd::x86;
+
+/// q2_K through the x86 view of vec_dot_q8k.h: quants 0..3, scales the low nibbles.
+struct q2k_view {
+    static constexpr bool signed_quants = false;
+    const uint8_t * qs;
+    __m256i         sc;  // scales_even_odd
+
+    __m256i quants(int k) const { return crumbs(qs, k); }
+    __m256i scale(int k) const { return lane_word(sc, k); }
+};
+
+q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {
+    const __m128i  packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
+    const __m128i  low4   = _mm_set1_epi8(0x0F);
+    const q2k_view w{x.qs, scales_even_odd(_mm_and_si128(packed, low4), false)};
+    const __m256i  mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+    return {scaled_dot(w, y.qs), bsums_dot(mins, y)};
+}
+
+/// q3_K through the x86 view: quants q = crumb + 4 * hmask bit (0..7), signed scales.
+struct q3k_view {
+    static constexpr bool signed_quants = false;
+    const uint8_t * qs;
+    __m256i         hmask;  // element 32k + l has its high bit at bit k of byte l
+    __m256i         sc;     // scales_even_odd
+
+    __m256i quants(int k) const {
+        const __m256i h = k < 2 ? _mm256_slli_epi16(hmask, 2 - k) : _mm256_srli_epi16(hmask, k - 2);
+        return _mm256_or_si256(crumbs(qs, k), _mm256_and_si256(h, _mm256_set1_epi8(4)));
+    }
+    __m256i scale(int k) const { return lane_word(sc, k); }
+};
+
+q8k_vsums sums_simd(const block_q3_K & x, const block_q8_K & y) {
+    const q3k_scales s   = unpack_q3k_scales(x.scales);
+    const __m128i    sc8 = _mm_sub_epi8(_mm_set_epi64x(static_cast<int64_t>(s.hi), static_cast<int64_t>(s.lo)),
+                                        _mm_set1_epi8(32));
+    const q3k_view   w{x.qs, load256(x.hmask), scales_even_odd(sc8, true)};
+    const __m256i    offset = bsums_dot(_mm256_cvtepi8_epi16(sc8), y);
+    return {_mm256_sub_epi32(scaled_dot(w, y.qs), _mm256_slli_epi32(offset, 2)), i32v_zero()};
+}
+
+#elif defined(GK_SIMD_NEON)
+
+using namespace simd::neon;
+
+/// q2_K through the NEON view of vec_dot_q8k.h: quants 0..3, scales the low nibbles.
+struct q2k_view {
+    const uint8_t * qs;
+    scales16        sc;
+
+    uint8x16_t quants(int g) const { return crumbs(qs, g); }
+    int32x4_t  scales4(int i) const { return sc.v[i]; }
+};
+
+q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {
+    const uint8x16_t packed = load_u8(x.scales);
+    const q2k_view   w{x.qs, widen_scales(vandq_u8(packed, vdupq_n_u8(0x0F)), 0)};
+    return {scaled_dot(w, y.qs), bsums_dot(widen_scales(vshrq_n_u8(packed, 4), 0).h, y)};
+}
+
+/// q3_K through the NEON view: quants q = crumb + 4 * hmask bit (0..7), signed scales.
+struct q3k_view {
+    const uint8_t * qs;
+    const uint8_t * hmask;  // element 16g + i has its high bit at bit g / 2 of byte 16 (g % 2) + i
+    scales16        sc;
+
+    uint8x16_t quants(int g) const {
+        const uint8x16_t h = vshlq_u8(load_u8(hmask + 16 * (g % 2)), vdupq_n_s8(static_cast<int8_t>(2 - g / 2)));
+        return vorrq_u8(crumbs(qs, g), vandq_u8(h, vdupq_n_u8(4)));
+    }
+    int32x4_t scales4(int i) const { return sc.v[i]; }
+};
+
+q8k_vsums sums_simd(const block_q3_K & x, const block_q8_K & y) {
+    const q3k_scales s = unpack_q3k_scales(x.scales);
+    const q3k_view   w{x.qs, x.hmask, widen_scales(vcombine_u8(vcreate_u8(s.lo), vcreate_u8(s.hi)), 32)};
+    return {vsubq_s32(scaled_dot(w, y.qs), vshlq_n_s32(bsums_dot(w.sc.h, y), 2)), i32v_zero()};
+}
+
+#endif
+
+} // namespace
+
+GK_DEFINE_Q8K_DOT(vec_dot_q2_K_q8_K, block_q2_K)
+GK_DEFINE_Q8K_DOT(vec_dot_q3_K_q8_K, block_q3_K)
+
+} // namespace gk::cpu::detail

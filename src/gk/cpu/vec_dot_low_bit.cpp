@@ -1,0 +1,94 @@
+// vec_dot_low_bit.cpp - integer dots of the one- and two-bit formats q1_0 and q2_0
+// (low_bit.h) against q8_0 activations, each a vector kernel and its scalar twin in the
+// shape of vec_dot_blocks.h.
+//
+// A weight block spans several activation blocks (q1_0: 128 elements = 4, q2_0: 64 = 2);
+// the unit is the activation block. Per unit u: isum = sum of weight integer * activation
+// quant, exact in int32, the weight integers being q1_0: +1 (bit set) or -1, q2_0: q - 1
+// (-1..2); d = f32(weight d) * f32(activation d), exact (two f16 significands); chain
+// u % 4 += d * float(isum) with one fused multiply-add; the dot is (c0 + c1) + (c2 + c3).
+// (ggml sums d_a * isum over a weight block before multiplying by d_w; the products here
+// are the same, formed per unit as the integer path's order asks.)
+#include "vec_dot_blocks.h"
+#include "vec_dot_tile_blocks.h"
+
+#include "quant/low_bit.h"
+
+namespace gk::cpu::detail {
+namespace {
+
+using quant::block_q1_0;
+using quant::block_q2_0;
+using quant::block_q8_0;
+
+/// q1_0: one bit per element, element j at bit j % 8 of qs[j / 8].
+struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
+    static int value(const weight & x, int j) { return bit_of(x.qs, j) ? 1 : -1; }
+
+#if defined(GK_SIMD_X86)
+    /// clear | 1: -1 where the bit is clear, +1 where it is set.
+    static __m256i unpack(const weight * x, int64_t k) {
+        return _mm256_or_si256(bit_clear_bytes(x[k / 4].qs + 4 * (k % 4)), _mm256_set1_epi8(1));
+    }
+    /// w is +-1: the products are the activation bytes with w's sign, summed.
+    static __m256i dot(__m256i w, __m256i a) {
+        return simd::x86::dot_u8s8(_mm256_set1_epi8(1), _mm256_sign_epi8(a, w));
+    }
+#elif defined(GK_SIMD_NEON)
+    /// 1 | ~set: +1 where the bit is set, -1 where it is clear.
+    static int8x16x2_t unpack(const weight * x, int64_t k) {
+        const uint8x16x2_t set = bit_set_bytes(x[k / 4].qs + 4 * (k % 4));
+        return {{vreinterpretq_s8_u8(vornq_u8(vdupq_n_u8(1), set.val[0])),
+                 vreinterpretq_s8_u8(vornq_u8(vdupq_n_u8(1), set.val[1]))}};
+    }
+#endif
+};
+
+/// q2_0: two bits per element, element j at bits 2 (j % 4) of qs[j / 4].
+struct q2_0_format : format_base<block_q2_0, block_q8_0, quant::QK2_0, QK8_0> {
+    static int value(const weight & x, int j) { return ((x.qs[j / 4] >> (2 * (j % 4))) & 3) - 1; }
+
+#if defined(GK_SIMD_X86)
+    /// The 8 bytes b0..b7 meeting activation block k: 128-bit lane L takes b4L..b4L+3 into
+    /// each of its four 32-bit words, word r shifts right by 2r (byte m of word r is then
+    /// element 16L + 4m + r), and an in-lane 4 x 4 byte transpose restores element order.
+    static __m256i unpack(const weight * x, int64_t k) {
+        uint64_t bytes;
+        std::memcpy(&bytes, x[k / 2].qs + 8 * (k % 2), sizeof bytes);
+        const __m256i spread = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3,  //
+                                                4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
+        const __m256i transpose = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
+                                                   0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        const __m256i words = _mm256_shuffle_epi8(_mm256_set1_epi64x(static_cast<int64_t>(bytes)), spread);
+        const __m256i q     = _mm256_and_si256(_mm256_srlv_epi32(words, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)),
+                                               _mm256_set1_epi8(3));
+        return _mm256_sub_epi8(_mm256_shuffle_epi8(q, transpose), _mm256_set1_epi8(1));
+    }
+#elif defined(GK_SIMD_NEON)
+    /// Byte i of each half takes its source byte (i / 4) and shifts it right by 2 (i % 4).
+    static int8x16x2_t unpack(const weight * x, int64_t k) {
+        const uint8x8_t  b8       = vld1_u8(x[k / 2].qs + 8 * (k % 2));
+        const uint8x16_t b        = vcombine_u8(b8, b8);
+        const uint8_t    src[16]  = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
+        const int8_t     shift[16] = {0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6};
+        const uint8x16_t idx      = vld1q_u8(src);
+        const int8x16_t  sh       = vld1q_s8(shift);
+        int8x16x2_t      w;
+        for (int h = 0; h < 2; ++h) {
+            const uint8x16_t q = vshlq_u8(vqtbl1q_u8(b, vaddq_u8(idx, vdupq_n_u8(static_cast<uint8_t>(4 * h)))), sh);
+            w.val[h]           = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(3))), vdupq_n_s8(1));
+        }
+        return w;
+    }
+#endif
+};
+
+} // namespace
+
+GK_DEFINE_BLOCK_DOT(vec_dot_q1_0_q8_0, q1_0_format)
+GK_DEFINE_BLOCK_DOT(vec_dot_q2_0_q8_0, q2_0_format)
+
+GK_DEFINE_BLOCK_TILE(tile_q1_0, q1_0_format)
+GK_DEFINE_BLOCK_TILE(tile_q2_0, q2_0_format)
+
+} // namespace gk::cpu::detail

@@ -1,0 +1,202 @@
+// vec_dot_tile_blocks.h - the tile kernel of every format vec_dot_blocks.h describes
+// (weights against q8_0 / q8_1 activations): 16 weight rows (one 32-bit lane each) times
+// up to 64 columns, each element bit-identical to the format's vec_dot.
+//
+// A row is walked in spans of 8 activation blocks (256 elements). Per span the 16 rows
+// are unpacked once, with the format's own F::unpack, into signed bytes laid out so that
+// 64 bytes hold elements 4k .. 4k + 3 of all 16 rows, plus per unit the weight scale, the
+// offset m (q4_1, q5_1) and 128 times the sum of the unit's weights. Each column's span
+// is biased once to unsigned bytes (a + 128), so that one VPDPBUSD (unsigned activation
+// bytes times signed weight bytes) adds four products to every row's lane; the unit's
+// exact integer sum is then dot - 128 * sum(w). vec_dot's float step follows lane by
+// lane on the unit's chain u % 4: fma(weight scale * activation d, float(isum)), then
+// for an offset format fma(m, activation s). Four columns go together, their chains in
+// registers for the span.
+//
+// Internal to the format files (vec_dot_legacy.cpp, vec_dot_fp4.cpp, vec_dot_low_bit.cpp),
+// which define their kernels with GK_DEFINE_BLOCK_TILE next to GK_DEFINE_BLOCK_DOT.
+#pragma once
+
+#include "vec_dot_blocks.h"
+#include "vec_dot_tile_impl.h"
+
+#include <cstring>
+
+#if defined(GK_TILE_AVX512)
+
+namespace gk::cpu::detail {
+
+template <class F> struct block_tile {
+    static constexpr int rows        = 16;
+    static constexpr int max_cols    = 64;
+    static constexpr int span_blocks = 8;                     // activation blocks per span
+    static constexpr int span_elems  = span_blocks * QK8_0;   // 256
+    static constexpr int unit_words  = F::unit / 4;           // VPDPBUSD steps per unit
+    static constexpr int span_units  = span_elems / F::unit;  // 8, or 16 for 16-element units
+    static constexpr int cols        = 4;                     // columns computed together
+
+    /// One span of 16 rows, unpacked.
+    struct unpacked {
+        alignas(64) int8_t  q[span_elems * rows];      // q[64 k + 4 r + t] = element 4k + t of row r
+        alignas(64) int32_t wsum[span_units][rows];    // 128 * sum of unit u's weights of row r
+        alignas(64) float   ws[span_units][rows];      // weight scale of unit u, row r
+        alignas(64) float   m[span_units][rows];       // offset of unit u, row r (q4_1, q5_1)
+        alignas(64) int8_t  rowv[rows][span_elems];    // the bytes row by row, before interleaving
+    };
+
+    /// The activation bytes of one column's span, biased to unsigned.
+    struct biased {
+        alignas(64) uint8_t a[cols][span_elems];
+    };
+
+    static constexpr size_t work_bytes = sizeof(unpacked) + sizeof(biased) + sizeof(float) * rows * 4 * max_cols;
+
+    /// Span s (activation blocks kb .. kb + nbk - 1) of rows 0 .. nr-1; other rows zero.
+    static void unpack_span(const char * x, size_t bx, int nr, int64_t kb, int nbk, unpacked & u) {
+        const int nu = nbk * QK8_0 / F::unit;
+        for (int r = 0; r < rows; ++r) {
+            if (r >= nr) {
+                std::memset(u.rowv[r], 0, span_elems);
+                for (int j = 0; j < span_units; ++j) {
+                    u.ws[j][r] = 0.0f;
+                    u.m[j][r]  = 0.0f;
+                }
+                continue;
+            }
+            const auto * xr = reinterpret_cast<const typename F::weight *>(x + r * bx);
+            for (int k = 0; k < nbk; ++k) {
+                _mm256_store_si256(reinterpret_cast<__m256i *>(u.rowv[r] + QK8_0 * k), F::unpack(xr, kb + k));
+            }
+            std::memset(u.rowv[r] + QK8_0 * nbk, 0, static_cast<size_t>(span_elems - QK8_0 * nbk));
+            const int64_t ub = kb * QK8_0 / F::unit;
+            for (int j = 0; j < nu; ++j) {
+                u.ws[j][r] = weight_scale<F>(xr, ub + j);
+                if constexpr (has_offset<F>) {
+                    u.m[j][r] = simd::half_to_float(weight_of<F>(xr, ub + j).m);
+                }
+            }
+        }
+        uint32_t * q = reinterpret_cast<uint32_t *>(u.q);
+        for (int r = 0; r < rows; ++r) {
+            uint32_t words[span_elems / 4];
+            std::memcpy(words, u.rowv[r], span_elems);
+            for (int k = 0; k < span_elems / 4; ++k) {
+                q[rows * k + r] = words[k];
+            }
+        }
+        const __m512i ones = _mm512_set1_epi8(1);
+        for (int j = 0; j < nu; ++j) {
+            __m512i s = _mm512_setzero_si512();
+            for (int t = 0; t < unit_words; ++t) {
+                s = _mm512_dpbusd_epi32(s, ones, _mm512_load_si512(u.q + 64 * (j * unit_words + t)));
+            }
+            _mm512_store_si512(u.wsum[j], _mm512_slli_epi32(s, 7));
+        }
+    }
+
+    /// Columns c0 .. c0 + C - 1 over one span: the units' integer sums and float steps.
+    template <int C>
+    static void span_columns(const unpacked & u, biased & ab, const char * y, size_t by, int c0, int64_t kb, int nbk,
+                             float * chains) {
+        using act = typename F::act;
+        const act * yb[C];
+        for (int c = 0; c < C; ++c) {
+            yb[c] = reinterpret_cast<const act *>(y + (c0 + c) * by) + kb;
+            for (int k = 0; k < nbk; ++k) {
+                const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb[c][k].qs));
+                _mm256_store_si256(reinterpret_cast<__m256i *>(ab.a[c] + QK8_0 * k),
+                                   _mm256_xor_si256(a, _mm256_set1_epi8(static_cast<char>(0x80))));
+            }
+        }
+        __m512 ch[C][4];
+        for (int c = 0; c < C; ++c) {
+            for (int j = 0; j < 4; ++j) {
+                ch[c][j] = _mm512_load_ps(chains + (static_cast<size_t>(c0 + c) * 4 + j) * rows);
+            }
+        }
+        const int nu = nbk * QK8_0 / F::unit;
+        // unit j of the span is unit kb * 32 / unit + j of the row, a multiple of 4 plus j:
+        // its chain is j % 4
+        const auto unit = [&]<int J>(int j) {
+            __m512i dot[C];
+            for (int c = 0; c < C; ++c) {
+                dot[c] = _mm512_setzero_si512();
+            }
+            for (int t = 0; t < unit_words; ++t) {
+                const int     k = j * unit_words + t;
+                const __m512i w = _mm512_load_si512(u.q + 64 * k);
+                for (int c = 0; c < C; ++c) {
+                    int32_t a4;
+                    std::memcpy(&a4, ab.a[c] + 4 * k, sizeof a4);
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], _mm512_set1_epi32(a4), w);
+                }
+            }
+            const __m512i wsum = _mm512_load_si512(u.wsum[j]);
+            const __m512  ws   = _mm512_load_ps(u.ws[j]);
+            for (int c = 0; c < C; ++c) {
+                const act &  ya  = yb[c][j * F::unit / QK8_0];
+                const __m512 d   = _mm512_mul_ps(ws, _mm512_set1_ps(simd::half_to_float(ya.d)));
+                const __m512 isf = _mm512_cvtepi32_ps(_mm512_sub_epi32(dot[c], wsum));
+                ch[c][J]         = _mm512_fmadd_ps(d, isf, ch[c][J]);
+                if constexpr (has_offset<F>) {
+                    ch[c][J] = _mm512_fmadd_ps(_mm512_load_ps(u.m[j]), _mm512_set1_ps(simd::half_to_float(ya.s)),
+                                               ch[c][J]);
+                }
+            }
+        };
+        for (int j = 0; j < nu; j += 4) {
+            unit.template operator()<0>(j);
+            if (j + 1 < nu) unit.template operator()<1>(j + 1);
+            if (j + 2 < nu) unit.template operator()<2>(j + 2);
+            if (j + 3 < nu) unit.template operator()<3>(j + 3);
+        }
+        for (int c = 0; c < C; ++c) {
+            for (int j = 0; j < 4; ++j) {
+                _mm512_store_ps(chains + (static_cast<size_t>(c0 + c) * 4 + j) * rows, ch[c][j]);
+            }
+        }
+    }
+
+    /// The tile kernel (vec_dot_tile.h).
+    static void dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+                    size_t ldc, void * work) {
+        auto *       u      = static_cast<unpacked *>(work);
+        auto *       ab     = reinterpret_cast<biased *>(static_cast<char *>(work) + sizeof(unpacked));
+        auto *       chains = reinterpret_cast<float *>(static_cast<char *>(work) + sizeof(unpacked) + sizeof(biased));
+        const char * x      = static_cast<const char *>(vx);
+        const char * y      = static_cast<const char *>(vy);
+        const int64_t nb    = n / QK8_0;  // activation blocks
+        std::memset(chains, 0, sizeof(float) * rows * 4 * static_cast<size_t>(nc));
+        for (int64_t kb = 0; kb < nb; kb += span_blocks) {
+            const int nbk = static_cast<int>(nb - kb < span_blocks ? nb - kb : span_blocks);
+            unpack_span(x, bx, nr, kb, nbk, *u);
+            int c = 0;
+            for (; c + cols <= nc; c += cols) {
+                span_columns<cols>(*u, *ab, y, by, c, kb, nbk, chains);
+            }
+            for (; c < nc; ++c) {
+                span_columns<1>(*u, *ab, y, by, c, kb, nbk, chains);
+            }
+        }
+        const __mmask16 mask = static_cast<__mmask16>((1u << nr) - 1);
+        for (int c = 0; c < nc; ++c) {
+            const float * ch  = chains + static_cast<size_t>(c) * 4 * rows;
+            const __m512  sum = _mm512_add_ps(_mm512_add_ps(_mm512_load_ps(ch), _mm512_load_ps(ch + rows)),
+                                              _mm512_add_ps(_mm512_load_ps(ch + 2 * rows), _mm512_load_ps(ch + 3 * rows)));
+            _mm512_mask_storeu_ps(s + c * ldc, mask, sum);
+        }
+    }
+};
+
+/// Defines the tile kernel `name` of format F.
+#define GK_DEFINE_BLOCK_TILE(name, F)                                                                    \
+    const tile_kernel name = {block_tile<F>::dot, block_tile<F>::rows, block_tile<F>::max_cols,          \
+                              block_tile<F>::work_bytes};
+
+} // namespace gk::cpu::detail
+
+#else
+
+#define GK_DEFINE_BLOCK_TILE(name, F)
+
+#endif
