@@ -2,6 +2,7 @@
 // so against the scalar twin, which test-vec-dot holds to vec_dot), bit for bit, over
 // weight rows of random bytes (finite scales), partial tiles and column counts from 1 to
 // the kernel's maximum. Skips where the build has no tile kernel.
+#include "gk/cpu/kernel_set.h"
 #include "gk/cpu/vec_dot.h"
 #include "gk/cpu/vec_dot_tile.h"
 #include "quant/codec.h"
@@ -18,8 +19,6 @@
 
 namespace {
 
-using gk::cpu::get_tile_kernel;
-using gk::cpu::get_vec_dot_traits;
 
 bool same_bits(float a, float b) {
     return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
@@ -44,13 +43,15 @@ void random_row(gk_type type, std::vector<uint8_t> & row, std::mt19937 & rng) {
     fix_scales(type, row, rng);
 }
 
+/// In every kernel set the host runs (kernel_set.h), against that set's vec_dot.
 TEST(VecDotTile, EveryElementIsItsVecDot) {
+  int kernels = 0;
+  for (const gk::cpu::kernel_set * ks : gk::cpu::runnable_kernel_sets()) {
     std::mt19937 rng(2024);
-    int          kernels = 0;
     for (int id = 0; id < GK_TYPE_COUNT; ++id) {
         const auto                          type = static_cast<gk_type>(id);
-        const gk::cpu::tile_kernel *        tk   = get_tile_kernel(type);
-        const gk::cpu::vec_dot_traits *     vd   = get_vec_dot_traits(type);
+        const gk::cpu::tile_kernel *        tk   = ks->tile(type);
+        const gk::cpu::vec_dot_traits *     vd   = ks->vec_dot(type);
         if (!tk) {
             continue;
         }
@@ -103,8 +104,10 @@ TEST(VecDotTile, EveryElementIsItsVecDot) {
             }
         }
         std::free(work);
-        std::printf("%-5s tile %dx%d: every element equals its vec_dot\n", gk_type_name(type), tk->rows, tk->max_cols);
+        std::printf("%-7s %-7s tile %dx%d: every element equals its vec_dot\n", ks->name, gk_type_name(type), tk->rows,
+                    tk->max_cols);
     }
+  }
     if (kernels == 0) {
         GTEST_SKIP() << "GK-SKIP: this build has no tile kernel (they need AVX-512 with VNNI)";
     }

@@ -11,6 +11,7 @@
 //   the decoded activation the dot must sit within rounding of the exact value.
 //
 // GK_VEC_DOT_REPORT=1 in the environment also prints a timing report (never asserted).
+#include "gk/cpu/kernel_set.h"
 #include "gk/cpu/simd.h"
 #include "gk/cpu/vec_dot.h"
 #include "gk/cpu/vec_dot_impl.h"
@@ -32,11 +33,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace {
 
-using gk::cpu::get_vec_dot_traits;
+using gk::cpu::kernel_set;
 using gk::cpu::vec_dot_traits;
 
 constexpr double u32 = 1.0 / 16777216.0;  // 2^-24, unit roundoff of f32
@@ -106,17 +108,26 @@ std::vector<float> gaussian(std::mt19937 & rng, int64_t n, float scale = 1.0f) {
 
 // ---- float path ---------------------------------------------------------------------------
 
+/// Every kernel set this build has and the host runs (kernel_set.h), best first: each test
+/// below sweeps all of them.
+std::span<const kernel_set * const> sets() { return gk::cpu::runnable_kernel_sets(); }
+
 TEST(VecDot, SimdLevel) {
-    const auto f = gk::simd::compiled_features();
-    std::printf("SIMD = %s | AVX512 = %d | AVX2 = %d | FMA = %d | F16C = %d | VNNI = %d | NEON = %d\n", f.level,
-                f.avx512, f.avx2, f.fma, f.f16c, f.vnni, f.neon);
-    EXPECT_NE(f.level, nullptr);
+    for (const kernel_set * ks : sets()) {
+        const auto & f = ks->compiled;
+        std::printf("kernel set %-7s AVX512 = %d | AVX2 = %d | FMA = %d | F16C = %d | VNNI = %d | NEON = %d\n",
+                    ks->name, f.avx512, f.avx2, f.fma, f.f16c, f.vnni, f.neon);
+    }
+    std::printf("active: %s\n", gk::cpu::active_kernel_set().name);
+    EXPECT_FALSE(sets().empty());
 }
 
 TEST(VecDot, FloatDotsMatchTwinAndTruth) {
+  for (const kernel_set * ks : sets()) {
+    SCOPED_TRACE(ks->name);
     std::mt19937 rng(1234);
     for (gk_type type : {GK_TYPE_F32, GK_TYPE_F16, GK_TYPE_BF16}) {
-        const vec_dot_traits * t = get_vec_dot_traits(type);
+        const vec_dot_traits * t = ks->vec_dot(type);
         ASSERT_NE(t, nullptr) << gk_type_name(type);
         ASSERT_EQ(t->vec_dot_type, type);
         double worst = 0.0;
@@ -142,24 +153,27 @@ TEST(VecDot, FloatDotsMatchTwinAndTruth) {
                 worst = std::max(worst, std::fabs(s - truth) / mag);
             }
         }
-        std::printf("%-5s path %-12s twin: bit-identical; worst |dot - truth| / sum|xy| = %.2e; results %016llx\n",
-                    gk_type_name(type), gk::cpu::dot_path_name(t->path), worst,
+        std::printf("%-7s %-5s path %-12s twin: bit-identical; worst |dot - truth| / sum|xy| = %.2e; results %016llx\n",
+                    ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), worst,
                     static_cast<unsigned long long>(hash.h));
     }
+  }
 }
 
 /// A dot fed with a zero-length row writes +0 (every output is written).
 TEST(VecDot, EmptyRowWritesZero) {
-    for (gk_type type : {GK_TYPE_F32, GK_TYPE_F16, GK_TYPE_BF16}) {
-        const vec_dot_traits * t = get_vec_dot_traits(type);
-        ASSERT_NE(t, nullptr);
-        float s = NAN;
-        t->vec_dot(0, &s, nullptr, nullptr);
-        EXPECT_TRUE(same_bits(s, 0.0f)) << gk_type_name(type);
+    for (const kernel_set * ks : sets()) {
+        for (gk_type type : {GK_TYPE_F32, GK_TYPE_F16, GK_TYPE_BF16}) {
+            const vec_dot_traits * t = ks->vec_dot(type);
+            ASSERT_NE(t, nullptr);
+            float s = NAN;
+            t->vec_dot(0, &s, nullptr, nullptr);
+            EXPECT_TRUE(same_bits(s, 0.0f)) << ks->name << " " << gk_type_name(type);
+        }
     }
 }
 
-// ---- integer and generic paths -------------------------------------------------------------
+// ---- integer path -------------------------------------------------------------
 
 
 /// An activation row of n values with blocks of varied character: gaussian at random
@@ -211,12 +225,18 @@ bool is_int_path(const vec_dot_traits & t) {
 
 /// Every integer kernel against its scalar twin over random blocks (any bytes in the
 /// weight quants and scales; activations from the dot's own converter): bit for bit.
+/// ... in every kernel set; and every set whose level has FMA gives the same bits as every
+/// other such set (the order does not depend on the vector width: vec_dot.h).
 TEST(VecDot, IntegerDotsMatchTwin) {
+  std::vector<std::pair<const kernel_set *, std::vector<uint64_t>>> results;  // per set: a hash per type
+  for (const kernel_set * ks : sets()) {
+    SCOPED_TRACE(ks->name);
+    std::vector<uint64_t> hashes(GK_TYPE_COUNT, 0);
     std::mt19937 rng(99);
     int checked_types = 0;
     for (int id = 0; id < GK_TYPE_COUNT; ++id) {
         const auto type = static_cast<gk_type>(id);
-        const vec_dot_traits * t = get_vec_dot_traits(type);
+        const vec_dot_traits * t = ks->vec_dot(type);
         if (!t || !is_int_path(*t)) {
             continue;
         }
@@ -254,11 +274,29 @@ TEST(VecDot, IntegerDotsMatchTwin) {
                 ++dots;
             }
         }
-        std::printf("%-5s path %-10s twin: bit-identical over %lld random rows; results %016llx\n",
-                    gk_type_name(type), gk::cpu::dot_path_name(t->path), static_cast<long long>(dots),
+        std::printf("%-7s %-7s path %-10s twin: bit-identical over %lld random rows; results %016llx\n",
+                    ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), static_cast<long long>(dots),
                     static_cast<unsigned long long>(hash.h));
+        hashes[static_cast<size_t>(id)] = hash.h;
     }
     EXPECT_GT(checked_types, 0);
+    results.emplace_back(ks, hashes);
+  }
+  const std::pair<const kernel_set *, std::vector<uint64_t>> * first_fma = nullptr;
+  for (const auto & r : results) {
+    if (!r.first->compiled.fma) {
+        continue;
+    }
+    if (!first_fma) {
+        first_fma = &r;
+        continue;
+    }
+    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+        EXPECT_EQ(r.second[static_cast<size_t>(id)], first_fma->second[static_cast<size_t>(id)])
+            << gk_type_name(static_cast<gk_type>(id)) << ": kernel sets " << r.first->name << " and "
+            << first_fma->first->name << " give different bits";
+    }
+  }
 }
 
 /// The kernels' word-parallel q4_K / q5_K scale unpack against the codec's helper:
@@ -304,17 +342,17 @@ double offset_allowance(gk_type type, const std::vector<uint8_t> & w, const std:
 
 /// Every quantized weight type: encoder-made weights, gaussian activations. The dot must
 /// equal its twin, sit within rounding of the exact dot of the decoded rows, and within
-/// the activation quantisation's loss of the truth with the original activations. A
-/// generic-path dot must also equal the f32 dot of the decoded rows bit for bit.
+/// the activation quantisation's loss of the truth with the original activations.
 TEST(VecDot, EveryQuantizedDotAgainstTruth) {
+  for (const kernel_set * ks : sets()) {
+    SCOPED_TRACE(ks->name);
     std::mt19937 rng(2024);
-    const vec_dot_traits * f32 = get_vec_dot_traits(GK_TYPE_F32);
-    ASSERT_NE(f32, nullptr);
+    std::printf("kernel set %s\n", ks->name);
     std::printf("%-8s %-10s %-6s %12s %12s %12s\n", "type", "path", "act", "err/sum|wa|", "vs-rounding",
                 "vs-act-loss");
     for (int id = 0; id < GK_TYPE_COUNT; ++id) {
         const auto type = static_cast<gk_type>(id);
-        const vec_dot_traits * t = get_vec_dot_traits(type);
+        const vec_dot_traits * t = ks->vec_dot(type);
         if (!t || !gk_is_quantized(type)) {
             continue;
         }
@@ -339,12 +377,6 @@ TEST(VecDot, EveryQuantizedDotAgainstTruth) {
             t->vec_dot(n, &s, w.data(), a.data());
             t->vec_dot_scalar(n, &s_twin, w.data(), a.data());
             ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n;
-            if (t->path == gk::cpu::dot_path::generic) {
-                float s_f32 = NAN;
-                f32->vec_dot(n, &s_f32, wd.data(), ad.data());
-                ASSERT_TRUE(same_bits(s, s_f32)) << gk_type_name(type) << " n=" << n << ": generic path " << s
-                                                 << " vs f32 dot of the decoded rows " << s_f32;
-            }
 
             double exact_deq = 0, mag_deq = 0, truth = 0, mag = 0, loss = 0;
             for (int64_t i = 0; i < n; ++i) {
@@ -367,6 +399,7 @@ TEST(VecDot, EveryQuantizedDotAgainstTruth) {
         std::printf("%-8s %-10s %-6s %12.2e %12.3f %12.3f\n", gk_type_name(type), gk::cpu::dot_path_name(t->path),
                     gk_type_name(t->vec_dot_type), worst_rel, worst_round, worst_loss);
     }
+  }
     std::printf("err/sum|wa|: |dot - truth| / sum|w a| with the original f32 activations;\n"
                 "vs-rounding: |dot - exact dot of the decoded rows| / rounding allowance (<= 1);\n"
                 "vs-act-loss: |dot - truth| / (sum|w| |a - dequant(a)| + allowance) (<= 1).\n");
@@ -388,7 +421,7 @@ TEST(VecDot, Report) {
                 static_cast<long long>(n));
     for (int id = 0; id < GK_TYPE_COUNT; ++id) {
         const auto type = static_cast<gk_type>(id);
-        const vec_dot_traits * t = get_vec_dot_traits(type);
+        const vec_dot_traits * t = gk::cpu::get_vec_dot_traits(type);
         if (!t) {
             continue;
         }

@@ -3,7 +3,7 @@
 #include "impl.h"
 
 #include "../cpu/cpu_features.h"
-#include "../cpu/simd.h"
+#include "../cpu/kernel_set.h"
 #include "../debug.h"
 
 #include <algorithm>
@@ -116,10 +116,11 @@ bool cpu_dev_supports_op(gk_backend_dev_t, const gk_tensor * op) { return gk_cpu
 
 bool cpu_dev_supports_buft(gk_backend_dev_t, gk_backend_buffer_type_t buft) { return gk_backend_buft_is_host(buft); }
 
-/// The build's SIMD level and flags, then what the host offers (cpu_features.h); AMX is
-/// "1" when a tile instruction ran, "advertised" when cpuid claims it but it cannot run.
+/// The kernel set in use (kernel_set.h: its SIMD level and flags), then what the host
+/// offers (cpu_features.h); AMX is "1" when a tile instruction ran, "advertised" when
+/// cpuid claims it but it cannot run.
 const gk_backend_feature * cpu_dev_features(gk_backend_dev_t) {
-    static constexpr simd::features f = simd::compiled_features();
+    static const simd::features & f = cpu::active_kernel_set().compiled;
     static const cpu::cpu_features & h = cpu::host_cpu();
     const auto yes = [](bool b) { return b ? "1" : "0"; };
     static const gk_backend_feature list[] = {

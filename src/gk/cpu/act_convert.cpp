@@ -7,7 +7,8 @@
 //   (non-negative floats order as their bits); d = amax / 127; id = 1 / d (0 where d is 0);
 //   q = round half away from zero of clamp(x * id, -127, 127), a NaN product giving 0, the
 //   rounding done exactly as trunc(2v) - trunc(v); stored d = f16(d); q8_1 also stores
-//   s = f16(float(sum of q) * d).
+//   s = f16(float(sum of q) * d), the sum taken exactly in f32 from the registers; d and s
+//   go to f16 by the hardware conversion (never NaN here, see f16 below).
 // q8_K, per block of 256: vmax = the first element of largest |x|; iscale = -127 / vmax,
 //   d = 1 / iscale (both 0 for an all-zero block); q = kq::round_clamp(iscale * x, -128, 127):
 //   v > -128 ? v : -128 (a NaN gives -128), then v < 127 ? v : 127, then
@@ -156,6 +157,7 @@ int first_abs_bits(const float * x, uint32_t bits) {
         }
     }
 }
+/// Unordered compare of the two halves: true in a lane where either holds a NaN.
 inline bool has_nan(const float * x) {
     const __m256 a = _mm256_loadu_ps(x);
     const __m256 b = _mm256_loadu_ps(x + 8);
@@ -284,7 +286,8 @@ inline void group_sums(const int8_t * q, int16_t * s) {
 // ---- the shared loops ------------------------------------------------------------------
 
 /// std::round of v in [-127, 127], exactly: 2v and both truncations are exact, and
-/// trunc(2v) = 2 trunc(v) + (±1 where |v - trunc(v)| >= 1/2).
+/// trunc(2v) = 2 trunc(v) + (+-1 where |v - trunc(v)| >= 1/2), so trunc(2v) - trunc(v)
+/// is v rounded half away from zero.
 inline vf round_half_away(vf v) { return sub(trunc(simd::add(v, v)), trunc(v)); }
 
 /// d and the sum of the quants of a q8_0 / q8_1 block.

@@ -38,7 +38,7 @@ uint64_t read_xcr0() {
 
 sigjmp_buf amx_trial_jump;
 
-void amx_trial_sigill(int) { siglongjmp(amx_trial_jump, 1); }
+void amx_trial_fault(int) { siglongjmp(amx_trial_jump, 1); }
 
 /// One tile configured, zeroed and released.
 __attribute__((target("amx-tile"))) void amx_trial_body() {
@@ -46,23 +46,29 @@ __attribute__((target("amx-tile"))) void amx_trial_body() {
     cfg[0]  = 1;   // palette 1
     cfg[16] = 64;  // tile 0: 64 bytes per row
     cfg[48] = 1;   // tile 0: 1 row
+    __asm__ volatile("" : : "r"(cfg) : "memory");  // the configuration is in memory before LDTILECFG reads it
     _tile_loadconfig(cfg);
     _tile_zero(0);
     _tile_release();
 }
 
 /// The guarded trial of cpu_features.h: ask Linux for the tile state, then run
-/// amx_trial_body under a SIGILL handler (the previous handler is restored).
+/// amx_trial_body under SIGILL and SIGSEGV handlers (a refused tile configuration is a
+/// general-protection fault); the previous handlers are restored.
 bool amx_trial() {
 #if defined(__linux__)
     if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
         return false;
     }
 #endif
-    struct sigaction trial = {}, previous = {};
-    trial.sa_handler       = amx_trial_sigill;
+    struct sigaction trial = {}, previous_ill = {}, previous_segv = {};
+    trial.sa_handler       = amx_trial_fault;
     sigemptyset(&trial.sa_mask);
-    if (sigaction(SIGILL, &trial, &previous) != 0) {
+    if (sigaction(SIGILL, &trial, &previous_ill) != 0) {
+        return false;
+    }
+    if (sigaction(SIGSEGV, &trial, &previous_segv) != 0) {
+        sigaction(SIGILL, &previous_ill, nullptr);
         return false;
     }
     bool ok = false;
@@ -70,7 +76,8 @@ bool amx_trial() {
         amx_trial_body();
         ok = true;
     }
-    sigaction(SIGILL, &previous, nullptr);
+    sigaction(SIGSEGV, &previous_segv, nullptr);
+    sigaction(SIGILL, &previous_ill, nullptr);
     return ok;
 }
 

@@ -5,11 +5,9 @@
 #include "act_convert.h"
 #include "vec_dot_impl.h"
 
-#include "quant/codec.h"
 #include "quant/k_quants.h"
 #include "quant/legacy.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace gk::cpu {
@@ -74,29 +72,6 @@ constexpr act_from_float_fn act_converter(gk_type a) {
     }
 }
 
-// ---- the generic path -------------------------------------------------------------------
-
-constexpr int64_t generic_piece = 256;  // a multiple of every block size and of 64
-
-/// Decode weight (type W) and activation in pieces of 256 and accumulate them on the
-/// float path: the result equals the f32 dot of the two decoded rows, bit for bit.
-template <gk_type W, class Acc> void generic_dot(int64_t n, float * s, const void * x, const void * y) {
-    const quant::type_traits * wt = quant::get_type_traits(W);
-    const quant::type_traits * at = quant::get_type_traits(act_type(W));
-    const auto * xb = static_cast<const uint8_t *>(x);
-    const auto * yb = static_cast<const uint8_t *>(y);
-    float        xf[generic_piece], yf[generic_piece];
-    Acc          acc;
-    acc_init(acc);
-    for (int64_t i = 0; i < n; i += generic_piece) {
-        const int64_t m = std::min(generic_piece, n - i);
-        wt->to_float(xb + static_cast<size_t>(i / wt->blck_size) * wt->type_size, xf, m);
-        at->to_float(yb + static_cast<size_t>(i / at->blck_size) * at->type_size, yf, m);
-        acc_add<elem::f32>(acc, xf, yf, m);
-    }
-    *s = acc_finish(acc);
-}
-
 // ---- the table ------------------------------------------------------------------------
 
 #if defined(GK_SIMD_SCALAR)
@@ -121,17 +96,6 @@ constexpr dot_path int_path = int_dots_vectorised ? dot_path::int_simd : dot_pat
 void set_kernel(table & t, gk_type w, vec_dot_fn fn, vec_dot_fn twin, dot_path path) {
     t.set(w, {act_type(w), act_converter(act_type(w)), fn, twin, path});
 }
-
-/// A generic row, present only when the codec decodes both the weight and its activation.
-template <gk_type W> void set_generic(table & t) {
-    const quant::type_traits * wt = quant::get_type_traits(W);
-    const quant::type_traits * at = quant::get_type_traits(act_type(W));
-    if (wt && wt->to_float && at && at->to_float) {
-        set_kernel(t, W, generic_dot<W, float_acc>, generic_dot<W, float_acc_scalar>, dot_path::generic);
-    }
-}
-
-template <gk_type... W> void set_generic_all(table & t) { (set_generic<W>(t), ...); }
 
 table build_table() {
     table t;
@@ -174,28 +138,12 @@ const table & get_table() {
 
 } // namespace
 
-const char * dot_path_name(dot_path p) {
-    switch (p) {
-        case dot_path::float_simd: return "float-simd";
-        case dot_path::float_scalar: return "float-scalar";
-        case dot_path::int_simd: return "int-simd";
-        case dot_path::int_scalar: return "int-scalar";
-        case dot_path::generic: return "generic";
-    }
-    return "?";
-}
-
-const vec_dot_traits * get_vec_dot_traits(gk_type type) {
+const vec_dot_traits * vec_dot_table(gk_type type) {
     if (static_cast<int>(type) < 0 || type >= GK_TYPE_COUNT) {
         return nullptr;
     }
     const table & t = get_table();
     return t.present[type] ? &t.rows[type] : nullptr;
-}
-
-bool vec_dot_row_ok(gk_type type, int64_t n) {
-    const vec_dot_traits * t = get_vec_dot_traits(type);
-    return t && gk_row_len_ok(type, n) && gk_row_len_ok(t->vec_dot_type, n);
 }
 
 } // namespace gk::cpu

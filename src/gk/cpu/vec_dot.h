@@ -9,7 +9,7 @@
 //
 // Accumulation order (it depends only on the row length n, never on the thread, the
 // machine's vector width or the build's SIMD level, provided the target has FMA):
-// * float path (f32, f16, bf16, and the generic path below): element i feeds chain
+// * float path (f32, f16, bf16): element i feeds chain
 //   (i / 16) % 4, lane i % 16, each of these 64 partial sums accumulating x[i] * y[i]
 //   with a fused multiply-add in increasing i; then per lane (c0 + c1) + (c2 + c3), and
 //   the 16 lanes by halving: l += l + 8, l += l + 4, l += l + 2, l += l + 1.
@@ -22,15 +22,18 @@
 //   they agree bit for bit. Vector kernels: x86 (256-bit, AVX2 with VPDPBUSD where the
 //   build has AVX-512 VNNI or AVX-VNNI; the AVX-512 build uses them too) and AArch64 NEON
 //   (SDOT where present).
-// * generic path (formats with no integer kernel yet): the weight and the activation are
-//   decoded by the codec's to_float in 256-element pieces and dotted on the float path,
-//   so the result equals the float f32 dot of the two fully decoded rows, bit for bit.
 //
 // Preconditions of every vec_dot: n is a whole number of blocks of the weight type and
 // of its vec_dot_type (vec_dot_row_ok() checks it; the kernels do not), the rows hold
 // n elements, and an integer-path activation row came from `from_float` (its q8 values
-// lie in the encoder's range; the x86 q8_0 / q4_0 kernels rely on q8_0 never holding
-// -128). Weight rows may hold any bytes.
+// lie in the encoder's range: the x86 kernels against q8_0 / q8_1 rely on those never
+// holding -128, and the q8_K ones on bsums being the true sums). Weight rows may hold
+// any bytes.
+//
+// q4_1 and q5_1 add their offset as ggml does: after chain += d * isum, chain += f32(m) *
+// f32(s) with s the q8_1 block's stored f16 sum (d times the sum of its quants). nvfp4's
+// units are its 16-element groups (each with its own scale), so block b of the order
+// above is group b there.
 #pragma once
 
 #include "gk/gk-type.h"
@@ -51,10 +54,9 @@ enum class dot_path : uint8_t {
     float_scalar, // the same order on a scalar build
     int_simd,     // integer kernel, vectorised
     int_scalar,   // integer kernel, scalar (no vector variant for this build)
-    generic,      // decode both rows with the codec, then the float path
 };
 
-/// Name of a path ("float-simd", "int-simd", "generic", ...).
+/// Name of a path ("float-simd", "int-simd", ...).
 const char * dot_path_name(dot_path p);
 
 struct vec_dot_traits {
@@ -65,8 +67,8 @@ struct vec_dot_traits {
     dot_path          path;
 };
 
-/// The dot of weight type `type`, or nullptr for a type with no dot (integers, f64, an
-/// invalid id, or a format whose codec has no decoder in this build).
+/// The dot of weight type `type` in the active kernel set (kernel_set.h), or nullptr for
+/// a type with no dot (integers, f64, an invalid id).
 const vec_dot_traits * get_vec_dot_traits(gk_type type);
 
 /// True when weight type `type` has a dot and a row of n elements is a whole number of

@@ -8,6 +8,13 @@
 
 #include <cstdint>
 
+namespace gk::cpu {
+
+/// This kernel set's dot of `type`, or nullptr (get_vec_dot_traits's source).
+const vec_dot_traits * vec_dot_table(gk_type type);
+
+} // namespace gk::cpu
+
 namespace gk::cpu::detail {
 
 // ---- float path: 4 chains x 16 lanes (the order is written out in vec_dot.h) ----------

@@ -6,12 +6,12 @@
 namespace gk::cpu {
 namespace {
 
-struct tile_table {
+struct tile_rows {
     const tile_kernel * rows[GK_TYPE_COUNT] = {};
 };
 
-tile_table build_table() {
-    tile_table t;
+tile_rows build_table() {
+    tile_rows t;
 #if defined(GK_TILE_AVX512)
     t.rows[GK_TYPE_F32]  = &detail::tile_f32;
     t.rows[GK_TYPE_F16]  = &detail::tile_f16;
@@ -30,14 +30,26 @@ tile_table build_table() {
     t.rows[GK_TYPE_Q4_K]   = &detail::tile_q4_K;
     t.rows[GK_TYPE_Q5_K] = &detail::tile_q5_K;
     t.rows[GK_TYPE_Q6_K] = &detail::tile_q6_K;
+    t.rows[GK_TYPE_Q2_K] = &detail::tile_q2_K;
+    t.rows[GK_TYPE_Q3_K] = &detail::tile_q3_K;
+    t.rows[GK_TYPE_IQ4_XS] = &detail::tile_iq4_xs;
+    t.rows[GK_TYPE_TQ1_0] = &detail::tile_tq1_0;
+    t.rows[GK_TYPE_TQ2_0] = &detail::tile_tq2_0;
+    t.rows[GK_TYPE_IQ2_XXS] = &detail::tile_iq2_xxs;
+    t.rows[GK_TYPE_IQ2_XS] = &detail::tile_iq2_xs;
+    t.rows[GK_TYPE_IQ2_S] = &detail::tile_iq2_s;
+    t.rows[GK_TYPE_IQ3_XXS] = &detail::tile_iq3_xxs;
+    t.rows[GK_TYPE_IQ3_S] = &detail::tile_iq3_s;
+    t.rows[GK_TYPE_IQ1_S] = &detail::tile_iq1_s;
+    t.rows[GK_TYPE_IQ1_M] = &detail::tile_iq1_m;
 #endif
     return t;
 }
 
 } // namespace
 
-const tile_kernel * get_tile_kernel(gk_type type) {
-    static const tile_table t = build_table();
+const tile_kernel * tile_table(gk_type type) {
+    static const tile_rows t = build_table();
     if (static_cast<int>(type) < 0 || type >= GK_TYPE_COUNT) {
         return nullptr;
     }

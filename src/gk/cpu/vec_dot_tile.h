@@ -37,8 +37,8 @@ struct tile_kernel {
     size_t          work_bytes;  // scratch one call needs
 };
 
-/// The tile kernel of weight type `type` in this build, or nullptr (mul_mat then calls
-/// vec_dot for every element).
+/// The tile kernel of weight type `type` in the active kernel set (kernel_set.h), or
+/// nullptr (mul_mat then calls vec_dot for every element).
 const tile_kernel * get_tile_kernel(gk_type type);
 
 } // namespace gk::cpu

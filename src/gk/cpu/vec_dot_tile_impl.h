@@ -10,6 +10,13 @@
 #define GK_TILE_AVX512 1
 #endif
 
+namespace gk::cpu {
+
+/// This kernel set's tile kernel of `type`, or nullptr (get_tile_kernel's source).
+const tile_kernel * tile_table(gk_type type);
+
+} // namespace gk::cpu
+
 namespace gk::cpu::detail {
 
 #if defined(GK_TILE_AVX512)
@@ -30,6 +37,18 @@ extern const tile_kernel tile_q2_0;
 extern const tile_kernel tile_q4_K;
 extern const tile_kernel tile_q5_K;
 extern const tile_kernel tile_q6_K;
+extern const tile_kernel tile_q2_K;
+extern const tile_kernel tile_q3_K;
+extern const tile_kernel tile_iq4_xs;
+extern const tile_kernel tile_tq1_0;
+extern const tile_kernel tile_tq2_0;
+extern const tile_kernel tile_iq2_xxs;
+extern const tile_kernel tile_iq2_xs;
+extern const tile_kernel tile_iq2_s;
+extern const tile_kernel tile_iq3_xxs;
+extern const tile_kernel tile_iq3_s;
+extern const tile_kernel tile_iq1_s;
+extern const tile_kernel tile_iq1_m;
 #endif
 
 } // namespace gk::cpu::detail
