@@ -72,11 +72,11 @@ TEST(OpsMatmul, QuantizedWeights) {
 }
 
 /// Batch invariance: mul_mat of N columns gives, for every column, the bits of mul_mat
-/// of that column alone (vec_dot_tile.h), for every weight type with a dot, for N = 1
-/// .. 64 and at 1 and 3 threads; the weight has rows enough for several 16-row tiles
-/// and a partial one.
+/// of that column alone (vec_dot_tile.h), for every weight type with a dot, for N from 2
+/// to 130 (across the tile kernels' 64- and 128-column panels) at 1 and 3 threads; the
+/// weight has rows enough for several 16-row tiles and a partial one.
 TEST(OpsMatmul, ColumnsDoNotDependOnTheBatch) {
-    const int64_t K = 512, M = 37, n_max = 64;
+    const int64_t K = 512, M = 37, n_max = 130;
     int           types = 0;
     for (int id = 0; id < GK_TYPE_COUNT; ++id) {
         const auto t = static_cast<gk_type>(id);
@@ -95,7 +95,7 @@ TEST(OpsMatmul, ColumnsDoNotDependOnTheBatch) {
             ASSERT_TRUE(compute(e.ctx, y, 1)) << gk_type_name(t);
             alone.emplace_back(static_cast<const uint32_t *>(y->data), static_cast<const uint32_t *>(y->data) + M);
         }
-        for (int64_t N : {2, 3, 7, 16, 17, 63, 64}) {
+        for (int64_t N : {2, 3, 7, 16, 17, 63, 64, 65, 127, 128, 129, 130}) {  // 64 and 128: panel edges
             for (int nth : {1, 3}) {
                 gk_tensor * cols = gk_view_2d(e.ctx, b, K, N, b->nb[1], 0);
                 gk_tensor * y    = gk_mul_mat(e.ctx, a, cols);

@@ -1,7 +1,8 @@
 // vec_dot_iq.h - what the integer dots of the lattice i-quants against q8_K activations
 // share (vec_dot_iq2.cpp: iq2_xxs, iq2_xs, iq2_s; vec_dot_iq3.cpp: iq3_xxs, iq3_s;
-// vec_dot_iq1.cpp: iq1_s, iq1_m): the kernel, its scalar twin and the row loop, written once
-// against a description of the format (format<Block>, below) that each file supplies.
+// vec_dot_iq1.cpp: iq1_s, iq1_m): the kernel, its scalar twin, the row loop and the tile
+// kernel, written once against a description of the format (format<Block>, below) that each
+// file supplies.
 //
 // Every format is read the same way: 8 sub-blocks of 32 values, each 4 grid rows of 8
 // coordinates (the iq3 grids' rows of 4 taken two at a time), 32 sign bits, and a scale
@@ -25,12 +26,18 @@
 // takes the shift through bsums too (shift_by_sums). NEON multiplies w by a directly. The
 // scalar twins multiply w by a, value by value. All three give the same isum, exactly.
 //
+// The tile kernel (AVX-512 VNNI, vec_dot_tile_q8k.h) takes the x86 u = w + o of every
+// format (iq1_s's shift through the sign mask, as iq1_m's), with its grid indices computed
+// 16 at a time where they are split between a byte and high bits, and the scales per group
+// of 16, or of 32 where both halves share a code (scale_groups).
+//
 // Internal to those files; the names live in detail::iq, in an unnamed namespace: each file
 // gets its own copy with internal linkage, so that everything inlines as within one file,
 // and builds of the files for different vector levels cannot share a definition.
 #pragma once
 
 #include "vec_dot_impl.h"
+#include "vec_dot_tile_q8k.h"
 
 #include "quant/iq_quants.h"
 #include "simd_neon.h"
@@ -38,6 +45,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace gk::cpu::detail::iq {
 namespace {
@@ -99,13 +107,16 @@ inline half_codes nibble_halves(const uint8_t * scales) {
 // factor           ggml's constant factor on the sum (folded into d);
 // shifted          iq1: coordinates -1, 0, 1 and w = 8g + delta;
 // eight_minus_delta(x)  (x86, optional) iq1_s, one shift per sub-block: see shift_by_sums.
-// format_defaults supplies shifted, d and low where a format has nothing else to say.
+// scale_groups     16, or 8 where halves(x) gives both halves of a sub-block one code.
+// format_defaults supplies shifted, scale_groups, d and low where a format has nothing else
+// to say.
 template <class Block> struct format;
 
 /// What a format shares unless it says otherwise: unsigned coordinates, d in the block's
 /// field d, and (split indices) the low index bytes in qs.
 template <class Block> struct format_defaults {
-    static constexpr bool shifted = false;
+    static constexpr bool shifted      = false;
+    static constexpr int  scale_groups = 16;
     static fp16_t d(const Block & x) { return x.d; }
     static const uint8_t * low(const Block & x) { return x.qs; }
 };
@@ -239,6 +250,7 @@ using namespace simd::x86;
 
 /// The word in every 32- or 64-bit lane.
 inline __m256i broadcast(uint32_t w) { return _mm256_set1_epi32(static_cast<int>(w)); }
+inline __m256i broadcast(uint16_t w) { return broadcast(uint32_t{w}); }
 inline __m256i broadcast(uint64_t w) { return _mm256_set1_epi64x(static_cast<int64_t>(w)); }
 
 /// The sign word's bits spread to the 32 values: the top bit of byte e is set where value
@@ -275,9 +287,9 @@ template <class F> __m256i unsigned_weights(__m256i g, __m256i m) {
     }
 }
 
-/// The 32 coordinates of sub-block k.
-template <class F, class Block> __m256i load_coords(const Block & x, int k) {
-    const auto row = [&](int r) { return F::table[grid_index<F>(x, r)]; };
+/// The 32 coordinates of sub-block k, grid row r having the index index(r).
+template <class F, class Index> __m256i load_coords(int k, Index index) {
+    const auto row = [&](int r) { return F::table[index(r)]; };
     if constexpr (row_len<F> == 8) {
         return _mm256_setr_epi64x(static_cast<int64_t>(row(4 * k)), static_cast<int64_t>(row(4 * k + 1)),
                                   static_cast<int64_t>(row(4 * k + 2)), static_cast<int64_t>(row(4 * k + 3)));
@@ -287,6 +299,11 @@ template <class F, class Block> __m256i load_coords(const Block & x, int k) {
                                  static_cast<int>(row(8 * k + 4)), static_cast<int>(row(8 * k + 5)),
                                  static_cast<int>(row(8 * k + 6)), static_cast<int>(row(8 * k + 7)));
     }
+}
+
+/// The 32 coordinates of sub-block k of x.
+template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+    return load_coords<F>(k, [&](int r) { return grid_index<F>(x, r); });
 }
 
 /// Word k of each 128-bit lane of v broadcast across that lane.
@@ -330,6 +347,61 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
     const __m256i bsums   = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(load256(y.bsums), evenodd), 0xD8);
     return hsum_i32(_mm256_sub_epi32(acc, _mm256_madd_epi16(weight, bsums)));
 }
+
+#if defined(GK_TILE_AVX512)
+
+/// format<Block> for the tile (vec_dot_tile_q8k.h): u = w + o by the sign mask (iq1_s too:
+/// its shift is a sign per sub-block), F::scale_groups groups (the halves, or the
+/// sub-blocks) with scale ls, d by F::d, and F::factor.
+template <class Block>
+struct tile_format : q8k_tile_format<Block, format<Block>::scale_groups, weight_offset<format<Block>>, false,
+                                     format<Block>::factor> {
+    using F = format<Block>;
+
+    /// u of the sub-blocks of x from the grid indices of their rows, index(r).
+    template <class Index> static void set_weights(const Block & x, Index index, q8k_tile_row & r) {
+        r.set_quants([&](int k) {
+            return unsigned_weights<F>(load_coords<F>(k, index), neg_mask<F>(F::sign_word(x, k)));
+        });
+    }
+
+    /// The split grid indices of x, 16 at a time: row 16i + j has its high bits in
+    /// F::high(x, 2i + j / 8), at F::high_shift(j % 8).
+    static void split_indices(const Block & x, uint32_t * idx) {
+        alignas(64) static constexpr int32_t shift[16] = {
+            F::high_shift(0), F::high_shift(1), F::high_shift(2), F::high_shift(3), F::high_shift(4), F::high_shift(5),
+            F::high_shift(6), F::high_shift(7), F::high_shift(0), F::high_shift(1), F::high_shift(2), F::high_shift(3),
+            F::high_shift(4), F::high_shift(5), F::high_shift(6), F::high_shift(7)};
+        for (int i = 0; i < QK_K / row_len<F> / 16; ++i) {
+            const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(F::low(x) + 16 * i));
+            const __m512i low   = _mm512_cvtepu8_epi32(bytes);
+            const __m512i high  = _mm512_inserti32x8(_mm512_set1_epi32(static_cast<int>(F::high(x, 2 * i))),
+                                                     _mm256_set1_epi32(static_cast<int>(F::high(x, 2 * i + 1))), 1);
+            const __m512i bits  = _mm512_and_si512(_mm512_srlv_epi32(high, _mm512_load_si512(shift)),
+                                                   _mm512_set1_epi32(static_cast<int>(F::high_mask)));
+            _mm512_store_si512(idx + 16 * i, _mm512_or_si512(low, _mm512_slli_epi32(bits, 8)));
+        }
+    }
+
+    static void unpack(const Block & x, q8k_tile_row & r) {
+        if constexpr (split_index<F>) {
+            alignas(64) uint32_t idx[QK_K / row_len<F>];
+            split_indices(x, idx);
+            set_weights(x, [&](int i) { return idx[i]; }, r);
+        } else {
+            set_weights(x, [&](int i) { return F::index(x, i); }, r);
+        }
+        // group 2k + h is half h of sub-block k (16 groups), or group k sub-block k (8)
+        const half_codes c     = F::halves(x);
+        const __m128i    lo    = _mm_cvtsi64_si128(static_cast<int64_t>(c.lo));
+        const __m128i    hi    = _mm_cvtsi64_si128(static_cast<int64_t>(c.hi));
+        const __m128i    codes = F::scale_groups == 16 ? _mm_unpacklo_epi8(lo, hi) : lo;
+        r.set_scales(_mm512_add_epi32(_mm512_slli_epi32(_mm512_cvtepu8_epi32(codes), 1), _mm512_set1_epi32(1)));
+        r.d = simd::half_to_float(F::d(x));
+    }
+};
+
+#endif
 
 #elif defined(GK_SIMD_NEON)
 
@@ -381,6 +453,9 @@ template <class Block> constexpr vec_dot_fn twin_dot = iq_dot<Block, isum_scalar
 
 } // namespace
 } // namespace gk::cpu::detail::iq
+
+/// Defines the tile kernel `name` of Block (in gk::cpu::detail).
+#define GK_DEFINE_IQ_TILE(name, Block) GK_DEFINE_Q8K_TILE(name, iq::tile_format<Block>)
 
 /// Defines kernel `name` for Block and its twin name##_scalar (in gk::cpu::detail).
 #define GK_DEFINE_IQ_DOT(name, Block)                                                                      \

@@ -15,11 +15,12 @@ static_assert(quant::IQ1S_DELTA * 8 == 1.0f && quant::IQ1M_DELTA * 8 == 1.0f, "i
 // iq1_s: 11-bit grid indices (the high 3 bits of group l of sub-block k in bits 3l of
 // qh[k]), the scale code in bits 12..14 of qh[k] and the sub-block's shift sign in bit 15.
 template <> struct format<block_iq1_s> : format_defaults<block_iq1_s> {
-    static constexpr const uint64_t * table       = quant::iq1s_grid;
-    static constexpr float            factor      = 0.125f;
-    static constexpr bool             shifted     = true;
-    static constexpr int              group_signs = 1;
-    static constexpr uint32_t         high_mask   = 7;
+    static constexpr const uint64_t * table        = quant::iq1s_grid;
+    static constexpr float            factor       = 0.125f;
+    static constexpr bool             shifted      = true;
+    static constexpr int              group_signs  = 1;
+    static constexpr int              scale_groups = 8;
+    static constexpr uint32_t         high_mask    = 7;
     static uint32_t high(const block_iq1_s & x, int c) { return load<uint32_t>(x.qh + 2 * c); }
     static constexpr int high_shift(int i) { return 16 * (i / 4) + 3 * (i % 4); }
     static uint16_t sign_word(const block_iq1_s & x, int k) { return x.qh[k]; }
@@ -74,5 +75,7 @@ template <> struct format<block_iq1_m> : format_defaults<block_iq1_m> {
 
 GK_DEFINE_IQ_DOT(vec_dot_iq1_s_q8_K, iq::block_iq1_s)
 GK_DEFINE_IQ_DOT(vec_dot_iq1_m_q8_K, iq::block_iq1_m)
+GK_DEFINE_IQ_TILE(tile_iq1_s, iq::block_iq1_s)
+GK_DEFINE_IQ_TILE(tile_iq1_m, iq::block_iq1_m)
 
 } // namespace gk::cpu::detail

@@ -14,9 +14,10 @@ using quant::block_iq2_xxs;
 // iq2_xxs: the 8 bytes at qs + 4k are four grid indices, then a u32 with four 7-bit sign
 // codes and the scale code in bits 28..31.
 template <> struct format<block_iq2_xxs> : format_defaults<block_iq2_xxs> {
-    static constexpr const uint64_t * table       = quant::iq2xxs_grid;
-    static constexpr float            factor      = 0.125f;
-    static constexpr int              group_signs = 7;
+    static constexpr const uint64_t * table        = quant::iq2xxs_grid;
+    static constexpr float            factor       = 0.125f;
+    static constexpr int              group_signs  = 7;
+    static constexpr int              scale_groups = 8;
     static uint32_t index(const block_iq2_xxs & x, int r) {
         return reinterpret_cast<const uint8_t *>(x.qs)[8 * (r / 4) + r % 4];
     }
@@ -58,5 +59,8 @@ template <> struct format<block_iq2_s> : format_defaults<block_iq2_s> {
 GK_DEFINE_IQ_DOT(vec_dot_iq2_xxs_q8_K, iq::block_iq2_xxs)
 GK_DEFINE_IQ_DOT(vec_dot_iq2_xs_q8_K, iq::block_iq2_xs)
 GK_DEFINE_IQ_DOT(vec_dot_iq2_s_q8_K, iq::block_iq2_s)
+GK_DEFINE_IQ_TILE(tile_iq2_xxs, iq::block_iq2_xxs)
+GK_DEFINE_IQ_TILE(tile_iq2_xs, iq::block_iq2_xs)
+GK_DEFINE_IQ_TILE(tile_iq2_s, iq::block_iq2_s)
 
 } // namespace gk::cpu::detail

@@ -13,9 +13,10 @@ using quant::block_iq3_xxs;
 // iq3_xxs: 8 grid indices per sub-block, then (from qs + 64) a u32 per sub-block laid out
 // as iq2_xxs's.
 template <> struct format<block_iq3_xxs> : format_defaults<block_iq3_xxs> {
-    static constexpr const uint32_t * table       = quant::iq3xxs_grid;
-    static constexpr float            factor      = 0.25f;
-    static constexpr int              group_signs = 7;
+    static constexpr const uint32_t * table        = quant::iq3xxs_grid;
+    static constexpr float            factor       = 0.25f;
+    static constexpr int              group_signs  = 7;
+    static constexpr int              scale_groups = 8;
     static uint32_t index(const block_iq3_xxs & x, int r) { return x.qs[r]; }
     static uint32_t sign_word(const block_iq3_xxs & x, int k) { return load<uint32_t>(x.qs + QK_K / 4 + 4 * k); }
     static constexpr int sign_at(int l) { return 7 * l; }
@@ -27,10 +28,11 @@ template <> struct format<block_iq3_xxs> : format_defaults<block_iq3_xxs> {
 // iq3_s: 9-bit grid indices (the high bit of row r in bit r % 8 of qh[r / 8]), plain sign
 // bytes, a nibble of scale per sub-block.
 template <> struct format<block_iq3_s> : format_defaults<block_iq3_s> {
-    static constexpr const uint32_t * table       = quant::iq3s_grid;
-    static constexpr float            factor      = 1.0f;
-    static constexpr int              group_signs = 8;
-    static constexpr uint32_t         high_mask   = 1;
+    static constexpr const uint32_t * table        = quant::iq3s_grid;
+    static constexpr float            factor       = 1.0f;
+    static constexpr int              group_signs  = 8;
+    static constexpr int              scale_groups = 8;
+    static constexpr uint32_t         high_mask    = 1;
     static uint32_t high(const block_iq3_s & x, int c) { return x.qh[c]; }
     static constexpr int high_shift(int i) { return i; }
     static uint32_t sign_word(const block_iq3_s & x, int k) { return load<uint32_t>(x.signs + 4 * k); }
@@ -49,5 +51,7 @@ template <> struct format<block_iq3_s> : format_defaults<block_iq3_s> {
 
 GK_DEFINE_IQ_DOT(vec_dot_iq3_xxs_q8_K, iq::block_iq3_xxs)
 GK_DEFINE_IQ_DOT(vec_dot_iq3_s_q8_K, iq::block_iq3_s)
+GK_DEFINE_IQ_TILE(tile_iq3_xxs, iq::block_iq3_xxs)
+GK_DEFINE_IQ_TILE(tile_iq3_s, iq::block_iq3_s)
 
 } // namespace gk::cpu::detail

@@ -1,5 +1,6 @@
-// vec_dot_iq4_xs.cpp - integer dot of iq4_xs against q8_K activations: a vector kernel and
-// its scalar twin.
+// vec_dot_iq4_xs.cpp - integer dot of iq4_xs against q8_K activations: a vector kernel, its
+// scalar twin and the tile kernel (AVX-512 VNNI, vec_dot_tile_q8k.h: the codebook values
+// plus 128 through the x86 view).
 //
 // Per super-block b (256 elements, 8 sub-blocks j of 32), all in exact int32: isum = sum
 // over j of (ls_j - 32) * (sum of v * a over j), v = k_iq4nl_values[4-bit index] (the
@@ -7,6 +8,7 @@
 // scales_h). Then d = f32(weight d) * activation d and chain b % 4 += d * float(isum)
 // (fused); the dot is (c0 + c1) + (c2 + c3) (vec_dot_q8k.h).
 #include "vec_dot_q8k.h"
+#include "vec_dot_tile_q8k.h"
 
 #include "quant/fp4.h"
 
@@ -77,13 +79,34 @@ struct iq4xs_view {
     __m256i scale(int k) const { return lane_word(sc, k); }
 };
 
-q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
-    const __m128i codes  = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(scale_codes(x))));
+/// The view of an iq4_xs block whose scale codes are `codes` (scale_codes).
+iq4xs_view iq4xs_view_of(const block_iq4_xs & x, uint64_t codes) {
+    const __m128i c      = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(codes)));
     const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i *>(k_iq4nl_values));
-    const iq4xs_view w{x.qs, _mm256_broadcastsi128_si256(values),
-                       _mm256_broadcastsi128_si256(_mm_sub_epi16(codes, _mm_set1_epi16(32)))};
-    return {scaled_dot(w, y.qs), i32v_zero()};
+    const __m128i scales = _mm_sub_epi16(c, _mm_set1_epi16(32));
+    return {x.qs, _mm256_broadcastsi128_si256(values), _mm256_broadcastsi128_si256(scales)};
 }
+
+q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
+    return {scaled_dot(iq4xs_view_of(x, scale_codes(x)), y.qs), i32v_zero()};
+}
+
+#if defined(GK_TILE_AVX512)
+
+/// iq4_xs for the tile (vec_dot_tile_q8k.h): u = v + 128 (the codebook value with its top
+/// bit flipped), offset 128, 8 groups of 32 with scales code - 32.
+struct iq4xs_tile : q8k_tile_format<block_iq4_xs, 8, 128> {
+    static void unpack(const block_iq4_xs & x, q8k_tile_row & r) {
+        const uint64_t   codes = scale_codes(x);
+        const iq4xs_view w     = iq4xs_view_of(x, codes);
+        r.set_quants([&](int k) { return _mm256_xor_si256(w.quants(k), _mm256_set1_epi8(static_cast<char>(0x80))); });
+        r.set_scales(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(codes))),
+                                      _mm256_set1_epi32(32)));
+        r.set_d(x);
+    }
+};
+
+#endif
 
 #elif defined(GK_SIMD_NEON)
 
@@ -114,5 +137,6 @@ q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
 } // namespace
 
 GK_DEFINE_Q8K_DOT(vec_dot_iq4_xs_q8_K, block_iq4_xs)
+GK_DEFINE_Q8K_TILE(tile_iq4_xs, iq4xs_tile)
 
 } // namespace gk::cpu::detail

@@ -1,5 +1,7 @@
 // vec_dot_k.cpp - integer dots of the K-quants against q8_K activations: q4_K, q5_K and
-// q6_K, each a vector kernel and its scalar twin.
+// q6_K, each a vector kernel and its scalar twin, and their tile kernels (AVX-512 VNNI,
+// vec_dot_tile_q8k.h: the stored values as unsigned bytes through the x86 kernels' decoding,
+// q6_K with offset 32).
 //
 // Per super-block b (256 elements), all in exact int32:
 //   q4_K, q5_K: isum = sum over sub-blocks j of sc_j * (sum of q * a over the 32
@@ -13,6 +15,7 @@
 // The scalar twins compute the sums of a from the activation quants; the vector kernels
 // take them from q8_K's bsums, which the activation converter writes (vec_dot.h).
 #include "vec_dot_impl.h"
+#include "vec_dot_tile_q8k.h"
 
 #include "quant/k_quants.h"
 #include "simd_neon.h"
@@ -130,43 +133,58 @@ inline __m256i word_broadcast(__m256i v, int k) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<short>(((2 * k + 1) << 8) | (2 * k))));
 }
 
-/// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1); `high(c, lo, hi)` adds
-/// the fifth bits of q5_K (nothing for q4_K). The scales and mins stay in registers:
-/// word k of `scales` (both lanes) is sc_k; the mins meet the pairwise sums of bsums.
-template <class Block, class High> k_sums sums_q45(const Block & x, const block_q8_K & y, High high) {
+/// q4_K / q5_K: the stored values of sub-blocks 2c (lo) and 2c + 1 (hi), 32 each: the low
+/// and high nibbles of qs[32c ..], q5_K adding bits 2c and 2c + 1 of qh[l] as fifth bits.
+template <class Block> void q45_values(const Block & x, int c, __m256i & lo, __m256i & hi) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i q    = load256(x.qs + 32 * c);
+    lo                 = _mm256_and_si256(q, low4);
+    hi                 = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+    if constexpr (requires { x.qh; }) {
+        const __m256i qh  = load256(x.qh);
+        const __m256i one = _mm256_set1_epi8(1);
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+    }
+}
+
+/// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1). The scales and mins stay
+/// in registers: word k of `scales` (both lanes) is sc_k; the mins meet the pairwise sums
+/// of bsums.
+template <class Block> k_sums sums_q45(const Block & x, const block_q8_K & y) {
     const k4_scales sm     = unpack_k4_all(x.scales);
     const __m256i   scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.sc))));
     const __m256i   bsums  = load256(y.bsums);
     const __m128i   pairs  = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
     const __m128i   mins   = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.m))), pairs);
 
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    __m256i       acc  = _mm256_setzero_si256();
+    __m256i acc = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-        const __m256i q  = load256(x.qs + 32 * c);
-        __m256i       lo = _mm256_and_si256(q, low4);
-        __m256i       hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-        high(c, lo, hi);
+        __m256i lo, hi;
+        q45_values(x, c, lo, hi);
         acc = _mm256_add_epi32(acc, dot_u8s8_scaled(lo, load256(y.qs + 64 * c), word_broadcast(scales, 2 * c)));
         acc = _mm256_add_epi32(acc, dot_u8s8_scaled(hi, load256(y.qs + 64 * c + 32), word_broadcast(scales, 2 * c + 1)));
     }
     return {hsum_i32(acc), hsum_i32(mins)};
 }
 
-k_sums sums_simd(const block_q4_K & x, const block_q8_K & y) {
-    return sums_q45(x, y, [](int, __m256i &, __m256i &) {});
-}
+k_sums sums_simd(const block_q4_K & x, const block_q8_K & y) { return sums_q45(x, y); }
+k_sums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q45(x, y); }
 
-k_sums sums_simd(const block_q5_K & x, const block_q8_K & y) {
-    const __m256i qh  = load256(x.qh);
-    const __m256i one = _mm256_set1_epi8(1);
-    return sums_q45(x, y, [&](int c, __m256i & lo, __m256i & hi) {
-        // bit 2c of qh[l] is the fifth bit of sub-block 2c, bit 2c + 1 that of 2c + 1
-        const __m256i b_lo = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one);
-        const __m256i b_hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one);
-        lo = _mm256_or_si256(lo, _mm256_slli_epi16(b_lo, 4));
-        hi = _mm256_or_si256(hi, _mm256_slli_epi16(b_hi, 4));
-    });
+/// q6_K: the stored values (0..63) of elements 128h + 32k .. 128h + 32k + 31 in v[k].
+inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i low2 = _mm256_set1_epi8(3);
+    const __m256i l0   = load256(x.ql + 64 * h);
+    const __m256i l1   = load256(x.ql + 64 * h + 32);
+    const __m256i qh   = load256(x.qh + 32 * h);
+    v[0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4));
+    v[1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4));
+    v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4));
+    v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
 }
 
 /// q6_K: each 32-byte vector of stored values (0..63) spans two groups of 16, g and
@@ -179,22 +197,10 @@ k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
     const __m256i sc_eo   = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, evenodd));
     const __m256i offset  = _mm256_madd_epi16(_mm256_cvtepi8_epi16(s8), load256(y.bsums));
 
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i low2 = _mm256_set1_epi8(3);
-    __m256i       acc  = _mm256_setzero_si256();
+    __m256i acc = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
-        const __m256i l0 = load256(x.ql + 64 * h);
-        const __m256i l1 = load256(x.ql + 64 * h + 32);
-        const __m256i qh = load256(x.qh + 32 * h);
-        const __m256i v[4] = {
-            _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
-            _mm256_or_si256(_mm256_and_si256(l1, low4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
-        };
+        __m256i v[4];
+        q6k_values(x, h, v);
         for (int k = 0; k < 4; ++k) {
             acc = _mm256_add_epi32(
                 acc, dot_u8s8_scaled(v[k], load256(y.qs + 128 * h + 32 * k), word_broadcast(sc_eo, 4 * h + k)));
@@ -202,6 +208,42 @@ k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
     }
     return {hsum_i32(_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5))), 0};
 }
+
+#if defined(GK_TILE_AVX512)
+
+// ---- the tile kernels (vec_dot_tile_q8k.h) --------------------------------------------------
+
+/// q4_K / q5_K: u = the stored value, 8 groups of 32 with scales sc_j, and the mins m_j as
+/// the weight of both sums of 16 of sub-block j.
+template <class Block> struct k45_tile : q8k_tile_format<Block, 8, 0, true> {
+    static void unpack(const Block & x, q8k_tile_row & r) {
+        r.set_quants([&](int k) {  // sub-block k: the low (k even) or high nibbles of qs[32 (k / 2) ..]
+            __m256i lo, hi;
+            q45_values(x, k / 2, lo, hi);
+            return k % 2 ? hi : lo;
+        });
+        const k4_scales sm = unpack_k4_all(x.scales);
+        const __m128i   m8 = _mm_cvtsi64_si128(static_cast<int64_t>(sm.m));
+        r.set_scales(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sm.sc))));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(r.mw), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)));
+        r.set_d(x);
+    }
+};
+
+/// q6_K: u = the stored value (0..63) with offset 32, 16 groups with the signed scales.
+struct q6k_tile : q8k_tile_format<block_q6_K, 16, 32> {
+    static void unpack(const block_q6_K & x, q8k_tile_row & r) {
+        r.set_quants([&](int k) {  // elements 32k ..: vector k % 4 of half k / 4
+            __m256i v[4];
+            q6k_values(x, k / 4, v);
+            return v[k % 4];
+        });
+        r.set_scales(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales))));
+        r.set_d(x);
+    }
+};
+
+#endif
 
 #elif defined(GK_SIMD_NEON)
 
@@ -308,5 +350,9 @@ void vec_dot_q6_K_q8_K(int64_t n, float * s, const void * x, const void * y) { f
 void vec_dot_q6_K_q8_K_scalar(int64_t n, float * s, const void * x, const void * y) {
     twin_dot<block_q6_K>(n, s, x, y);
 }
+
+GK_DEFINE_Q8K_TILE(tile_q4_K, k45_tile<block_q4_K>)
+GK_DEFINE_Q8K_TILE(tile_q5_K, k45_tile<block_q5_K>)
+GK_DEFINE_Q8K_TILE(tile_q6_K, q6k_tile)
 
 } // namespace gk::cpu::detail

@@ -1,5 +1,6 @@
 // vec_dot_k_low.cpp - integer dots of the low-bit K-quants against q8_K activations: q2_K
-// and q3_K, each a vector kernel and its scalar twin.
+// and q3_K, each a vector kernel and its scalar twin, and their tile kernels (AVX-512 VNNI,
+// vec_dot_tile_q8k.h: q2_K's bytes q * sc_g, q3_K's q with offset 4, through the x86 views).
 //
 // Per super-block b (256 elements, groups g of 16), all in exact int32:
 //   q2_K: isum = sum over g of sc_g * (sum of q * a over g), q the 2-bit quant (0..3) and
@@ -15,6 +16,7 @@
 // kernels take the sums of a from q8_K's bsums, and dot q3_K's unsigned q (0..7): its -4
 // comes out as 4 * sum over g of sc_g * bsums[g].
 #include "vec_dot_q8k.h"
+#include "vec_dot_tile_q8k.h"
 
 #include <bit>
 #include <cstring>
@@ -94,12 +96,22 @@ struct q2k_view {
     __m256i scale(int k) const { return lane_word(sc, k); }
 };
 
+/// The view of a q2_K block and its mins, int16 words in group order.
+struct q2k_parts {
+    q2k_view w;
+    __m256i  mins;
+};
+
+q2k_parts q2k_unpack(const block_q2_K & x) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
+    const __m128i low4   = _mm_set1_epi8(0x0F);
+    return {{x.qs, scales_even_odd(_mm_and_si128(packed, low4), false)},
+            _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4))};
+}
+
 q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {
-    const __m128i  packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
-    const __m128i  low4   = _mm_set1_epi8(0x0F);
-    const q2k_view w{x.qs, scales_even_odd(_mm_and_si128(packed, low4), false)};
-    const __m256i  mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
-    return {scaled_dot(w, y.qs), bsums_dot(mins, y)};
+    const q2k_parts p = q2k_unpack(x);
+    return {scaled_dot(p.w, y.qs), bsums_dot(p.mins, y)};
 }
 
 /// q3_K through the x86 view: quants q = crumb + 4 * hmask bit (0..7), signed scales.
@@ -116,14 +128,50 @@ struct q3k_view {
     __m256i scale(int k) const { return lane_word(sc, k); }
 };
 
-q8k_vsums sums_simd(const block_q3_K & x, const block_q8_K & y) {
-    const q3k_scales s   = unpack_q3k_scales(x.scales);
-    const __m128i    sc8 = _mm_sub_epi8(_mm_set_epi64x(static_cast<int64_t>(s.hi), static_cast<int64_t>(s.lo)),
-                                        _mm_set1_epi8(32));
-    const q3k_view   w{x.qs, load256(x.hmask), scales_even_odd(sc8, true)};
-    const __m256i    offset = bsums_dot(_mm256_cvtepi8_epi16(sc8), y);
-    return {_mm256_sub_epi32(scaled_dot(w, y.qs), _mm256_slli_epi32(offset, 2)), i32v_zero()};
+/// The 16 signed scales of a q3_K block, byte g = group g.
+__m128i q3k_scale_bytes(const block_q3_K & x) {
+    const q3k_scales s = unpack_q3k_scales(x.scales);
+    return _mm_sub_epi8(_mm_set_epi64x(static_cast<int64_t>(s.hi), static_cast<int64_t>(s.lo)), _mm_set1_epi8(32));
 }
+
+q3k_view q3k_view_of(const block_q3_K & x, __m128i sc8) {
+    return {x.qs, load256(x.hmask), scales_even_odd(sc8, true)};
+}
+
+q8k_vsums sums_simd(const block_q3_K & x, const block_q8_K & y) {
+    const __m128i sc8    = q3k_scale_bytes(x);
+    const __m256i offset = bsums_dot(_mm256_cvtepi8_epi16(sc8), y);
+    return {_mm256_sub_epi32(scaled_dot(q3k_view_of(x, sc8), y.qs), _mm256_slli_epi32(offset, 2)), i32v_zero()};
+}
+
+#if defined(GK_TILE_AVX512)
+
+// ---- the tile kernels (vec_dot_tile_q8k.h) --------------------------------------------------
+
+/// q2_K: q * sc_g <= 45 fits a byte, so u holds the scaled quants (one 16-bit multiply per
+/// byte pair: the low byte's product never carries into the high byte); the mins weigh
+/// bsums[h] in isum_min.
+struct q2k_tile : q8k_tile_format<block_q2_K, 0, 0, true> {
+    static void unpack(const block_q2_K & x, q8k_tile_row & r) {
+        const q2k_parts p = q2k_unpack(x);
+        r.set_quants([&](int k) { return _mm256_mullo_epi16(p.w.quants(k), p.w.scale(k)); });
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(r.mw), p.mins);
+        r.set_d(x);
+    }
+};
+
+/// q3_K: u = q (0..7) with offset 4, the signed group scales.
+struct q3k_tile : q8k_tile_format<block_q3_K, 16, 4> {
+    static void unpack(const block_q3_K & x, q8k_tile_row & r) {
+        const __m128i  sc8 = q3k_scale_bytes(x);
+        const q3k_view w   = q3k_view_of(x, sc8);
+        r.set_quants([&](int k) { return w.quants(k); });
+        r.set_scales(_mm512_cvtepi8_epi32(sc8));
+        r.set_d(x);
+    }
+};
+
+#endif
 
 #elif defined(GK_SIMD_NEON)
 
@@ -169,5 +217,7 @@ q8k_vsums sums_simd(const block_q3_K & x, const block_q8_K & y) {
 
 GK_DEFINE_Q8K_DOT(vec_dot_q2_K_q8_K, block_q2_K)
 GK_DEFINE_Q8K_DOT(vec_dot_q3_K_q8_K, block_q3_K)
+GK_DEFINE_Q8K_TILE(tile_q2_K, q2k_tile)
+GK_DEFINE_Q8K_TILE(tile_q3_K, q3k_tile)
 
 } // namespace gk::cpu::detail

@@ -1,5 +1,6 @@
 // vec_dot_ternary.cpp - integer dots of the ternary formats against q8_K activations:
-// tq1_0 and tq2_0, each a vector kernel and its scalar twin.
+// tq1_0 and tq2_0, each a vector kernel, its scalar twin and a tile kernel (AVX-512 VNNI,
+// vec_dot_tile_q8k.h: the digits q with offset 1 through the x86 views).
 //
 // Per super-block b (256 elements), in exact int32: isum = sum of (q - 1) * a, q the stored
 // digit (tq1_0: a base-3 digit, 0..2; tq2_0: a 2-bit field, 0..3, so level 2 exists in
@@ -13,6 +14,7 @@
 // [x >= 86] + [x >= 171] for x = b * 3^n mod 256: the vector kernels compare instead of
 // multiplying twice.
 #include "vec_dot_q8k.h"
+#include "vec_dot_tile_q8k.h"
 
 #include "quant/low_bit.h"
 
@@ -180,13 +182,31 @@ template <class W> q8k_vsums ternary_sums(const W & w, const block_q8_K & y) {
 #endif
 
 #if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
-q8k_vsums sums_simd(const block_tq1_0 & x, const block_q8_K & y) { return ternary_sums(tq1_view{x}, y); }
-q8k_vsums sums_simd(const block_tq2_0 & x, const block_q8_K & y) { return ternary_sums(tq2_view{x.qs}, y); }
+tq1_view  view_of(const block_tq1_0 & x) { return tq1_view{x}; }
+tq2_view  view_of(const block_tq2_0 & x) { return tq2_view{x.qs}; }
+q8k_vsums sums_simd(const block_tq1_0 & x, const block_q8_K & y) { return ternary_sums(view_of(x), y); }
+q8k_vsums sums_simd(const block_tq2_0 & x, const block_q8_K & y) { return ternary_sums(view_of(x), y); }
+#endif
+
+#if defined(GK_TILE_AVX512)
+
+/// tq1_0 / tq2_0 for the tile (vec_dot_tile_q8k.h): u = the digit q through the format's
+/// x86 view, offset 1, no group scales.
+template <class Block> struct ternary_tile : q8k_tile_format<Block, 0, 1> {
+    static void unpack(const Block & x, q8k_tile_row & r) {
+        const auto w = view_of(x);
+        r.set_quants([&](int k) { return w.quants(k); });
+        r.set_d(x);
+    }
+};
+
 #endif
 
 } // namespace
 
 GK_DEFINE_Q8K_DOT(vec_dot_tq1_0_q8_K, block_tq1_0)
 GK_DEFINE_Q8K_DOT(vec_dot_tq2_0_q8_K, block_tq2_0)
+GK_DEFINE_Q8K_TILE(tile_tq1_0, ternary_tile<block_tq1_0>)
+GK_DEFINE_Q8K_TILE(tile_tq2_0, ternary_tile<block_tq2_0>)
 
 } // namespace gk::cpu::detail

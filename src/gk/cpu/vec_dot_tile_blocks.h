@@ -76,13 +76,8 @@ template <class F> struct block_tile {
                 }
             }
         }
-        uint32_t * q = reinterpret_cast<uint32_t *>(u.q);
-        for (int r = 0; r < rows; ++r) {
-            uint32_t words[span_elems / 4];
-            std::memcpy(words, u.rowv[r], span_elems);
-            for (int k = 0; k < span_elems / 4; ++k) {
-                q[rows * k + r] = words[k];
-            }
+        for (int m = 0; m < span_elems / 64; ++m) {  // 16 dwords of every row at a time
+            transpose_16x16(u.rowv[0] + 64 * m, span_elems, u.q + 1024 * m);
         }
         const __m512i ones = _mm512_set1_epi8(1);
         for (int j = 0; j < nu; ++j) {
@@ -178,13 +173,7 @@ template <class F> struct block_tile {
                 span_columns<1>(*u, *ab, y, by, c, kb, nbk, chains);
             }
         }
-        const __mmask16 mask = static_cast<__mmask16>((1u << nr) - 1);
-        for (int c = 0; c < nc; ++c) {
-            const float * ch  = chains + static_cast<size_t>(c) * 4 * rows;
-            const __m512  sum = _mm512_add_ps(_mm512_add_ps(_mm512_load_ps(ch), _mm512_load_ps(ch + rows)),
-                                              _mm512_add_ps(_mm512_load_ps(ch + 2 * rows), _mm512_load_ps(ch + 3 * rows)));
-            _mm512_mask_storeu_ps(s + c * ldc, mask, sum);
-        }
+        store_chain_sums(chains, nr, nc, s, ldc);
     }
 };
 

@@ -1,9 +1,12 @@
-// vec_dot_tile_impl.h - what the tile kernel files share: the vector level they need and
-// the kernels the table in vec_dot_tile.cpp lists. Internal to src/gk/cpu/vec_dot_tile*.cpp.
+// vec_dot_tile_impl.h - what the tile kernel files share: the vector level they need, the
+// kernels the table in vec_dot_tile.cpp lists and the transpose that interleaves 16 weight
+// rows. Internal to src/gk/cpu/vec_dot_tile* and the format files that define tile kernels.
 #pragma once
 
 #include "simd.h"
 #include "vec_dot_tile.h"
+
+#include <cstddef>
 
 // The tile kernels use 512-bit registers (one 32-bit lane per weight row) and VPDPBUSD.
 #if defined(GK_SIMD_AVX512) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
@@ -49,6 +52,51 @@ extern const tile_kernel tile_iq3_xxs;
 extern const tile_kernel tile_iq3_s;
 extern const tile_kernel tile_iq1_s;
 extern const tile_kernel tile_iq1_m;
+
+/// The last step of vec_dot for 16 rows times nc columns, lane r = row r: s[c * ldc + r] =
+/// (c0 + c1) + (c2 + c3) for r < nr, chain j of column c the 16 floats at chains + 16 (4c + j).
+inline void store_chain_sums(const float * chains, int nr, int nc, float * s, size_t ldc) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << nr) - 1);
+    for (int c = 0; c < nc; ++c) {
+        const float * ch  = chains + 64 * static_cast<size_t>(c);
+        const __m512  sum = _mm512_add_ps(_mm512_add_ps(_mm512_load_ps(ch), _mm512_load_ps(ch + 16)),
+                                          _mm512_add_ps(_mm512_load_ps(ch + 32), _mm512_load_ps(ch + 48)));
+        _mm512_mask_storeu_ps(s + c * ldc, mask, sum);
+    }
+}
+
+/// 16 rows of 16 dwords (src + r * stride) into 16 vectors of 16 dwords (dst + 64 k): dword r
+/// of vector k is dword k of row r, so that a vector holds the same 4 bytes of every row.
+/// Both 64-byte aligned.
+inline void transpose_16x16(const void * vsrc, size_t stride, void * vdst) {
+    const auto * src = static_cast<const char *>(vsrc);
+    auto *       dst = static_cast<char *>(vdst);
+    __m512i      a[16], b[16];
+    for (int r = 0; r < 16; ++r) {
+        a[r] = _mm512_load_si512(src + r * stride);
+    }
+    for (int i = 0; i < 8; ++i) {  // rows 2i, 2i + 1: dwords 4L + t, t = 0..3, pairwise
+        b[2 * i]     = _mm512_unpacklo_epi32(a[2 * i], a[2 * i + 1]);
+        b[2 * i + 1] = _mm512_unpackhi_epi32(a[2 * i], a[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {  // a[4i + t]: rows 4i .. 4i + 3, dword 4L + t in 128-bit lane L
+        a[4 * i]     = _mm512_unpacklo_epi64(b[4 * i], b[4 * i + 2]);
+        a[4 * i + 1] = _mm512_unpackhi_epi64(b[4 * i], b[4 * i + 2]);
+        a[4 * i + 2] = _mm512_unpacklo_epi64(b[4 * i + 1], b[4 * i + 3]);
+        a[4 * i + 3] = _mm512_unpackhi_epi64(b[4 * i + 1], b[4 * i + 3]);
+    }
+    for (int h = 0; h < 2; ++h) {  // b[8h + t], b[8h + 4 + t]: rows 8h .. 8h + 7, lanes L even / odd
+        for (int t = 0; t < 4; ++t) {
+            b[8 * h + t]     = _mm512_shuffle_i32x4(a[8 * h + t], a[8 * h + 4 + t], 0x88);
+            b[8 * h + 4 + t] = _mm512_shuffle_i32x4(a[8 * h + t], a[8 * h + 4 + t], 0xDD);
+        }
+    }
+    for (int k = 0; k < 8; ++k) {  // b[k]: rows 0 .. 7, dwords k and k + 8; b[8 + k]: rows 8 .. 15
+        _mm512_store_si512(dst + 64 * k, _mm512_shuffle_i32x4(b[k], b[8 + k], 0x88));
+        _mm512_store_si512(dst + 64 * (k + 8), _mm512_shuffle_i32x4(b[k], b[8 + k], 0xDD));
+    }
+}
+
 #endif
 
 } // namespace gk::cpu::detail
