@@ -570,11 +570,13 @@ struct gk_tensor * gk_rope_ext(struct gk_context * ctx, struct gk_tensor * a, st
                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                float ext_factor, float attn_factor, float beta_fast, float beta_slow);
 
-/** Fused attention: q F32 [D, Nq, H, S], k [D, Nkv, Hk, S], v [Dv, Nkv, Hk, S] (F32, F16 or
- *  any type with a row decoder), H % Hk == 0, mask NULL or F16 [Nkv, >= Nq, M2, M3]
+/** Fused attention: q F32 [D, Nq, H, S], k [D, Nkv, Hk, S] (any type with a dot product
+ *  for rows of D, as mul_mat's weights), v [Dv, Nkv, Hk, S] (any type with a row
+ *  decoder), H % Hk == 0, mask NULL or F16 / F32 [Nkv, >= Nq, M2, M3]
  *  -> F32 [Dv, H, Nq, S] (note the permuted result, as ggml).
  *  out = softmax(softcap(scale q k^T) + slope*mask) v; softcap(x) = c*tanh(x/c) when
- *  logit_softcap > 0. op_params: f32 scale, f32 max_bias, f32 logit_softcap. */
+ *  logit_softcap > 0. As ggml's CPU kernel, q is rounded to k's dot activation type
+ *  (f16 k: f16 q) before q k^T. op_params: f32 scale, f32 max_bias, f32 logit_softcap. */
 struct gk_tensor * gk_flash_attn_ext(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
                                      struct gk_tensor * v, struct gk_tensor * mask, float scale, float max_bias,
                                      float logit_softcap);

@@ -2,6 +2,8 @@
 // ALiBi, sinks), diag_mask_inf / diag_mask_zero, rope, flash_attn_ext.
 #include "internal.h"
 
+#include "cpu/vec_dot.h"
+
 #include <cmath>
 
 using gk::builder;
@@ -147,7 +149,13 @@ gk_tensor * gk_rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, int n_dims, 
 gk_tensor * gk_flash_attn_ext(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk_tensor * v, gk_tensor * mask,
                               float scale, float max_bias, float logit_softcap) {
     builder bd(ctx, "flash_attn_ext");
-    if (!bd.inputs(q, k, v) || !bd.type_is(q, GK_TYPE_F32, "q") || !bd.decodable(k, "k") || !bd.decodable(v, "v")) {
+    if (!bd.inputs(q, k, v) || !bd.type_is(q, GK_TYPE_F32, "q") || !bd.decodable(v, "v")) {
+        return nullptr;
+    }
+    // The CPU scores a key with vec_dot (cpu/vec_dot.h), the K row as the weight row.
+    if (!gk::cpu::vec_dot_row_ok(k->type, k->ne[0])) {
+        bd.fail("k %s: type %s has no dot product for rows of %lld elements", describe(k).c_str(),
+                gk_type_name(k->type), static_cast<long long>(k->ne[0]));
         return nullptr;
     }
     if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2] || k->ne[2] == 0 ||

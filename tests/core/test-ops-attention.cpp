@@ -1,9 +1,14 @@
 // test-ops-attention - soft_max (scale, f16/f32 mask, ALiBi, sinks), diag_mask_inf/zero,
 // rope (normal, neox, partial, frequency factors, YaRN) and flash_attn_ext (grouped
-// heads, mask, ALiBi, softcap, sinks, f16 K/V) against double references.
+// heads, mask, ALiBi, softcap, sinks, f16/bf16/q8_0 K/V, strided K) against double
+// references; flash_attn_ext's masked keys change no bit of a query (batch invariance).
 #include "op_check.h"
 
+#include "gk/cpu/vec_dot.h"
+
+#include <cstring>
 #include <numbers>
+#include <string>
 
 namespace {
 
@@ -157,12 +162,35 @@ TEST(OpsAttention, Rope) {
     check_rope({32, GK_ROPE_TYPE_NORMAL, 2048, 10000, 0.5f, 0.5f, 0.8f, 32, 1, false, 100}, "yarn partial mix");
 }
 
-void check_flash(gk_type kv_type, bool masked, float max_bias, float softcap, bool sinks) {
+/// q's values as flash_attn_ext dots them against a K of type kt: each row converted to
+/// K's dot activation type (vec_dot.h's from_float) and decoded back.
+std::vector<double> q_as_dot_type(const gk_tensor * q, gk_type kt) {
+    const gk::cpu::vec_dot_traits * vd   = gk::cpu::get_vec_dot_traits(kt);
+    const int64_t                   D    = q->ne[0];
+    const std::vector<double>       vq   = values(q);
+    std::vector<float>              row(static_cast<size_t>(D)), back(static_cast<size_t>(D));
+    std::vector<uint8_t>            conv(gk_row_size(vd->vec_dot_type, D));
+    std::vector<double>             out;
+    for (size_t r = 0; r < vq.size(); r += static_cast<size_t>(D)) {
+        for (int64_t i = 0; i < D; ++i) row[static_cast<size_t>(i)] = static_cast<float>(vq[r + static_cast<size_t>(i)]);
+        vd->from_float(row.data(), conv.data(), D);
+        gk::quant::get_type_traits(vd->vec_dot_type)->to_float(conv.data(), back.data(), D);
+        out.insert(out.end(), back.begin(), back.end());
+    }
+    return out;
+}
+
+/// wide_v: V rows of 200 elements (blocks of 8 vectors in registers, single vectors and
+/// a tail on every SIMD level), else 8 (32 for a block type).
+void check_flash(gk_type kv_type, bool masked, float max_bias, float softcap, bool sinks, bool strided_k = false,
+                 bool wide_v = false) {
     env           e;
     const int64_t blocks = gk_blck_size(kv_type) > 1;  // a block type needs rows of 32
-    const int64_t D = blocks ? 32 : 16, Dv = blocks ? 32 : 8, Nq = 5, Nkv = 9, H = 4, Hk = 2, S = 2;
+    const int64_t D = blocks ? 32 : 16, Dv = wide_v ? 200 : blocks ? 32 : 8, Nq = 5, Nkv = 9, H = 4, Hk = 2, S = 2;
     gk_tensor *   q = e.f32(D, Nq, H, S);
-    gk_tensor *   k = e.rand(kv_type, D, Nkv, Hk, S);
+    // strided_k: K's rows are columns of a [Nkv, D] matrix (nb[0] is a row of Nkv).
+    gk_tensor *   k = strided_k ? gk_permute(e.ctx, e.rand(kv_type, Nkv, D, Hk, S), 1, 0, 2, 3)
+                                : e.rand(kv_type, D, Nkv, Hk, S);
     gk_tensor *   v = e.rand(kv_type, Dv, Nkv, Hk, S);
     gk_tensor *   m = masked ? e.causal_mask(GK_TYPE_F16, Nkv, Nq) : nullptr;
     gk_tensor *   s = sinks ? e.f32(H) : nullptr;
@@ -173,7 +201,8 @@ void check_flash(gk_type kv_type, bool masked, float max_bias, float softcap, bo
         ASSERT_TRUE(gk_flash_attn_ext_add_sinks(y, s));
     }
     ASSERT_TRUE(compute(e.ctx, y));
-    const auto          vq = values(q), vk = values(k), vv = values(v);
+    const auto          vq = q_as_dot_type(q, kv_type);
+    const auto          vk = values(k), vv = values(v);
     const auto          vm = m ? values(m) : std::vector<double>{};
     const auto          vs = s ? values(s) : std::vector<double>{};
     std::vector<double> ref;
@@ -204,7 +233,116 @@ TEST(OpsAttention, FlashAttnExt) {
     check_flash(GK_TYPE_F32, true, 0, 0, false);
     check_flash(GK_TYPE_F16, true, 4.0f, 0, false);
     check_flash(GK_TYPE_F16, true, 0, 2.0f, true);
+    check_flash(GK_TYPE_BF16, true, 0, 0, false);
     check_flash(GK_TYPE_Q8_0, true, 0, 0, false);
+    check_flash(GK_TYPE_F16, true, 0, 0, false, true);
+    check_flash(GK_TYPE_F32, false, 0, 0, true, true);
+    check_flash(GK_TYPE_F16, true, 0, 0, false, false, true);
+    check_flash(GK_TYPE_BF16, true, 2.0f, 0, true, false, true);
+}
+
+/// With K all zeros every visible key scores 0 and gets the weight w = f32(1 / n_visible)
+/// exactly, so the output is the f32 loop y = 0; y = y + w * v[j] over the visible keys in
+/// order (a rounded product, then a rounded sum): the vector code must give those bits.
+void check_flash_value_sum(gk_type v_type, int64_t Dv) {
+    env           e;
+    const int64_t D = 32, Nq = 4, Nkv = 11, H = 2;
+    gk_tensor *   q = e.f32(D, Nq, H);
+    gk_tensor *   k = e.rand(v_type, D, Nkv, 1, 1, 0.0f, 0.0f);
+    gk_tensor *   v = e.rand(v_type, Dv, Nkv, 1);
+    gk_tensor *   m = e.causal_mask(GK_TYPE_F16, Nkv, Nq);
+    gk_tensor *   y = gk_flash_attn_ext(e.ctx, q, k, v, m, 0.5f, 0.0f, 0.0f);
+    ASSERT_TRUE(compute(e.ctx, y));
+    const auto          vv = values(v);
+    const auto *        out = static_cast<const float *>(y->data);
+    for (int64_t iq = 0; iq < Nq; ++iq) {
+        const int64_t n_vis = iq + 1 + Nkv - Nq;
+        const float   w     = static_cast<float>(1.0 / static_cast<double>(n_vis));
+        for (int64_t h = 0; h < H; ++h) {
+            for (int64_t i = 0; i < Dv; ++i) {
+                float want = 0.0f;
+                for (int64_t j = 0; j < n_vis; ++j) want = want + w * static_cast<float>(vv[flat(v->ne, i, j)]);
+                ASSERT_EQ(out[(iq * H + h) * Dv + i], want) << gk_type_name(v_type) << " Dv " << Dv << " query " << iq
+                                                            << " element " << i;
+            }
+        }
+    }
+}
+
+TEST(OpsAttention, FlashAttnExtValueSumIsTheScalarLoop) {
+    for (int64_t Dv : {8, 16, 200}) {
+        check_flash_value_sum(GK_TYPE_F16, Dv);
+        check_flash_value_sum(GK_TYPE_F32, Dv);
+        check_flash_value_sum(GK_TYPE_BF16, Dv);
+    }
+}
+
+TEST(OpsAttention, FlashAttnExtNeedsADotForK) {
+    env         e;
+    gk_tensor * k = gk_new_tensor_3d(e.ctx, GK_TYPE_I32, 16, 4, 1);
+    EXPECT_EQ(gk_flash_attn_ext(e.ctx, e.f32(16, 2, 1), k, e.f32(8, 4, 1), nullptr, 1.0f, 0.0f, 0.0f), nullptr);
+    EXPECT_NE(std::string(gk_last_error(e.ctx)).find("type i32 has no dot product for rows of 16 elements"),
+              std::string::npos)
+        << gk_last_error(e.ctx);
+}
+
+/// Each query of a masked run sees keys [lo, hi) (random windows, some empty); the same
+/// query run alone over K/V rows [lo, hi) with an all-zero mask gives the same bits: the
+/// masked keys take part in nothing (batch invariance of attention).
+void check_flash_masked_keys_are_free(gk_type kv_type, float max_bias, float softcap, bool sinks) {
+    env           e;
+    const int64_t D = 32, Dv = 32, Nq = 6, Nkv = 23, H = 4, Hk = 2;
+    gk_tensor *   q = e.f32(D, Nq, H);
+    gk_tensor *   k = e.rand(kv_type, D, Nkv, Hk);
+    gk_tensor *   v = e.rand(kv_type, Dv, Nkv, Hk);
+    gk_tensor *   s = sinks ? e.f32(H) : nullptr;
+    gk_tensor *   m = gk_new_tensor_2d(e.ctx, GK_TYPE_F16, Nkv, Nq);
+    std::vector<int64_t> lo(Nq), hi(Nq);
+    std::vector<float>   mv(static_cast<size_t>(Nkv * Nq));
+    for (int64_t iq = 0; iq < Nq; ++iq) {
+        lo[iq] = iq == Nq - 1 ? 0 : static_cast<int64_t>(e.uniform() * 10);
+        hi[iq] = iq == Nq - 1 ? Nkv : iq == 0 ? lo[iq] : lo[iq] + 1 + static_cast<int64_t>(e.uniform() * 12);
+        for (int64_t j = 0; j < Nkv; ++j) {
+            mv[static_cast<size_t>(iq * Nkv + j)] = j >= lo[iq] && j < hi[iq] ? 0.0f : -INFINITY;
+        }
+    }
+    gk::quant::quantize_rows(GK_TYPE_F16, mv.data(), m->data, Nq, Nkv, nullptr);
+    gk_tensor * y = gk_flash_attn_ext(e.ctx, q, k, v, m, 0.3f, max_bias, softcap);
+    ASSERT_NE(y, nullptr) << gk_last_error(e.ctx);
+    if (s) {
+        ASSERT_TRUE(gk_flash_attn_ext_add_sinks(y, s));
+    }
+    ASSERT_TRUE(compute(e.ctx, y));
+    for (int64_t iq = 0; iq < Nq; ++iq) {
+        SCOPED_TRACE(iq);
+        const int64_t n   = hi[iq] - lo[iq];
+        const auto *  row = reinterpret_cast<const float *>(static_cast<const char *>(y->data) + iq * y->nb[2]);
+        if (n == 0) {  // nothing visible: zeros (a sink joins only the normaliser)
+            for (int64_t i = 0; i < Dv * H; ++i) EXPECT_EQ(row[i], 0.0f);
+            continue;
+        }
+        gk_tensor *   qi = gk_view_3d(e.ctx, q, D, 1, H, q->nb[1], q->nb[2], iq * q->nb[1]);
+        gk_tensor *   ki = gk_view_3d(e.ctx, k, D, n, Hk, k->nb[1], k->nb[2], lo[iq] * k->nb[1]);
+        gk_tensor *   vi = gk_view_3d(e.ctx, v, Dv, n, Hk, v->nb[1], v->nb[2], lo[iq] * v->nb[1]);
+        gk_tensor *   mi = gk_new_tensor_2d(e.ctx, GK_TYPE_F16, n, 1);
+        std::memset(mi->data, 0, gk_nbytes(mi));
+        gk_tensor * yi = gk_flash_attn_ext(e.ctx, qi, ki, vi, mi, 0.3f, max_bias, softcap);
+        ASSERT_NE(yi, nullptr) << gk_last_error(e.ctx);
+        if (s) {
+            ASSERT_TRUE(gk_flash_attn_ext_add_sinks(yi, s));
+        }
+        ASSERT_TRUE(compute(e.ctx, yi));
+        // y [Dv, H, Nq]: query iq is H rows of Dv floats; yi [Dv, H, 1] is those rows.
+        EXPECT_EQ(std::memcmp(row, yi->data, gk_nbytes(yi)), 0);
+    }
+}
+
+TEST(OpsAttention, FlashAttnExtMaskedKeysChangeNoBit) {
+    check_flash_masked_keys_are_free(GK_TYPE_F16, 0, 0, false);
+    check_flash_masked_keys_are_free(GK_TYPE_F32, 0, 0, false);
+    check_flash_masked_keys_are_free(GK_TYPE_F16, 8.0f, 0, false);
+    check_flash_masked_keys_are_free(GK_TYPE_F16, 0, 3.0f, true);
+    check_flash_masked_keys_are_free(GK_TYPE_Q8_0, 0, 0, false);
 }
 
 } // namespace

@@ -87,6 +87,8 @@ const vec_dot_traits * get_vec_dot_traits(gk_type type) { return active_kernel_s
 
 const tile_kernel * get_tile_kernel(gk_type type) { return active_kernel_set().tile(type); }
 
+vec_mad_fn get_vec_mad(gk_type type) { return active_kernel_set().vec_mad(type); }
+
 const char * dot_path_name(dot_path p) {
     switch (p) {
         case dot_path::float_simd: return "float-simd";

@@ -1,8 +1,8 @@
 // kernel_set.h - the CPU kernels as sets compiled for different instruction-set levels,
 // and the choice among them at run time.
 //
-// The kernel sources (src/gk/cpu/vec_dot*.cpp, act_convert.cpp, kernel_set_entry.cpp; the
-// list is in CMakeLists.txt) are compiled once with the build's own flags - the base set,
+// The kernel sources (src/gk/cpu/vec_dot*.cpp, vec_mad.cpp, act_convert.cpp,
+// kernel_set_entry.cpp; the list is in CMakeLists.txt) are compiled once with the build's own flags - the base set,
 // linked into gk as usual - and, in a portable x86-64 build (GK_NATIVE=OFF, the default),
 // once more per level: AVX2 (x86-64-v3) and AVX-512 with VNNI (x86-64-v4). Each extra
 // compilation is linked into one relocatable object whose symbols are all made local
@@ -23,6 +23,7 @@
 
 #include "gk/gk-type.h"
 #include "simd.h"
+#include "vec_mad.h"
 
 #include <span>
 
@@ -37,6 +38,7 @@ struct kernel_set {
     simd::features   compiled;  // what the set was compiled for
     const vec_dot_traits * (*vec_dot)(gk_type type);  // the set's table (vec_dot.h)
     const tile_kernel * (*tile)(gk_type type);        // the set's tile kernels (vec_dot_tile.h)
+    vec_mad_fn (*vec_mad)(gk_type type);              // the set's row updates (vec_mad.h)
 };
 
 /// The sets of this build that the host can run, best first (the base set last).

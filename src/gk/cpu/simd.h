@@ -1,9 +1,10 @@
 // simd.h - the vector layer of the CPU kernels.
 //
 // One float vector type `vf` of `vf_lanes` lanes and a handful of inline operations on
-// it (load, store, add, mul, fused multiply-add, horizontal sum, and loads that widen
-// f16 / bf16 to f32), compiled to one of four levels chosen at compile time by what the
-// compiler may use (-march / -m flags); there is no run-time dispatch:
+// it (load, store, broadcast, add, mul, fused multiply-add, horizontal sum, and loads
+// that widen f16 / bf16 to f32), compiled to one of four levels chosen at compile time
+// by what the compiler may use (-march / -m flags). Run-time dispatch happens a layer
+// above: the kernel sources are compiled once per level (kernel_set.h):
 //
 //   GK_SIMD_AVX512  __m512, 16 lanes   needs AVX-512F, FMA, F16C
 //   GK_SIMD_AVX2    __m256,  8 lanes   needs AVX2, FMA, F16C
@@ -138,6 +139,7 @@ using vf = __m512;
 inline constexpr int vf_lanes = 16;
 
 inline vf zero() { return _mm512_setzero_ps(); }
+inline vf broadcast(float x) { return _mm512_set1_ps(x); }
 inline vf load(const float * p) { return _mm512_loadu_ps(p); }
 inline void store(float * p, vf v) { _mm512_storeu_ps(p, v); }
 inline vf add(vf a, vf b) { return _mm512_add_ps(a, b); }
@@ -165,6 +167,7 @@ using vf = __m256;
 inline constexpr int vf_lanes = 8;
 
 inline vf zero() { return _mm256_setzero_ps(); }
+inline vf broadcast(float x) { return _mm256_set1_ps(x); }
 inline vf load(const float * p) { return _mm256_loadu_ps(p); }
 inline void store(float * p, vf v) { _mm256_storeu_ps(p, v); }
 inline vf add(vf a, vf b) { return _mm256_add_ps(a, b); }
@@ -190,6 +193,7 @@ using vf = float32x4_t;
 inline constexpr int vf_lanes = 4;
 
 inline vf zero() { return vdupq_n_f32(0.0f); }
+inline vf broadcast(float x) { return vdupq_n_f32(x); }
 inline vf load(const float * p) { return vld1q_f32(p); }
 inline void store(float * p, vf v) { vst1q_f32(p, v); }
 inline vf add(vf a, vf b) { return vaddq_f32(a, b); }
@@ -208,6 +212,7 @@ using vf = float;
 inline constexpr int vf_lanes = 1;
 
 inline vf zero() { return 0.0f; }
+inline vf broadcast(float x) { return x; }
 inline vf load(const float * p) { return *p; }
 inline void store(float * p, vf v) { *p = v; }
 inline vf add(vf a, vf b) { return a + b; }

@@ -1,4 +1,5 @@
-// alibi.h - the ALiBi slope of an attention head, shared by soft_max and flash_attn_ext.
+// alibi.h - the ALiBi slope of an attention head and the softmax of a row of logits,
+// shared by soft_max and flash_attn_ext.
 //
 // With n_head heads and m = 2^floor(log2(n_head)): head h < m gets m0^(h+1) and the rest
 // m1^(2(h-m)+1), where m0 = 2^(-max_bias/m) and m1 = 2^(-max_bias/(2m)). max_bias = 0
@@ -22,25 +23,47 @@ inline float alibi_slope(float max_bias, int64_t n_head, int64_t h) {
 
 /// Softmax in place over w[0..n) with an optional extra logit (an attention sink)
 /// that joins the normaliser only. The normaliser is summed in double, left to right.
-/// A row whose logits are all -inf (fully masked) gives zeros.
+/// A row whose logits are all -inf (fully masked) gives zeros. A -inf logit gets weight
+/// +0 without its exp: exp(-inf - max) is +0, and adding +0 leaves the sum's bits, so
+/// -inf entries (masked keys) change nothing for the others.
 inline void softmax_in_place(float * w, int64_t n, const float * sink) {
-    float max = sink ? *sink : -INFINITY;
-    for (int64_t i = 0; i < n; ++i) {
-        max = w[i] > max ? w[i] : max;
+    // The largest logit, in 8 interleaved runs (the maximum does not depend on the order;
+    // only the sign of a zero maximum can, and w[i] - max and exp do not see it).
+    constexpr int k_runs = 8;
+    float         run[k_runs];
+    for (float & r : run) {
+        r = sink ? *sink : -INFINITY;
+    }
+    int64_t i = 0;
+    for (; i + k_runs <= n; i += k_runs) {
+        for (int r = 0; r < k_runs; ++r) {
+            run[r] = w[i + r] > run[r] ? w[i + r] : run[r];
+        }
+    }
+    for (; i < n; ++i) {
+        run[0] = w[i] > run[0] ? w[i] : run[0];
+    }
+    float max = run[0];
+    for (int r = 1; r < k_runs; ++r) {
+        max = run[r] > max ? run[r] : max;
     }
     if (max == -INFINITY) {
-        for (int64_t i = 0; i < n; ++i) {
+        for (i = 0; i < n; ++i) {
             w[i] = 0.0f;
         }
         return;
     }
     double sum = sink ? std::exp(static_cast<double>(*sink - max)) : 0.0;
-    for (int64_t i = 0; i < n; ++i) {
+    for (i = 0; i < n; ++i) {
+        if (w[i] == -INFINITY) {
+            w[i] = 0.0f;
+            continue;
+        }
         w[i] = std::exp(w[i] - max);
         sum += w[i];
     }
     const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) {
+    for (i = 0; i < n; ++i) {
         w[i] *= inv;
     }
 }

@@ -1,81 +1,184 @@
 // attention.cpp - flash_attn_ext: fused softmax(softcap(scale q k^T) + slope*mask) v,
 // with grouped heads (H query heads over Hk key/value heads), ALiBi and sinks.
 //
-// Split by destination row: dst row (h, iq, s) is query iq of head h in sequence s,
-// computed by one thread: the scores of all keys in key order (each a dot of f32 rows
-// summed left to right), the softmax of alibi.h, then the weighted sum of the value
-// rows in key order.
+// Dst row (h, iq, s) is query iq of head h in sequence s, computed by one thread:
+// 1. q's row is converted once to the dot type of K (vec_dot.h's from_float: f16 K ->
+//    f16 q, q8_0 K -> q8_0 q), as ggml's CPU flash attention converts Q.
+// 2. The score of key j: vec_dot(K row j, q) - the vec_dot order of vec_dot.h on the K
+//    row's own bytes, with q rounded to K's dot type - times scale, softcapped when
+//    softcap > 0, plus slope * mask[j]. A key whose mask is -inf (with slope > 0) scores
+//    -inf without computing its dot: what the sum gives for any finite dot. So appending
+//    masked keys never changes a query's bits (batch invariance: a query of a larger
+//    batch sees more cache cells, all the extra ones masked). The dots of a run of
+//    unmasked keys go through K's tile kernel where it has one (vec_dot_tile.h: up to
+//    tile.rows K rows per call, each result bit-identical to its vec_dot), else one
+//    vec_dot per key (a strided row of a plain type gathered first into a dense row of
+//    that type, exactly).
+// 3. softmax_in_place (alibi.h), in key order.
+// 4. y = the sum, in key order, of weight[j] * V row j over the keys with a nonzero
+//    weight: per element from +0 a rounded product, then a rounded sum (no fma), so the
+//    vector loop gives the scalar loop's bits. f32 / f16 / bf16 V rows are read in place
+//    with the SIMD layer's (exact) widening loads, up to 8 vectors of y held in registers
+//    across the keys; other types are decoded by the codec row by row.
+//
+// Partition: rows are dealt out cyclically (row r of the flattened (h, iq, s) rows to
+// thread r % nth): under a causal mask a later query costs more, and contiguous blocks
+// would leave the first threads idle. Every row is still computed by one thread.
 #include "../dispatch.h"
 #include "../rows.h"
+#include "../vec_dot.h"
+#include "../vec_mad.h"
+#include "../vec_dot_tile.h"
 #include "alibi.h"
 
+#include "quant/fp16.h"
+
 #include <cmath>
+#include <cstring>
 
 namespace gk::cpu {
 namespace {
 
+/// y[0..Dv) = the sum over keys j < n_kv with w[j] != 0, in key order, of w[j] * V row
+/// (j, hk, s), each step a vec_mad (vec_mad.h: the scalar loop's bits at every level):
+/// dense f32 / f16 / bf16 rows read in place, other rows decoded by the codec into vbuf.
+void weighted_rows(float * y, const float * w, const gk_tensor * v, int64_t hk, int64_t s, float * vbuf) {
+    for (int64_t i = 0; i < v->ne[0]; ++i) {
+        y[i] = 0.0f;
+    }
+    const vec_mad_fn in_place = v->nb[0] == gk_type_size(v->type) ? get_vec_mad(v->type) : nullptr;
+    const vec_mad_fn decoded  = get_vec_mad(GK_TYPE_F32);
+    for (int64_t j = 0; j < v->ne[1]; ++j) {
+        if (w[j] == 0.0f) {
+            continue;  // a masked key adds nothing (and its row need not be read)
+        }
+        if (in_place) {
+            in_place(y, w[j], element_ptr(v, 0, j, hk, s), v->ne[0]);
+        } else {
+            decoded(y, w[j], read_row(v, j, hk, s, vbuf), v->ne[0]);
+        }
+    }
+}
+
+/// The dots of K rows with one query row converted to K's dot type (see the file comment).
+struct key_dots {
+    const gk_tensor *      k;
+    int64_t                D;
+    const vec_dot_traits * vd;
+    const tile_kernel *    tile;  // nullptr: vec_dot per key
+    char *                 kbuf;  // a gathered row (K rows not dense)
+    void *                 work;  // the tile kernel's scratch
+
+    static const tile_kernel * tile_for(const gk_tensor * k) {
+        return k->nb[0] == gk_type_size(k->type) ? get_tile_kernel(k->type) : nullptr;
+    }
+
+    /// out[i] = vec_dot(K row (j0 + i, hk, s), q) for i < n (n <= max_run()).
+    void operator()(const char * q, int64_t hk, int64_t s, int64_t j0, int64_t n, float * out) const {
+        if (tile) {
+            tile->fn(D, static_cast<int>(n), element_ptr(k, 0, j0, hk, s), k->nb[1], 1, q, 0, out,
+                     static_cast<size_t>(n), work);
+            return;
+        }
+        const size_t elem = gk_type_size(k->type);
+        for (int64_t i = 0; i < n; ++i) {
+            const char * row = element_ptr(k, 0, j0 + i, hk, s);
+            if (k->nb[0] != elem) {
+                for (int64_t e = 0; e < D; ++e) {
+                    std::memcpy(kbuf + e * elem, row + e * static_cast<int64_t>(k->nb[0]), elem);
+                }
+                row = kbuf;
+            }
+            vd->vec_dot(D, &out[i], row, q);
+        }
+    }
+
+    /// The most keys one call takes.
+    int64_t max_run() const { return tile ? tile->rows : 1; }
+};
+
+/// Element j of the (f16 or f32) mask row at mrow, as f32.
+float mask_at(const gk_tensor * mask, const char * mrow, int64_t j) {
+    const char * p = mrow + j * static_cast<int64_t>(mask->nb[0]);
+    if (mask->type == GK_TYPE_F16) {
+        fp16_t h;
+        std::memcpy(&h, p, sizeof(h));
+        return fp16_to_fp32(h);
+    }
+    float f;
+    std::memcpy(&f, p, sizeof(f));
+    return f;
+}
+
 void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
-    const gk_tensor * q        = dst->src[0];
-    const gk_tensor * k        = dst->src[1];
-    const gk_tensor * v        = dst->src[2];
-    const gk_tensor * mask     = dst->src[3];
-    const gk_tensor * sinks    = dst->src[4];
-    const float       scale    = gk_get_op_params_f32(dst, 0);
-    const float       max_bias = gk_get_op_params_f32(dst, 1);
-    const float       softcap  = gk_get_op_params_f32(dst, 2);
-    const int64_t     D        = q->ne[0];
-    const int64_t     Dv       = v->ne[0];
-    const int64_t     n_kv     = k->ne[1];
-    const int64_t     group    = q->ne[2] / k->ne[2];  // query heads per kv head
-    scratch           w        = p.work();
-    float *           qbuf     = w.floats(D);
-    float *           kbuf     = w.floats(D);
-    float *           vbuf     = w.floats(Dv);
-    float *           mbuf     = mask ? w.floats(n_kv) : nullptr;
-    float *           score    = w.floats(n_kv);
-    float *           ybuf     = w.floats(Dv);
-    for_each_row(p, dst, [&](int64_t h, int64_t iq, int64_t s) {
-        const float * qr    = read_row(q, iq, h, s, qbuf);
-        const int64_t hk    = h / group;
-        const float   slope = alibi_slope(max_bias, q->ne[2], h);
-        const float * m     = mask ? read_row(mask, iq, h % mask->ne[2], s % mask->ne[3], mbuf) : nullptr;
-        for (int64_t j = 0; j < n_kv; ++j) {
-            const float * kr  = read_row(k, j, hk, s, kbuf);
-            float         dot = 0.0f;
-            for (int64_t i = 0; i < D; ++i) {
-                dot += qr[i] * kr[i];
+    const gk_tensor *      q        = dst->src[0];
+    const gk_tensor *      k        = dst->src[1];
+    const gk_tensor *      v        = dst->src[2];
+    const gk_tensor *      mask     = dst->src[3];
+    const gk_tensor *      sinks    = dst->src[4];
+    const float            scale    = gk_get_op_params_f32(dst, 0);
+    const float            max_bias = gk_get_op_params_f32(dst, 1);
+    const float            softcap  = gk_get_op_params_f32(dst, 2);
+    const int64_t          D        = q->ne[0];
+    const int64_t          Dv       = v->ne[0];
+    const int64_t          n_kv     = k->ne[1];
+    const int64_t          group    = q->ne[2] / k->ne[2];  // query heads per kv head
+    const vec_dot_traits * vd       = get_vec_dot_traits(k->type);  // the builder checked it
+    const tile_kernel *    tile     = key_dots::tile_for(k);
+    scratch                w        = p.work();
+    float *                qbuf     = w.floats(D);
+    auto *                 qdot     = static_cast<char *>(w.take(gk_row_size(vd->vec_dot_type, D)));
+    auto *                 kbuf     = static_cast<char *>(w.take(gk_row_size(k->type, D)));
+    void *                 twork    = tile ? w.take(tile->work_bytes) : nullptr;
+    const key_dots         dots{k, D, vd, tile, kbuf, twork};
+    float *                vbuf     = w.floats(Dv);
+    float *                score    = w.floats(n_kv);
+    float *                ybuf     = w.floats(Dv);
+    const int64_t          n_rows   = dst->ne[1] * dst->ne[2] * dst->ne[3];
+    for (int64_t r = p.ith; r < n_rows; r += p.nth) {
+        const row_index ri = unflatten_row(dst, r);
+        const int64_t   h = ri.i1, iq = ri.i2, s = ri.i3;
+        const int64_t   hk    = h / group;
+        const float     slope = alibi_slope(max_bias, q->ne[2], h);
+        const char *    mrow  = mask ? element_ptr(mask, 0, iq, h % mask->ne[2], s % mask->ne[3]) : nullptr;
+        vd->from_float(read_row(q, iq, h, s, qbuf), qdot, D);
+        const auto masked = [&](int64_t j) { return mrow && slope > 0.0f && mask_at(mask, mrow, j) == -INFINITY; };
+        for (int64_t j = 0; j < n_kv;) {
+            if (masked(j)) {
+                score[j++] = -INFINITY;
+                continue;
             }
-            float x = dot * scale;
-            if (softcap > 0.0f) {
-                x = softcap * std::tanh(x / softcap);
+            int64_t end = j + 1;  // a run of unmasked keys, at most one call's worth
+            while (end < n_kv && end - j < dots.max_run() && !masked(end)) {
+                ++end;
             }
-            score[j] = m ? x + slope * m[j] : x;
+            dots(qdot, hk, s, j, end - j, score + j);
+            for (; j < end; ++j) {
+                float x = score[j] * scale;
+                if (softcap > 0.0f) {
+                    x = softcap * std::tanh(x / softcap);
+                }
+                score[j] = mrow ? x + slope * mask_at(mask, mrow, j) : x;
+            }
         }
         const float sink = sinks ? read_element(sinks, h, 0, 0, 0) : 0.0f;
         softmax_in_place(score, n_kv, sinks ? &sink : nullptr);
         float * y = out_row(dst, h, iq, s, ybuf);
-        for (int64_t i = 0; i < Dv; ++i) {
-            y[i] = 0.0f;
-        }
-        for (int64_t j = 0; j < n_kv; ++j) {
-            if (score[j] == 0.0f) {
-                continue;  // a masked key adds nothing (and its value row need not be read)
-            }
-            const float * vr = read_row(v, j, hk, s, vbuf);
-            for (int64_t i = 0; i < Dv; ++i) {
-                y[i] += score[j] * vr[i];
-            }
-        }
+        weighted_rows(y, score, v, hk, s, vbuf);
         store_row(dst, h, iq, s, y);
-    });
+    }
 }
 
 size_t flash_attn_ext_work_size(const gk_tensor * dst) {
-    const size_t D    = static_cast<size_t>(dst->src[0]->ne[0]);
-    const size_t Dv   = static_cast<size_t>(dst->src[2]->ne[0]);
-    const size_t n_kv = static_cast<size_t>(dst->src[1]->ne[1]);
-    return 2 * scratch_bytes(D * sizeof(float)) + 2 * scratch_bytes(Dv * sizeof(float)) +
-           2 * scratch_bytes(n_kv * sizeof(float));
+    const gk_tensor * k    = dst->src[1];
+    const size_t      D    = static_cast<size_t>(k->ne[0]);
+    const size_t      Dv   = static_cast<size_t>(dst->src[2]->ne[0]);
+    const size_t      n_kv = static_cast<size_t>(k->ne[1]);
+    const tile_kernel * tile = key_dots::tile_for(k);
+    return scratch_bytes(D * sizeof(float)) +
+           scratch_bytes(gk_row_size(get_vec_dot_traits(k->type)->vec_dot_type, k->ne[0])) +
+           scratch_bytes(gk_row_size(k->type, k->ne[0])) + (tile ? scratch_bytes(tile->work_bytes) : 0) +
+           2 * scratch_bytes(Dv * sizeof(float)) + scratch_bytes(n_kv * sizeof(float));
 }
 
 } // namespace
