@@ -6,7 +6,9 @@
 // positions, [q * q_scale], k and v written to the cache, then fused attention of the
 // queries over cells [0, n_kv) with the causal (or sliding-window) mask.
 // ffn:  down(act(gate(x)) * up(x)), act = silu (llama, qwen3) or gelu-tanh (gemma3).
-// Only the last token's hidden state goes through the output norm and projection.
+// Only the last token's hidden state goes through the output norm and projection. A
+// graph without logits (a micro-batch before the last) stops at the last layer's cache
+// writes: its attention and feed-forward would feed only the logits.
 #include "model_session.h"
 
 #include <algorithm>
@@ -32,7 +34,8 @@ struct graph_builder {
     const KvCache &   kv;
     int64_t           n_tokens;
     int64_t           n_kv;
-    forward_inputs &  in;
+    bool              want_logits;
+    forward_tensors & io;
 
     gk_tensor * norm(gk_tensor * x, gk_tensor * weight) const {
         return gk_mul(ctx, gk_rms_norm(ctx, x, hp.rms_eps), weight);
@@ -48,33 +51,35 @@ struct graph_builder {
         const bool  swa   = hp.swa_layer[il];
         const float base  = swa ? hp.rope_base_swa : hp.rope_base;
         const float scale = swa ? 1.0f : hp.rope_freq_scale;
-        return gk_rope_ext(ctx, x, in.pos, model.weights().rope_freqs, static_cast<int>(hp.n_rot), hp.rope_mode,
+        return gk_rope_ext(ctx, x, io.pos, model.weights().rope_freqs, static_cast<int>(hp.n_rot), hp.rope_mode,
                            static_cast<int>(hp.n_ctx_train), base, scale, k_ext_factor, k_attn_factor, k_beta_fast,
                            k_beta_slow);
+    }
+
+    /** Layer il's k and v of the normalised input x [n_embd, T], written to the cache
+     *  cells of the tokens: expanded into the graph, so that they come before the
+     *  attention that reads the cells. false on a builder error. */
+    bool store_kv(gk_tensor * x, int64_t il) const {
+        const layer_weights & l = model.weights().layers[il];
+        gk_tensor * k = gk_reshape_3d(ctx, linear(l.wk, x, l.bk), hp.head_dim_k, hp.n_head_kv, n_tokens);
+        gk_tensor * v = gk_reshape_3d(ctx, linear(l.wv, x, l.bv), hp.head_dim_v, hp.n_head_kv, n_tokens);
+        if (hp.qk_norm) k = norm(k, l.k_norm);
+        k = rope(k, il);
+        gk_tensor * store_k = kv.store_k(ctx, il, k, io.pos);
+        gk_tensor * store_v = kv.store_v(ctx, il, v, io.pos);
+        return store_k && store_v && gk_build_forward_expand(graph, store_k) == GK_STATUS_SUCCESS &&
+               gk_build_forward_expand(graph, store_v) == GK_STATUS_SUCCESS;
     }
 
     /** The attention block of layer il on the normalised input x [n_embd, T]. */
     gk_tensor * attention(gk_tensor * x, int64_t il) const {
         const layer_weights & l = model.weights().layers[il];
+        if (!store_kv(x, il)) return nullptr;
         gk_tensor * q = gk_reshape_3d(ctx, linear(l.wq, x, l.bq), hp.head_dim_k, hp.n_head, n_tokens);
-        gk_tensor * k = gk_reshape_3d(ctx, linear(l.wk, x, l.bk), hp.head_dim_k, hp.n_head_kv, n_tokens);
-        gk_tensor * v = gk_reshape_3d(ctx, linear(l.wv, x, l.bv), hp.head_dim_v, hp.n_head_kv, n_tokens);
-        if (hp.qk_norm) {
-            q = norm(q, l.q_norm);
-            k = norm(k, l.k_norm);
-        }
+        if (hp.qk_norm) q = norm(q, l.q_norm);
         q = rope(q, il);
-        k = rope(k, il);
         if (hp.q_scale != 1.0f) q = gk_scale(ctx, q, hp.q_scale);
-
-        // The cache writes go into the graph before the attention that reads the cells.
-        gk_tensor * store_k = kv.store_k(ctx, il, k, in.pos);
-        gk_tensor * store_v = kv.store_v(ctx, il, v, in.pos);
-        if (!store_k || !store_v || gk_build_forward_expand(graph, store_k) != GK_STATUS_SUCCESS ||
-            gk_build_forward_expand(graph, store_v) != GK_STATUS_SUCCESS) {
-            return nullptr;
-        }
-        gk_tensor * mask = hp.swa_layer[il] ? in.mask_swa : in.mask;
+        gk_tensor * mask = hp.swa_layer[il] ? io.mask_swa : io.mask;
         gk_tensor * out  = gk_flash_attn_ext(ctx, gk_permute(ctx, q, 0, 2, 1, 3), kv.view_k(ctx, il, n_kv),
                                              kv.view_v(ctx, il, n_kv), mask, hp.kq_scale, 0.0f, 0.0f);
         out = gk_reshape_2d(ctx, out, hp.head_dim_v * hp.n_head, n_tokens);  // [Dv, H, T] -> [Dv*H, T]
@@ -97,18 +102,22 @@ struct graph_builder {
         return t;
     }
 
-    gk_tensor * build() const {
+    /** The graph; false on a builder error. */
+    bool build() const {
         const model_weights & w = model.weights();
-        in.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
-        in.pos    = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
+        // Layers whose attention is in the graph: without logits the last one only writes
+        // its cache cells.
+        const int64_t n_attn = want_logits ? hp.n_layer : hp.n_layer - 1;
+        io.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
+        io.pos    = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
         // A mask only where some layer reads it (an input outside the graph gets no memory).
-        const auto n_swa_layers = std::count(hp.swa_layer.begin(), hp.swa_layer.end(), true);
-        if (n_swa_layers < hp.n_layer) in.mask = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask");
-        if (n_swa_layers > 0) in.mask_swa = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask_swa");
+        const auto n_swa = std::count(hp.swa_layer.begin(), hp.swa_layer.begin() + n_attn, true);
+        if (n_swa < n_attn) io.mask = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask");
+        if (n_swa > 0) io.mask_swa = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask_swa");
 
-        gk_tensor * x = gk_get_rows(ctx, w.tok_embd, in.tokens);  // [n_embd, T]
+        gk_tensor * x = gk_get_rows(ctx, w.tok_embd, io.tokens);  // [n_embd, T]
         if (hp.embd_scale != 1.0f) x = gk_scale(ctx, x, hp.embd_scale);
-        for (int64_t il = 0; il < hp.n_layer && x; ++il) {
+        for (int64_t il = 0; il < n_attn && x; ++il) {
             const layer_weights & l = w.layers[il];
             gk_tensor * cur = attention(norm(x, l.attn_norm), il);
             if (hp.post_norms) cur = norm(cur, l.attn_post_norm);
@@ -117,16 +126,18 @@ struct graph_builder {
             if (hp.post_norms) cur = norm(cur, l.ffn_post_norm);
             x = gk_add(ctx, cur, x);
         }
-        if (!x) return nullptr;
+        if (!x) return false;
+        if (!want_logits) return store_kv(norm(x, w.layers[n_attn].attn_norm), n_attn);
         gk_tensor * last   = gk_view_2d(ctx, x, hp.n_embd, 1, x->nb[1], (n_tokens - 1) * x->nb[1]);
         gk_tensor * logits = gk_mul_mat(ctx, w.output, norm(last, w.output_norm));
         if (hp.logit_softcap > 0.0f) {
             logits = gk_scale(ctx, gk_tanh(ctx, gk_scale(ctx, logits, 1.0f / hp.logit_softcap)), hp.logit_softcap);
         }
-        if (!logits) return nullptr;
+        if (!logits) return false;
         gk_set_name(logits, "logits");
         gk_set_output(logits);
-        return gk_build_forward_expand(graph, logits) == GK_STATUS_SUCCESS ? logits : nullptr;
+        io.logits = logits;
+        return gk_build_forward_expand(graph, logits) == GK_STATUS_SUCCESS;
     }
 };
 
@@ -134,10 +145,10 @@ struct graph_builder {
 
 size_t forward_graph_size(const hparams & hp) { return k_nodes_per_layer * static_cast<size_t>(hp.n_layer + 1); }
 
-gk_tensor * build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, const KvCache & kv,
-                          int64_t n_tokens, int64_t n_kv, forward_inputs & in) {
-    in = forward_inputs{};
-    const graph_builder b{ctx, graph, model, model.hp(), kv, n_tokens, n_kv, in};
+bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, const KvCache & kv, int64_t n_tokens,
+                   int64_t n_kv, bool logits, forward_tensors & t) {
+    t = forward_tensors{};
+    const graph_builder b{ctx, graph, model, model.hp(), kv, n_tokens, n_kv, logits, t};
     return b.build();
 }
 

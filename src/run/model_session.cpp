@@ -1,7 +1,7 @@
 // model_session.cpp - see model_session.h.
 #include "model_session.h"
 
-#include <cstring>
+#include <algorithm>
 
 namespace gk::run {
 
@@ -41,6 +41,10 @@ std::unique_ptr<Session> Session::create(const Model & model, const session_para
     if (params.n_ctx < 1 || params.n_ctx > k_max_ctx) {
         if (error) *error = "context size " + std::to_string(params.n_ctx) + " is out of range (1.." +
                             std::to_string(k_max_ctx) + ")";
+        return nullptr;
+    }
+    if (params.n_ubatch < 1) {
+        if (error) *error = "micro-batch size " + std::to_string(params.n_ubatch) + " must be at least 1";
         return nullptr;
     }
     std::unique_ptr<Session> s(new Session());
@@ -92,7 +96,23 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
             return false;
         }
     }
-    const int64_t n_kv = n_past_ + n_tokens;
+    const int64_t n_past0 = n_past_;
+    for (int64_t at = 0; at < n_tokens; at += params_.n_ubatch) {
+        const int64_t n    = std::min(params_.n_ubatch, n_tokens - at);
+        const bool    last = at + n == n_tokens;
+        if (!eval_ubatch(tokens.subspan(static_cast<size_t>(at), static_cast<size_t>(n)), last ? &logits : nullptr,
+                         error)) {
+            n_past_ = n_past0;
+            return false;
+        }
+    }
+    return true;
+}
+
+bool Session::eval_ubatch(std::span<const token_id> tokens, std::vector<float> * logits, std::string * error) {
+    const hparams & hp       = model_->hp();
+    const int64_t   n_tokens = static_cast<int64_t>(tokens.size());
+    const int64_t   n_kv     = n_past_ + n_tokens;
 
     gk_init_params ip{};
     ip.mem_size   = arena_.size();
@@ -104,9 +124,8 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
         return false;
     }
     gk_graph_clear(graph_);
-    forward_inputs in;
-    gk_tensor *    out = build_forward(ctx, graph_, *model_, *kv_, n_tokens, n_kv, in);
-    bool           ok  = out != nullptr;
+    forward_tensors ft;
+    bool            ok = build_forward(ctx, graph_, *model_, *kv_, n_tokens, n_kv, logits != nullptr, ft);
     if (!ok && error) *error = std::string("building the graph: ") + gk_last_error(ctx);
     if (ok && !gk_gallocr_alloc_graph(galloc_, graph_)) {
         ok = false;
@@ -115,15 +134,15 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
     if (ok) {
         std::vector<int32_t> pos(static_cast<size_t>(n_tokens));
         for (int64_t i = 0; i < n_tokens; ++i) pos[i] = static_cast<int32_t>(n_past_ + i);
-        ok = set_input(in.tokens, tokens.data(), tokens.size_bytes(), error) &&
-             set_input(in.pos, pos.data(), pos.size() * sizeof(int32_t), error);
-        if (ok && in.mask) {
+        ok = set_input(ft.tokens, tokens.data(), tokens.size_bytes(), error) &&
+             set_input(ft.pos, pos.data(), pos.size() * sizeof(int32_t), error);
+        if (ok && ft.mask) {
             const std::vector<uint16_t> mask = causal_mask(n_tokens, n_kv, 0);
-            ok = set_input(in.mask, mask.data(), mask.size() * sizeof(uint16_t), error);
+            ok = set_input(ft.mask, mask.data(), mask.size() * sizeof(uint16_t), error);
         }
-        if (ok && in.mask_swa) {
+        if (ok && ft.mask_swa) {
             const std::vector<uint16_t> mask_swa = causal_mask(n_tokens, n_kv, hp.n_swa);
-            ok = set_input(in.mask_swa, mask_swa.data(), mask_swa.size() * sizeof(uint16_t), error);
+            ok = set_input(ft.mask_swa, mask_swa.data(), mask_swa.size() * sizeof(uint16_t), error);
         }
     }
     if (ok) {
@@ -133,9 +152,9 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
             if (error) *error = std::string("compute: ") + gk_last_error(graph_ctx_);
         }
     }
-    if (ok) {
-        logits.resize(static_cast<size_t>(hp.n_vocab));
-        if (gk_backend_tensor_get(out, logits.data(), 0, logits.size() * sizeof(float)) != GK_STATUS_SUCCESS) {
+    if (ok && logits) {
+        logits->resize(static_cast<size_t>(hp.n_vocab));
+        if (gk_backend_tensor_get(ft.logits, logits->data(), 0, logits->size() * sizeof(float)) != GK_STATUS_SUCCESS) {
             ok = false;
             if (error) *error = std::string("reading the logits: ") + gk_backend_last_error();
         }

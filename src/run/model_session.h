@@ -1,10 +1,18 @@
 // model_session.h - running a Model: a KV cache, the forward graph, logits.
 //
-// Session::eval takes a batch of tokens (the whole prompt at once, or one sampled token),
-// builds the forward graph for it (mul_mat with n = batch size), places its tensors with
-// the graph allocator, computes it on the CPU and returns the logits of the batch's last
-// token. Position p is kept in cache cell p; there is no context shift, so a batch that
-// would pass n_ctx is refused with an error before anything is computed.
+// Session::eval takes a batch of tokens (the whole prompt, or one sampled token) and
+// evaluates it in micro-batches of at most n_ubatch tokens, in order: for each it builds
+// the forward graph (mul_mat with n = micro-batch size), places its tensors with the
+// graph allocator and computes it on the CPU; the logits of the batch's last token come
+// from the last micro-batch. Position p is kept in cache cell p; there is no context
+// shift, so a batch that would pass n_ctx is refused with an error before anything is
+// computed.
+//
+// Batch invariance: a token's logits have the same bits whatever the micro-batch size
+// (and thread count). Every op computes a token's values from that token's inputs alone
+// (mul_mat: one vec_dot per element), and attention gives a query the same bits whatever
+// masked cells it is shown (cpu/ops/attention.cpp) - a query of a larger micro-batch
+// sees the cells of the later tokens, all masked.
 #pragma once
 
 #include "kv_cache.h"
@@ -21,33 +29,38 @@ namespace gk::run {
 
 struct session_params {
     int64_t      n_ctx     = 4096;          // positions the cache holds
+    int64_t      n_ubatch  = 512;           // most tokens per forward graph (micro-batch)
     int          n_threads = 1;
     enum gk_type type_k    = GK_TYPE_F16;   // KV cache element types (f32 or f16)
     enum gk_type type_v    = GK_TYPE_F16;
 };
 
-/** Inputs of one forward graph; filled by Session::eval after allocation. */
-struct forward_inputs {
+/** The inputs of one forward graph (filled by Session::eval after allocation) and its
+ *  output. */
+struct forward_tensors {
     gk_tensor * tokens   = nullptr;  // I32 [T]
     gk_tensor * pos      = nullptr;  // I32 [T]: positions, also the cache cells written
     gk_tensor * mask     = nullptr;  // F16 [n_kv, T]: 0 where visible, -inf elsewhere (nullptr
-                                     // when every layer uses the sliding window)
+                                     // when no layer of the graph reads it)
     gk_tensor * mask_swa = nullptr;  // same for the sliding-window layers, or nullptr
+    gk_tensor * logits   = nullptr;  // F32 [n_vocab, 1] of the last token, when asked for
 };
 
 /** Build the forward graph of `n_tokens` tokens whose first is at position n_kv - n_tokens,
- *  attending to cache cells [0, n_kv): creates the inputs, expands the cache writes and
- *  the logits (F32 [n_vocab, 1], of the last token) into `graph`. Returns the logits, or
- *  nullptr with the builder's message in gk_last_error(ctx). */
-gk_tensor * build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, const KvCache & kv,
-                          int64_t n_tokens, int64_t n_kv, forward_inputs & in);
+ *  attending to cache cells [0, n_kv): creates the inputs and expands the cache writes
+ *  into `graph`, and with `logits` the logits of the last token. Without, the graph ends
+ *  at the last layer's cache writes (that layer's attention and feed-forward feed only
+ *  the logits). false with the builder's message in gk_last_error(ctx) on an error. */
+bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, const KvCache & kv, int64_t n_tokens,
+                   int64_t n_kv, bool logits, forward_tensors & t);
 
 /** Upper bound of the node count of build_forward's graph for `hp`. */
 size_t forward_graph_size(const hparams & hp);
 
 class Session {
 public:
-    /** nullptr and a message when n_ctx is out of range (1 .. 2^24) or memory runs out. */
+    /** nullptr and a message when n_ctx is out of range (1 .. 2^24), n_ubatch < 1, or
+     *  memory runs out. */
     static std::unique_ptr<Session> create(const Model & model, const session_params & params, std::string * error);
     ~Session();
     Session(const Session &) = delete;
@@ -55,7 +68,8 @@ public:
 
     /** Evaluate `tokens` (at least one) at positions n_past() onwards and put the logits
      *  of the last one in `logits` (n_vocab floats). false and a message when the batch
-     *  does not fit in the context, a token id is out of range, or computing fails. */
+     *  does not fit in the context, a token id is out of range, or computing fails; then
+     *  n_past() is unchanged (cells written past it are rewritten before they are read). */
     bool eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error);
 
     int64_t n_past() const { return n_past_; }
@@ -66,6 +80,9 @@ public:
 
 private:
     Session() = default;
+    /** One micro-batch at positions n_past() onwards; the logits of its last token into
+     *  *logits unless logits is nullptr. Advances n_past() on success. */
+    bool eval_ubatch(std::span<const token_id> tokens, std::vector<float> * logits, std::string * error);
 
     const Model *            model_ = nullptr;
     session_params           params_;

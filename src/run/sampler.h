@@ -4,6 +4,10 @@
 //
 // Deterministic: the draw uses std::mt19937 and candidates are ordered by logit, then id,
 // so the same seed, settings and logits give the same token on every machine.
+//
+// Cost: with top-k on (the default) or greedy, one pass over the vocabulary (a copy of
+// the logits, then a scan that keeps the k best in a heap); only the k survivors are
+// sorted. With top-k off every candidate is sorted.
 #pragma once
 
 #include "tokenizer.h"
@@ -46,12 +50,13 @@ private:
         float    logit;
         float    p;
     };
-    void apply_penalty(std::vector<candidate> & c) const;
+    void apply_penalty(std::vector<float> & logits) const;
 
-    sampler_params       params_;
-    uint32_t             seed_;
-    std::mt19937         rng_;
-    std::deque<token_id> recent_;
+    sampler_params         params_;
+    uint32_t               seed_;
+    std::mt19937           rng_;
+    std::deque<token_id>   recent_;
+    std::vector<float>     logits_;  // the step's logits, NaN as -inf, penalised
     std::vector<candidate> cand_;
 };
 

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -100,6 +102,122 @@ TEST(Sampler, SameSeedSameDraws) {
     EXPECT_EQ(da, db);
     // Uniform logits: every token is possible, so 64 draws hit more than one.
     EXPECT_GT(std::set<int>(da.begin(), da.end()).size(), 4u);
+}
+
+/** The sampler written the plain way (every candidate built, penalised, then partial_sort
+ *  or sort), to hold Sampler's faster selection to the same tokens. */
+class reference_sampler {
+public:
+    explicit reference_sampler(const sampler_params & p) : p_(p), rng_(p.seed) {}
+    void accept(token_id id) {
+        recent_.push_back(id);
+        while (recent_.size() > static_cast<size_t>(p_.repeat_last_n)) recent_.erase(recent_.begin());
+    }
+    token_id sample(const std::vector<float> & logits) {
+        struct cand {
+            token_id id;
+            float    logit, p;
+        };
+        std::vector<cand> c;
+        for (size_t i = 0; i < logits.size(); ++i) {
+            c.push_back({static_cast<token_id>(i), std::isnan(logits[i]) ? -INFINITY : logits[i], 0.0f});
+        }
+        for (token_id id : std::set<token_id>(recent_.begin(), recent_.end())) {
+            float & l = c[static_cast<size_t>(id)].logit;
+            l         = l > 0.0f ? l / p_.repeat_penalty : l * p_.repeat_penalty;
+        }
+        const auto by_logit = [](const cand & a, const cand & b) {
+            return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+        };
+        if (p_.temp <= 0.0f) return std::min_element(c.begin(), c.end(), by_logit)->id;
+        if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < c.size()) {
+            std::partial_sort(c.begin(), c.begin() + p_.top_k, c.end(), by_logit);
+            c.resize(static_cast<size_t>(p_.top_k));
+        } else {
+            std::sort(c.begin(), c.end(), by_logit);
+        }
+        const auto softmax = [&] {
+            float mx = -INFINITY;
+            for (const cand & x : c) mx = std::max(mx, x.logit);
+            double sum = 0.0;
+            for (cand & x : c) sum += (x.p = std::exp(x.logit - mx));
+            for (cand & x : c) x.p = static_cast<float>(x.p / sum);
+        };
+        softmax();
+        if (p_.top_p < 1.0f) {
+            double cum  = 0.0;
+            size_t keep = c.size();
+            for (size_t i = 0; i < c.size(); ++i) {
+                cum += c[i].p;
+                if (cum >= p_.top_p) {
+                    keep = i + 1;
+                    break;
+                }
+            }
+            c.resize(keep);
+        }
+        if (p_.min_p > 0.0f) {
+            const float floor_logit = c.front().logit + std::log(p_.min_p);
+            size_t      keep        = 1;
+            while (keep < c.size() && c[keep].logit >= floor_logit) ++keep;
+            c.resize(keep);
+        }
+        for (cand & x : c) x.logit /= p_.temp;
+        softmax();
+        const double u   = static_cast<double>(rng_() >> 8) / static_cast<double>(1u << 24);
+        double       cum = 0.0;
+        for (const cand & x : c) {
+            cum += x.p;
+            if (u < cum) return x.id;
+        }
+        return c.back().id;
+    }
+
+private:
+    sampler_params        p_;
+    std::mt19937          rng_;
+    std::vector<token_id> recent_;
+};
+
+// Logits with many ties (values on a coarse grid), a few NaN and -inf, over settings that
+// take every path (greedy, top-k below / at / above the vocabulary, top-k off, top-p,
+// min-p, penalties): Sampler draws the reference's tokens, step for step.
+TEST(Sampler, SameTokensAsThePlainPipeline) {
+    std::mt19937 gen(77);
+    struct setting {
+        float temp;
+        int   top_k;
+        float top_p, min_p, penalty;
+    };
+    const setting settings[] = {{0.0f, 40, 0.95f, 0.05f, 1.0f}, {0.0f, 40, 0.95f, 0.05f, 1.3f},
+                                {0.8f, 40, 0.95f, 0.05f, 1.0f}, {0.8f, 40, 0.95f, 0.05f, 1.1f},
+                                {1.5f, 1, 1.0f, 0.0f, 1.0f},    {1.0f, 300, 1.0f, 0.0f, 1.0f},
+                                {1.0f, 301, 0.5f, 0.0f, 1.0f},  {1.0f, 0, 0.9f, 0.02f, 1.2f},
+                                {2.0f, 7, 1.0f, 0.0f, 0.7f},    {0.6f, 64, 0.99f, 0.1f, 1.0f}};
+    for (const setting & st : settings) {
+        SCOPED_TRACE(testing::Message() << "temp " << st.temp << " top_k " << st.top_k << " top_p " << st.top_p
+                                        << " min_p " << st.min_p << " penalty " << st.penalty);
+        sampler_params p;
+        p.temp           = st.temp;
+        p.top_k          = st.top_k;
+        p.top_p          = st.top_p;
+        p.min_p          = st.min_p;
+        p.repeat_penalty = st.penalty;
+        p.repeat_last_n  = 16;
+        p.seed           = 4242;
+        Sampler           s(p);
+        reference_sampler r(p);
+        for (int step = 0; step < 60; ++step) {
+            std::vector<float> logits(300);
+            for (float & l : logits) l = static_cast<float>(static_cast<int>(gen() % 41) - 20) / 4.0f;
+            logits[gen() % 300] = NAN;
+            logits[gen() % 300] = -INFINITY;
+            const token_id a = s.sample(logits), b = r.sample(logits);
+            ASSERT_EQ(a, b) << "step " << step;
+            s.accept(a);
+            r.accept(b);
+        }
+    }
 }
 
 TEST(Chat, Markup) {

@@ -1,6 +1,7 @@
 // test-gk-run: the gk-run program on bad input (each a one-line error and exit status 1,
-// never a crash), the context limit, --tokenize on a vocabulary-only file, chat, and
-// sampled text that does not depend on the thread count.
+// never a crash), the context limit, --tokenize on a vocabulary-only file, chat, sampled
+// text that does not depend on the thread count, and logits that do not depend on the
+// micro-batch size.
 #include "gk_run_exec.h"
 
 #include "gk/gguf.h"
@@ -13,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -162,6 +164,7 @@ TEST(GkRun, BadOption) {
     const run_result r = run_gk_run({"-m", k_stories.string(), "-n", "many"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(r.out, "");
+    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-p", "x", "-ub", "0"}), "-ub >= 1");
 }
 
 // ---- context limit --------------------------------------------------------------------
@@ -244,6 +247,37 @@ TEST(GkRun, DumpLogits) {
     const run_result r = run_gk_run(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(fs::file_size(dump), 5u * 512u * sizeof(float));  // 5 steps of the 512-token vocabulary
+}
+
+// Batch invariance: the logits of every step (the prompt's last token, then each
+// generated one) have the same bits whatever the micro-batch size and thread count. The
+// prompt (147 tokens) spans several micro-batches of 7 and 64 and, on gemma3-random,
+// many sliding windows of 8.
+TEST(GkRun, LogitsDoNotDependOnTheMicroBatchSize) {
+    const std::string prompt = [] {
+        std::string p;
+        for (int i = 0; i < 5; ++i) p += "The quick brown fox jumps over the lazy dog. ";
+        return p;
+    }();
+    for (const char * model : {"stories260K.gguf", "llama-random-q8_0.gguf", "gemma3-random.gguf", "qwen3-random.gguf"}) {
+        SCOPED_TRACE(model);
+        std::string first;
+        for (const auto & [ub, threads] : {std::pair{"512", "2"}, {"1", "1"}, {"7", "2"}, {"64", "3"}}) {
+            SCOPED_TRACE(std::string("-ub ") + ub + " -t " + threads);
+            const fs::path dump = scratch() / (std::string("ub-") + model + "-" + ub + ".f32");
+            auto           args = greedy(k_models / model, prompt, 4);
+            args.insert(args.end(), {"-ub", ub, "-t", threads, "--dump-logits", dump.string()});
+            const run_result r = run_gk_run(args);
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            const std::string logits = gk_run_test::read_all(dump);
+            ASSERT_EQ(logits.size(), 4u * 512u * sizeof(float));  // 4 steps of the 512-token vocabulary
+            if (first.empty()) {
+                first = logits;
+            } else {
+                EXPECT_TRUE(logits == first) << "the logits differ from those of -ub 512";
+            }
+        }
+    }
 }
 
 TEST(GkRun, ChatTurns) {

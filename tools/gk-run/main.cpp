@@ -4,8 +4,8 @@
 //   gk-run -m MODEL.gguf --chat [-p FIRST_MESSAGE]     (then one message per stdin line)
 //   gk-run -m MODEL.gguf -p "PROMPT" --tokenize         (token ids, one line)
 //
-// The prompt is evaluated as one batch, then tokens are generated one at a time with a
-// KV cache and streamed to stdout. A timing summary goes to stderr at the end.
+// The prompt is evaluated in micro-batches of at most -ub tokens, then tokens are
+// generated one at a time with a KV cache and streamed to stdout. A timing summary goes to stderr at the end.
 // Exit status: 0 on success; 1 with one line "gk-run: error: ..." on stderr otherwise
 // (an unreadable or malformed model, an unsupported architecture, a prompt longer than
 // the context, generation asked to run past a full context, ...).
@@ -78,7 +78,7 @@ public:
 
     uint32_t seed() const { return sampler_.seed(); }
 
-    /** Evaluate `text` (tokenized with BOS when `first`) as one batch. */
+    /** Evaluate `text` (tokenized with BOS when `first`). */
     bool feed(const std::string & text, bool first, bool parse_special, std::string * error) {
         const auto & tok = model_.tokenizer();
         auto ids = tok.encode(text, first && !opt_.no_bos, parse_special);
@@ -250,6 +250,7 @@ int main(int argc, char ** argv) {
 
     gk::run::session_params sp;
     sp.n_ctx     = opt.n_ctx == 0 ? hp.n_ctx_train : opt.n_ctx_given ? opt.n_ctx : std::min(opt.n_ctx, hp.n_ctx_train);
+    sp.n_ubatch  = opt.n_ubatch;
     sp.n_threads = opt.n_threads > 0 ? opt.n_threads : std::max(1u, std::thread::hardware_concurrency());
     if (!gk_type_from_name(opt.cache_type_k.c_str(), &sp.type_k) ||
         !gk_type_from_name(opt.cache_type_v.c_str(), &sp.type_v)) {

@@ -25,7 +25,8 @@ bool read_file(const std::string & path, std::string & out) {
 /** llama.cpp's multi-letter short options, which CLI11 does not accept, as long ones. */
 std::vector<std::string> normalise_args(int argc, char ** argv) {
     static const std::pair<const char *, const char *> k_aliases[] = {
-        {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-cnv", "--chat"}, {"-sys", "--system-prompt"}};
+        {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-cnv", "--chat"}, {"-sys", "--system-prompt"},
+        {"-ub", "--ubatch-size"}};
     std::vector<std::string> args;
     for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes the arguments in reverse order
         std::string a = argv[i];
@@ -52,6 +53,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_option("-t,--threads", opt.n_threads, "threads (default: all hardware threads)");
     auto * ctx_opt = app.add_option("-c,--ctx-size", opt.n_ctx, "context size in tokens; 0 = the model's")
                          ->capture_default_str();
+    app.add_option("--ubatch-size", opt.n_ubatch, "(-ub) most prompt tokens evaluated at once (micro-batch)")
+        ->capture_default_str();
     app.add_option("--temp", s.temp, "temperature; <= 0 is greedy")->capture_default_str();
     app.add_option("--top-k", s.top_k, "top-k sampling; 0 = off")->capture_default_str();
     app.add_option("--top-p", s.top_p, "top-p sampling; 1.0 = off")->capture_default_str();
@@ -91,8 +94,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         }
         if (!opt.prompt.empty() && opt.prompt.back() == '\n') opt.prompt.pop_back();
     }
-    if (opt.n_threads < 0 || opt.n_ctx < 0 || opt.n_predict < -1) {
-        std::fprintf(stderr, "gk-run: error: -t, -c must be >= 0 and -n >= -1\n");
+    if (opt.n_threads < 0 || opt.n_ctx < 0 || opt.n_predict < -1 || opt.n_ubatch < 1) {
+        std::fprintf(stderr, "gk-run: error: -t, -c must be >= 0, -n >= -1 and -ub >= 1\n");
         return 1;
     }
     return std::nullopt;

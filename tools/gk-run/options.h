@@ -19,6 +19,7 @@ struct run_options {
     std::string cache_type_v = "f16";
     int64_t     n_predict = -1;      // -1: until end of generation or the context is full
     int64_t     n_ctx     = 4096;    // 0: the model's training context
+    int64_t     n_ubatch  = 512;     // most prompt tokens per forward graph
     bool        n_ctx_given = false;
     int         n_threads = 0;       // 0: all hardware threads
     gk::run::sampler_params sampling;

@@ -16,10 +16,10 @@
 //    that type, exactly).
 // 3. softmax_in_place (alibi.h), in key order.
 // 4. y = the sum, in key order, of weight[j] * V row j over the keys with a nonzero
-//    weight: per element from +0 a rounded product, then a rounded sum (no fma), so the
-//    vector loop gives the scalar loop's bits. f32 / f16 / bf16 V rows are read in place
-//    with the SIMD layer's (exact) widening loads, up to 8 vectors of y held in registers
-//    across the keys; other types are decoded by the codec row by row.
+//    weight: per element from +0 a rounded product, then a rounded sum (no fma), one
+//    vec_mad per key (vec_mad.h, in the kernel sets: the scalar loop's bits at every
+//    level). f32 / f16 / bf16 V rows are read in place, other types decoded by the codec
+//    row by row.
 //
 // Partition: rows are dealt out cyclically (row r of the flattened (h, iq, s) rows to
 // thread r % nth): under a causal mask a later query costs more, and contiguous blocks
