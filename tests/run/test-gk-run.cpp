@@ -4,10 +4,12 @@
 // micro-batch size.
 #include "gk_run_exec.h"
 
+#include "gk/cpu/kernel_set.h"
 #include "gk/gguf.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -275,6 +277,38 @@ TEST(GkRun, LogitsDoNotDependOnTheMicroBatchSize) {
                 first = logits;
             } else {
                 EXPECT_TRUE(logits == first) << "the logits differ from those of -ub 512";
+            }
+        }
+    }
+}
+
+// The kernel sets with FMA give the same bits (kernel_set.h): gk-run's logits on the q8_0
+// and f32 models are byte-identical whichever set GK_CPU_LEVEL picks. Skips where the
+// host runs only one such set.
+TEST(GkRun, LogitsDoNotDependOnTheKernelSet) {
+    std::vector<std::string> levels;
+    for (const gk::cpu::kernel_set * ks : gk::cpu::runnable_kernel_sets()) {
+        if (ks->compiled.fma) levels.emplace_back(ks->name);
+    }
+    if (levels.size() < 2) GTEST_SKIP() << "this host runs fewer than two kernel sets with FMA";
+    for (const char * model : {"stories260K.gguf", "llama-random-q8_0.gguf"}) {
+        SCOPED_TRACE(model);
+        std::string first;
+        for (const std::string & level : levels) {
+            SCOPED_TRACE(level);
+            const fs::path dump = scratch() / ("set-" + level + "-" + model + ".f32");
+            auto           args = greedy(k_models / model, "Once upon a time there was", 4);
+            args.insert(args.end(), {"--dump-logits", dump.string()});
+            ::setenv("GK_CPU_LEVEL", level.c_str(), 1);  // inherited by the gk-run child
+            const run_result r = run_gk_run(args);
+            ::unsetenv("GK_CPU_LEVEL");
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            const std::string logits = gk_run_test::read_all(dump);
+            ASSERT_EQ(logits.size(), 4u * 512u * sizeof(float));
+            if (first.empty()) {
+                first = logits;
+            } else {
+                EXPECT_TRUE(logits == first) << "the logits differ from those of kernel set " << levels.front();
             }
         }
     }
