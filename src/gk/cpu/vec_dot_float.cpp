@@ -2,8 +2,8 @@
 //
 // Both implement the order in vec_dot.h: 4 chains x 16 lanes, element i in chain
 // (i / 16) % 4 and lane i % 16, fused multiply-adds, then a fixed combination. The vector
-// version keeps the 16 lanes of a chain in 16 / vf_lanes registers; the scalar twin keeps
-// them in an array and walks the elements one by one.
+// version keeps the 16 lanes of a chain in 16 / vf_lanes registers for the whole row; the
+// scalar twin keeps them in an array and walks the elements one by one.
 #include "vec_dot_impl.h"
 
 namespace gk::cpu::detail {
@@ -33,29 +33,13 @@ template <elem E> float load_one(const void * p, int64_t i) {
     }
 }
 
-} // namespace
-
-void acc_init(float_acc & acc) {
-    for (auto & chain : acc.a) {
+/// The vector dot: the 64 partial sums in registers for the whole row (lane l of the
+/// virtual 16 is lane l % W of register l / W), then the fixed combination.
+template <elem E> float dot_simd(int64_t n, const void * x, const void * y) {
+    simd::vf a[float_chains][R];
+    for (auto & chain : a) {
         for (simd::vf & r : chain) {
             r = simd::zero();
-        }
-    }
-}
-
-void acc_init(float_acc_scalar & acc) {
-    for (auto & chain : acc.a) {
-        for (float & l : chain) {
-            l = 0.0f;
-        }
-    }
-}
-
-template <elem E> void acc_add(float_acc & acc, const void * x, const void * y, int64_t n) {
-    simd::vf a[float_chains][R];  // a local copy the compiler keeps in registers
-    for (int c = 0; c < float_chains; ++c) {
-        for (int r = 0; r < R; ++r) {
-            a[c][r] = acc.a[c][r];
         }
     }
     int64_t i = 0;
@@ -83,24 +67,9 @@ template <elem E> void acc_add(float_acc & acc, const void * x, const void * y, 
         }
         a[c][r] = simd::load(lanes);
     }
-    for (int c = 0; c < float_chains; ++c) {
-        for (int r = 0; r < R; ++r) {
-            acc.a[c][r] = a[c][r];
-        }
-    }
-}
-
-template <elem E> void acc_add(float_acc_scalar & acc, const void * x, const void * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        float & p = acc.a[(i / float_lanes) % float_chains][i % float_lanes];
-        p = simd::fmadd_scalar(load_one<E>(x, i), load_one<E>(y, i), p);
-    }
-}
-
-float acc_finish(const float_acc & acc) {
     simd::vf t[R];
     for (int r = 0; r < R; ++r) {
-        t[r] = simd::add(simd::add(acc.a[0][r], acc.a[1][r]), simd::add(acc.a[2][r], acc.a[3][r]));
+        t[r] = simd::add(simd::add(a[0][r], a[1][r]), simd::add(a[2][r], a[3][r]));
     }
     for (int h = R / 2; h >= 1; h /= 2) {  // lanes l and l + 8, l + 4, ... across registers
         for (int r = 0; r < h; ++r) {
@@ -110,10 +79,16 @@ float acc_finish(const float_acc & acc) {
     return simd::reduce_add(t[0]);  // the same halving within the register
 }
 
-float acc_finish(const float_acc_scalar & acc) {
+/// The scalar twin: the same 64 partial sums as plain floats, element by element.
+template <elem E> float dot_scalar(int64_t n, const void * x, const void * y) {
+    float a[float_chains][float_lanes] = {};
+    for (int64_t i = 0; i < n; ++i) {
+        float & p = a[(i / float_lanes) % float_chains][i % float_lanes];
+        p         = simd::fmadd_scalar(load_one<E>(x, i), load_one<E>(y, i), p);
+    }
     float t[float_lanes];
     for (int l = 0; l < float_lanes; ++l) {
-        t[l] = (acc.a[0][l] + acc.a[1][l]) + (acc.a[2][l] + acc.a[3][l]);
+        t[l] = (a[0][l] + a[1][l]) + (a[2][l] + a[3][l]);
     }
     for (int h = float_lanes / 2; h >= 1; h /= 2) {
         for (int l = 0; l < h; ++l) {
@@ -123,37 +98,25 @@ float acc_finish(const float_acc_scalar & acc) {
     return t[0];
 }
 
-template void acc_add<elem::f32>(float_acc &, const void *, const void *, int64_t);
-template void acc_add<elem::f32>(float_acc_scalar &, const void *, const void *, int64_t);
-
-namespace {
-
-template <elem E, class Acc> float float_dot(int64_t n, const void * x, const void * y) {
-    Acc acc;
-    acc_init(acc);
-    acc_add<E>(acc, x, y, n);
-    return acc_finish(acc);
-}
-
 } // namespace
 
 void vec_dot_f32(int64_t n, float * s, const void * x, const void * y) {
-    *s = float_dot<elem::f32, float_acc>(n, x, y);
+    *s = dot_simd<elem::f32>(n, x, y);
 }
 void vec_dot_f32_scalar(int64_t n, float * s, const void * x, const void * y) {
-    *s = float_dot<elem::f32, float_acc_scalar>(n, x, y);
+    *s = dot_scalar<elem::f32>(n, x, y);
 }
 void vec_dot_f16(int64_t n, float * s, const void * x, const void * y) {
-    *s = float_dot<elem::f16, float_acc>(n, x, y);
+    *s = dot_simd<elem::f16>(n, x, y);
 }
 void vec_dot_f16_scalar(int64_t n, float * s, const void * x, const void * y) {
-    *s = float_dot<elem::f16, float_acc_scalar>(n, x, y);
+    *s = dot_scalar<elem::f16>(n, x, y);
 }
 void vec_dot_bf16(int64_t n, float * s, const void * x, const void * y) {
-    *s = float_dot<elem::bf16, float_acc>(n, x, y);
+    *s = dot_simd<elem::bf16>(n, x, y);
 }
 void vec_dot_bf16_scalar(int64_t n, float * s, const void * x, const void * y) {
-    *s = float_dot<elem::bf16, float_acc_scalar>(n, x, y);
+    *s = dot_scalar<elem::bf16>(n, x, y);
 }
 
 } // namespace gk::cpu::detail

@@ -1,4 +1,4 @@
-// vec_dot_impl.h - what the vec_dot kernel files share: the float-path accumulator, the
+// vec_dot_impl.h - what the vec_dot kernel files share: the float path's shape, the
 // per-block chains of the integer path, and the kernels the table in vec_dot.cpp lists.
 // Internal to src/gk/cpu/vec_dot*.cpp; callers use vec_dot.h.
 #pragma once
@@ -23,32 +23,8 @@ inline constexpr int float_lanes  = 16;
 inline constexpr int float_chains = 4;
 inline constexpr int float_step   = float_lanes * float_chains;  // elements per round
 
-/// The 64 partial sums in vector registers: lane l of the virtual 16 is lane
-/// l % vf_lanes of register l / vf_lanes.
-struct float_acc {
-    simd::vf a[float_chains][float_lanes / simd::vf_lanes];
-};
-
-/// The same 64 partial sums as plain floats (the scalar twins).
-struct float_acc_scalar {
-    float a[float_chains][float_lanes];
-};
-
 // Element kinds a float dot reads.
 enum class elem { f32, f16, bf16 };
-
-/// Start a dot: every partial sum +0.
-void acc_init(float_acc & acc);
-void acc_init(float_acc_scalar & acc);
-
-/// Accumulate n elements of x . y. The elements count from a multiple of 64: a dot fed
-/// in pieces passes pieces whose lengths are multiples of 64, except the last.
-template <elem E> void acc_add(float_acc & acc, const void * x, const void * y, int64_t n);
-template <elem E> void acc_add(float_acc_scalar & acc, const void * x, const void * y, int64_t n);
-
-/// Combine the partial sums into the dot.
-float acc_finish(const float_acc & acc);
-float acc_finish(const float_acc_scalar & acc);
 
 // ---- integer path: block b updates chain b % 4 ---------------------------------------
 
