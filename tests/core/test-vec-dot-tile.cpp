@@ -45,69 +45,69 @@ void random_row(gk_type type, std::vector<uint8_t> & row, std::mt19937 & rng) {
 
 /// In every kernel set the host runs (kernel_set.h), against that set's vec_dot.
 TEST(VecDotTile, EveryElementIsItsVecDot) {
-  int kernels = 0;
-  for (const gk::cpu::kernel_set * ks : gk::cpu::runnable_kernel_sets()) {
-    std::mt19937 rng(2024);
-    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
-        const auto                          type = static_cast<gk_type>(id);
-        const gk::cpu::tile_kernel *        tk   = ks->tile(type);
-        const gk::cpu::vec_dot_traits *     vd   = ks->vec_dot(type);
-        if (!tk) {
-            continue;
-        }
-        ASSERT_NE(vd, nullptr) << gk_type_name(type);
-        ++kernels;
-        void * work = std::aligned_alloc(64, (tk->work_bytes + 63) / 64 * 64);
-        const bool plain = gk_blck_size(type) == 1;  // the float path: any length, partial registers
-        for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
-            const int64_t n    = plain ? nb * 67 - 3 : nb * gk_blck_size(type);
-            const size_t  bx   = gk_row_size(type, n) + 16;  // rows not packed: the stride is honoured
-            const size_t  by   = gk_row_size(vd->vec_dot_type, n);
-            const int     cols = tk->max_cols;
-            std::vector<uint8_t> w(bx * static_cast<size_t>(tk->rows));
-            for (int r = 0; r < tk->rows; ++r) {
-                std::vector<uint8_t> row(gk_row_size(type, n));
-                random_row(type, row, rng);
-                ASSERT_FALSE(::testing::Test::HasFatalFailure());
-                std::memcpy(w.data() + r * bx, row.data(), row.size());
+    int kernels = 0;
+    for (const gk::cpu::kernel_set * ks : gk::cpu::runnable_kernel_sets()) {
+        std::mt19937 rng(2024);
+        for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+            const auto                          type = static_cast<gk_type>(id);
+            const gk::cpu::tile_kernel *        tk   = ks->tile(type);
+            const gk::cpu::vec_dot_traits *     vd   = ks->vec_dot(type);
+            if (!tk) {
+                continue;
             }
-            std::vector<uint8_t> y(by * static_cast<size_t>(cols));
-            std::normal_distribution<float> g(0.0f, 1.0f);
-            std::vector<float> f(static_cast<size_t>(n));
-            for (int c = 0; c < cols; ++c) {
-                const float scale = std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10);
-                for (float & v : f) {
-                    v = g(rng) * scale;
+            ASSERT_NE(vd, nullptr) << gk_type_name(type);
+            ++kernels;
+            void * work = std::aligned_alloc(64, (tk->work_bytes + 63) / 64 * 64);
+            const bool plain = gk_blck_size(type) == 1;  // the float path: any length, partial registers
+            for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
+                const int64_t n    = plain ? nb * 67 - 3 : nb * gk_blck_size(type);
+                const size_t  bx   = gk_row_size(type, n) + 16;  // rows not packed: the stride is honoured
+                const size_t  by   = gk_row_size(vd->vec_dot_type, n);
+                const int     cols = tk->max_cols;
+                std::vector<uint8_t> w(bx * static_cast<size_t>(tk->rows));
+                for (int r = 0; r < tk->rows; ++r) {
+                    std::vector<uint8_t> row(gk_row_size(type, n));
+                    random_row(type, row, rng);
+                    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+                    std::memcpy(w.data() + r * bx, row.data(), row.size());
                 }
-                vd->from_float(f.data(), y.data() + c * by, n);
-            }
-            for (int nr : {tk->rows, 1, 7, tk->rows - 1}) {
-                for (int nc : {1, 2, 5, cols - 1, cols}) {
-                    const size_t       ldc = static_cast<size_t>(tk->rows) + 3;
-                    std::vector<float> s(ldc * static_cast<size_t>(nc), 12345.0f);
-                    tk->fn(n, nr, w.data(), bx, nc, y.data(), by, s.data(), ldc, work);
-                    for (int c = 0; c < nc; ++c) {
-                        for (int r = 0; r < static_cast<int>(ldc); ++r) {
-                            const float got = s[c * ldc + r];
-                            if (r >= nr) {
-                                ASSERT_EQ(got, 12345.0f) << "wrote outside its rows";
-                                continue;
+                std::vector<uint8_t> y(by * static_cast<size_t>(cols));
+                std::normal_distribution<float> g(0.0f, 1.0f);
+                std::vector<float> f(static_cast<size_t>(n));
+                for (int c = 0; c < cols; ++c) {
+                    const float scale = std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10);
+                    for (float & v : f) {
+                        v = g(rng) * scale;
+                    }
+                    vd->from_float(f.data(), y.data() + c * by, n);
+                }
+                for (int nr : {tk->rows, 1, 7, tk->rows - 1}) {
+                    for (int nc : {1, 2, 5, cols - 1, cols}) {
+                        const size_t       ldc = static_cast<size_t>(tk->rows) + 3;
+                        std::vector<float> s(ldc * static_cast<size_t>(nc), 12345.0f);
+                        tk->fn(n, nr, w.data(), bx, nc, y.data(), by, s.data(), ldc, work);
+                        for (int c = 0; c < nc; ++c) {
+                            for (int r = 0; r < static_cast<int>(ldc); ++r) {
+                                const float got = s[c * ldc + r];
+                                if (r >= nr) {
+                                    ASSERT_EQ(got, 12345.0f) << "wrote outside its rows";
+                                    continue;
+                                }
+                                float want = NAN;
+                                vd->vec_dot(n, &want, w.data() + r * bx, y.data() + c * by);
+                                ASSERT_TRUE(same_bits(got, want)) << gk_type_name(type) << " n=" << n << " nr=" << nr
+                                                                  << " nc=" << nc << " r=" << r << " c=" << c << ": "
+                                                                  << got << " vs " << want;
                             }
-                            float want = NAN;
-                            vd->vec_dot(n, &want, w.data() + r * bx, y.data() + c * by);
-                            ASSERT_TRUE(same_bits(got, want)) << gk_type_name(type) << " n=" << n << " nr=" << nr
-                                                              << " nc=" << nc << " r=" << r << " c=" << c << ": "
-                                                              << got << " vs " << want;
                         }
                     }
                 }
             }
+            std::free(work);
+            std::printf("%-7s %-7s tile %dx%d: every element equals its vec_dot\n", ks->name, gk_type_name(type),
+                        tk->rows, tk->max_cols);
         }
-        std::free(work);
-        std::printf("%-7s %-7s tile %dx%d: every element equals its vec_dot\n", ks->name, gk_type_name(type), tk->rows,
-                    tk->max_cols);
     }
-  }
     if (kernels == 0) {
         GTEST_SKIP() << "GK-SKIP: this build has no tile kernel (they need AVX-512 with VNNI)";
     }

@@ -123,41 +123,42 @@ TEST(VecDot, SimdLevel) {
 }
 
 TEST(VecDot, FloatDotsMatchTwinAndTruth) {
-  for (const kernel_set * ks : sets()) {
-    SCOPED_TRACE(ks->name);
-    std::mt19937 rng(1234);
-    for (gk_type type : {GK_TYPE_F32, GK_TYPE_F16, GK_TYPE_BF16}) {
-        const vec_dot_traits * t = ks->vec_dot(type);
-        ASSERT_NE(t, nullptr) << gk_type_name(type);
-        ASSERT_EQ(t->vec_dot_type, type);
-        double worst = 0.0;
-        bits_hash hash;
-        for (int64_t n : float_lengths()) {
-            const std::vector<uint8_t> x = encode_act(*t, gaussian(rng, n));
-            const std::vector<uint8_t> y = encode_act(*t, gaussian(rng, n, 3.0f));
-            float s = NAN, s_twin = NAN;
-            t->vec_dot(n, &s, x.data(), y.data());
-            t->vec_dot_scalar(n, &s_twin, x.data(), y.data());
-            ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n << ": " << s << " vs " << s_twin;
-            hash.add(s);
+    for (const kernel_set * ks : sets()) {
+        SCOPED_TRACE(ks->name);
+        std::mt19937 rng(1234);
+        for (gk_type type : {GK_TYPE_F32, GK_TYPE_F16, GK_TYPE_BF16}) {
+            const vec_dot_traits * t = ks->vec_dot(type);
+            ASSERT_NE(t, nullptr) << gk_type_name(type);
+            ASSERT_EQ(t->vec_dot_type, type);
+            double worst = 0.0;
+            bits_hash hash;
+            for (int64_t n : float_lengths()) {
+                const std::vector<uint8_t> x = encode_act(*t, gaussian(rng, n));
+                const std::vector<uint8_t> y = encode_act(*t, gaussian(rng, n, 3.0f));
+                float s = NAN, s_twin = NAN;
+                t->vec_dot(n, &s, x.data(), y.data());
+                t->vec_dot_scalar(n, &s_twin, x.data(), y.data());
+                ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n << ": " << s << " vs " << s_twin;
+                hash.add(s);
 
-            const std::vector<float> xf = widen(type, x, n), yf = widen(type, y, n);
-            double truth = 0.0, mag = 0.0;
-            for (int64_t i = 0; i < n; ++i) {
-                truth += static_cast<double>(xf[i]) * yf[i];
-                mag += std::fabs(static_cast<double>(xf[i]) * yf[i]);
+                const std::vector<float> xf = widen(type, x, n), yf = widen(type, y, n);
+                double truth = 0.0, mag = 0.0;
+                for (int64_t i = 0; i < n; ++i) {
+                    truth += static_cast<double>(xf[i]) * yf[i];
+                    mag += std::fabs(static_cast<double>(xf[i]) * yf[i]);
+                }
+                const double bound = static_cast<double>((n + 63) / 64 + 6) * u32 * mag;
+                ASSERT_LE(std::fabs(s - truth), bound) << gk_type_name(type) << " n=" << n;
+                if (mag > 0) {
+                    worst = std::max(worst, std::fabs(s - truth) / mag);
+                }
             }
-            const double bound = static_cast<double>((n + 63) / 64 + 6) * u32 * mag;
-            ASSERT_LE(std::fabs(s - truth), bound) << gk_type_name(type) << " n=" << n;
-            if (mag > 0) {
-                worst = std::max(worst, std::fabs(s - truth) / mag);
-            }
+            std::printf("%-7s %-5s path %-12s twin: bit-identical; worst |dot - truth| / sum|xy| = %.2e; "
+                        "results %016llx\n",
+                        ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), worst,
+                        static_cast<unsigned long long>(hash.h));
         }
-        std::printf("%-7s %-5s path %-12s twin: bit-identical; worst |dot - truth| / sum|xy| = %.2e; results %016llx\n",
-                    ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), worst,
-                    static_cast<unsigned long long>(hash.h));
     }
-  }
 }
 
 /// A dot fed with a zero-length row writes +0 (every output is written).
@@ -228,75 +229,75 @@ bool is_int_path(const vec_dot_traits & t) {
 /// ... in every kernel set; and every set whose level has FMA gives the same bits as every
 /// other such set (the order does not depend on the vector width: vec_dot.h).
 TEST(VecDot, IntegerDotsMatchTwin) {
-  std::vector<std::pair<const kernel_set *, std::vector<uint64_t>>> results;  // per set: a hash per type
-  for (const kernel_set * ks : sets()) {
-    SCOPED_TRACE(ks->name);
-    std::vector<uint64_t> hashes(GK_TYPE_COUNT, 0);
-    std::mt19937 rng(99);
-    int checked_types = 0;
-    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
-        const auto type = static_cast<gk_type>(id);
-        const vec_dot_traits * t = ks->vec_dot(type);
-        if (!t || !is_int_path(*t)) {
+    std::vector<std::pair<const kernel_set *, std::vector<uint64_t>>> results;  // per set: a hash per type
+    for (const kernel_set * ks : sets()) {
+        SCOPED_TRACE(ks->name);
+        std::vector<uint64_t> hashes(GK_TYPE_COUNT, 0);
+        std::mt19937 rng(99);
+        int checked_types = 0;
+        for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+            const auto type = static_cast<gk_type>(id);
+            const vec_dot_traits * t = ks->vec_dot(type);
+            if (!t || !is_int_path(*t)) {
+                continue;
+            }
+            ++checked_types;
+            const int64_t blck = std::max(gk_blck_size(type), gk_blck_size(t->vec_dot_type));
+            std::vector<int64_t> counts;
+            for (int64_t nb = 1; nb <= (blck == 32 ? 70 : 12); ++nb) {
+                counts.push_back(nb);
+            }
+            counts.push_back(blck == 32 ? 350 : 44);
+            bits_hash hash;
+            int64_t dots = 0;
+            for (int64_t nb : counts) {
+                const int64_t n = nb * blck;
+                for (int draw = 0; draw < 6; ++draw) {
+                    std::vector<uint8_t> w(gk_row_size(type, n));
+                    if (draw < 4) {
+                        for (uint8_t & byte : w) {
+                            byte = static_cast<uint8_t>(rng());
+                        }
+                        fix_scales(type, w, rng);
+                    } else {
+                        w = constant_weight(type, n, draw == 4 ? 0xFF : 0x80, rng);
+                    }
+                    std::vector<uint8_t> a = encode_act(*t, varied_activations(rng, n));
+                    if (t->vec_dot_type == GK_TYPE_Q8_K && draw % 2) {
+                        poke_q8_K_extremes(a, n, rng);
+                    }
+                    float s = NAN, s_twin = NAN;
+                    t->vec_dot(n, &s, w.data(), a.data());
+                    t->vec_dot_scalar(n, &s_twin, w.data(), a.data());
+                    ASSERT_TRUE(same_bits(s, s_twin))
+                        << gk_type_name(type) << " n=" << n << " draw " << draw << ": " << s << " vs " << s_twin;
+                    hash.add(s);
+                    ++dots;
+                }
+            }
+            std::printf("%-7s %-7s path %-10s twin: bit-identical over %lld random rows; results %016llx\n",
+                        ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), static_cast<long long>(dots),
+                        static_cast<unsigned long long>(hash.h));
+            hashes[static_cast<size_t>(id)] = hash.h;
+        }
+        EXPECT_GT(checked_types, 0);
+        results.emplace_back(ks, hashes);
+    }
+    const std::pair<const kernel_set *, std::vector<uint64_t>> * first_fma = nullptr;
+    for (const auto & r : results) {
+        if (!r.first->compiled.fma) {
             continue;
         }
-        ++checked_types;
-        const int64_t blck = std::max(gk_blck_size(type), gk_blck_size(t->vec_dot_type));
-        std::vector<int64_t> counts;
-        for (int64_t nb = 1; nb <= (blck == 32 ? 70 : 12); ++nb) {
-            counts.push_back(nb);
+        if (!first_fma) {
+            first_fma = &r;
+            continue;
         }
-        counts.push_back(blck == 32 ? 350 : 44);
-        bits_hash hash;
-        int64_t dots = 0;
-        for (int64_t nb : counts) {
-            const int64_t n = nb * blck;
-            for (int draw = 0; draw < 6; ++draw) {
-                std::vector<uint8_t> w(gk_row_size(type, n));
-                if (draw < 4) {
-                    for (uint8_t & byte : w) {
-                        byte = static_cast<uint8_t>(rng());
-                    }
-                    fix_scales(type, w, rng);
-                } else {
-                    w = constant_weight(type, n, draw == 4 ? 0xFF : 0x80, rng);
-                }
-                std::vector<uint8_t> a = encode_act(*t, varied_activations(rng, n));
-                if (t->vec_dot_type == GK_TYPE_Q8_K && draw % 2) {
-                    poke_q8_K_extremes(a, n, rng);
-                }
-                float s = NAN, s_twin = NAN;
-                t->vec_dot(n, &s, w.data(), a.data());
-                t->vec_dot_scalar(n, &s_twin, w.data(), a.data());
-                ASSERT_TRUE(same_bits(s, s_twin))
-                    << gk_type_name(type) << " n=" << n << " draw " << draw << ": " << s << " vs " << s_twin;
-                hash.add(s);
-                ++dots;
-            }
+        for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+            EXPECT_EQ(r.second[static_cast<size_t>(id)], first_fma->second[static_cast<size_t>(id)])
+                << gk_type_name(static_cast<gk_type>(id)) << ": kernel sets " << r.first->name << " and "
+                << first_fma->first->name << " give different bits";
         }
-        std::printf("%-7s %-7s path %-10s twin: bit-identical over %lld random rows; results %016llx\n",
-                    ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), static_cast<long long>(dots),
-                    static_cast<unsigned long long>(hash.h));
-        hashes[static_cast<size_t>(id)] = hash.h;
     }
-    EXPECT_GT(checked_types, 0);
-    results.emplace_back(ks, hashes);
-  }
-  const std::pair<const kernel_set *, std::vector<uint64_t>> * first_fma = nullptr;
-  for (const auto & r : results) {
-    if (!r.first->compiled.fma) {
-        continue;
-    }
-    if (!first_fma) {
-        first_fma = &r;
-        continue;
-    }
-    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
-        EXPECT_EQ(r.second[static_cast<size_t>(id)], first_fma->second[static_cast<size_t>(id)])
-            << gk_type_name(static_cast<gk_type>(id)) << ": kernel sets " << r.first->name << " and "
-            << first_fma->first->name << " give different bits";
-    }
-  }
 }
 
 /// The kernels' word-parallel q4_K / q5_K scale unpack against the codec's helper:
@@ -344,62 +345,63 @@ double offset_allowance(gk_type type, const std::vector<uint8_t> & w, const std:
 /// equal its twin, sit within rounding of the exact dot of the decoded rows, and within
 /// the activation quantisation's loss of the truth with the original activations.
 TEST(VecDot, EveryQuantizedDotAgainstTruth) {
-  for (const kernel_set * ks : sets()) {
-    SCOPED_TRACE(ks->name);
-    std::mt19937 rng(2024);
-    std::printf("kernel set %s\n", ks->name);
-    std::printf("%-8s %-10s %-6s %12s %12s %12s\n", "type", "path", "act", "err/sum|wa|", "vs-rounding",
-                "vs-act-loss");
-    for (int id = 0; id < GK_TYPE_COUNT; ++id) {
-        const auto type = static_cast<gk_type>(id);
-        const vec_dot_traits * t = ks->vec_dot(type);
-        if (!t || !gk_is_quantized(type)) {
-            continue;
-        }
-        const gk::quant::type_traits * codec = gk::quant::get_type_traits(type);
-        if (!codec || !codec->from_float) {
-            std::printf("%-8s %-10s (no encoder in the codec: truth check skipped)\n", gk_type_name(type),
-                        gk::cpu::dot_path_name(t->path));
-            continue;
-        }
-        double worst_rel = 0, worst_round = 0, worst_loss = 0;
-        for (int64_t n : {256, 768, 4096}) {
-            const std::vector<float> wsrc = gaussian(rng, n);
-            std::vector<uint8_t>     w(gk_row_size(type, n));
-            ASSERT_GT(gk::quant::quantize_rows(type, wsrc.data(), w.data(), 1, n, nullptr), 0u) << gk_type_name(type);
-            const std::vector<float>   af = gaussian(rng, n, 0.5f);
-            const std::vector<uint8_t> a  = encode_act(*t, af);
-            std::vector<float>         wd(static_cast<size_t>(n)), ad(static_cast<size_t>(n));
-            ASSERT_TRUE(gk::quant::dequantize_rows(type, w.data(), wd.data(), 1, n));
-            ASSERT_TRUE(gk::quant::dequantize_rows(t->vec_dot_type, a.data(), ad.data(), 1, n));
-
-            float s = NAN, s_twin = NAN;
-            t->vec_dot(n, &s, w.data(), a.data());
-            t->vec_dot_scalar(n, &s_twin, w.data(), a.data());
-            ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n;
-
-            double exact_deq = 0, mag_deq = 0, truth = 0, mag = 0, loss = 0;
-            for (int64_t i = 0; i < n; ++i) {
-                exact_deq += static_cast<double>(wd[i]) * ad[i];
-                mag_deq += std::fabs(static_cast<double>(wd[i]) * ad[i]);
-                truth += static_cast<double>(wd[i]) * af[i];
-                mag += std::fabs(static_cast<double>(wd[i]) * af[i]);
-                loss += std::fabs(static_cast<double>(wd[i])) * std::fabs(static_cast<double>(af[i]) - ad[i]);
+    for (const kernel_set * ks : sets()) {
+        SCOPED_TRACE(ks->name);
+        std::mt19937 rng(2024);
+        std::printf("kernel set %s\n", ks->name);
+        std::printf("%-8s %-10s %-6s %12s %12s %12s\n", "type", "path", "act", "err/sum|wa|", "vs-rounding",
+                    "vs-act-loss");
+        for (int id = 0; id < GK_TYPE_COUNT; ++id) {
+            const auto type = static_cast<gk_type>(id);
+            const vec_dot_traits * t = ks->vec_dot(type);
+            if (!t || !gk_is_quantized(type)) {
+                continue;
             }
-            // Rounding: at most n/32 fused steps per chain plus the decodes' own roundings;
-            // a factor 4 covers the scale products and the K-quant mins term.
-            const double rounding =
-                4.0 * static_cast<double>(n / 32 / 4 + 8) * u32 * mag_deq + offset_allowance(type, w, a, n);
-            ASSERT_LE(std::fabs(s - exact_deq), rounding) << gk_type_name(type) << " n=" << n;
-            ASSERT_LE(std::fabs(s - truth), loss + rounding) << gk_type_name(type) << " n=" << n;
-            worst_rel   = std::max(worst_rel, std::fabs(s - truth) / mag);
-            worst_round = std::max(worst_round, std::fabs(s - exact_deq) / rounding);
-            worst_loss  = std::max(worst_loss, std::fabs(s - truth) / (loss + rounding));
+            const gk::quant::type_traits * codec = gk::quant::get_type_traits(type);
+            if (!codec || !codec->from_float) {
+                std::printf("%-8s %-10s (no encoder in the codec: truth check skipped)\n", gk_type_name(type),
+                            gk::cpu::dot_path_name(t->path));
+                continue;
+            }
+            double worst_rel = 0, worst_round = 0, worst_loss = 0;
+            for (int64_t n : {256, 768, 4096}) {
+                const std::vector<float> wsrc = gaussian(rng, n);
+                std::vector<uint8_t>     w(gk_row_size(type, n));
+                ASSERT_GT(gk::quant::quantize_rows(type, wsrc.data(), w.data(), 1, n, nullptr), 0u)
+                    << gk_type_name(type);
+                const std::vector<float>   af = gaussian(rng, n, 0.5f);
+                const std::vector<uint8_t> a  = encode_act(*t, af);
+                std::vector<float>         wd(static_cast<size_t>(n)), ad(static_cast<size_t>(n));
+                ASSERT_TRUE(gk::quant::dequantize_rows(type, w.data(), wd.data(), 1, n));
+                ASSERT_TRUE(gk::quant::dequantize_rows(t->vec_dot_type, a.data(), ad.data(), 1, n));
+
+                float s = NAN, s_twin = NAN;
+                t->vec_dot(n, &s, w.data(), a.data());
+                t->vec_dot_scalar(n, &s_twin, w.data(), a.data());
+                ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n;
+
+                double exact_deq = 0, mag_deq = 0, truth = 0, mag = 0, loss = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                    exact_deq += static_cast<double>(wd[i]) * ad[i];
+                    mag_deq += std::fabs(static_cast<double>(wd[i]) * ad[i]);
+                    truth += static_cast<double>(wd[i]) * af[i];
+                    mag += std::fabs(static_cast<double>(wd[i]) * af[i]);
+                    loss += std::fabs(static_cast<double>(wd[i])) * std::fabs(static_cast<double>(af[i]) - ad[i]);
+                }
+                // Rounding: at most n/32 fused steps per chain plus the decodes' own roundings;
+                // a factor 4 covers the scale products and the K-quant mins term.
+                const double rounding =
+                    4.0 * static_cast<double>(n / 32 / 4 + 8) * u32 * mag_deq + offset_allowance(type, w, a, n);
+                ASSERT_LE(std::fabs(s - exact_deq), rounding) << gk_type_name(type) << " n=" << n;
+                ASSERT_LE(std::fabs(s - truth), loss + rounding) << gk_type_name(type) << " n=" << n;
+                worst_rel   = std::max(worst_rel, std::fabs(s - truth) / mag);
+                worst_round = std::max(worst_round, std::fabs(s - exact_deq) / rounding);
+                worst_loss  = std::max(worst_loss, std::fabs(s - truth) / (loss + rounding));
+            }
+            std::printf("%-8s %-10s %-6s %12.2e %12.3f %12.3f\n", gk_type_name(type), gk::cpu::dot_path_name(t->path),
+                        gk_type_name(t->vec_dot_type), worst_rel, worst_round, worst_loss);
         }
-        std::printf("%-8s %-10s %-6s %12.2e %12.3f %12.3f\n", gk_type_name(type), gk::cpu::dot_path_name(t->path),
-                    gk_type_name(t->vec_dot_type), worst_rel, worst_round, worst_loss);
     }
-  }
     std::printf("err/sum|wa|: |dot - truth| / sum|w a| with the original f32 activations;\n"
                 "vs-rounding: |dot - exact dot of the decoded rows| / rounding allowance (<= 1);\n"
                 "vs-act-loss: |dot - truth| / (sum|w| |a - dequant(a)| + allowance) (<= 1).\n");
