@@ -6,10 +6,10 @@
 #include "vec_dot.h"
 #include "vec_dot_tile.h"
 
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <strings.h>
 #include <vector>
 
 // The entry of each compilation of the kernel sources; CMake defines GK_KERNEL_SET_<NAME>
@@ -43,22 +43,13 @@ std::vector<const kernel_set *> find_runnable() {
     return sets;
 }
 
-bool same_name(const char * a, const char * b) {
-    for (; *a && *b; ++a, ++b) {
-        if (std::tolower(static_cast<unsigned char>(*a)) != std::tolower(static_cast<unsigned char>(*b))) {
-            return false;
-        }
-    }
-    return *a == *b;
-}
-
 const kernel_set * choose(std::span<const kernel_set * const> sets) {
     const char * want = std::getenv("GK_CPU_LEVEL");
     if (!want || !*want) {
         return sets.front();
     }
     for (const kernel_set * s : sets) {
-        if (same_name(s->name, want)) {
+        if (strcasecmp(s->name, want) == 0) {
             return s;
         }
     }

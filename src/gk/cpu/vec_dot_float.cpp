@@ -13,26 +13,6 @@ constexpr int W = simd::vf_lanes;
 constexpr int R = float_lanes / W;  // registers per chain
 static_assert(float_lanes % W == 0, "a chain is a whole number of registers");
 
-template <elem E> simd::vf load_vec(const void * p, int64_t i) {
-    if constexpr (E == elem::f32) {
-        return simd::load(static_cast<const float *>(p) + i);
-    } else if constexpr (E == elem::f16) {
-        return simd::load_f16(static_cast<const fp16_t *>(p) + i);
-    } else {
-        return simd::load_bf16(static_cast<const bf16_t *>(p) + i);
-    }
-}
-
-template <elem E> float load_one(const void * p, int64_t i) {
-    if constexpr (E == elem::f32) {
-        return static_cast<const float *>(p)[i];
-    } else if constexpr (E == elem::f16) {
-        return simd::half_to_float(static_cast<const fp16_t *>(p)[i]);
-    } else {
-        return bf16_to_fp32(static_cast<const bf16_t *>(p)[i]);
-    }
-}
-
 /// The vector dot: the 64 partial sums in registers for the whole row (lane l of the
 /// virtual 16 is lane l % W of register l / W), then the fixed combination.
 template <elem E> float dot_simd(int64_t n, const void * x, const void * y) {

@@ -26,6 +26,28 @@ inline constexpr int float_step   = float_lanes * float_chains;  // elements per
 // Element kinds a float dot reads.
 enum class elem { f32, f16, bf16 };
 
+/// Elements i .. i + vf_lanes - 1 of a row of kind E as f32 (exact).
+template <elem E> simd::vf load_vec(const void * p, int64_t i) {
+    if constexpr (E == elem::f32) {
+        return simd::load(static_cast<const float *>(p) + i);
+    } else if constexpr (E == elem::f16) {
+        return simd::load_f16(static_cast<const fp16_t *>(p) + i);
+    } else {
+        return simd::load_bf16(static_cast<const bf16_t *>(p) + i);
+    }
+}
+
+/// Element i of a row of kind E as f32 (exact).
+template <elem E> float load_one(const void * p, int64_t i) {
+    if constexpr (E == elem::f32) {
+        return static_cast<const float *>(p)[i];
+    } else if constexpr (E == elem::f16) {
+        return simd::half_to_float(static_cast<const fp16_t *>(p)[i]);
+    } else {
+        return bf16_to_fp32(static_cast<const bf16_t *>(p)[i]);
+    }
+}
+
 // ---- integer path: block b updates chain b % 4 ---------------------------------------
 
 struct block_chains {

@@ -77,6 +77,7 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
     const int64_t          r2    = b->ne[2] / a->ne[2];
     const int64_t          r3    = b->ne[3] / a->ne[3];
     const size_t           arow  = act_row_bytes(a);
+    const size_t           wbytes = gk_row_size(a->type, K);
     const int64_t          cols  = panel_cols(tk);
     scratch                w     = p.work();
     float *                bbuf  = w.floats(K);
@@ -94,7 +95,6 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
             for (int64_t n = n0; n < n1; ++n) {
                 vd->from_float(read_row(b, n, i2, i3, bbuf), panel + (n - n0) * arow, K);
             }
-            const size_t wbytes = gk_row_size(a->type, K);
             if (tk) {
                 for (int64_t m = m0; m < m1; m += tk->rows) {
                     const int nr = static_cast<int>(m1 - m < tk->rows ? m1 - m : tk->rows);
