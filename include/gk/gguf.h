@@ -33,6 +33,9 @@ extern "C" {
 #define GK_GGUF_MAX_KEY           65535  /* keys: 1..65535 bytes */
 #define GK_GGUF_DEFAULT_ALIGNMENT 32
 #define GK_GGUF_MAX_ARRAY_DEPTH   8      /* arrays of arrays nest at most this deep */
+/* The most bytes read from an input that is not a regular file (a pipe, a character
+ * device such as /dev/zero or /dev/stdin): 4 GiB. A larger model must be a file. */
+#define GK_GGUF_MAX_STREAM_BYTES  (UINT64_C(4) << 30)
 
 /** Metadata value types; the numbers are the GGUF type ids. */
 enum gk_gguf_type {
@@ -75,7 +78,10 @@ typedef struct gk_gguf_value gk_gguf_value;  /* one metadata value (possibly an 
 /* ---- opening and closing ------------------------------------------------------ */
 
 /** Read the GGUF file at `path`; the tensor data is memory-mapped (or, where mapping
- *  fails, read into memory). Returns NULL and fills `err` (may be NULL) on failure. */
+ *  fails, read into memory). Returns NULL and fills `err` (may be NULL) on failure.
+ *  A pipe or device is read as its bytes arrive: refused after its first bytes when
+ *  they cannot begin a GGUF file, read only as far as its metadata says the file goes,
+ *  and refused when that is past GK_GGUF_MAX_STREAM_BYTES. */
 gk_gguf * gk_gguf_open(const char * path, gk_gguf_error * err);
 
 /** Read a GGUF file held in memory (`size` bytes, copied). NULL and `err` on failure. */

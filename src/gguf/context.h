@@ -85,6 +85,13 @@ void tensor_to_f32(const tensor_info & t, int64_t first_row, int64_t n_rows, flo
 /// Parse and validate a whole GGUF file held in `src` (reader.cpp).
 std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src);
 
+/// For the first `size` bytes of an input that may hold up to `limit` bytes (a pipe
+/// still being read): 0 while its metadata is incomplete, else the bytes the whole file
+/// takes (the end of its last tensor's data rounded up to the alignment, at most
+/// `limit`). Throws a failure as soon as the bytes so far cannot begin a GGUF file
+/// (magic, version, a count or length beyond `limit`, any malformed field) (reader.cpp).
+uint64_t extent_of_prefix(const uint8_t * data, uint64_t size, uint64_t limit);
+
 /// Bytes of a value in the file, after its type id (value.cpp).
 uint64_t value_bytes(const gk_gguf_value & v);
 

@@ -1,6 +1,10 @@
 // cursor.h - a bounds-checked little-endian reader over the bytes of a file.
 // Every read checks the bytes that remain first and refuses (failure.h) with the
 // offset and what was being read; nothing is read past `size`.
+//
+// A cursor may also walk the first bytes of an input still arriving (a pipe): then
+// counts and lengths are bounded by the most the input may hold (`limit`), and a read
+// past the bytes there so far throws `more_bytes` instead of refusing the file.
 #pragma once
 
 #include "failure.h"
@@ -16,17 +20,28 @@ namespace gk::gguf {
 
 static_assert(std::endian::native == std::endian::little, "gk reads GGUF (little-endian) on little-endian hosts only");
 
+/// Thrown by a cursor over a prefix when a read needs bytes that have not arrived yet.
+struct more_bytes {};
+
 class cursor {
 public:
-    cursor(const uint8_t * data, uint64_t size) : data_(data), size_(size) {}
+    /// The whole file: `size` bytes at `data`.
+    cursor(const uint8_t * data, uint64_t size) : data_(data), size_(size), limit_(size) {}
+    /// The first `size` bytes of an input that may hold up to `limit` (>= size) bytes.
+    cursor(const uint8_t * data, uint64_t size, uint64_t limit) : data_(data), size_(size), limit_(limit) {}
 
     uint64_t pos() const { return pos_; }
     uint64_t size() const { return size_; }
-    uint64_t remaining() const { return size_ - pos_; }
+    /// The most bytes that can follow the position: the rest of the file, or of the
+    /// limit for a prefix. Counts and lengths are checked against this.
+    uint64_t remaining() const { return limit_ - pos_; }
     const uint8_t * here() const { return data_ + pos_; }
 
-    /// Refuse unless `n` more bytes remain for `what`.
+    /// Refuse unless `n` more bytes remain for `what` (a prefix: wait for them).
     void need(uint64_t n, const char * what) const {
+        if (n > size_ - pos_ && n <= remaining()) {
+            throw more_bytes{};
+        }
         if (n > remaining()) {
             fail_at(pos_, std::string("file ends inside ") + what + ": " + std::to_string(n) +
                               " bytes needed, " + std::to_string(remaining()) + " remain");
@@ -67,6 +82,7 @@ public:
 private:
     const uint8_t * data_;
     uint64_t        size_;
+    uint64_t        limit_;
     uint64_t        pos_ = 0;
 };
 

@@ -34,8 +34,8 @@ uint64_t read_count(cursor & c, const char * what, uint64_t min_each) {
 }
 
 void read_magic_and_version(cursor & c, gk_gguf & ctx) {
-    if (c.size() < 4) {
-        fail_at(0, "file is " + std::to_string(c.size()) + " bytes, too short for the GGUF magic");
+    if (c.remaining() < 4) {
+        fail_at(0, "file is " + std::to_string(c.remaining()) + " bytes, too short for the GGUF magic");
     }
     const std::string_view magic = c.bytes(4, "magic");
     if (magic == "FUGG") {
@@ -271,30 +271,62 @@ void place_data(const byte_source & src, gk_gguf & ctx, uint64_t meta_end, const
     ctx.tail_padded = size != end_of_data;
 }
 
-} // namespace
-
-std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src) {
-    auto ctx = std::make_unique<gk_gguf>();
-    cursor c(src->data(), src->size());
-    read_magic_and_version(c, *ctx);
+// Everything before the data section: header, pairs, tensor infos. Returns the offset
+// of the end of the tensor infos; tensors are not yet placed.
+uint64_t read_meta(cursor & c, gk_gguf & ctx, std::vector<uint64_t> & info_at) {
+    read_magic_and_version(c, ctx);
     const uint64_t tensors_at = c.pos();
     const uint64_t n_tensors  = read_count(c, "tensor count", k_min_tensor_bytes);
     const uint64_t n_kv       = read_count(c, "key/value count", k_min_kv_bytes);
-    read_pairs(c, *ctx, n_kv);
-    read_alignment(*ctx);
+    read_pairs(c, ctx, n_kv);
+    read_alignment(ctx);
 
     if (n_tensors > c.remaining() / k_min_tensor_bytes) {
         fail_at(tensors_at, "tensor count " + std::to_string(n_tensors) + " cannot fit in the " +
                                 std::to_string(c.remaining()) + " bytes after the key/value pairs");
     }
-    std::vector<uint64_t> info_at;
     for (uint64_t i = 0; i < n_tensors; ++i) {
         info_at.push_back(c.pos());
-        ctx->tensors.push_back(read_tensor_info(c, *ctx, static_cast<int64_t>(i)));
+        ctx.tensors.push_back(read_tensor_info(c, ctx, static_cast<int64_t>(i)));
     }
-    place_data(*src, *ctx, c.pos(), info_at);
+    return c.pos();
+}
+
+} // namespace
+
+std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src) {
+    auto ctx = std::make_unique<gk_gguf>();
+    cursor c(src->data(), src->size());
+    std::vector<uint64_t> info_at;
+    const uint64_t meta_end = read_meta(c, *ctx, info_at);
+    place_data(*src, *ctx, meta_end, info_at);
     ctx->source = std::move(src);
     return ctx;
+}
+
+uint64_t extent_of_prefix(const uint8_t * data, uint64_t size, uint64_t limit) {
+    gk_gguf ctx;
+    cursor c(data, size, limit);
+    std::vector<uint64_t> info_at;
+    uint64_t meta_end = 0;
+    try {
+        meta_end = read_meta(c, ctx, info_at);
+    } catch (const more_bytes &) {
+        return 0;
+    }
+    const uint64_t data_offset = pad_to(meta_end, ctx.alignment);
+    uint64_t       end         = data_offset;
+    for (size_t i = 0; i < ctx.tensors.size(); ++i) {
+        const tensor_info & t    = ctx.tensors[i];
+        const uint64_t      room = limit > data_offset ? limit - data_offset : 0;
+        if (t.offset > room || t.nbytes > room - t.offset) {
+            fail_at(info_at[i], "data of tensor " + quoted(t.name) + " (" + std::to_string(t.nbytes) +
+                                    " bytes at data offset " + std::to_string(t.offset) + ") ends past the " +
+                                    std::to_string(limit) + " bytes the input may hold");
+        }
+        end = std::max(end, pad_to(data_offset + t.offset + t.nbytes, ctx.alignment));
+    }
+    return std::min(end, limit);
 }
 
 } // namespace gk::gguf
