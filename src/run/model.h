@@ -100,6 +100,13 @@ public:
      *  architecture, a missing key or tensor, or a tensor whose shape does not fit. */
     static std::unique_ptr<Model> load(const std::string & path, const load_progress & progress, std::string * error);
 
+    /** The same for a file already open: `gguf` is owned by the Model from here on (freed
+     *  on failure too); `name` (the path) begins the messages. Also refused: metadata the
+     *  tensors contradict (blocks past block_count), a weight that gk's matrix product or
+     *  row lookup cannot read (an f64 or integer matrix), naming the file and the tensor. */
+    static std::unique_ptr<Model> load(gk_gguf * gguf, const std::string & name, const load_progress & progress,
+                                       std::string * error);
+
     ~Model();
     Model(const Model &) = delete;
     Model & operator=(const Model &) = delete;
@@ -110,6 +117,9 @@ public:
     const gk_gguf *       gguf() const { return gguf_; }
     /** Bytes of all weight tensors. */
     uint64_t              weight_bytes() const { return weight_bytes_; }
+    /** What loading accepted but found wrong (the tokenizer's warnings, tensors the
+     *  architecture does not use), one line each. */
+    const std::vector<std::string> & warnings() const { return warnings_; }
 
 private:
     Model() = default;
@@ -120,6 +130,7 @@ private:
     model_weights              w_;
     std::unique_ptr<Tokenizer> tok_;
     uint64_t                   weight_bytes_ = 0;
+    std::vector<std::string>   warnings_;
 
     friend class model_loader;
 };

@@ -24,6 +24,9 @@ public:
 
     bool failed() const { return failed_; }
 
+    /** The layer count (block_count): a per-layer array must have this many entries. */
+    void set_layers(int64_t n) { layers_ = n; }
+
     /** An integer of any GGUF integer type that fits int64 and is >= 0; nullopt when
      *  absent (an error when `required`). */
     std::optional<int64_t> count(std::string_view suffix, bool required) {
@@ -124,6 +127,11 @@ private:
             fail("key " + k + " is an empty array");
             return std::nullopt;
         }
+        if (n != static_cast<uint64_t>(layers_)) {
+            fail("key " + k + " has " + std::to_string(n) + " entries for " + std::to_string(layers_) + " layers (" +
+                 arch_ + ".block_count)");
+            return std::nullopt;
+        }
         std::optional<int64_t> first;
         for (uint64_t j = 0; j < n; ++j) {
             uint32_t bits = 0;
@@ -143,6 +151,7 @@ private:
     std::string     arch_;
     std::string *   err_;
     bool            failed_ = false;
+    int64_t         layers_ = 0;
 };
 
 std::optional<arch_kind> parse_arch(std::string_view name) {
@@ -158,8 +167,15 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
     const gk_gguf_value * av = gk_gguf_get(gguf, "general.architecture");
     size_t alen = 0;
     const char * aname = av ? gk_gguf_value_str(av, &alen) : nullptr;
-    if (!aname) {
+    if (!av) {
         if (error) *error = std::string("missing key general.architecture (supported: ") + supported_architectures() + ")";
+        return false;
+    }
+    if (!aname) {
+        if (error) {
+            *error = std::string("key general.architecture is a ") + gk_gguf_type_name(gk_gguf_value_type(av)) +
+                     ", expected a string (supported: " + supported_architectures() + ")";
+        }
         return false;
     }
     hp.arch_name.assign(aname, alen);
@@ -174,9 +190,10 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
     hp.n_vocab = n_vocab;
 
     key_reader kr(gguf, hp.arch_name, error);
+    hp.n_layer     = kr.count("block_count", true).value_or(0);
+    kr.set_layers(hp.n_layer);
     hp.n_ctx_train = kr.count("context_length", true).value_or(0);
     hp.n_embd      = kr.count("embedding_length", true).value_or(0);
-    hp.n_layer     = kr.count("block_count", true).value_or(0);
     hp.n_ff        = kr.count("feed_forward_length", true).value_or(0);
     hp.n_head      = kr.count("attention.head_count", true).value_or(0);
     hp.n_head_kv   = kr.count("attention.head_count_kv", false).value_or(hp.n_head);

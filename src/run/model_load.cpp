@@ -11,7 +11,8 @@ namespace gk::run {
  *  the mapped file), checking names, shapes and types. The first failure is kept. */
 class model_loader {
 public:
-    model_loader(Model & m, std::string * error) : m_(m), err_(error) {}
+    model_loader(Model & m, std::string * error)
+        : m_(m), err_(error), used_(static_cast<size_t>(gk_gguf_tensor_count(m.gguf_)), 0) {}
 
     bool failed() const { return failed_; }
 
@@ -54,11 +55,63 @@ public:
         t->data = const_cast<void *>(gk_gguf_tensor_data(m_.gguf_, i));
         m_.weight_bytes_ += gk_gguf_tensor_size(m_.gguf_, i);
         bound_.push_back(t);
+        used_[static_cast<size_t>(i)] = 1;
         return t;
     }
 
+    /** A weight that multiplies activations (mul_mat); refused when gk's matrix product
+     *  cannot read its type (f64, integers) or rows of its length. */
     gk_tensor * matrix(const std::string & name, int64_t ne0, int64_t ne1, const char * role, bool required = true) {
-        return bind(name, {ne0, ne1}, required, false, role);
+        gk_tensor * t = bind(name, {ne0, ne1}, required, false, role);
+        if (t && !readable(t, role, true)) return nullptr;
+        return t;
+    }
+
+    /** A table whose rows are looked up (get_rows): the token embeddings. */
+    gk_tensor * table(const std::string & name, int64_t ne0, int64_t ne1, const char * role) {
+        gk_tensor * t = bind(name, {ne0, ne1}, true, false, role);
+        if (t && !readable(t, role, false)) return nullptr;
+        return t;
+    }
+
+    /** Whether `t` can be the weight of a matrix product (`product`) or the table of a row
+     *  lookup: the builder of that op is asked, on a throw-away context. */
+    bool readable(gk_tensor * t, const char * role, bool product) {
+        gk_init_params ip{};
+        ip.mem_size = 4 * gk_tensor_overhead();
+        ip.no_alloc = true;
+        gk_context * probe = gk_init(ip);
+        if (!probe) {
+            fail("out of memory");
+            return false;
+        }
+        gk_tensor * x  = product ? gk_new_tensor_2d(probe, GK_TYPE_F32, t->ne[0], 1)
+                                 : gk_new_tensor_1d(probe, GK_TYPE_I32, 1);
+        const bool  ok = x && (product ? gk_mul_mat(probe, t, x) : gk_get_rows(probe, t, x)) != nullptr;
+        if (!ok) {
+            fail("tensor " + std::string(t->name) + " (" + role + ") is " + gk_type_name(t->type) + ", which gk's " +
+                 (product ? "matrix product" : "row lookup") + " cannot read: " + gk_last_error(probe));
+        }
+        gk_free(probe);
+        return ok;
+    }
+
+    /** After binding: a tensor of a block past block_count is an error (the metadata
+     *  contradicts the file); any other tensor left unused is a warning. */
+    void check_unused(const hparams & hp, std::vector<std::string> & warnings) {
+        for (size_t i = 0; i < used_.size() && !failed_; ++i) {
+            if (used_[i]) continue;
+            const std::string name = gk_gguf_tensor_name(m_.gguf_, static_cast<int64_t>(i));
+            long long block = -1;
+            int       taken = 0;
+            if (std::sscanf(name.c_str(), "blk.%lld.%n", &block, &taken) == 1 && taken > 0 && block >= hp.n_layer) {
+                fail("tensor " + name + " is in block " + std::to_string(block) + " but " + hp.arch_name +
+                     ".block_count = " + std::to_string(hp.n_layer) + " (blocks 0.." + std::to_string(hp.n_layer - 1) +
+                     ")");
+                return;
+            }
+            warnings.push_back("tensor " + name + " is not used by gk-run's " + hp.arch_name + "; ignored");
+        }
     }
     gk_tensor * vec(const std::string & name, int64_t ne0, const char * role, bool required = true) {
         return bind(name, {ne0}, required, true, role);
@@ -91,6 +144,7 @@ private:
     std::string *             err_;
     bool                      failed_ = false;
     std::vector<gk_tensor *>  bound_;
+    std::vector<char>         used_;  // per GGUF tensor: bound to a role
 };
 
 namespace {
@@ -99,10 +153,13 @@ std::string blk(int64_t il, const char * what) { return "blk." + std::to_string(
 
 void bind_weights(model_loader & ld, const hparams & hp, model_weights & w) {
     const int64_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_k = hp.n_embd_k_gqa(), n_v = hp.n_embd_v_gqa();
-    w.tok_embd    = ld.matrix("token_embd.weight", n_embd, hp.n_vocab, "token embeddings");
+    w.tok_embd    = ld.table("token_embd.weight", n_embd, hp.n_vocab, "token embeddings");
     w.output_norm = ld.vec("output_norm.weight", n_embd, "output norm");
     w.output      = ld.matrix("output.weight", n_embd, hp.n_vocab, "output projection", false);
-    if (!w.output) w.output = w.tok_embd;  // tied embeddings
+    if (!w.output && !ld.failed()) {  // tied embeddings: the table is also the output projection
+        w.output = w.tok_embd;
+        if (w.output && !ld.readable(w.output, "token embeddings, also the output projection", true)) w.output = nullptr;
+    }
     if (hp.arch == arch_kind::llama) {
         w.rope_freqs = ld.vec("rope_freqs.weight", hp.n_rot / 2, "rope frequency factors", false);
     }
@@ -136,19 +193,26 @@ void bind_weights(model_loader & ld, const hparams & hp, model_weights & w) {
 } // namespace
 
 std::unique_ptr<Model> Model::load(const std::string & path, const load_progress & progress, std::string * error) {
-    std::unique_ptr<Model> m(new Model());
-    gk_gguf_error          gerr{};
-    m->gguf_ = gk_gguf_open(path.c_str(), &gerr);
-    if (!m->gguf_) {
+    gk_gguf_error gerr{};
+    gk_gguf *     g = gk_gguf_open(path.c_str(), &gerr);
+    if (!g) {
         if (error) *error = "cannot load model '" + path + "': " + gerr.message;
         return nullptr;
     }
+    return load(g, path, progress, error);
+}
+
+std::unique_ptr<Model> Model::load(gk_gguf * gguf, const std::string & path, const load_progress & progress,
+                                   std::string * error) {
+    std::unique_ptr<Model> m(new Model());
+    m->gguf_ = gguf;
     std::string msg;
     m->tok_ = Tokenizer::load(m->gguf_, &msg);
     if (!m->tok_) {
         if (error) *error = path + ": tokenizer: " + msg;
         return nullptr;
     }
+    m->warnings_ = m->tok_->warnings();
     if (!read_hparams(m->gguf_, m->tok_->n_tokens(), m->hp_, &msg)) {
         if (error) *error = path + ": " + msg;
         return nullptr;
@@ -173,6 +237,7 @@ std::unique_ptr<Model> Model::load(const std::string & path, const load_progress
     }
     model_loader ld(*m, &msg);
     bind_weights(ld, m->hp_, m->w_);
+    ld.check_unused(m->hp_, m->warnings_);
     if (ld.failed()) {
         if (error) *error = path + ": " + msg;
         return nullptr;

@@ -26,6 +26,7 @@ struct Tokenizer::impl {
     std::vector<token_id>    matchable;     // matched in the text before tokenizing, longest first
     std::vector<char>        rstrip;        // a match eats the white space after it
     std::vector<token_id>    eog;           // sorted
+    std::vector<std::string> warnings;
 
     // A stretch of the input: either a token already decided, or text to tokenize.
     struct fragment {
@@ -150,8 +151,14 @@ bool load_tokens(const gk_gguf * g, vocab & v, std::string * error) {
         if (score_f) v.score[i] = score_f[i];
         if (score_i) v.score[i] = static_cast<float>(score_i[i]);
         if (type_i) {
+            // GGUF's token types: 0 undefined, 1 normal, 2 unknown, 3 control, 4 user-defined,
+            // 5 unused, 6 byte (llama.cpp's llama_token_type).
             const int32_t t = type_i[i];
-            v.type[i] = t >= 1 && t <= 6 ? static_cast<token_type>(t) : token_type::undefined;
+            if (t < 0 || t > 6) {
+                return fail(error, "tokenizer.ggml.token_type[" + std::to_string(i) + "] = " + std::to_string(t) +
+                                       " is not a token type (0..6)");
+            }
+            v.type[i] = static_cast<token_type>(t);
         }
         if (len > 0) v.ids.insert_or_assign(v.text[i], static_cast<token_id>(i));  // the last of equal texts
         v.max_text_len = std::max(v.max_text_len, len);
@@ -181,8 +188,9 @@ bool load_merges(const gk_gguf * g, const vocab & v, bpe_ranks & ranks, std::str
 }
 
 // Special ids: the family's defaults (dropped when outside the vocabulary), then the keys.
-// A key naming an id outside the vocabulary is ignored, as llama.cpp does.
-bool load_special_ids(const gk_gguf * g, tokenizer_kind kind, int32_t n, special_tokens & s, std::string * error) {
+// A key naming another id outside the vocabulary is ignored with a warning, as llama.cpp does.
+bool load_special_ids(const gk_gguf * g, tokenizer_kind kind, int32_t n, special_tokens & s,
+                      std::vector<std::string> & warnings, std::string * error) {
     if (kind == tokenizer_kind::spm) {
         s.bos = 1, s.eos = 2, s.unk = 0;
     } else if (kind == tokenizer_kind::wpm) {
@@ -203,7 +211,15 @@ bool load_special_ids(const gk_gguf * g, tokenizer_kind kind, int32_t n, special
         int64_t value = 0;
         bool found = false;
         if (!get_int(g, k.key, value, found, error)) return false;
-        if (found && value >= 0 && value < n) *k.id = static_cast<token_id>(value);
+        // -1 (as int32 or uint32) is the converters' way of writing "none": ignored silently.
+        if (!found || value == -1 || value == int64_t(UINT32_MAX)) continue;
+        if (value >= 0 && value < n) {
+            *k.id = static_cast<token_id>(value);
+        } else {
+            warnings.push_back(std::string(k.key) + " = " + std::to_string(value) + " is outside the vocabulary of " +
+                               std::to_string(n) + " tokens; ignored" +
+                               (*k.id == k_no_token ? std::string() : " (using " + std::to_string(*k.id) + ")"));
+        }
     }
     return true;
 }
@@ -475,7 +491,7 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const gk_gguf * g, std::string * erro
     }
     t->strip_accents = t->lowercase;
     if (!get_bool(g, "tokenizer.ggml.normalizer.strip_accents", t->strip_accents, error)) return nullptr;
-    if (!load_special_ids(g, t->kind, t->voc.size(), t->ids, error)) return nullptr;
+    if (!load_special_ids(g, t->kind, t->voc.size(), t->ids, t->warnings, error)) return nullptr;
 
     const token_id first = t->kind == tokenizer_kind::wpm && t->ids.cls != k_no_token ? t->ids.cls : t->ids.bos;
     if (t->add_bos && first == k_no_token) {
@@ -507,6 +523,7 @@ const special_tokens & Tokenizer::special() const { return p_->ids; }
 bool Tokenizer::add_bos() const { return p_->add_bos; }
 bool Tokenizer::add_eos() const { return p_->add_eos; }
 bool Tokenizer::add_space_prefix() const { return p_->add_space_prefix; }
+const std::vector<std::string> & Tokenizer::warnings() const { return p_->warnings; }
 
 std::string_view Tokenizer::token_text(token_id id) const {
     return id >= 0 && id < p_->voc.size() ? std::string_view(p_->voc.text[id]) : std::string_view();

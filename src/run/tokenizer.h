@@ -62,7 +62,9 @@ public:
      *  closed afterwards: everything is copied). Returns nullptr and a message naming the
      *  key and the problem in `*error` (may be null) when a required key is missing or has
      *  the wrong type, an array is shorter than the vocabulary, a special id is out of
-     *  range, or the model / pre-tokenizer is not supported. */
+     *  range, a token type is not one of GGUF's (0..6), or the model / pre-tokenizer is
+     *  not supported. A special-token key naming an id outside the vocabulary is ignored
+     *  with a warning (warnings()), as llama.cpp does. */
     static std::unique_ptr<Tokenizer> load(const gk_gguf * gguf, std::string * error);
 
     ~Tokenizer();
@@ -80,6 +82,8 @@ public:
     bool add_eos() const;
     /** Whether SentencePiece text gets a leading space (and decoding drops it again). */
     bool add_space_prefix() const;
+    /** What load() accepted but found wrong in the file, one line each, naming the key. */
+    const std::vector<std::string> & warnings() const;
 
     /** The token's text as stored in the vocabulary; "" for an id out of range. */
     std::string_view token_text(token_id id) const;

@@ -53,6 +53,9 @@ int tokenize_only(const run_options & opt) {
     auto        tok = gk::run::Tokenizer::load(g, &msg);
     gk_gguf_free(g);
     if (!tok) return fail(opt.model + ": tokenizer: " + msg);
+    for (const std::string & w : tok->warnings()) {
+        std::fprintf(stderr, "gk-run: warning: %s: %s\n", opt.model.c_str(), w.c_str());
+    }
     const auto ids = tok->encode(opt.prompt, !opt.no_bos, opt.parse_special);
     for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? " " : "", ids[i]);
     std::printf("\n");
@@ -246,6 +249,9 @@ int main(int argc, char ** argv) {
         &error);
     bar.finish();
     if (!model) return fail(error);
+    for (const std::string & w : model->warnings()) {
+        std::fprintf(stderr, "gk-run: warning: %s: %s\n", opt.model.c_str(), w.c_str());
+    }
     const auto & hp = model->hp();
 
     gk::run::session_params sp;
