@@ -224,6 +224,14 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
         return false;
     }
 
+    if (hp.n_embd % hp.n_head != 0 &&
+        (!gk_gguf_get(gguf, kr.key("attention.key_length").c_str()) ||
+         !gk_gguf_get(gguf, kr.key("attention.value_length").c_str()))) {
+        kr.fail("key " + kr.key("embedding_length") + " = " + std::to_string(hp.n_embd) + " is not a multiple of " +
+                kr.key("attention.head_count") + " = " + std::to_string(hp.n_head) +
+                ", and the head size (attention.key_length, attention.value_length) is not given");
+        return false;
+    }
     hp.head_dim_k = kr.count("attention.key_length", false).value_or(hp.n_embd / hp.n_head);
     hp.head_dim_v = kr.count("attention.value_length", false).value_or(hp.n_embd / hp.n_head);
     hp.n_rot      = kr.count("rope.dimension_count", false).value_or(hp.head_dim_k);
