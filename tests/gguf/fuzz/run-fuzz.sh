@@ -8,7 +8,8 @@
 # its dictionary when there is one; new interesting inputs collect in WORK_DIR/corpus.
 # Exit 0 when nothing failed, 1 on a failing input (saved under WORK_DIR as crash-*:
 # add it to the target's regressions folder with the fix), 77 (skip) when clang with
-# libFuzzer is not installed. Override the compilers with GK_FUZZ_CC / GK_FUZZ_CXX.
+# libFuzzer is not installed. Override the compilers with GK_FUZZ_CC / GK_FUZZ_CXX, the
+# largest input (16384 bytes) with GK_FUZZ_MAX_LEN (seeds past it are cut to it).
 set -u
 src=$1
 work=$2
@@ -25,6 +26,7 @@ else
 fi
 cc=${GK_FUZZ_CC:-clang}
 cxx=${GK_FUZZ_CXX:-clang++}
+max_len=${GK_FUZZ_MAX_LEN:-16384}
 
 if ! command -v "$cxx" >/dev/null 2>&1 || ! command -v "$cc" >/dev/null 2>&1; then
     echo "SKIP: $cxx/$cc not found (install clang for the fuzz test)"
@@ -48,7 +50,7 @@ for d in "$here"/*.dict; do
 done
 # shellcheck disable=SC2086 # the seed folders and the dictionary option split on purpose
 "$work/build/$target" "$work/corpus" $seeds $dict -max_total_time="$secs" -timeout=10 \
-    -rss_limit_mb=2048 -max_len=16384 -artifact_prefix="$work/" -print_final_stats=1
+    -rss_limit_mb=2048 -max_len="$max_len" -artifact_prefix="$work/" -print_final_stats=1
 rc=$?
 if [ $rc -ne 0 ]; then
     echo "$target failed (exit $rc); the input is saved under $work/ as crash-*, leak-* or timeout-*:"
