@@ -2,6 +2,7 @@
 // tensors gk cannot compute with. Each is refused with a message naming the key or the
 // tensor (and the file), or, where llama.cpp only warns, loaded with a warning; gk-run
 // says so in its one-line form. The files are tiny_model.h's model with one thing spoilt.
+#include "fuzz/check_model.h"
 #include "gk_run_exec.h"
 #include "run/model.h"
 #include "run/model_session.h"
@@ -10,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -263,4 +266,19 @@ TEST(HostileModel, EveryTinyArchitectureEvaluates) {
         ASSERT_TRUE(session->eval(std::vector<gk::run::token_id>{1, 4, 5}, logits, &error)) << error;
         EXPECT_EQ(logits.size(), tiny_model::vocab().size());
     }
+}
+
+TEST(HostileModel, FuzzSeedsAndRegressionsPassTheFuzzChecks) {
+    const fs::path fuzz = fs::path(GK_TEST_DATA).parent_path() / "run" / "fuzz";
+    int            n    = 0;
+    for (const char * sub : {"seeds", "regressions"}) {
+        for (const auto & entry : fs::directory_iterator(fuzz / sub)) {
+            SCOPED_TRACE(entry.path().string());
+            std::ifstream              f(entry.path(), std::ios::binary);
+            const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            EXPECT_EQ(model_check::check_model(bytes.data(), bytes.size()), "");
+            ++n;
+        }
+    }
+    EXPECT_GE(n, 8);  // the seeds of make-seeds and the regressions' README
 }
