@@ -257,13 +257,16 @@ TEST(QuantizeRules, FallbackSaysWhy) {
     }
 }
 
-// The file type: the mixture's, unless most matrices fell back (stories260K's rows of 64
-// under a K-type), then that of the type most were written in.
+// The file type: the mixture's while some matrix has the mixture's type (gemma3-270m's
+// rows of 640 make most of its Q4_K_M q5_0, and llama-quantize records Q4_K_M); when none
+// has (stories260K's rows of 64 under a K- or IQ-type), that of the type most were written in.
 TEST(QuantizeRules, RecordedFileType) {
     const auto small = dense_model(5, 64, 172);
     EXPECT_EQ(recorded_file_type(mix("IQ1_S"), plan(mix("IQ1_S"), llama(5, 2), small)), FTYPE_IQ4_NL);
     EXPECT_EQ(recorded_file_type(mix("Q4_K_M"), plan(mix("Q4_K_M"), llama(5, 2), small)), FTYPE_Q5_0);
     EXPECT_EQ(recorded_file_type(mix("Q8_0"), plan(mix("Q8_0"), llama(5, 2), small)), FTYPE_Q8_0);
+    const auto gemma_like = dense_model(18, 640, 2048);
+    EXPECT_EQ(recorded_file_type(mix("Q4_K_M"), plan(mix("Q4_K_M"), llama(18, 4), gemma_like)), FTYPE_Q4_K_M);
     const auto big = dense_model(5, 256, 512);
     EXPECT_EQ(recorded_file_type(mix("IQ4_XS"), plan(mix("IQ4_XS"), llama(5, 2), big)), FTYPE_IQ4_XS);
     EXPECT_EQ(recorded_file_type(mix("COPY"), plan(mix("COPY"), llama(5, 2), big)), -1);

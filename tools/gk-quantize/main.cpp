@@ -6,9 +6,10 @@
 // llama_ftype number), whose per-tensor rules pick each matrix's type (plan.h), or a gk
 // type name no such type has (q2_0, nvfp4), taken as --pure. Matrices whose rows are not
 // whole blocks fall back (stated on their line). general.file_type records the mixture,
-// or the type most matrices were written in when most fell back; general.quantization_version
-// is set. Every message goes to stderr, so OUT may be /dev/stdout or a pipe. Exit status 0
-// on success, 1 with one line `gk-quantize: message` on any error (usage included).
+// or the type most matrices were written in when none could take the mixture's type;
+// general.quantization_version is set. Every message goes to stderr, so OUT may be
+// /dev/stdout or a pipe. Exit status 0 on success, 1 with one line `gk-quantize: message`
+// on any error (usage included).
 #include "imatrix.h"
 #include "mixture.h"
 #include "plan.h"
@@ -190,14 +191,8 @@ void write_metadata(const gk_gguf * in, gk_gguf * out, const settings & s, const
     if (ftype == s.id) {
         std::fprintf(stderr, "general.file_type = %d (%s)\n", ftype, file_type_name(ftype));
     } else {
-        size_t n = 0, fell = 0;
-        for (const decision & d : plan) {
-            n += d.matrix;
-            fell += d.fallback();
-        }
-        std::fprintf(stderr, "general.file_type = %d (%s), not %d (%s): %zu of %zu matrices fell back from the "
-                     "mixture's types\n", ftype, file_type_name(ftype), static_cast<int>(s.id), file_type_name(s.id),
-                     fell, n);
+        std::fprintf(stderr, "general.file_type = %d (%s), not %d (%s): no matrix could be written in %s\n", ftype,
+                     file_type_name(ftype), static_cast<int>(s.id), file_type_name(s.id), gk_type_name(s.base));
     }
 }
 
@@ -221,7 +216,7 @@ void check_output(const std::string & in_path, const std::string & out_path) {
     }
     fs::path out(out_path);
     if (fs::is_symlink(out, ec)) {  // /dev/stdout redirected to a file: that file's folder
-        out = fs::canonical(out, ec);
+        out = fs::weakly_canonical(out, ec);
     }
     const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
     if (!fs::is_directory(dir, ec)) {

@@ -444,16 +444,13 @@ int recorded_file_type(const settings & s, const std::vector<decision> & d) {
     if (s.copy) {
         return -1;
     }
-    size_t                  n_quantized = 0, n_fallback = 0;
     std::map<gk_type, size_t> by_type;
     for (const decision & x : d) {
         if (x.matrix) {
-            ++n_quantized;
-            n_fallback += x.type != x.wanted;
             ++by_type[x.type];
         }
     }
-    if (n_quantized == 0 || 2 * n_fallback <= n_quantized) {
+    if (by_type.empty() || by_type.count(s.base)) {
         return s.id;
     }
     const auto most = std::max_element(by_type.begin(), by_type.end(),

@@ -72,9 +72,10 @@ std::vector<decision> plan(const settings & s, const model_info & m, const std::
 /// output; q2_K in Q2_K_S but for token_embd).
 bool needs_imatrix(gk_type type, const std::string & name, ftype id);
 
-/// The file type to record: the mixture's, unless most re-encoded matrices fell back (a
-/// K-type mixture on rows that are not multiples of 256), in which case the file type of
-/// the type most of them were written in (file_type_of). COPY keeps the input's.
+/// The file type to record (-1 for COPY, which keeps the input's): the mixture's, as
+/// llama-quantize records it, when at least one matrix is written in the mixture's default
+/// type; else (every matrix fell back or was overridden: a K- or IQ-type on rows that are
+/// not multiples of 256) the file type of the type most matrices were written in.
 int recorded_file_type(const settings & s, const std::vector<decision> & d);
 
 /// True when `type` may be the type of a model's matrix: not an activation type (q8_1,
