@@ -262,6 +262,31 @@ fs::path wide_model() {
     return path;
 }
 
+// An imatrix for every matrix of `model`, weights varying along the row.
+fs::path imatrix_for(const fs::path & model) {
+    const fs::path path = model.string() + ".imatrix.gguf";
+    context        im(gk_gguf_create());
+    gk_gguf_error  e;
+    const context  src = open(model);
+    for (int64_t i = 0; i < gk_gguf_tensor_count(src.get()); ++i) {
+        if (gk_gguf_tensor_n_dims(src.get(), i) < 2) continue;
+        const std::string  name = gk_gguf_tensor_name(src.get(), i);
+        const int64_t      ne0  = gk_gguf_tensor_ne(src.get(), i)[0];
+        std::vector<float> sums(static_cast<size_t>(ne0));
+        for (int64_t k = 0; k < ne0; ++k) sums[static_cast<size_t>(k)] = 3.0f * static_cast<float>(1 + k % 5);
+        const float   count   = 3.0f;
+        const int64_t ne_s[2] = {ne0, 1}, ne_c[2] = {1, 1};
+        EXPECT_EQ(gk_gguf_add_tensor(im.get(), (name + ".in_sum2").c_str(), GK_TYPE_F32, 2, ne_s, sums.data(),
+                                     sums.size() * sizeof(float), &e),
+                  GK_GGUF_OK);
+        EXPECT_EQ(gk_gguf_add_tensor(im.get(), (name + ".counts").c_str(), GK_TYPE_F32, 2, ne_c, &count,
+                                     sizeof count, &e),
+                  GK_GGUF_OK);
+    }
+    EXPECT_EQ(gk_gguf_write(im.get(), path.c_str(), &e), GK_GGUF_OK) << e.message;
+    return path;
+}
+
 TEST(QuantizeCli, WideModelGetsTheMixture) {
     const fs::path out = scratch() / "wide-q4km.gguf";
     const result   r   = quantize(wide_model().string(), out, "Q4_K_M");
@@ -283,6 +308,36 @@ TEST(QuantizeCli, WideModelGetsTheMixture) {
     }
 }
 
+// Every TYPE on the wide model, with importance weights: the types of the rules, and a
+// file gk-gguf decodes without a NaN.
+TEST(QuantizeCli, WideModelUnderEveryType) {
+    const fs::path im  = imatrix_for(wide_model());
+    const context  src = open(wide_model());
+    ASSERT_TRUE(src);
+    for (const mixture & m : mixtures()) {
+        SCOPED_TRACE(m.name);
+        const fs::path out = scratch() / "wide-every.gguf";
+        const result   r   = quantize(wide_model().string(), out, m.name, "--imatrix " + quote(im.string()));
+        ASSERT_EQ(r.rc, 0) << r.err;
+        const context q = open(out);
+        ASSERT_TRUE(q);
+        settings s    = settings_of(m.name);
+        s.has_imatrix = true;
+        const std::vector<decision> want = expected_plan(src.get(), s);
+        for (int64_t i = 0; i < gk_gguf_tensor_count(q.get()); ++i) {
+            EXPECT_EQ(gk_gguf_tensor_type(q.get(), i), want[static_cast<size_t>(i)].type)
+                << gk_gguf_tensor_name(q.get(), i);
+        }
+        if (m.id == FTYPE_MXFP4_MOE) {  // no expert tensor: nothing is mxfp4, everything q8_0
+            EXPECT_EQ(u32(q.get(), "general.file_type"), static_cast<uint32_t>(FTYPE_Q8_0));
+        } else if (!m.copy) {
+            EXPECT_EQ(u32(q.get(), "general.file_type"), static_cast<uint32_t>(m.id));
+        }
+        const result check = sh(std::string(GK_GGUF_EXE) + " --check " + quote(out.string()));
+        EXPECT_EQ(check.rc, 0) << check.out << check.err;
+    }
+}
+
 // llama-quantize refuses the 2-bit i-quants without importance weights.
 TEST(QuantizeCli, VeryLowBitNeedsAnImatrix) {
     const fs::path out = scratch() / "wide-iq2.gguf";
@@ -292,26 +347,7 @@ TEST(QuantizeCli, VeryLowBitNeedsAnImatrix) {
     EXPECT_EQ(r.err.find("[   1/"), std::string::npos) << r.err;  // refused before any work
     EXPECT_FALSE(fs::exists(out));
 
-    // An imatrix of ones for every matrix.
-    context        im(gk_gguf_create());
-    gk_gguf_error  e;
-    const context  src = open(wide_model());
-    for (int64_t i = 0; i < gk_gguf_tensor_count(src.get()); ++i) {
-        if (gk_gguf_tensor_n_dims(src.get(), i) < 2) continue;
-        const std::string  name = gk_gguf_tensor_name(src.get(), i);
-        std::vector<float> sums(256, 3.0f);
-        const float        count = 3.0f;
-        const int64_t      ne_s[2] = {256, 1}, ne_c[2] = {1, 1};
-        ASSERT_EQ(gk_gguf_add_tensor(im.get(), (name + ".in_sum2").c_str(), GK_TYPE_F32, 2, ne_s, sums.data(),
-                                     sums.size() * sizeof(float), &e),
-                  GK_GGUF_OK);
-        ASSERT_EQ(gk_gguf_add_tensor(im.get(), (name + ".counts").c_str(), GK_TYPE_F32, 2, ne_c, &count,
-                                     sizeof count, &e),
-                  GK_GGUF_OK);
-    }
-    const fs::path imatrix = scratch() / "imatrix.gguf";
-    ASSERT_EQ(gk_gguf_write(im.get(), imatrix.c_str(), &e), GK_GGUF_OK);
-    r = quantize(wide_model().string(), out, "IQ2_XXS", "--imatrix " + quote(imatrix.string()));
+    r = quantize(wide_model().string(), out, "IQ2_XXS", "--imatrix " + quote(imatrix_for(wide_model()).string()));
     ASSERT_EQ(r.rc, 0) << r.err;
     const context q = open(out);
     ASSERT_TRUE(q);

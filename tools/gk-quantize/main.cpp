@@ -328,7 +328,14 @@ int run(const options & o) {
     }
     std::vector<decision> decisions;
     try {
-        decisions = plan(s, read_model_info(in.get()), tensors);
+        // Only the per-tensor rules read the model's metadata.
+        model_info m;
+        if (s.copy || s.pure || !gk_is_quantized(s.base)) {
+            m.has_output = gk_gguf_find_tensor(in.get(), "output.weight") >= 0;
+        } else {
+            m = read_model_info(in.get());
+        }
+        decisions = plan(s, m, tensors);
     } catch (const std::invalid_argument & x) {
         fail(o.in_path + ": " + x.what());
     }
