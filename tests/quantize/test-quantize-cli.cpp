@@ -59,7 +59,7 @@ struct result {
 // Run `cmd` through sh with stdout and stderr captured (unless `cmd` redirects them).
 result sh(const std::string & cmd) {
     const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
-    const int      st  = std::system(("( " + cmd + " ) > '" + out.string() + "' 2> '" + err.string() + "'").c_str());
+    const int      st = std::system(("( " + cmd + " ) > '" + out.string() + "' 2> '" + err.string() + "'").c_str());
     result         r;
     r.rc  = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     r.out = read_all(out);
@@ -69,7 +69,8 @@ result sh(const std::string & cmd) {
 
 std::string quote(const std::string & s) { return "'" + s + "'"; }
 
-result quantize(const std::string & in, const fs::path & out, const std::string & type, const std::string & extra = "") {
+result quantize(const std::string & in, const fs::path & out, const std::string & type,
+                const std::string & extra = "") {
     return sh(k_tool + " " + extra + " " + quote(in) + " " + quote(out.string()) + " " + type);
 }
 
@@ -123,9 +124,9 @@ settings settings_of(const char * name) {
 // Defect: progress went to stdout, so `gk-quantize IN /dev/stdout q8_0 | cat > x.gguf`
 // produced a file that began with text.
 TEST(QuantizeCli, StdoutPipeIsAValidFile) {
-    const fs::path piped = scratch() / "piped.gguf", redirected = scratch() / "redirected.gguf";
+    const fs::path    piped = scratch() / "piped.gguf", redirected = scratch() / "redirected.gguf";
     const std::string in = k_models + "stories260K.gguf";
-    result r = sh(k_tool + " " + quote(in) + " /dev/stdout q8_0 | cat > " + quote(piped.string()));
+    result            r  = sh(k_tool + " " + quote(in) + " /dev/stdout q8_0 | cat > " + quote(piped.string()));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.err.find("[  48/48]"), std::string::npos) << r.err;
     r = sh(k_tool + " " + quote(in) + " /dev/stdout q8_0 > " + quote(redirected.string()));
@@ -196,7 +197,7 @@ TEST(QuantizeCli, Stories260KRecordsWhatWasWritten) {
 // The random models: each tensor has the type the rules give it, and gk-run runs them.
 TEST(QuantizeCli, RandomModelsFollowTheRules) {
     for (const char * model : {"gemma3-random", "qwen3-random", "stories260K"}) {
-        const std::string in = k_models + model + ".gguf";
+        const std::string in  = k_models + model + ".gguf";
         const context     src = open(in);
         ASSERT_TRUE(src);
         for (const char * type : {"Q4_K_M", "Q3_K_L", "Q8_0", "IQ4_NL", "F16", "Q2_K"}) {
@@ -236,7 +237,7 @@ fs::path wide_model() {
     EXPECT_EQ(gk_gguf_set_u32(c.get(), "llama.attention.head_count_kv", 2, &e), GK_GGUF_OK);
     uint32_t           seed = 1;
     std::vector<float> data;
-    auto add = [&](const std::string & name, int64_t ne0, int64_t ne1) {
+    auto               add = [&](const std::string & name, int64_t ne0, int64_t ne1) {
         data.resize(static_cast<size_t>(ne0 * ne1));
         for (float & x : data) {
             seed = seed * 1664525u + 1013904223u;
@@ -244,8 +245,8 @@ fs::path wide_model() {
         }
         const int64_t ne[2] = {ne0, ne1};
         EXPECT_EQ(gk_gguf_add_tensor(c.get(), name.c_str(), GK_TYPE_F32, ne1 > 1 ? 2 : 1, ne, data.data(),
-                                     data.size() * sizeof(float), &e),
-                  GK_GGUF_OK)
+                                                   data.size() * sizeof(float), &e),
+                                GK_GGUF_OK)
             << e.message;
     };
     add("token_embd.weight", 256, 32);
@@ -279,9 +280,9 @@ fs::path imatrix_for(const fs::path & model) {
         EXPECT_EQ(gk_gguf_add_tensor(im.get(), (name + ".in_sum2").c_str(), GK_TYPE_F32, 2, ne_s, sums.data(),
                                      sums.size() * sizeof(float), &e),
                   GK_GGUF_OK);
-        EXPECT_EQ(gk_gguf_add_tensor(im.get(), (name + ".counts").c_str(), GK_TYPE_F32, 2, ne_c, &count,
-                                     sizeof count, &e),
-                  GK_GGUF_OK);
+        EXPECT_EQ(
+            gk_gguf_add_tensor(im.get(), (name + ".counts").c_str(), GK_TYPE_F32, 2, ne_c, &count, sizeof count, &e),
+            GK_GGUF_OK);
     }
     EXPECT_EQ(gk_gguf_write(im.get(), path.c_str(), &e), GK_GGUF_OK) << e.message;
     return path;
@@ -299,9 +300,9 @@ TEST(QuantizeCli, WideModelGetsTheMixture) {
     EXPECT_EQ(type_of(q.get(), "token_embd.weight"), GK_TYPE_Q4_K);
     // use_more_bits over 8 layers: 0, 3, 6, 7.
     for (int i = 0; i < 8; ++i) {
-        const bool    more = i == 0 || i == 3 || i == 6 || i == 7;
-        const gk_type want = more ? GK_TYPE_Q6_K : GK_TYPE_Q4_K;
-        const std::string b = "blk." + std::to_string(i) + ".";
+        const bool        more = i == 0 || i == 3 || i == 6 || i == 7;
+        const gk_type     want = more ? GK_TYPE_Q6_K : GK_TYPE_Q4_K;
+        const std::string b    = "blk." + std::to_string(i) + ".";
         EXPECT_EQ(type_of(q.get(), b + "attn_v.weight"), want) << i;
         EXPECT_EQ(type_of(q.get(), b + "ffn_down.weight"), want) << i;
         EXPECT_EQ(type_of(q.get(), b + "attn_q.weight"), GK_TYPE_Q4_K) << i;
@@ -321,8 +322,8 @@ TEST(QuantizeCli, WideModelUnderEveryType) {
         ASSERT_EQ(r.rc, 0) << r.err;
         const context q = open(out);
         ASSERT_TRUE(q);
-        settings s    = settings_of(m.name);
-        s.has_imatrix = true;
+        settings s                       = settings_of(m.name);
+        s.has_imatrix                    = true;
         const std::vector<decision> want = expected_plan(src.get(), s);
         for (int64_t i = 0; i < gk_gguf_tensor_count(q.get()); ++i) {
             EXPECT_EQ(gk_gguf_tensor_type(q.get(), i), want[static_cast<size_t>(i)].type)
@@ -353,7 +354,7 @@ TEST(QuantizeCli, VeryLowBitNeedsAnImatrix) {
     ASSERT_TRUE(q);
     EXPECT_EQ(u32(q.get(), "general.file_type"), 19u);
     EXPECT_EQ(type_of(q.get(), "blk.2.attn_q.weight"), GK_TYPE_IQ2_XXS);
-    EXPECT_EQ(type_of(q.get(), "blk.2.attn_v.weight"), GK_TYPE_Q4_K);  // GQA 4
+    EXPECT_EQ(type_of(q.get(), "blk.2.attn_v.weight"), GK_TYPE_Q4_K);    // GQA 4
     EXPECT_EQ(type_of(q.get(), "blk.0.ffn_down.weight"), GK_TYPE_Q2_K);  // the first 8/8
     EXPECT_EQ(type_of(q.get(), "token_embd.weight"), GK_TYPE_Q2_K);
     EXPECT_EQ(type_of(q.get(), "output.weight"), GK_TYPE_Q5_K);
@@ -405,7 +406,7 @@ TEST(QuantizeCli, Options) {
     EXPECT_EQ(read_all(a), read_all(b));
 
     const fs::path o = scratch() / "options.gguf";
-    r = quantize(in, o, "Q4_K_M", "--leave-output-tensor --token-embedding-type q8_0");
+    r                = quantize(in, o, "Q4_K_M", "--leave-output-tensor --token-embedding-type q8_0");
     ASSERT_EQ(r.rc, 0) << r.err;
     {
         const context q = open(o);
@@ -451,7 +452,7 @@ TEST(QuantizeCli, Gemma3_270M_Q4_K_M) {
     const fs::path model = gemma3_270m();
     if (!fs::exists(model)) GTEST_SKIP() << model << " is missing (scripts/get-model gemma3-270m)";
     const fs::path f16 = scratch() / "gemma3-f16.gguf", q = scratch() / "gemma3-q4km.gguf";
-    result         r   = quantize(model.string(), f16, "F16");
+    result         r = quantize(model.string(), f16, "F16");
     EXPECT_EQ(r.rc, 1);  // a quantized source
     r = quantize(model.string(), f16, "F16", "--allow-requantize");
     ASSERT_EQ(r.rc, 0) << r.err;
@@ -470,4 +471,4 @@ TEST(QuantizeCli, Gemma3_270M_Q4_K_M) {
     EXPECT_EQ(run.rc, 0) << run.err;
 }
 
-} // namespace
+}  // namespace

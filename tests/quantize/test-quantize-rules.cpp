@@ -87,8 +87,8 @@ std::string layer(int i, const char * n) { return "blk." + std::to_string(i) + "
 bool more_bits_32(int i) { return i < 4 || i >= 28 || (i - 4) % 3 == 2; }
 
 TEST(QuantizeRules, Q4_K_M_DenseModel) {
-    const auto t = dense_model(32, 4096, 11008);
-    const auto d = plan(mix("Q4_K_M"), llama(32, 1), t);
+    const auto t  = dense_model(32, 4096, 11008);
+    const auto d  = plan(mix("Q4_K_M"), llama(32, 1), t);
     const auto ty = types(t, d);
     EXPECT_EQ(ty.at("token_embd.weight"), GK_TYPE_Q4_K);
     EXPECT_EQ(ty.at("output.weight"), GK_TYPE_Q6_K);
@@ -120,7 +120,7 @@ TEST(QuantizeRules, CountsInLayerOrderWhateverTheFileOrder) {
 }
 
 TEST(QuantizeRules, Q4_K_S_And_Q3_K_M_And_Q2_K) {
-    const auto t = dense_model(32, 4096, 11008);
+    const auto t  = dense_model(32, 4096, 11008);
     auto       ty = types(t, plan(mix("Q4_K_S"), llama(32, 1), t));
     for (int i = 0; i < 32; ++i) {
         EXPECT_EQ(ty.at(layer(i, "attn_v")), i < 4 ? GK_TYPE_Q5_K : GK_TYPE_Q4_K) << i;
@@ -198,10 +198,10 @@ TEST(QuantizeRules, MoeAndOverrides) {
                                   matrix("blk.0.attn_q.weight", 512, 512),
                                   matrix("blk.0.ffn_down_exps.weight", 1024, 512, 8),
                                   matrix("blk.0.ffn_gate_inp.weight", 512, 8)};
-    model_info m = llama(1, 1);
-    m.n_expert   = 8;
-    auto d       = plan(mix("MXFP4_MOE"), m, t);
-    auto ty      = types(t, d);
+    model_info               m = llama(1, 1);
+    m.n_expert                 = 8;
+    auto d                     = plan(mix("MXFP4_MOE"), m, t);
+    auto ty                    = types(t, d);
     EXPECT_EQ(ty.at("blk.0.ffn_down_exps.weight"), GK_TYPE_MXFP4);
     EXPECT_EQ(ty.at("blk.0.attn_q.weight"), GK_TYPE_Q8_0);
     EXPECT_EQ(ty.at("output.weight"), GK_TYPE_Q8_0);
@@ -232,13 +232,14 @@ TEST(QuantizeRules, MoeAndOverrides) {
 
 // llama.cpp's fallbacks for rows that are not whole blocks, then f16; each says why.
 TEST(QuantizeRules, FallbackSaysWhy) {
-    const std::vector<tensor_desc> t = {matrix("blk.0.attn_q.weight", 64, 64), matrix("blk.0.ffn_down.weight", 172, 64)};
+    const std::vector<tensor_desc> t = {matrix("blk.0.attn_q.weight", 64, 64),
+                                        matrix("blk.0.ffn_down.weight", 172, 64)};
     const struct {
         const char * mixture;
         gk_type      at64;
-    } cases[] = {{"Q4_K_S", GK_TYPE_Q5_0}, {"Q5_K_S", GK_TYPE_Q5_1}, {"Q6_K", GK_TYPE_Q8_0},
+    } cases[] = {{"Q4_K_S", GK_TYPE_Q5_0},   {"Q5_K_S", GK_TYPE_Q5_1},   {"Q6_K", GK_TYPE_Q8_0},
                  {"IQ4_XS", GK_TYPE_IQ4_NL}, {"Q3_K_S", GK_TYPE_IQ4_NL}, {"TQ1_0", GK_TYPE_Q4_0},
-                 {"IQ1_S", GK_TYPE_IQ4_NL}, {"Q8_0", GK_TYPE_Q8_0}};
+                 {"IQ1_S", GK_TYPE_IQ4_NL},  {"Q8_0", GK_TYPE_Q8_0}};
     for (const auto & c : cases) {
         SCOPED_TRACE(c.mixture);
         const auto d = plan(mix(c.mixture), llama(1, 1), t);
@@ -273,11 +274,11 @@ TEST(QuantizeRules, RecordedFileType) {
 }
 
 TEST(QuantizeRules, MixtureNames) {
-    const char * names[] = {"Q4_0",   "Q4_1",   "Q5_0",   "Q5_1",   "Q8_0",   "Q2_K",    "Q2_K_S", "Q3_K_S",
-                            "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M",  "Q6_K",   "IQ1_S",
-                            "IQ1_M",  "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M",  "IQ3_XXS", "IQ3_XS", "IQ3_S",
-                            "IQ3_M",  "IQ4_NL", "IQ4_XS", "TQ1_0",  "TQ2_0",  "MXFP4_MOE", "F16",  "BF16",
-                            "F32",    "COPY"};
+    const char * names[] = {"Q4_0",    "Q4_1",      "Q5_0",   "Q5_1",    "Q8_0",   "Q2_K",   "Q2_K_S",
+                            "Q3_K_S",  "Q3_K_M",    "Q3_K_L", "Q4_K_S",  "Q4_K_M", "Q5_K_S", "Q5_K_M",
+                            "Q6_K",    "IQ1_S",     "IQ1_M",  "IQ2_XXS", "IQ2_XS", "IQ2_S",  "IQ2_M",
+                            "IQ3_XXS", "IQ3_XS",    "IQ3_S",  "IQ3_M",   "IQ4_NL", "IQ4_XS", "TQ1_0",
+                            "TQ2_0",   "MXFP4_MOE", "F16",    "BF16",    "F32",    "COPY"};
     for (const char * n : names) {
         const mixture * m = find_mixture(n);
         ASSERT_NE(m, nullptr) << n;
@@ -316,9 +317,9 @@ TEST(QuantizeRules, Gemma3_270M_Q4_K_M) {
         t.push_back(vector1d(layer(i, "attn_q_norm"), 256));
     }
     model_info m;
-    m.arch     = "gemma3";
-    m.n_layer  = 18;
-    m.n_gqa    = 4;
+    m.arch        = "gemma3";
+    m.n_layer     = 18;
+    m.n_gqa       = 4;
     const auto ty = types(t, plan(mix("Q4_K_M"), m, t));
     EXPECT_EQ(ty.at("token_embd.weight"), GK_TYPE_Q8_0);
     // use_more_bits over 18 layers: below 18/8 = 2, from 7*18/8 = 15 on, and 2 + 3k + 2 between.
@@ -335,4 +336,4 @@ TEST(QuantizeRules, Gemma3_270M_Q4_K_M) {
     }
 }
 
-} // namespace
+}  // namespace

@@ -68,7 +68,7 @@ struct options {
 
 std::vector<float> decode(const gk_gguf * ctx, int64_t i) {
     std::vector<float> x(static_cast<size_t>(gk_gguf_tensor_nelements(ctx, i)));
-    gk_gguf_error err;
+    gk_gguf_error      err;
     check(gk_gguf_tensor_to_f32(ctx, i, 0, gk_gguf_tensor_nrows(ctx, i), x.data(), &err), err,
           std::string("cannot decode ") + gk_gguf_tensor_name(ctx, i));
     return x;
@@ -89,10 +89,10 @@ double relative_rms_error(const std::vector<float> & x, const std::vector<float>
 // weights, matrix m (rows [m * nrows / n_mat, ...)) uses weights m.
 std::vector<uint8_t> encode(gk_type type, const std::vector<float> & x, int64_t ne0, int64_t nrows,
                             const importance * imp) {
-    const size_t row_size = gk_row_size(type, ne0);
+    const size_t         row_size = gk_row_size(type, ne0);
     std::vector<uint8_t> out(row_size * static_cast<size_t>(nrows));
-    const int64_t n_mat        = imp ? imp->n_mat : 1;
-    const int64_t rows_per_mat = nrows / n_mat;
+    const int64_t        n_mat        = imp ? imp->n_mat : 1;
+    const int64_t        rows_per_mat = nrows / n_mat;
     for (int64_t m = 0; m < n_mat && ne0 > 0; ++m) {
         const float * w = imp ? imp->w.data() + m * ne0 : nullptr;
         if (gk::quant::quantize_rows(type, x.data() + m * rows_per_mat * ne0, out.data() + m * rows_per_mat * row_size,
@@ -105,15 +105,15 @@ std::vector<uint8_t> encode(gk_type type, const std::vector<float> & x, int64_t 
 
 struct totals {
     std::map<std::string, int> by_type;
-    uint64_t    bytes_in  = 0;
-    uint64_t    bytes_out = 0;
-    double      worst     = 0;
-    std::string worst_name;
+    uint64_t                   bytes_in  = 0;
+    uint64_t                   bytes_out = 0;
+    double                     worst     = 0;
+    std::string                worst_name;
 };
 
 // Re-encode or copy tensor `i` of `in` into `out` as `d` says; prints its progress line.
-void convert_tensor(const gk_gguf * in, int64_t i, const decision & d, const importance * imp,
-                    const std::string & note, gk_gguf * out, totals & sum) {
+void convert_tensor(const gk_gguf * in, int64_t i, const decision & d, const importance * imp, const std::string & note,
+                    gk_gguf * out, totals & sum) {
     const std::string name   = gk_gguf_tensor_name(in, i);
     const gk_type     src    = gk_gguf_tensor_type(in, i);
     const uint32_t    n_dims = gk_gguf_tensor_n_dims(in, i);
@@ -157,9 +157,9 @@ void convert_tensor(const gk_gguf * in, int64_t i, const decision & d, const imp
         std::snprintf(errtext, sizeof errtext, "  rel rms err %.4f%%", 100.0 * err);
     }
     std::fprintf(stderr, "[%4" PRId64 "/%" PRId64 "] %-32s %-16s %6s -> %-7s %10" PRIu64 " -> %10zu bytes%s%s%s%s\n",
-                 i + 1, gk_gguf_tensor_count(in), name.c_str(), shape.c_str(), gk_type_name(src),
-                 gk_type_name(d.type), gk_gguf_tensor_size(in, i), bytes.size(), errtext, note.empty() ? "" : "  (",
-                 note.c_str(), note.empty() ? "" : ")");
+                 i + 1, gk_gguf_tensor_count(in), name.c_str(), shape.c_str(), gk_type_name(src), gk_type_name(d.type),
+                 gk_gguf_tensor_size(in, i), bytes.size(), errtext, note.empty() ? "" : "  (", note.c_str(),
+                 note.empty() ? "" : ")");
     ++sum.by_type[gk_type_name(d.type)];
     sum.bytes_in += gk_gguf_tensor_size(in, i);
     sum.bytes_out += bytes.size();
@@ -279,7 +279,8 @@ void check_plan(const gk_gguf * in, const std::vector<decision> & plan, const se
             continue;
         }
         if (gk_is_quantized(src) && !o.allow_requantize) {
-            fail(name + ": requantizing from " + gk_type_name(src) + " is disabled; pass --allow-requantize "
+            fail(name + ": requantizing from " + gk_type_name(src) +
+                 " is disabled; pass --allow-requantize "
                  "(quality suffers against quantizing from f16 or f32)");
         }
         if (d.type != GK_TYPE_F32 && !has_encoder(d.type)) {
@@ -292,8 +293,8 @@ void check_plan(const gk_gguf * in, const std::vector<decision> & plan, const se
         }
         const int64_t * ne = gk_gguf_tensor_ne(in, i);
         if (imp && (imp->ne0 != ne[0] || gk_gguf_tensor_nrows(in, i) % imp->n_mat != 0)) {
-            fail("imatrix entry for " + name + " has " + std::to_string(imp->n_mat) + " x " +
-                 std::to_string(imp->ne0) + " weights, which do not fit its shape");
+            fail("imatrix entry for " + name + " has " + std::to_string(imp->n_mat) + " x " + std::to_string(imp->ne0) +
+                 " weights, which do not fit its shape");
         }
     }
 }
@@ -351,7 +352,7 @@ int run(const options & o) {
     write_metadata(in.get(), out.get(), s, decisions);
     totals sum;
     for (int64_t i = 0; i < gk_gguf_tensor_count(in.get()); ++i) {
-        const decision &   d   = decisions[static_cast<size_t>(i)];
+        const decision &   d       = decisions[static_cast<size_t>(i)];
         const bool         weighed = im && d.quantize && gk_is_quantized(d.type);
         const importance * imp     = weighed ? im->find(tensors[i].name) : nullptr;
         std::string        note    = d.why;
@@ -389,7 +390,7 @@ std::string type_list() {
     return text;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char ** argv) {
     CLI::App app{"gk-quantize: re-encode a GGUF model's weight matrices as llama-quantize does", "gk-quantize"};

@@ -12,10 +12,12 @@ namespace {
 
 constexpr mixture k_mixtures[] = {
     {"Q1_0", FTYPE_Q1_0, GK_TYPE_Q1_0, false, "q1_0 (1.125 bpw); output q6_K"},
-    {"Q4_0", FTYPE_Q4_0, GK_TYPE_Q4_0, false, "q4_0 (4.5 bpw); output q6_K; with an imatrix the first 1/8 ffn_down q4_1"},
+    {"Q4_0", FTYPE_Q4_0, GK_TYPE_Q4_0, false,
+     "q4_0 (4.5 bpw); output q6_K; with an imatrix the first 1/8 ffn_down q4_1"},
     {"Q4_1", FTYPE_Q4_1, GK_TYPE_Q4_1, false, "q4_1 (5.0 bpw); output q6_K"},
     {"MXFP4_MOE", FTYPE_MXFP4_MOE, GK_TYPE_MXFP4, false, "mxfp4 for the expert tensors (3-D), q8_0 for the rest"},
-    {"Q5_0", FTYPE_Q5_0, GK_TYPE_Q5_0, false, "q5_0 (5.5 bpw); output q6_K; with an imatrix the first 1/8 ffn_down q5_1"},
+    {"Q5_0", FTYPE_Q5_0, GK_TYPE_Q5_0, false,
+     "q5_0 (5.5 bpw); output q6_K; with an imatrix the first 1/8 ffn_down q5_1"},
     {"Q5_1", FTYPE_Q5_1, GK_TYPE_Q5_1, false, "q5_1 (6.0 bpw); output q6_K"},
     {"IQ2_XXS", FTYPE_IQ2_XXS, GK_TYPE_IQ2_XXS, false, "iq2_xxs (2.06 bpw); needs an imatrix"},
     {"IQ2_XS", FTYPE_IQ2_XS, GK_TYPE_IQ2_XS, false, "iq2_xs (2.31 bpw); needs an imatrix"},
@@ -25,7 +27,8 @@ constexpr mixture k_mixtures[] = {
     {"IQ1_M", FTYPE_IQ1_M, GK_TYPE_IQ1_M, false, "iq1_m (1.75 bpw); attn_output iq2_xxs; needs an imatrix"},
     {"TQ1_0", FTYPE_TQ1_0, GK_TYPE_TQ1_0, false, "tq1_0 ternary (1.69 bpw); token_embd q4_K"},
     {"TQ2_0", FTYPE_TQ2_0, GK_TYPE_TQ2_0, false, "tq2_0 ternary (2.06 bpw); token_embd q4_K"},
-    {"Q2_K", FTYPE_Q2_K, GK_TYPE_Q2_K, false, "q2_K; attn_v, attn_output and ffn_down q3_K (q4_K attn_v with GQA >= 4)"},
+    {"Q2_K", FTYPE_Q2_K, GK_TYPE_Q2_K, false,
+     "q2_K; attn_v, attn_output and ffn_down q3_K (q4_K attn_v with GQA >= 4)"},
     {"Q2_K_S", FTYPE_Q2_K_S, GK_TYPE_Q2_K, false, "q2_K; the first 1/8 ffn_down q4_K; needs an imatrix"},
     {"IQ3_XXS", FTYPE_IQ3_XXS, GK_TYPE_IQ3_XXS, false, "iq3_xxs (3.06 bpw); attn_q/attn_k iq2_s, attn_output iq3_s"},
     {"IQ3_S", FTYPE_IQ3_S, GK_TYPE_IQ3_S, false, "iq3_s (3.44 bpw)"},
@@ -61,7 +64,7 @@ bool same_ignoring_case(const std::string & a, const char * b) {
     return i == a.size() && !b[i];
 }
 
-} // namespace
+}  // namespace
 
 std::span<const mixture> mixtures() { return k_mixtures; }
 
@@ -71,7 +74,7 @@ const mixture * find_mixture(const std::string & name) {
             return &m;
         }
     }
-    int id = -1;
+    int id               = -1;
     const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
     if (ec != std::errc() || end != name.data() + name.size()) {
         return nullptr;
@@ -129,4 +132,4 @@ const char * file_type_name(int id) {
     return "?";
 }
 
-} // namespace gk_quantize
+}  // namespace gk_quantize

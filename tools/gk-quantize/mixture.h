@@ -72,4 +72,4 @@ int file_type_of(gk_type type);
 /// The name of llama_ftype `id` ("Q4_K_M"); "?" for an id no mixture has.
 const char * file_type_name(int id);
 
-} // namespace gk_quantize
+}  // namespace gk_quantize

@@ -21,7 +21,10 @@ bool ends_with(const std::string & s, const std::string & tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-template <typename... T> bool one_of(ftype f, T... ids) { return ((f == ids) || ...); }
+template <typename... T>
+bool one_of(ftype f, T... ids) {
+    return ((f == ids) || ...);
+}
 
 // llama.cpp's "use more bits" layers: the first and last eighth, and every third between.
 bool use_more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
@@ -35,13 +38,27 @@ int64_t layer_of(const std::string & name) {
 // Why llama-quantize would leave a tensor as stored; nullptr when it re-encodes it.
 const char * kept_because(const tensor_desc & t, bool leave_output) {
     static const char * const k_small[] = {
-        "ffn_gate_inp.weight",       "altup",                 "laurel",
-        "per_layer_model_proj",      "ssm_conv1d.weight",     "shortconv.conv.weight",
-        "time_mix_first.weight",     "time_mix_w0.weight",    "time_mix_w1.weight",
-        "time_mix_w2.weight",        "time_mix_v0.weight",    "time_mix_v1.weight",
-        "time_mix_v2.weight",        "time_mix_a0.weight",    "time_mix_a1.weight",
-        "time_mix_a2.weight",        "time_mix_g1.weight",    "time_mix_g2.weight",
-        "time_mix_decay_w1.weight",  "time_mix_decay_w2.weight", "time_mix_lerp_fused.weight",
+        "ffn_gate_inp.weight",
+        "altup",
+        "laurel",
+        "per_layer_model_proj",
+        "ssm_conv1d.weight",
+        "shortconv.conv.weight",
+        "time_mix_first.weight",
+        "time_mix_w0.weight",
+        "time_mix_w1.weight",
+        "time_mix_w2.weight",
+        "time_mix_v0.weight",
+        "time_mix_v1.weight",
+        "time_mix_v2.weight",
+        "time_mix_a0.weight",
+        "time_mix_a1.weight",
+        "time_mix_a2.weight",
+        "time_mix_g1.weight",
+        "time_mix_g2.weight",
+        "time_mix_decay_w1.weight",
+        "time_mix_decay_w2.weight",
+        "time_mix_lerp_fused.weight",
         "attn_rel_b.weight",
     };
     if (t.type == GK_TYPE_I8 || t.type == GK_TYPE_I16 || t.type == GK_TYPE_I32 || t.type == GK_TYPE_I64) {
@@ -100,10 +117,10 @@ public:
             return attn_v(ty);
         }
         if (has(name, "attn_k.weight")) {
-            return m_.n_expert == 8              ? GK_TYPE_Q8_0
-                   : f == FTYPE_IQ3_XS           ? GK_TYPE_IQ3_XXS
-                   : f == FTYPE_IQ3_XXS          ? GK_TYPE_IQ2_S
-                                                 : ty;
+            return m_.n_expert == 8     ? GK_TYPE_Q8_0
+                   : f == FTYPE_IQ3_XS  ? GK_TYPE_IQ3_XXS
+                   : f == FTYPE_IQ3_XXS ? GK_TYPE_IQ2_S
+                                        : ty;
         }
         if (has(name, "attn_q.weight")) {
             return f == FTYPE_IQ3_XS ? GK_TYPE_IQ3_XXS : f == FTYPE_IQ3_XXS ? GK_TYPE_IQ2_S : ty;
@@ -121,9 +138,9 @@ public:
             return ty;
         }
         if (has(name, "ffn_gate") || has(name, "ffn_up")) {
-            int64_t & counter = has(name, "ffn_gate") ? c_.i_ffn_gate : c_.i_ffn_up;
-            const int64_t i   = layer(name, counter++);
-            const int64_t n   = m_.n_layer;
+            int64_t &     counter = has(name, "ffn_gate") ? c_.i_ffn_gate : c_.i_ffn_up;
+            const int64_t i       = layer(name, counter++);
+            const int64_t n       = m_.n_layer;
             return f == FTYPE_IQ3_XS && i >= n / 8 && i < 7 * n / 8 ? GK_TYPE_IQ3_XXS : ty;
         }
         return ty;
@@ -173,9 +190,9 @@ private:
 
     // IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M.
     gk_type very_low_bit(const std::string & name, gk_type ty) {
-        const ftype f        = s_.id;
-        const bool  iq2_s_m  = one_of(f, FTYPE_IQ2_S, FTYPE_IQ2_M);
-        const gk_type bigger = iq2_s_m ? GK_TYPE_IQ3_S : GK_TYPE_Q2_K;
+        const ftype   f       = s_.id;
+        const bool    iq2_s_m = one_of(f, FTYPE_IQ2_S, FTYPE_IQ2_M);
+        const gk_type bigger  = iq2_s_m ? GK_TYPE_IQ3_S : GK_TYPE_Q2_K;
         if (has(name, "attn_v.weight")) {
             ++c_.i_attn_v;
             return m_.n_gqa >= 4 || m_.n_expert >= 4 ? GK_TYPE_Q4_K : bigger;
@@ -334,8 +351,8 @@ bool find_int(const gk_gguf * ctx, const std::string & key, int64_t & out) {
         }
         v = gk_gguf_array_item(v, 0);
     }
-    uint64_t u = 0;
-    int64_t  i = 0;
+    uint64_t u   = 0;
+    int64_t  i   = 0;
     uint32_t u32 = 0;
     int32_t  i32 = 0;
     uint16_t u16 = 0;
@@ -355,13 +372,13 @@ bool find_int(const gk_gguf * ctx, const std::string & key, int64_t & out) {
     return true;
 }
 
-} // namespace
+}  // namespace
 
 model_info read_model_info(const gk_gguf * ctx) {
-    model_info m;
-    const gk_gguf_value * a = gk_gguf_get(ctx, "general.architecture");
+    model_info            m;
+    const gk_gguf_value * a   = gk_gguf_get(ctx, "general.architecture");
     size_t                len = 0;
-    const char *          s   = a && gk_gguf_value_type(a) == GK_GGUF_TYPE_STRING ? gk_gguf_value_str(a, &len) : nullptr;
+    const char *          s = a && gk_gguf_value_type(a) == GK_GGUF_TYPE_STRING ? gk_gguf_value_str(a, &len) : nullptr;
     if (!s) {
         throw std::invalid_argument(a ? "general.architecture is not a string" : "no general.architecture");
     }
@@ -455,7 +472,7 @@ int recorded_file_type(const settings & s, const std::vector<decision> & d) {
     }
     const auto most = std::max_element(by_type.begin(), by_type.end(),
                                        [](const auto & a, const auto & b) { return a.second < b.second; });
-    const int f = file_type_of(most->first);
+    const int  f    = file_type_of(most->first);
     return f >= 0 ? f : s.id;
 }
 
@@ -477,4 +494,4 @@ bool has_encoder(gk_type type) {
     return tt && tt->from_float;
 }
 
-} // namespace gk_quantize
+}  // namespace gk_quantize

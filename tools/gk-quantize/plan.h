@@ -31,13 +31,13 @@ struct model_info {
 model_info read_model_info(const gk_gguf * ctx);
 
 struct settings {
-    ftype   id            = FTYPE_Q8_0;     // the mixture
-    gk_type base          = GK_TYPE_Q8_0;   // its default matrix type
-    bool    copy          = false;          // COPY: nothing re-encoded
-    bool    pure          = false;          // --pure: every matrix `base` (no per-tensor rules)
-    bool    has_imatrix   = false;          // --imatrix given
-    bool    leave_output  = false;          // --leave-output-tensor: output.weight copied as stored
-    gk_type output_type   = GK_TYPE_COUNT;  // --output-tensor-type; GK_TYPE_COUNT: the rules decide
+    ftype   id              = FTYPE_Q8_0;     // the mixture
+    gk_type base            = GK_TYPE_Q8_0;   // its default matrix type
+    bool    copy            = false;          // COPY: nothing re-encoded
+    bool    pure            = false;          // --pure: every matrix `base` (no per-tensor rules)
+    bool    has_imatrix     = false;          // --imatrix given
+    bool    leave_output    = false;          // --leave-output-tensor: output.weight copied as stored
+    gk_type output_type     = GK_TYPE_COUNT;  // --output-tensor-type; GK_TYPE_COUNT: the rules decide
     gk_type token_embd_type = GK_TYPE_COUNT;  // --token-embedding-type; likewise
 };
 
@@ -85,4 +85,4 @@ bool is_weight_type(gk_type type);
 /// True when the codec can encode `type`.
 bool has_encoder(gk_type type);
 
-} // namespace gk_quantize
+}  // namespace gk_quantize
