@@ -147,10 +147,17 @@ TEST(QuantizeCli, StdoutPipeIsAValidFile) {
 }
 
 TEST(QuantizeCli, WriteFailureIsAnError) {
-    const result r = quantize(k_models + "stories260K.gguf", "/dev/full", "q8_0");
-    EXPECT_EQ(r.rc, 1) << r.err;
+    result            r    = quantize(k_models + "stories260K.gguf", "/dev/full", "q8_0");
     const std::string last = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+    EXPECT_EQ(r.rc, 1) << r.err;
     EXPECT_EQ(last.rfind("gk-quantize: cannot write /dev/full", 0), 0u) << r.err;
+    // A reader that stops early: the 379 kB file cannot fit in a pipe's buffer, so the
+    // write meets the closed pipe.
+    const fs::path rc = scratch() / "rc";
+    r = sh("( " + k_tool + " " + quote(k_models + "stories260K.gguf") + " /dev/stdout q8_0; echo $? > " +
+           quote(rc.string()) + " ) | head -c 100 > /dev/null");
+    EXPECT_EQ(read_all(rc), "1\n") << r.err;
+    EXPECT_NE(r.err.find("gk-quantize: cannot write /dev/stdout: Broken pipe"), std::string::npos) << r.err;
 }
 
 // Defect: rows of 64 (stories260K) fall back from every K/IQ type, and general.file_type

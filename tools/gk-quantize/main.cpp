@@ -22,9 +22,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -361,7 +363,9 @@ int run(const options & o) {
         }
         convert_tensor(in.get(), i, d, imp, note, out.get(), sum);
     }
-    check(gk_gguf_write(out.get(), o.out_path.c_str(), &e), e, "cannot write " + o.out_path);
+    if (gk_gguf_write(out.get(), o.out_path.c_str(), &e) != GK_GGUF_OK) {
+        fail(e.message);  // names the file and the system's reason
+    }
     std::string types;
     for (const auto & [name, n] : sum.by_type) {
         types += (types.empty() ? "" : ", ") + name + " " + std::to_string(n);
@@ -418,6 +422,9 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "gk-quantize: %s (see --help)\n", e.what());
         return 1;
     }
+    // A reader that goes away (`gk-quantize ... /dev/stdout q8_0 | head -c 10`) is a failed
+    // write, reported as any other, not a silent death by SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     try {
         return run(o);
     } catch (const error & e) {
