@@ -1,14 +1,17 @@
-// gk-quantize - re-encode a GGUF model's weight matrices to another type.
+// gk-quantize - re-encode a GGUF model's weight matrices as llama-quantize does.
 //
-//   gk-quantize IN.gguf OUT.gguf TYPE [--imatrix IMATRIX.gguf]
+//   gk-quantize [options] IN.gguf OUT.gguf TYPE [NTHREADS]
 //
-// Every matrix named "*weight" (not a norm) becomes TYPE, or a legal fallback where its
-// rows are not whole blocks of TYPE (stated on its line); norms, biases and 1-D tensors
-// are kept in f32; integer tensors are copied. All metadata is copied and
-// general.file_type set to TYPE's llama file type. One progress line per tensor, with
-// the relative RMS error of the re-encoded tensor against its decoded original.
-// Exit status 0 on success, 1 with one line on stderr on any error (usage included).
+// TYPE is one of llama-quantize's types (Q4_K_M, IQ4_XS, Q8_0, COPY, ... any case, or its
+// llama_ftype number), whose per-tensor rules pick each matrix's type (plan.h), or a gk
+// type name no such type has (q2_0, nvfp4), taken as --pure. Matrices whose rows are not
+// whole blocks fall back (stated on their line). general.file_type records the mixture,
+// or the type most matrices were written in when none could take the mixture's type;
+// general.quantization_version is set. Every message goes to stderr, so OUT may be
+// /dev/stdout or a pipe. Exit status 0 on success, 1 with one line `gk-quantize: message`
+// on any error (usage included).
 #include "imatrix.h"
+#include "mixture.h"
 #include "plan.h"
 
 #include "gk/gguf.h"
@@ -16,9 +19,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -26,8 +34,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace {
 
@@ -51,13 +57,20 @@ void check(gk_gguf_status s, const gk_gguf_error & err, const std::string & what
     }
 }
 
-bool is_integer(gk_type t) {
-    return t == GK_TYPE_I8 || t == GK_TYPE_I16 || t == GK_TYPE_I32 || t == GK_TYPE_I64;
-}
+// llama.cpp's GGML_QNT_VERSION, recorded as general.quantization_version.
+constexpr uint32_t k_quantization_version = 2;
+
+struct options {
+    std::string in_path, out_path, type_name, imatrix_path, output_type, token_embd_type;
+    int         n_threads        = 0;
+    bool        allow_requantize = false;
+    bool        leave_output     = false;
+    bool        pure             = false;
+};
 
 std::vector<float> decode(const gk_gguf * ctx, int64_t i) {
     std::vector<float> x(static_cast<size_t>(gk_gguf_tensor_nelements(ctx, i)));
-    gk_gguf_error err;
+    gk_gguf_error      err;
     check(gk_gguf_tensor_to_f32(ctx, i, 0, gk_gguf_tensor_nrows(ctx, i), x.data(), &err), err,
           std::string("cannot decode ") + gk_gguf_tensor_name(ctx, i));
     return x;
@@ -78,10 +91,10 @@ double relative_rms_error(const std::vector<float> & x, const std::vector<float>
 // weights, matrix m (rows [m * nrows / n_mat, ...)) uses weights m.
 std::vector<uint8_t> encode(gk_type type, const std::vector<float> & x, int64_t ne0, int64_t nrows,
                             const importance * imp) {
-    const size_t row_size = gk_row_size(type, ne0);
+    const size_t         row_size = gk_row_size(type, ne0);
     std::vector<uint8_t> out(row_size * static_cast<size_t>(nrows));
-    const int64_t n_mat         = imp ? imp->n_mat : 1;
-    const int64_t rows_per_mat  = nrows / n_mat;
+    const int64_t        n_mat        = imp ? imp->n_mat : 1;
+    const int64_t        rows_per_mat = nrows / n_mat;
     for (int64_t m = 0; m < n_mat && ne0 > 0; ++m) {
         const float * w = imp ? imp->w.data() + m * ne0 : nullptr;
         if (gk::quant::quantize_rows(type, x.data() + m * rows_per_mat * ne0, out.data() + m * rows_per_mat * row_size,
@@ -94,60 +107,39 @@ std::vector<uint8_t> encode(gk_type type, const std::vector<float> & x, int64_t 
 
 struct totals {
     std::map<std::string, int> by_type;
-    uint64_t    bytes_in  = 0;
-    uint64_t    bytes_out = 0;
-    double      worst     = 0;
-    std::string worst_name;
+    uint64_t                   bytes_in  = 0;
+    uint64_t                   bytes_out = 0;
+    double                     worst     = 0;
+    std::string                worst_name;
 };
 
-// Re-encode or copy tensor `i` of `in` into `out`; prints its progress line.
-void convert_tensor(const gk_gguf * in, int64_t i, gk_gguf * out, gk_type target, const imatrix * imat, totals & sum) {
+// Re-encode or copy tensor `i` of `in` into `out` as `d` says; prints its progress line.
+void convert_tensor(const gk_gguf * in, int64_t i, const decision & d, const importance * imp, const std::string & note,
+                    gk_gguf * out, totals & sum) {
     const std::string name   = gk_gguf_tensor_name(in, i);
     const gk_type     src    = gk_gguf_tensor_type(in, i);
     const uint32_t    n_dims = gk_gguf_tensor_n_dims(in, i);
     const int64_t *   ne     = gk_gguf_tensor_ne(in, i);
     const int64_t     nrows  = gk_gguf_tensor_nrows(in, i);
 
-    std::string note;
-    gk_type     type = GK_TYPE_F32;
-    if (is_integer(src)) {
-        type = src;
-        note = "copied";
-    } else if (is_weight_matrix(name, n_dims)) {
-        type = choose_type(target, ne[0], note);
-    } else {
-        note = n_dims == 1 ? "kept: 1-D" : "kept: not a weight matrix";
-    }
-
-    const importance * imp = nullptr;
-    if (imat && type != src && gk_is_quantized(type)) {
-        imp = imat->find(name);
-        if (!imp) {
-            note += note.empty() ? "no imatrix entry" : "; no imatrix entry";
-        } else if (imp->ne0 != ne[0] || nrows % imp->n_mat != 0) {
-            fail("imatrix entry for " + name + " has " + std::to_string(imp->n_mat) + " x " + std::to_string(imp->ne0) +
-                 " weights, which do not fit its shape");
-        }
-    }
-
     std::vector<uint8_t> bytes;
     std::vector<float>   x;  // the decoded original, when re-encoded
-    if (type == src) {
+    if (!d.quantize) {
         const auto * p = static_cast<const uint8_t *>(gk_gguf_tensor_data(in, i));
         bytes.assign(p, p + gk_gguf_tensor_size(in, i));
     } else {
         x = decode(in, i);
-        if (type == GK_TYPE_F32) {
+        if (d.type == GK_TYPE_F32) {
             bytes.resize(x.size() * sizeof(float));
             std::memcpy(bytes.data(), x.data(), bytes.size());
         } else {
-            bytes = encode(type, x, ne[0], nrows, imp);
+            bytes = encode(d.type, x, ne[0], nrows, imp);
         }
     }
     gk_gguf_error e;
-    check(gk_gguf_add_tensor(out, name.c_str(), type, n_dims, ne, bytes.data(), bytes.size(), &e), e,
+    check(gk_gguf_add_tensor(out, name.c_str(), d.type, n_dims, ne, bytes.data(), bytes.size(), &e), e,
           "cannot add " + name);
-    const bool lossy = type != src && type != GK_TYPE_F32;
+    const bool lossy = d.quantize && d.type != GK_TYPE_F32;
     double     err   = 0;
     if (lossy) {
         err = relative_rms_error(x, decode(out, gk_gguf_tensor_count(out) - 1));
@@ -166,113 +158,261 @@ void convert_tensor(const gk_gguf * in, int64_t i, gk_gguf * out, gk_type target
     if (lossy) {
         std::snprintf(errtext, sizeof errtext, "  rel rms err %.4f%%", 100.0 * err);
     }
-    std::printf("[%4" PRId64 "/%" PRId64 "] %-32s %-16s %6s -> %-7s %10" PRIu64 " -> %10zu bytes%s%s%s%s\n", i + 1,
-                gk_gguf_tensor_count(in), name.c_str(), shape.c_str(), gk_type_name(src), gk_type_name(type),
-                gk_gguf_tensor_size(in, i), bytes.size(), errtext, note.empty() ? "" : "  (", note.c_str(),
-                note.empty() ? "" : ")");
-    std::fflush(stdout);
-    ++sum.by_type[gk_type_name(type)];
+    std::fprintf(stderr, "[%4" PRId64 "/%" PRId64 "] %-32s %-16s %6s -> %-7s %10" PRIu64 " -> %10zu bytes%s%s%s%s\n",
+                 i + 1, gk_gguf_tensor_count(in), name.c_str(), shape.c_str(), gk_type_name(src), gk_type_name(d.type),
+                 gk_gguf_tensor_size(in, i), bytes.size(), errtext, note.empty() ? "" : "  (", note.c_str(),
+                 note.empty() ? "" : ")");
+    ++sum.by_type[gk_type_name(d.type)];
     sum.bytes_in += gk_gguf_tensor_size(in, i);
     sum.bytes_out += bytes.size();
 }
 
-void copy_metadata(const gk_gguf * in, gk_gguf * out, gk_type target) {
+// Copy every pair, then record the file type and quantization version.
+void write_metadata(const gk_gguf * in, gk_gguf * out, const settings & s, const std::vector<decision> & plan) {
     gk_gguf_error e;
     for (int64_t i = 0; i < gk_gguf_kv_count(in); ++i) {
         check(gk_gguf_set_value(out, gk_gguf_kv_key(in, i), gk_gguf_kv_value(in, i), &e), e,
               std::string("cannot copy ") + gk_gguf_kv_key(in, i));
     }
-    const int ftype = file_type_of(target);
-    if (ftype >= 0) {
-        check(gk_gguf_set_u32(out, "general.file_type", static_cast<uint32_t>(ftype), &e), e, "general.file_type");
-        std::printf("general.file_type = %d\n", ftype);
-    } else {
+    if (s.copy) {
+        std::fprintf(stderr, "general.file_type: copied from the input\n");
+        return;
+    }
+    check(gk_gguf_set_u32(out, "general.quantization_version", k_quantization_version, &e), e,
+          "general.quantization_version");
+    const int ftype = recorded_file_type(s, plan);
+    if (ftype < 0) {
         if (gk_gguf_find_key(out, "general.file_type") >= 0) {
             check(gk_gguf_remove_key(out, "general.file_type", &e), e, "general.file_type");
         }
-        std::printf("general.file_type: llama.cpp names no file type for %s; key left out\n", gk_type_name(target));
+        std::fprintf(stderr, "general.file_type: llama.cpp names no file type for %s; key left out\n",
+                     gk_type_name(s.base));
+        return;
+    }
+    check(gk_gguf_set_u32(out, "general.file_type", static_cast<uint32_t>(ftype), &e), e, "general.file_type");
+    if (ftype == s.id) {
+        std::fprintf(stderr, "general.file_type = %d (%s)\n", ftype, file_type_name(ftype));
+    } else {
+        std::fprintf(stderr, "general.file_type = %d (%s), not %d (%s): no matrix could be written in %s\n", ftype,
+                     file_type_name(ftype), static_cast<int>(s.id), file_type_name(s.id), gk_type_name(s.base));
     }
 }
 
 // Refuse an output path that cannot be written, or that names the input, before any
-// work is done (the file is written at the end, to a temporary file in the output's
-// folder that is then renamed over it).
+// work is done. A device or FIFO (/dev/stdout, a pipe) is written in place; a file is
+// written through a temporary file in its folder, renamed over it at the end.
 void check_output(const std::string & in_path, const std::string & out_path) {
-    const fs::path  out(out_path);
-    const fs::path  dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
     std::error_code ec;
-    if (fs::is_directory(out, ec)) {
-        fail(out_path + ": is a directory");
+    if (fs::equivalent(in_path, out_path, ec)) {
+        fail(out_path + ": is the input file; write the output to another path");
     }
+    struct stat st {};
+    if (stat(out_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            fail(out_path + ": is a directory");
+        }
+        if (access(out_path.c_str(), W_OK) != 0) {
+            fail(out_path + ": cannot write: " + std::strerror(errno));
+        }
+        return;
+    }
+    fs::path out(out_path);
+    if (fs::is_symlink(out, ec)) {  // /dev/stdout redirected to a file: that file's folder
+        out = fs::weakly_canonical(out, ec);
+    }
+    const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
     if (!fs::is_directory(dir, ec)) {
         fail(out_path + ": no folder " + dir.string());
     }
     if (access(dir.c_str(), W_OK) != 0) {
         fail(out_path + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
     }
-    if (fs::equivalent(in_path, out, ec)) {
-        fail(out_path + ": is the input file; write the output to another path");
+}
+
+// A ggml type name given to --output-tensor-type / --token-embedding-type.
+gk_type parse_tensor_type(const std::string & name, const char * option) {
+    gk_type t;
+    if (name.empty()) {
+        return GK_TYPE_COUNT;
+    }
+    if (!gk_type_from_name(name.c_str(), &t) || !is_weight_type(t)) {
+        fail(std::string(option) + ": '" + name + "' is not a type for model weights");
+    }
+    return t;
+}
+
+// The mixture TYPE names, or a plain gk type taken as --pure.
+settings parse_settings(const options & o) {
+    settings s;
+    if (const mixture * m = find_mixture(o.type_name)) {
+        s.id   = m->id;
+        s.base = m->base;
+        s.copy = m->copy;
+        s.pure = o.pure;
+    } else {
+        gk_type t;
+        if (!gk_type_from_name(o.type_name.c_str(), &t)) {
+            fail("unknown type '" + o.type_name + "' (see --help for the list)");
+        }
+        if (!is_weight_type(t)) {
+            fail(std::string(gk_type_name(t)) + " is not a type for model weights");
+        }
+        s.id   = static_cast<ftype>(file_type_of(t));
+        s.base = t;
+        s.pure = true;
+    }
+    s.leave_output    = o.leave_output;
+    s.has_imatrix     = !o.imatrix_path.empty();
+    s.output_type     = parse_tensor_type(o.output_type, "--output-tensor-type");
+    s.token_embd_type = parse_tensor_type(o.token_embd_type, "--token-embedding-type");
+    return s;
+}
+
+// Refusals that need the plan, before any tensor is written: a quantized source without
+// --allow-requantize, a very low-bit type without importance weights, a type without
+// encoder, importance weights that do not fit.
+void check_plan(const gk_gguf * in, const std::vector<decision> & plan, const settings & s, const options & o,
+                const imatrix * imat) {
+    for (int64_t i = 0; i < gk_gguf_tensor_count(in); ++i) {
+        const decision &  d    = plan[static_cast<size_t>(i)];
+        const std::string name = gk_gguf_tensor_name(in, i);
+        const gk_type     src  = gk_gguf_tensor_type(in, i);
+        if (!d.quantize) {
+            continue;
+        }
+        if (gk_is_quantized(src) && !o.allow_requantize) {
+            fail(name + ": requantizing from " + gk_type_name(src) +
+                 " is disabled; pass --allow-requantize "
+                 "(quality suffers against quantizing from f16 or f32)");
+        }
+        if (d.type != GK_TYPE_F32 && !has_encoder(d.type)) {
+            fail(name + ": no encoder for " + gk_type_name(d.type));
+        }
+        const importance * imp = imat ? imat->find(name) : nullptr;
+        if (needs_imatrix(d.type, name, s.id) && !imp) {
+            fail(name + ": " + gk_type_name(d.type) + " needs importance weights (--imatrix" +
+                 (imat ? " has none for it" : "") + "); without them the result is garbage");
+        }
+        const int64_t * ne = gk_gguf_tensor_ne(in, i);
+        if (imp && (imp->ne0 != ne[0] || gk_gguf_tensor_nrows(in, i) % imp->n_mat != 0)) {
+            fail("imatrix entry for " + name + " has " + std::to_string(imp->n_mat) + " x " + std::to_string(imp->ne0) +
+                 " weights, which do not fit its shape");
+        }
     }
 }
 
-int run(const std::string & in_path, const std::string & out_path, const std::string & type_name,
-        const std::string & imatrix_path) {
-    gk_type target;
-    if (!gk_type_from_name(type_name.c_str(), &target)) {
-        fail("unknown type '" + type_name + "'");
+int run(const options & o) {
+    const settings s = parse_settings(o);
+    check_output(o.in_path, o.out_path);
+    if (o.n_threads > 1) {
+        std::fprintf(stderr, "gk-quantize: runs on one thread; nthreads %d is not used\n", o.n_threads);
     }
-    if (!is_weight_type(target)) {
-        fail(std::string(gk_type_name(target)) + " is not a type for model weights");
-    }
-    if (target != GK_TYPE_F32 && !has_encoder(target)) {
-        fail(std::string("no encoder for ") + gk_type_name(target));
-    }
-    check_output(in_path, out_path);
     imatrix imat;
-    if (!imatrix_path.empty()) {
+    if (!o.imatrix_path.empty()) {
         std::string err;
-        if (!imat.load(imatrix_path, err)) {
+        if (!imat.load(o.imatrix_path, err)) {
             fail(err);
         }
-        std::printf("imatrix: %zu entries from %s\n", imat.size(), imatrix_path.c_str());
+        std::fprintf(stderr, "imatrix: %zu entries from %s\n", imat.size(), o.imatrix_path.c_str());
     }
     gk_gguf_error e;
-    const context in(gk_gguf_open(in_path.c_str(), &e));
+    const context in(gk_gguf_open(o.in_path.c_str(), &e));
     if (!in) {
-        fail(in_path + ": " + e.message);
+        fail(o.in_path + ": " + e.message);
     }
+    std::vector<tensor_desc> tensors;
+    for (int64_t i = 0; i < gk_gguf_tensor_count(in.get()); ++i) {
+        tensor_desc t;
+        t.name   = gk_gguf_tensor_name(in.get(), i);
+        t.n_dims = gk_gguf_tensor_n_dims(in.get(), i);
+        std::copy(gk_gguf_tensor_ne(in.get(), i), gk_gguf_tensor_ne(in.get(), i) + 4, t.ne);
+        t.type = gk_gguf_tensor_type(in.get(), i);
+        tensors.push_back(std::move(t));
+    }
+    std::vector<decision> decisions;
+    try {
+        // Only the per-tensor rules read the model's metadata.
+        model_info m;
+        if (s.copy || s.pure || !gk_is_quantized(s.base)) {
+            m.has_output = gk_gguf_find_tensor(in.get(), "output.weight") >= 0;
+        } else {
+            m = read_model_info(in.get());
+        }
+        decisions = plan(s, m, tensors);
+    } catch (const std::invalid_argument & x) {
+        fail(o.in_path + ": " + x.what());
+    }
+    const imatrix * im = o.imatrix_path.empty() ? nullptr : &imat;
+    check_plan(in.get(), decisions, s, o, im);
+
     const context out(gk_gguf_create());
     if (!out) {
         fail("out of memory");
     }
-    copy_metadata(in.get(), out.get(), target);
+    std::fprintf(stderr, "quantizing %s as %s%s\n", o.in_path.c_str(), o.type_name.c_str(),
+                 s.pure && !s.copy ? " (pure)" : "");
+    write_metadata(in.get(), out.get(), s, decisions);
     totals sum;
     for (int64_t i = 0; i < gk_gguf_tensor_count(in.get()); ++i) {
-        convert_tensor(in.get(), i, out.get(), target, imatrix_path.empty() ? nullptr : &imat, sum);
+        const decision &   d       = decisions[static_cast<size_t>(i)];
+        const bool         weighed = im && d.quantize && gk_is_quantized(d.type);
+        const importance * imp     = weighed ? im->find(tensors[i].name) : nullptr;
+        std::string        note    = d.why;
+        if (weighed && !imp) {
+            note += (note.empty() ? "" : "; ") + std::string("no imatrix entry");
+        }
+        convert_tensor(in.get(), i, d, imp, note, out.get(), sum);
     }
-    check(gk_gguf_write(out.get(), out_path.c_str(), &e), e, "cannot write " + out_path);
+    if (gk_gguf_write(out.get(), o.out_path.c_str(), &e) != GK_GGUF_OK) {
+        fail(e.message);  // names the file and the system's reason
+    }
     std::string types;
     for (const auto & [name, n] : sum.by_type) {
         types += (types.empty() ? "" : ", ") + name + " " + std::to_string(n);
     }
-    std::printf("wrote %s: %" PRId64 " tensors (%s), tensor data %" PRIu64 " -> %" PRIu64 " bytes", out_path.c_str(),
-                gk_gguf_tensor_count(out.get()), types.c_str(), sum.bytes_in, sum.bytes_out);
+    std::fprintf(stderr, "wrote %s: %" PRId64 " tensors (%s), tensor data %" PRIu64 " -> %" PRIu64 " bytes",
+                 o.out_path.c_str(), gk_gguf_tensor_count(out.get()), types.c_str(), sum.bytes_in, sum.bytes_out);
     if (!sum.worst_name.empty()) {
-        std::printf("; largest rel rms err %.4f%% (%s)", 100.0 * sum.worst, sum.worst_name.c_str());
+        std::fprintf(stderr, "; largest rel rms err %.4f%% (%s)", 100.0 * sum.worst, sum.worst_name.c_str());
     }
-    std::printf("\n");
+    std::fprintf(stderr, "\n");
     return 0;
 }
 
-} // namespace
+std::string type_list() {
+    std::string text = "\nTYPE (any case, or the number):\n";
+    for (const mixture & m : mixtures()) {
+        char line[160];
+        if (m.copy) {
+            std::snprintf(line, sizeof line, "          %-9s : %s\n", m.name, m.description);
+        } else {
+            std::snprintf(line, sizeof line, "  %2d  or  %-9s : %s\n", static_cast<int>(m.id), m.name, m.description);
+        }
+        text += line;
+    }
+    text += "  or a gk type name none of these has (q2_0, nvfp4, ...): every matrix that type, as --pure\n";
+    return text;
+}
+
+}  // namespace
 
 int main(int argc, char ** argv) {
-    CLI::App app{"gk-quantize: re-encode a GGUF model's weight matrices to TYPE"};
-    std::string in_path, out_path, type_name, imatrix_path;
-    app.add_option("in", in_path, "input GGUF model")->required();
-    app.add_option("out", out_path, "output GGUF file")->required();
-    app.add_option("type", type_name, "target type (q8_0, q4_K, iq4_xs, ...)")->required();
-    app.add_option("--imatrix", imatrix_path, "importance matrix (GGUF, as written by llama-imatrix)");
+    CLI::App app{"gk-quantize: re-encode a GGUF model's weight matrices as llama-quantize does", "gk-quantize"};
+    options  o;
+    app.add_option("in", o.in_path, "input GGUF model")->required();
+    app.add_option("out", o.out_path, "output GGUF file (a device such as /dev/stdout is written in place)")
+        ->required();
+    app.add_option("type", o.type_name, "quantization type (see the list below)")->required();
+    app.add_option("nthreads", o.n_threads, "accepted for llama-quantize's command line; gk-quantize uses one thread")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--imatrix", o.imatrix_path, "importance matrix (GGUF, as written by llama-imatrix)");
+    app.add_flag("--allow-requantize", o.allow_requantize,
+                 "allow re-encoding tensors that are already quantized (quality suffers against f16/f32 sources)");
+    app.add_flag("--leave-output-tensor", o.leave_output, "copy output.weight as stored");
+    app.add_flag("--pure", o.pure, "no per-tensor rules: every matrix gets TYPE's default type");
+    app.add_option("--output-tensor-type", o.output_type, "type of output.weight (a ggml type name: q8_0, f16, ...)");
+    app.add_option("--token-embedding-type", o.token_embd_type, "type of token_embd.weight (a ggml type name)");
+    app.footer(type_list());
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError & e) {
@@ -282,8 +422,11 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "gk-quantize: %s (see --help)\n", e.what());
         return 1;
     }
+    // A reader that goes away (`gk-quantize ... /dev/stdout q8_0 | head -c 10`) is a failed
+    // write, reported as any other, not a silent death by SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     try {
-        return run(in_path, out_path, type_name, imatrix_path);
+        return run(o);
     } catch (const error & e) {
         std::fprintf(stderr, "gk-quantize: %s\n", e.message.c_str());
         return 1;
