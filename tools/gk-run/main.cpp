@@ -254,7 +254,8 @@ int main(int argc, char ** argv) {
     sp.n_threads = opt.n_threads > 0 ? opt.n_threads : std::max(1u, std::thread::hardware_concurrency());
     if (!gk_type_from_name(opt.cache_type_k.c_str(), &sp.type_k) ||
         !gk_type_from_name(opt.cache_type_v.c_str(), &sp.type_v)) {
-        return fail("unknown KV cache type '" + opt.cache_type_k + "' / '" + opt.cache_type_v + "' (use f32 or f16)");
+        return fail("unknown KV cache type '" + opt.cache_type_k + "' / '" + opt.cache_type_v + "' (use " +
+                    gk::run::kv_cache_type_names() + ")");
     }
     auto session = gk::run::Session::create(*model, sp, &error);
     if (!session) return fail(error);
