@@ -285,8 +285,12 @@ void quantize_row_q8_1(const float * x, block_q8_1 * y, int64_t k) {
     }
 }
 
-void quantize_row_q4_0_ref(const float * x, block_q4_0 * y, int64_t k) { quantize_symmetric_ref<block_q4_0, 8>(x, y, k); }
-void quantize_row_q5_0_ref(const float * x, block_q5_0 * y, int64_t k) { quantize_symmetric_ref<block_q5_0, 16>(x, y, k); }
+void quantize_row_q4_0_ref(const float * x, block_q4_0 * y, int64_t k) {
+    quantize_symmetric_ref<block_q4_0, 8>(x, y, k);
+}
+void quantize_row_q5_0_ref(const float * x, block_q5_0 * y, int64_t k) {
+    quantize_symmetric_ref<block_q5_0, 16>(x, y, k);
+}
 void quantize_row_q4_1_ref(const float * x, block_q4_1 * y, int64_t k) { quantize_affine_ref<block_q4_1, 15>(x, y, k); }
 void quantize_row_q5_1_ref(const float * x, block_q5_1 * y, int64_t k) { quantize_affine_ref<block_q5_1, 31>(x, y, k); }
 

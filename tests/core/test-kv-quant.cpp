@@ -70,7 +70,8 @@ TEST(KvQuant, ReferenceEncodersGiveGgmlsBytes) {
         SCOPED_TRACE(gk_type_name(g.type));
         ASSERT_NE(gk::quant::get_type_traits(g.type)->from_float_ref, nullptr);
         const std::vector<uint8_t> bytes = encode_ref(g.type, x);
-        EXPECT_EQ(fnv1a(bytes), g.hash) << "first block: " << testing::PrintToString(std::vector<uint8_t>(
+        EXPECT_EQ(fnv1a(bytes), g.hash) << "first block: "
+                                        << testing::PrintToString(std::vector<uint8_t>(
                                                bytes.begin(), bytes.begin() + static_cast<long>(gk_type_size(g.type))));
     }
 }
@@ -119,9 +120,10 @@ TEST(KvQuant, SetRowsWritesTheReferenceEncoding) {
         std::vector<int32_t> cell(rows);
         for (int64_t r = 0; r < rows; ++r) {
             cell[static_cast<size_t>(r)] = static_cast<int32_t>((r * 5 + 3) % cells);
-            const std::vector<float> row(x.begin() + r * n, x.begin() + (r + 1) * n);
+            const std::vector<float>   row(x.begin() + r * n, x.begin() + (r + 1) * n);
             const std::vector<uint8_t> enc = encode_ref(t, row);
-            std::copy(enc.begin(), enc.end(), want.begin() + static_cast<long>(cell[static_cast<size_t>(r)] * row_bytes));
+            std::copy(enc.begin(), enc.end(),
+                      want.begin() + static_cast<long>(cell[static_cast<size_t>(r)] * row_bytes));
         }
         bool search_differs = false;
         for (int64_t r = 0; r < rows && !search_differs; ++r) {

@@ -199,7 +199,9 @@ std::vector<std::vector<double>> q_stored_sums(const gk_tensor * q, gk_type kt) 
     std::vector<float>        row(static_cast<size_t>(D));
     std::vector<gk::quant::block_q8_1> conv(static_cast<size_t>(D / 32));
     for (size_t r = 0; r < vq.size(); r += static_cast<size_t>(D)) {
-        for (int64_t i = 0; i < D; ++i) row[static_cast<size_t>(i)] = static_cast<float>(vq[r + static_cast<size_t>(i)]);
+        for (int64_t i = 0; i < D; ++i) {
+            row[static_cast<size_t>(i)] = static_cast<float>(vq[r + static_cast<size_t>(i)]);
+        }
         vd->from_float(row.data(), conv.data(), D);
         std::vector<double> sums;
         for (const auto & b : conv) sums.push_back(gk::fp16_to_fp32(b.s));

@@ -46,10 +46,10 @@ const fs::path & scratch() {
 /** The logits of k_steps greedy steps of `model` with K and V cached as `type`, plus
  *  `extra` options; fails the test (and returns nothing) when gk-run does not exit 0. */
 std::vector<float> logits(const std::string & model, const std::string & type, std::vector<std::string> extra = {}) {
-    static int     n    = 0;
-    const fs::path dump = scratch() / ("logits-" + std::to_string(n++) + ".f32");
-    std::vector<std::string> args{"-m",   (k_models / model).string(), "-p", k_prompt, "-n", std::to_string(k_steps),
-                                  "--temp", "0",  "-ctk", type, "-ctv", type, "--dump-logits", dump.string()};
+    static int               n    = 0;
+    const fs::path           dump = scratch() / ("logits-" + std::to_string(n++) + ".f32");
+    std::vector<std::string> args{"-m", (k_models / model).string(), "-p", k_prompt, "-n", std::to_string(k_steps)};
+    args.insert(args.end(), {"--temp", "0", "-ctk", type, "-ctv", type, "--dump-logits", dump.string()});
     args.insert(args.end(), extra.begin(), extra.end());
     const run_result r = run_gk_run(args);
     EXPECT_EQ(r.exit_code, 0) << model << " " << type << ": " << r.err;
@@ -96,8 +96,8 @@ TEST(GkRunKvq, EveryTypeRunsAndIsMicroBatchInvariant) {
             const std::vector<float> ones  = logits(model, type, {"-ub", "1", "-t", "1"});
             EXPECT_TRUE(whole == ones) << "the logits of -ub 1 differ from those of -ub 512";
         }
-        const run_result r = run_gk_run({"-m", (k_models / model).string(), "-p", "Hi", "-n", "1", "-ctk", "q4_0",
-                                         "-ctv", "iq4_nl", "-v"});
+        const run_result r = run_gk_run(
+            {"-m", (k_models / model).string(), "-p", "Hi", "-n", "1", "-ctk", "q4_0", "-ctv", "iq4_nl", "-v"});
         EXPECT_EQ(r.exit_code, 0) << r.err;
         EXPECT_NE(r.err.find("KV cache q4_0/iq4_nl"), std::string::npos) << r.err;
     }
@@ -189,14 +189,14 @@ TEST(GkRunKvq, TypesOutsideTheListAreRefused) {
 // As in llama.cpp, a block type needs head sizes that are a multiple of its block: the
 // random llama model's heads have 16 elements, stories260K's 8.
 TEST(GkRunKvq, HeadsThatDoNotFitTheBlockAreRefused) {
-    expect_one_line_error(run_gk_run({"-m", (k_models / "llama-random-q8_0.gguf").string(), "-p", "Hi", "-n", "1",
-                                      "-ctk", "q8_0"}),
-                          {"q8_0", "for K", "block size 32", "head size is 16"});
-    expect_one_line_error(run_gk_run({"-m", (k_models / "stories260K.gguf").string(), "-p", "Hi", "-n", "1", "-ctv",
-                                      "iq4_nl"}),
-                          {"iq4_nl", "for V", "head size is 8"});
+    expect_one_line_error(
+        run_gk_run({"-m", (k_models / "llama-random-q8_0.gguf").string(), "-p", "Hi", "-n", "1", "-ctk", "q8_0"}),
+        {"q8_0", "for K", "block size 32", "head size is 16"});
+    expect_one_line_error(
+        run_gk_run({"-m", (k_models / "stories260K.gguf").string(), "-p", "Hi", "-n", "1", "-ctv", "iq4_nl"}),
+        {"iq4_nl", "for V", "head size is 8"});
     // bf16 has one-element blocks: any head size.
-    EXPECT_EQ(run_gk_run({"-m", (k_models / "stories260K.gguf").string(), "-p", "Hi", "-n", "1", "-ctk", "bf16"})
-                  .exit_code,
-              0);
+    EXPECT_EQ(
+        run_gk_run({"-m", (k_models / "stories260K.gguf").string(), "-p", "Hi", "-n", "1", "-ctk", "bf16"}).exit_code,
+        0);
 }
