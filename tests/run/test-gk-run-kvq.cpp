@@ -86,15 +86,17 @@ gk::run::hparams read_hp(const std::string & model) {
 } // namespace
 
 // Each type runs, -v names it, and the prompt is evaluated to the same bits one token at a
-// time (-ub 1) as all at once (-ub 512): K and V rows are encoded one by one, and a masked
-// cell changes no bit of attention.
+// time (-ub 1), seven at a time and all at once (-ub 512), at 1 to 3 threads: K and V rows
+// are encoded one by one, and a masked cell changes no bit of attention.
 TEST(GkRunKvq, EveryTypeRunsAndIsMicroBatchInvariant) {
     for (const char * model : k_block_models) {
         for (const char * type : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"}) {
             SCOPED_TRACE(std::string(model) + " " + type);
-            const std::vector<float> whole = logits(model, type, {"-ub", "512", "-t", "2"});
-            const std::vector<float> ones  = logits(model, type, {"-ub", "1", "-t", "1"});
+            const std::vector<float> whole  = logits(model, type, {"-ub", "512", "-t", "2"});
+            const std::vector<float> ones   = logits(model, type, {"-ub", "1", "-t", "1"});
+            const std::vector<float> sevens = logits(model, type, {"-ub", "7", "-t", "3"});
             EXPECT_TRUE(whole == ones) << "the logits of -ub 1 differ from those of -ub 512";
+            EXPECT_TRUE(whole == sevens) << "the logits of -ub 7 differ from those of -ub 512";
         }
         const run_result r = run_gk_run(
             {"-m", (k_models / model).string(), "-p", "Hi", "-n", "1", "-ctk", "q4_0", "-ctv", "iq4_nl", "-v"});
