@@ -23,6 +23,11 @@ using to_float_fn = void (*)(const void * src, float * dst, int64_t n);
 /// (llama.cpp's imatrix convention); encoders that take no weights ignore it.
 using from_float_fn = void (*)(const float * src, void * dst, int64_t n, const float * imatrix);
 
+/// Encode one row of `n` elements (a whole number of blocks) with ggml's reference encoder
+/// of the type (its quantize_row_*_ref: one pass, no search), the bytes ggml's CPU backend
+/// writes when it stores a row (its from_float, as in set_rows into a quantized KV cache).
+using from_float_ref_fn = void (*)(const float * src, void * dst, int64_t n);
+
 struct type_traits {
     const char *  name       = "?";
     int64_t       blck_size  = 0;   // elements per block
@@ -31,6 +36,10 @@ struct type_traits {
     to_float_fn   to_float   = nullptr;
     from_float_fn from_float = nullptr;
     bool          takes_imatrix = false;  // the encoder uses importance weights when given
+    // ggml's reference encoder, where it differs from from_float (q4_0 q4_1 q5_0 q5_1 q8_0
+    // q8_1 iq4_nl); nullptr elsewhere: the plain types, whose from_float is already the
+    // conversion ggml makes, and the types the codec has no reference encoder for.
+    from_float_ref_fn from_float_ref = nullptr;
 };
 
 /// The traits of `type`, or nullptr for an invalid id. Thread-safe (built once).

@@ -466,6 +466,38 @@ void quantize_row_iq4_xs(const float * src, void * dst, int64_t n, const float *
     }
 }
 
+void quantize_row_iq4_nl_ref(const float * src, void * dst, int64_t n) {
+    for (int64_t i = 0; i < n / QK4_NL; ++i) {
+        const float * x    = src + i * QK4_NL;
+        float         xmax = 0.0f;
+        block_iq4_nl  b{};  // d = +0, every index 0
+        if (group_amax(x, QK4_NL, &xmax) >= 1e-15f) {
+            const float id = 1.0f / (xmax / static_cast<float>(k_iq4nl_values[0]));
+            uint8_t     codes[QK4_NL];
+            float       sumqx = 0.0f;
+            float       sumq2 = 0.0f;
+            for (int j = 0; j < QK4_NL; ++j) {
+                // The entry nearest to v: the count of midpoints at or below it, compared
+                // doubled (v + v against the sum of two neighbours is exact).
+                const float v  = id * x[j];
+                const float v2 = v + v;
+                int         c  = 0;
+                for (int k = 1; k < 16; ++k) {
+                    c += v2 >= static_cast<float>(k_iq4nl_values[k - 1] + k_iq4nl_values[k]);
+                }
+                codes[j]      = static_cast<uint8_t>(c);
+                const float q = static_cast<float>(k_iq4nl_values[c]);
+                const float w = x[j] * x[j];
+                sumqx += w * q * x[j];
+                sumq2 += w * q * q;
+            }
+            b.d = fp32_to_fp16(sumq2 > 0.0f ? sumqx / sumq2 : 0.0f);
+            pack_group(codes, QK4_NL, b.qs);
+        }
+        store_block(dst, i, b);
+    }
+}
+
 void register_fp4(codec_table & t) {
     const auto set = [&t](int id, to_float_fn dec, from_float_fn enc) {
         t.rows[id].to_float      = dec;
@@ -476,6 +508,7 @@ void register_fp4(codec_table & t) {
     set(GK_TYPE_NVFP4, dequantize_row_nvfp4, quantize_row_nvfp4);
     set(GK_TYPE_IQ4_NL, dequantize_row_iq4_nl, quantize_row_iq4_nl);
     set(GK_TYPE_IQ4_XS, dequantize_row_iq4_xs, quantize_row_iq4_xs);
+    t.rows[GK_TYPE_IQ4_NL].from_float_ref = quantize_row_iq4_nl_ref;
 }
 
 } // namespace gk::quant

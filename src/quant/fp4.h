@@ -131,4 +131,14 @@ void quantize_row_nvfp4(const float * src, void * dst, int64_t n, const float * 
 void quantize_row_iq4_nl(const float * src, void * dst, int64_t n, const float * imatrix);
 void quantize_row_iq4_xs(const float * src, void * dst, int64_t n, const float * imatrix);
 
+/// IQ4_NL's reference encoder: the bytes of ggml's quantize_row_iq4_nl_ref (its CPU
+/// from_float for IQ4_NL, what its set_rows writes into a quantized KV cache). Per block
+/// of 32, with max the element of largest |x| (the first on a tie): a block with
+/// max|x| < 1e-15 stores d = 0 and index 0 everywhere; otherwise each x takes the index of
+/// the codebook entry nearest to x * (1 / (max / -127)) (a value on a midpoint takes the
+/// upper entry), and d = sum(w q x) / sum(w q q) over the chosen entries q with weights
+/// w = x^2, in f32 in element order, stored as f16. No search (ggml's ntry = -1).
+/// NaN inputs are defined (they take index 0). n is a multiple of 32.
+void quantize_row_iq4_nl_ref(const float * src, void * dst, int64_t n);
+
 } // namespace gk::quant

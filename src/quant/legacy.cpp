@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace gk::quant {
 namespace {
@@ -171,6 +172,76 @@ float quantize_block_q8(const float * x, int8_t * qs) {
 
 void quantize_q8_1_row(const float * x, block_q8_1 * y, int64_t k, const float *) { quantize_row_q8_1(x, y, k); }
 
+/// int(v) for v in [0, hi] (truncated toward zero), 0 below (and for NaN), hi above: ggml's
+/// MIN(hi, (int8_t) v) wherever that is defined and not negative.
+int truncated_level(float v, int hi) {
+    if (!(v > 0.0f)) {
+        return 0;
+    }
+    return v >= static_cast<float>(hi) ? hi : static_cast<int>(v);
+}
+
+/// ggml's reference encoder of a symmetric format with levels 0 .. 2 * Half - 1 decoding to
+/// (q - Half) * d (legacy.h).
+template <class Block, int Half>
+void quantize_symmetric_ref(const float * x, Block * y, int64_t k) {
+    for (int64_t i = 0; i < k / QK; ++i) {
+        const float * xb   = x + i * QK;
+        float         amax = 0.0f;
+        float         max  = 0.0f;
+        for (int j = 0; j < QK; ++j) {
+            if (amax < std::fabs(xb[j])) {
+                amax = std::fabs(xb[j]);
+                max  = xb[j];
+            }
+        }
+        const float d  = max / static_cast<float>(-Half);
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        int         q[QK];
+        for (int j = 0; j < QK; ++j) {
+            const float v = xb[j] * id;
+            q[j]          = truncated_level(v + (static_cast<float>(Half) + 0.5f), 2 * Half - 1);
+        }
+        y[i].d = fp32_to_fp16(d);
+        store_quants(y[i], q);
+    }
+}
+
+/// ggml's reference encoder of an affine format with levels 0 .. Nmax decoding to q * d + m.
+template <class Block, int Nmax>
+void quantize_affine_ref(const float * x, Block * y, int64_t k) {
+    for (int64_t i = 0; i < k / QK; ++i) {
+        const float * xb  = x + i * QK;
+        float         min = std::numeric_limits<float>::max();
+        float         max = -std::numeric_limits<float>::max();
+        for (int j = 0; j < QK; ++j) {
+            if (xb[j] < min) min = xb[j];
+            if (xb[j] > max) max = xb[j];
+        }
+        const float d  = (max - min) / static_cast<float>(Nmax);
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        int         q[QK];
+        for (int j = 0; j < QK; ++j) {
+            const float v = (xb[j] - min) * id;
+            q[j]          = truncated_level(v + 0.5f, Nmax);
+        }
+        y[i].d = fp32_to_fp16(d);
+        y[i].m = fp32_to_fp16(min);
+        store_quants(y[i], q);
+    }
+}
+
+// from_float_ref adapters (codec.h): the typed reference encoders on untyped rows.
+template <class Block, void (*Encode)(const float *, Block *, int64_t)>
+void encode_ref(const float * x, Block * y, int64_t k, const float *) {
+    Encode(x, y, k);
+}
+
+template <class Block, void (*Encode)(const float *, Block *, int64_t)>
+void encode_ref_row(const float * src, void * dst, int64_t n) {
+    encode_blocks<Block, QK, encode_ref<Block, Encode>>(src, dst, n, nullptr);
+}
+
 } // namespace
 
 void dequantize_row_q4_0(const block_q4_0 * x, float * y, int64_t k) { dequantize_symmetric<block_q4_0, 8>(x, y, k); }
@@ -214,6 +285,15 @@ void quantize_row_q8_1(const float * x, block_q8_1 * y, int64_t k) {
     }
 }
 
+void quantize_row_q4_0_ref(const float * x, block_q4_0 * y, int64_t k) {
+    quantize_symmetric_ref<block_q4_0, 8>(x, y, k);
+}
+void quantize_row_q5_0_ref(const float * x, block_q5_0 * y, int64_t k) {
+    quantize_symmetric_ref<block_q5_0, 16>(x, y, k);
+}
+void quantize_row_q4_1_ref(const float * x, block_q4_1 * y, int64_t k) { quantize_affine_ref<block_q4_1, 15>(x, y, k); }
+void quantize_row_q5_1_ref(const float * x, block_q5_1 * y, int64_t k) { quantize_affine_ref<block_q5_1, 31>(x, y, k); }
+
 void register_legacy(codec_table & t) {
     auto set = [&](gk_type type, to_float_fn dec, from_float_fn enc, bool imatrix) {
         t.rows[type].to_float      = dec;
@@ -232,6 +312,12 @@ void register_legacy(codec_table & t) {
         encode_blocks<block_q8_0, QK, quantize_q8_0>, true);
     set(GK_TYPE_Q8_1, decode_blocks<block_q8_1, QK, dequantize_row_q8_1>,
         encode_blocks<block_q8_1, QK, quantize_q8_1_row>, false);
+    t.rows[GK_TYPE_Q4_0].from_float_ref = encode_ref_row<block_q4_0, quantize_row_q4_0_ref>;
+    t.rows[GK_TYPE_Q4_1].from_float_ref = encode_ref_row<block_q4_1, quantize_row_q4_1_ref>;
+    t.rows[GK_TYPE_Q5_0].from_float_ref = encode_ref_row<block_q5_0, quantize_row_q5_0_ref>;
+    t.rows[GK_TYPE_Q5_1].from_float_ref = encode_ref_row<block_q5_1, quantize_row_q5_1_ref>;
+    t.rows[GK_TYPE_Q8_0].from_float_ref = encode_ref_row<block_q8_0, quantize_row_q8_0>;
+    t.rows[GK_TYPE_Q8_1].from_float_ref = encode_ref_row<block_q8_1, quantize_row_q8_1>;
 }
 
 } // namespace gk::quant

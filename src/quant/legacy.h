@@ -98,4 +98,21 @@ void quantize_q8_0(const float * x, block_q8_0 * y, int64_t k, const float * ima
 void quantize_row_q8_0(const float * x, block_q8_0 * y, int64_t k);
 void quantize_row_q8_1(const float * x, block_q8_1 * y, int64_t k);
 
+// Reference encoders of the 4- and 5-bit formats: the bytes of ggml's quantize_row_q4_0_ref,
+// _q4_1_ref, _q5_0_ref and _q5_1_ref (ggml's CPU from_float for these types: what its
+// set_rows writes into a quantized KV cache). One pass per block, no search:
+//   q4_0 / q5_0: d = max / -8 (/ -16), max the element of largest |x| (the first on a tie);
+//                level = trunc(x * (1/d) + 8.5 (16.5)), at most 15 (31);
+//   q4_1 / q5_1: m = min, d = (max - min) / 15 (/ 31); level = trunc((x - m) * (1/d) + 0.5),
+//                at most 15 (31);
+// with 1/d taken as 0 when d is 0, each operation rounded to f32 in that order, d and m
+// stored as f16 (round to nearest even). Identical to ggml on every block where its
+// float-to-int conversions are defined; a NaN or infinite input gives a defined block
+// (levels clamped into range, NaN to level 0) where ggml's behaviour is undefined.
+// `k` is a multiple of 32.
+void quantize_row_q4_0_ref(const float * x, block_q4_0 * y, int64_t k);
+void quantize_row_q4_1_ref(const float * x, block_q4_1 * y, int64_t k);
+void quantize_row_q5_0_ref(const float * x, block_q5_0 * y, int64_t k);
+void quantize_row_q5_1_ref(const float * x, block_q5_1 * y, int64_t k);
+
 } // namespace gk::quant

@@ -3,13 +3,46 @@
 
 #include "gk/gk-alloc.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace gk::run {
+
+namespace {
+
+// llama.cpp's kv_cache_types (common/arg.cpp), in its order.
+constexpr enum gk_type k_cache_types[] = {GK_TYPE_F32,  GK_TYPE_F16,    GK_TYPE_BF16, GK_TYPE_Q8_0, GK_TYPE_Q4_0,
+                                          GK_TYPE_Q4_1, GK_TYPE_IQ4_NL, GK_TYPE_Q5_0, GK_TYPE_Q5_1};
+
+/** Empty when `type` can hold the `which` (K or V) rows of `head_dim` elements, else why not. */
+std::string cache_type_problem(enum gk_type type, const char * which, int64_t head_dim) {
+    if (!kv_cache_type_ok(type)) {
+        return std::string("KV cache type ") + gk_type_name(type) + " for " + which + " is not supported (use " +
+               kv_cache_type_names() + ")";
+    }
+    const int64_t block = gk_blck_size(type);
+    if (head_dim % block != 0) {
+        return std::string("KV cache type ") + gk_type_name(type) + " for " + which + " needs a head size that is a " +
+               "multiple of its block size " + std::to_string(block) + "; the model's " + which + " head size is " +
+               std::to_string(head_dim);
+    }
+    return {};
+}
+
+} // namespace
+
+const char * kv_cache_type_names() { return "f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"; }
+
+bool kv_cache_type_ok(enum gk_type type) {
+    return std::find(std::begin(k_cache_types), std::end(k_cache_types), type) != std::end(k_cache_types);
+}
 
 std::unique_ptr<KvCache> KvCache::create(const hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v,
                                          std::string * error) {
-    for (enum gk_type t : {type_k, type_v}) {
-        if (t != GK_TYPE_F32 && t != GK_TYPE_F16) {
-            if (error) *error = std::string("KV cache type ") + gk_type_name(t) + " is not supported (use f32 or f16)";
+    for (const std::string & problem :
+         {cache_type_problem(type_k, "K", hp.head_dim_k), cache_type_problem(type_v, "V", hp.head_dim_v)}) {
+        if (!problem.empty()) {
+            if (error) *error = problem;
             return nullptr;
         }
     }

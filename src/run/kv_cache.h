@@ -12,11 +12,20 @@
 
 namespace gk::run {
 
+/** The KV cache types gk-run takes, llama.cpp's list for --cache-type-k/-v: "f32, f16,
+ *  bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1". */
+const char * kv_cache_type_names();
+
+/** True when `type` is one of kv_cache_type_names(). */
+bool kv_cache_type_ok(enum gk_type type);
+
 class KvCache {
 public:
     /** Cache for `n_ctx` positions of every layer of `hp`, with K and V stored as
-     *  type_k / type_v (f32 or f16). nullptr and a message when out of memory or a type
-     *  is not f32/f16. */
+     *  type_k / type_v (kv_cache_type_ok). A block type needs head sizes that are a
+     *  multiple of its block size (32), as in llama.cpp. nullptr and a message naming the
+     *  type when a type is not a cache type or does not fit the heads, or when out of
+     *  memory. */
     static std::unique_ptr<KvCache> create(const hparams & hp, int64_t n_ctx, enum gk_type type_k,
                                            enum gk_type type_v, std::string * error);
     ~KvCache();

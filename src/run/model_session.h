@@ -31,7 +31,7 @@ struct session_params {
     int64_t      n_ctx     = 4096;          // positions the cache holds
     int64_t      n_ubatch  = 512;           // most tokens per forward graph (micro-batch)
     int          n_threads = 1;
-    enum gk_type type_k    = GK_TYPE_F16;   // KV cache element types (f32 or f16)
+    enum gk_type type_k    = GK_TYPE_F16;   // KV cache element types (kv_cache_type_ok)
     enum gk_type type_v    = GK_TYPE_F16;
 };
 

@@ -1,10 +1,14 @@
 // test-ops-attention - soft_max (scale, f16/f32 mask, ALiBi, sinks), diag_mask_inf/zero,
 // rope (normal, neox, partial, frequency factors, YaRN) and flash_attn_ext (grouped
-// heads, mask, ALiBi, softcap, sinks, f16/bf16/q8_0 K/V, strided K) against double
-// references; flash_attn_ext's masked keys change no bit of a query (batch invariance).
+// heads, mask, ALiBi, softcap, sinks, f16/bf16 and the quantized KV cache types q8_0 q4_0
+// q4_1 q5_0 q5_1 iq4_nl as K/V, alone and mixed, strided K) against double references;
+// flash_attn_ext's masked keys change no bit of a query (batch invariance) and its bits do
+// not depend on the thread count.
 #include "op_check.h"
 
 #include "gk/cpu/vec_dot.h"
+#include "quant/fp16.h"
+#include "quant/legacy.h"
 
 #include <cstring>
 #include <numbers>
@@ -180,18 +184,55 @@ std::vector<double> q_as_dot_type(const gk_tensor * q, gk_type kt) {
     return out;
 }
 
+/// For K of an affine type (q4_1, q5_1: x = q d + m) dotted against q8_1 rows: the dot adds
+/// a block's offset as m * s, with s the q8_1 block's stored f16 sum (vec_dot.h, as ggml),
+/// not as m times the sum of the block's decoded values. Per q row (in values() order),
+/// those stored sums s_b; empty when K's dot type is not q8_1.
+std::vector<std::vector<double>> q_stored_sums(const gk_tensor * q, gk_type kt) {
+    const gk::cpu::vec_dot_traits * vd = gk::cpu::get_vec_dot_traits(kt);
+    std::vector<std::vector<double>> out;
+    if (vd->vec_dot_type != GK_TYPE_Q8_1) {
+        return out;
+    }
+    const int64_t             D  = q->ne[0];
+    const std::vector<double> vq = values(q);
+    std::vector<float>        row(static_cast<size_t>(D));
+    std::vector<gk::quant::block_q8_1> conv(static_cast<size_t>(D / 32));
+    for (size_t r = 0; r < vq.size(); r += static_cast<size_t>(D)) {
+        for (int64_t i = 0; i < D; ++i) {
+            row[static_cast<size_t>(i)] = static_cast<float>(vq[r + static_cast<size_t>(i)]);
+        }
+        vd->from_float(row.data(), conv.data(), D);
+        std::vector<double> sums;
+        for (const auto & b : conv) sums.push_back(gk::fp16_to_fp32(b.s));
+        out.push_back(sums);
+    }
+    return out;
+}
+
+/// The f16 offset m of block b of K row (j, hk, s): the second f16 of a q4_1 / q5_1 block.
+double key_block_offset(const gk_tensor * k, int64_t j, int64_t hk, int64_t s, int64_t b) {
+    const char * p = static_cast<const char *>(k->data) + j * k->nb[1] + hk * k->nb[2] + s * k->nb[3] +
+                     b * static_cast<int64_t>(gk_type_size(k->type)) + sizeof(gk::fp16_t);
+    gk::fp16_t m;
+    std::memcpy(&m, p, sizeof(m));
+    return gk::fp16_to_fp32(m);
+}
+
 /// wide_v: V rows of 200 elements (blocks of 8 vectors in registers, single vectors and
-/// a tail on every SIMD level), else 8 (32 for a block type).
+/// a tail on every SIMD level), else 8 (64 for a block type). v_type: V's type when it
+/// differs from K's (GK_TYPE_COUNT: kv_type for both).
 void check_flash(gk_type kv_type, bool masked, float max_bias, float softcap, bool sinks, bool strided_k = false,
-                 bool wide_v = false) {
+                 bool wide_v = false, gk_type v_type = GK_TYPE_COUNT) {
     env           e;
-    const int64_t blocks = gk_blck_size(kv_type) > 1;  // a block type needs rows of 32
-    const int64_t D = blocks ? 32 : 16, Dv = wide_v ? 200 : blocks ? 32 : 8, Nq = 5, Nkv = 9, H = 4, Hk = 2, S = 2;
+    const gk_type vt     = v_type == GK_TYPE_COUNT ? kv_type : v_type;
+    const int64_t blocks = gk_blck_size(kv_type) > 1 || gk_blck_size(vt) > 1;  // rows of two 32-blocks
+    const int64_t D = blocks ? 64 : 16, Dv = wide_v ? 200 : blocks ? 64 : 8, Nq = 5, Nkv = 9, H = 4, Hk = 2, S = 2;
     gk_tensor *   q = e.f32(D, Nq, H, S);
     // strided_k: K's rows are columns of a [Nkv, D] matrix (nb[0] is a row of Nkv).
     gk_tensor *   k = strided_k ? gk_permute(e.ctx, e.rand(kv_type, Nkv, D, Hk, S), 1, 0, 2, 3)
                                 : e.rand(kv_type, D, Nkv, Hk, S);
-    gk_tensor *   v = e.rand(kv_type, Dv, Nkv, Hk, S);
+    gk_tensor *   v = e.rand(vt, Dv, Nkv, Hk, S);
     gk_tensor *   m = masked ? e.causal_mask(GK_TYPE_F16, Nkv, Nq) : nullptr;
     gk_tensor *   s = sinks ? e.f32(H) : nullptr;
     const float   scale = 0.25f;
@@ -202,6 +243,7 @@ void check_flash(gk_type kv_type, bool masked, float max_bias, float softcap, bo
     }
     ASSERT_TRUE(compute(e.ctx, y));
     const auto          vq = q_as_dot_type(q, kv_type);
+    const auto          qs = q_stored_sums(q, kv_type);
     const auto          vk = values(k), vv = values(v);
     const auto          vm = m ? values(m) : std::vector<double>{};
     const auto          vs = s ? values(s) : std::vector<double>{};
@@ -214,6 +256,12 @@ void check_flash(gk_type kv_type, bool masked, float max_bias, float softcap, bo
                 for (int64_t j = 0; j < Nkv; ++j) {
                     double d = 0;
                     for (int64_t i = 0; i < D; ++i) d += vq[flat(q->ne, i, iq, h, sq)] * vk[flat(k->ne, i, j, hk, sq)];
+                    for (size_t b = 0; b < (qs.empty() ? 0 : qs[0].size()); ++b) {  // affine K: m * stored s
+                        const size_t r   = flat(q->ne, 0, iq, h, sq) / static_cast<size_t>(D);
+                        double       sum = 0;
+                        for (size_t i = 32 * b; i < 32 * b + 32; ++i) sum += vq[r * static_cast<size_t>(D) + i];
+                        d += key_block_offset(k, j, hk, sq, static_cast<int64_t>(b)) * (qs[r][b] - sum);
+                    }
                     d *= scale;
                     if (softcap > 0) d = softcap * std::tanh(d / softcap);
                     w[j] = d + (m ? alibi(max_bias, H, h) * vm[flat(m->ne, j, iq)] : 0.0);
@@ -225,7 +273,7 @@ void check_flash(gk_type kv_type, bool masked, float max_bias, float softcap, bo
                     ref.push_back(o);
                 }
             }
-    expect_close(y, ref, 1e-6, 1e-5, gk_type_name(kv_type));
+    expect_close(y, ref, 1e-6, 1e-5, (std::string(gk_type_name(kv_type)) + " / " + gk_type_name(vt)).c_str());
 }
 
 TEST(OpsAttention, FlashAttnExt) {
@@ -239,6 +287,49 @@ TEST(OpsAttention, FlashAttnExt) {
     check_flash(GK_TYPE_F32, false, 0, 0, true, true);
     check_flash(GK_TYPE_F16, true, 0, 0, false, false, true);
     check_flash(GK_TYPE_BF16, true, 2.0f, 0, true, false, true);
+}
+
+// The KV cache types of gk-run (llama.cpp's -ctk / -ctv list) as K and V, alone and mixed:
+// K dotted in its own type against q in K's dot type, V rows decoded, against the double
+// reference over the decoded rows.
+TEST(OpsAttention, FlashAttnExtQuantizedKv) {
+    for (gk_type t : {GK_TYPE_Q8_0, GK_TYPE_Q4_0, GK_TYPE_Q4_1, GK_TYPE_Q5_0, GK_TYPE_Q5_1, GK_TYPE_IQ4_NL}) {
+        check_flash(t, true, 0, 0, false);
+        check_flash(t, false, 0, 0, true);
+    }
+    check_flash(GK_TYPE_Q8_0, true, 0, 0, false, false, false, GK_TYPE_Q4_0);
+    check_flash(GK_TYPE_F16, true, 0, 0, false, false, false, GK_TYPE_Q5_1);
+    check_flash(GK_TYPE_IQ4_NL, true, 0, 2.0f, false, false, false, GK_TYPE_F16);
+    check_flash(GK_TYPE_Q4_1, true, 4.0f, 0, false, false, false, GK_TYPE_BF16);
+    check_flash(GK_TYPE_Q5_0, true, 0, 0, false, false, true, GK_TYPE_F16);  // V rows of 200
+}
+
+/// flash_attn_ext over K of k_type and V of v_type computed at 1 thread and at several
+/// more: every output bit is the same (each row is one thread's, in a fixed order).
+void check_flash_threads(gk_type k_type, gk_type v_type) {
+    env           e;
+    const int64_t D = 64, Nq = 7, Nkv = 19, H = 4, Hk = 2;
+    gk_tensor *   q = e.f32(D, Nq, H);
+    gk_tensor *   k = e.rand(k_type, D, Nkv, Hk);
+    gk_tensor *   v = e.rand(v_type, D, Nkv, Hk);
+    gk_tensor *   y = gk_flash_attn_ext(e.ctx, q, k, v, e.causal_mask(GK_TYPE_F16, Nkv, Nq), 0.2f, 0.0f, 0.0f);
+    ASSERT_TRUE(compute(e.ctx, y, 1));
+    const std::vector<uint8_t> one(static_cast<const uint8_t *>(y->data),
+                                   static_cast<const uint8_t *>(y->data) + gk_nbytes(y));
+    for (int threads : {2, 3, 4, 7}) {
+        std::memset(y->data, 0, gk_nbytes(y));
+        ASSERT_TRUE(compute(e.ctx, y, threads));
+        EXPECT_EQ(std::memcmp(y->data, one.data(), one.size()), 0)
+            << gk_type_name(k_type) << " / " << gk_type_name(v_type) << " at " << threads << " threads";
+    }
+}
+
+TEST(OpsAttention, FlashAttnExtQuantizedKvSameBitsAtEveryThreadCount) {
+    for (gk_type t : {GK_TYPE_Q8_0, GK_TYPE_Q4_0, GK_TYPE_Q4_1, GK_TYPE_Q5_0, GK_TYPE_Q5_1, GK_TYPE_IQ4_NL}) {
+        check_flash_threads(t, t);
+    }
+    check_flash_threads(GK_TYPE_Q8_0, GK_TYPE_F16);
+    check_flash_threads(GK_TYPE_BF16, GK_TYPE_Q4_0);
 }
 
 /// With K all zeros every visible key scores 0 and gets the weight w = f32(1 / n_visible)
@@ -342,7 +433,9 @@ TEST(OpsAttention, FlashAttnExtMaskedKeysChangeNoBit) {
     check_flash_masked_keys_are_free(GK_TYPE_F32, 0, 0, false);
     check_flash_masked_keys_are_free(GK_TYPE_F16, 8.0f, 0, false);
     check_flash_masked_keys_are_free(GK_TYPE_F16, 0, 3.0f, true);
-    check_flash_masked_keys_are_free(GK_TYPE_Q8_0, 0, 0, false);
+    for (gk_type t : {GK_TYPE_Q8_0, GK_TYPE_Q4_0, GK_TYPE_Q4_1, GK_TYPE_Q5_0, GK_TYPE_Q5_1, GK_TYPE_IQ4_NL}) {
+        check_flash_masked_keys_are_free(t, 0, 0, false);
+    }
 }
 
 } // namespace

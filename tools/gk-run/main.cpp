@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -258,9 +259,12 @@ int main(int argc, char ** argv) {
     sp.n_ctx     = opt.n_ctx == 0 ? hp.n_ctx_train : opt.n_ctx_given ? opt.n_ctx : std::min(opt.n_ctx, hp.n_ctx_train);
     sp.n_ubatch  = opt.n_ubatch;
     sp.n_threads = opt.n_threads > 0 ? opt.n_threads : std::max(1u, std::thread::hardware_concurrency());
-    if (!gk_type_from_name(opt.cache_type_k.c_str(), &sp.type_k) ||
-        !gk_type_from_name(opt.cache_type_v.c_str(), &sp.type_v)) {
-        return fail("unknown KV cache type '" + opt.cache_type_k + "' / '" + opt.cache_type_v + "' (use f32 or f16)");
+    for (const auto & [name, type, option] : {std::tuple{opt.cache_type_k, &sp.type_k, "--cache-type-k"},
+                                              std::tuple{opt.cache_type_v, &sp.type_v, "--cache-type-v"}}) {
+        if (!gk_type_from_name(name.c_str(), type)) {
+            return fail(std::string(option) + ": unknown KV cache type '" + name + "' (use " +
+                        gk::run::kv_cache_type_names() + ")");
+        }
     }
     auto session = gk::run::Session::create(*model, sp, &error);
     if (!session) return fail(error);

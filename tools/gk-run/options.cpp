@@ -64,8 +64,12 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_option("--repeat-last-n", s.repeat_last_n, "tokens the repeat penalty looks back over")
         ->capture_default_str();
     app.add_option("-s,--seed", s.seed, "random seed; 4294967295 = random")->capture_default_str();
-    app.add_option("--cache-type-k", opt.cache_type_k, "(-ctk) KV cache type of K: f32 or f16")->capture_default_str();
-    app.add_option("--cache-type-v", opt.cache_type_v, "(-ctv) KV cache type of V: f32 or f16")->capture_default_str();
+    app.add_option("--cache-type-k", opt.cache_type_k,
+                   "(-ctk) KV cache type of K: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1")
+        ->capture_default_str();
+    app.add_option("--cache-type-v", opt.cache_type_v,
+                   "(-ctv) KV cache type of V: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1")
+        ->capture_default_str();
     app.add_flag("--chat", opt.chat, "(-cnv) chat: the prompt (if any) is the first user message, then one "
                                           "message per line of standard input");
     app.add_option("--system-prompt", opt.system_prompt, "(-sys) chat: system message");

@@ -46,6 +46,15 @@ void store_row(gk_tensor * t, int64_t i1, int64_t i2, int64_t i3, const float * 
     }
 }
 
+void store_row_ref(gk_tensor * t, int64_t i1, int64_t i2, int64_t i3, const float * row) {
+    const auto * tt = quant::get_type_traits(t->type);
+    if (tt->from_float_ref && t->nb[0] == gk_type_size(t->type)) {
+        tt->from_float_ref(row, element_ptr(t, 0, i1, i2, i3), t->ne[0]);
+        return;
+    }
+    store_row(t, i1, i2, i3, row);
+}
+
 float read_element(const gk_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     float v;
     quant::get_type_traits(t->type)->to_float(element_ptr(t, i0, i1, i2, i3), &v, 1);

@@ -1,6 +1,10 @@
 // rows.cpp - get_rows and set_rows. An index outside the table is reported as
 // GK_STATUS_OUT_OF_RANGE and nothing is read or written through it.
 //
+// set_rows encodes a row with the destination type's reference encoder where the codec
+// has one (store_row_ref: ggml's from_float, so that a quantized KV cache holds the bytes
+// ggml's would), else with its row encoder.
+//
 // get_rows splits by destination row. set_rows splits by destination row too: every
 // thread scans all source rows and writes only those whose index falls in its own
 // range of destination rows, in source order - so when two source rows name the same
@@ -60,7 +64,7 @@ void set_rows(const compute_params & p, gk_tensor * dst) {
                     return;
                 }
                 if (r >= mine.begin && r < mine.end) {
-                    store_row(dst, r, i2, i3, read_row(b, i1, i2, i3, buf));
+                    store_row_ref(dst, r, i2, i3, read_row(b, i1, i2, i3, buf));
                 }
             }
         }
