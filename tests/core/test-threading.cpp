@@ -101,6 +101,7 @@ const std::vector<op_case> k_cases = {
     {"get_rows_3d",    [](env & e) { return gk_get_rows(e.ctx, e.rand(GK_TYPE_F16, 16, 10, 4), e.indices(10, 20, 4)); }},
     {"set_rows",       [](env & e) { return gk_set_rows(e.ctx, e.f32(16, 90), e.f32(16, 70), e.indices(90, 70)); }},
     {"set_rows_f16",   [](env & e) { return gk_set_rows(e.ctx, e.rand(GK_TYPE_F16, 16, 90, 2), e.f32(16, 70, 2), e.indices(90, 70, 1, 1, GK_TYPE_I64)); }},
+    {"set_rows_iq4_nl", [](env & e) { return gk_set_rows(e.ctx, e.rand(GK_TYPE_IQ4_NL, 64, 90), e.f32(64, 70), e.indices(90, 70)); }},
     {"repeat",         [](env & e) { return gk_repeat(e.ctx, e.f32(5, 3, 1, 2), e.f32(10, 9, 4, 2)); }},
     {"concat_0",       [](env & e) { return gk_concat(e.ctx, e.f32(5, 70), e.f32(7, 70), 0); }},
     {"concat_1",       [](env & e) { return gk_concat(e.ctx, e.f32(5, 30), e.f32(5, 40), 1); }},
@@ -135,6 +136,7 @@ const std::vector<op_case> k_cases = {
         gk_tensor * r = gk_flash_attn_ext(e.ctx, e.f32(16, 9, 8), e.rand(GK_TYPE_F16, 16, 12, 4), e.rand(GK_TYPE_F16, 16, 12, 4), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 4.0f, 20.0f);
         gk_flash_attn_ext_add_sinks(r, e.f32(8));
         return r; }},
+    {"flash_attn_q4_1_q5_0", [](env & e) { return gk_flash_attn_ext(e.ctx, e.f32(64, 9, 8), e.rand(GK_TYPE_Q4_1, 64, 12, 2), e.rand(GK_TYPE_Q5_0, 64, 12, 2), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 0.0f, 0.0f); }},
 };
 // clang-format on
 
