@@ -87,7 +87,9 @@ public:
 
     uint32_t seed() const { return sampler_.seed(); }
 
-    /** Evaluate `text` (tokenized with BOS when `first`). */
+    /** Evaluate `text` (tokenized with BOS when `first`). Text that does not fit shifts the
+     *  context, or with --no-context-shift in the interactive modes evaluates nothing and
+     *  sets stopped() to context_full. */
     bool feed(const std::string & text, bool first, bool parse_special, std::string * error) {
         const auto & tok = model_.tokenizer();
         auto ids = tok.encode(text, first && !opt_.no_bos, parse_special);
@@ -101,10 +103,18 @@ public:
             ids.push_back(tok.special().bos);
         }
         const int64_t n_new = static_cast<int64_t>(ids.size());
+        stop_               = stop_reason::n_predict;
         if (!first && opt_.context_shift) {
             while (session_.n_past() + n_new > session_.n_ctx() && session_.n_past() > n_keep_ + 1) {
                 if (!shift(error)) return false;
             }
+        }
+        if (session_.n_past() + n_new > session_.n_ctx() && !first && continues_ && !opt_.context_shift) {
+            std::fflush(stdout);  // --no-context-shift: the chat ends
+            std::fprintf(stderr, "\ngk-run: context full (%lld tokens); stopping\n",
+                         static_cast<long long>(session_.n_ctx()));
+            stop_ = stop_reason::context_full;
+            return true;
         }
         if (session_.n_past() + n_new > session_.n_ctx()) {
             if (error) {
@@ -350,6 +360,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
         if (chat) {
             generate = input != "\n";  // an empty line: wait for a message
             if (generate && !r.feed(user_turn(input, false), false, true, &error)) return fail(error);
+            if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
         } else {
             // An empty line hands control back without input (llama-cli).
             generate = true;
@@ -359,6 +370,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
                 !r.feed(opt.in_suffix, false, true, &error)) {
                 return fail(error);
             }
+            if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
         }
         std::fflush(stdout);
     }
