@@ -93,7 +93,7 @@ const char * chat_template_name(chat_template t);
 /** The template called `name` (as chat_template_name writes it), or nullopt. */
 std::optional<chat_template> chat_template_from_name(std::string_view name);
 /** Every name, comma-separated, in table order (for help and error messages). */
-std::string chat_template_names();
+std::string      chat_template_names();
 chat_system_role chat_template_system_role(chat_template t);
 
 /** The family of a Jinja chat template (or of a text that is a template's name), or
@@ -132,4 +132,4 @@ private:
     size_t                    n_fed_ = 0;  // messages whose text add_user returned (or was generated)
 };
 
-} // namespace gk::run
+}  // namespace gk::run

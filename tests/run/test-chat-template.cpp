@@ -34,90 +34,121 @@ struct expected_text {
 
 // The reference texts, from each family's documented turn markup.
 const expected_text k_expected[] = {
-    {chat_template::phi4, "<|im_start|>system<|im_sep|>Be brief.<|im_end|><|im_start|>user<|im_sep|>Hi<|im_end|>"
-                          "<|im_start|>assistant<|im_sep|>Hello!<|im_end|><|im_start|>user<|im_sep|>Why?<|im_end|>"
-                          "<|im_start|>assistant<|im_sep|>"},
-    {chat_template::smolvlm, "<|im_start|>Be brief.\n\nUser: Hi<end_of_utterance>\nAssistant: Hello!<end_of_utterance>\n"
-                             "User: Why?<end_of_utterance>\nAssistant:"},
-    {chat_template::chatml, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-                            "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nWhy?<|im_end|>\n"
-                            "<|im_start|>assistant\n"},
-    {chat_template::mistral_v7, "[SYSTEM_PROMPT] Be brief.[/SYSTEM_PROMPT][INST] Hi[/INST] Hello!</s>[INST] Why?[/INST]"},
-    {chat_template::mistral_v7_tekken, "[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Hi[/INST]Hello!</s>[INST]Why?[/INST]"},
+    {chat_template::phi4,
+     "<|im_start|>system<|im_sep|>Be brief.<|im_end|><|im_start|>user<|im_sep|>Hi<|im_end|>"
+     "<|im_start|>assistant<|im_sep|>Hello!<|im_end|><|im_start|>user<|im_sep|>Why?<|im_end|>"
+     "<|im_start|>assistant<|im_sep|>"},
+    {chat_template::smolvlm,
+     "<|im_start|>Be brief.\n\nUser: Hi<end_of_utterance>\nAssistant: Hello!<end_of_utterance>\n"
+     "User: Why?<end_of_utterance>\nAssistant:"},
+    {chat_template::chatml,
+     "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+     "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nWhy?<|im_end|>\n"
+     "<|im_start|>assistant\n"},
+    {chat_template::mistral_v7,
+     "[SYSTEM_PROMPT] Be brief.[/SYSTEM_PROMPT][INST] Hi[/INST] Hello!</s>[INST] Why?[/INST]"},
+    {chat_template::mistral_v7_tekken,
+     "[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Hi[/INST]Hello!</s>[INST]Why?[/INST]"},
     {chat_template::mistral_v1, " [INST] Be brief.\n\nHi [/INST] Hello!</s> [INST] Why? [/INST]"},
     {chat_template::mistral_v3_tekken, "[INST]Be brief.\n\nHi[/INST]Hello!</s>[INST]Why?[/INST]"},
     {chat_template::mistral_v3, "[INST] Be brief.\n\nHi[/INST] Hello!</s>[INST] Why?[/INST]"},
     {chat_template::llama2_sys_strip, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello!</s>[INST] Why? [/INST]"},
-    {chat_template::llama2_sys_bos, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello!</s><s>[INST] Why? [/INST]"},
+    {chat_template::llama2_sys_bos,
+     "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello!</s><s>[INST] Why? [/INST]"},
     {chat_template::llama2_sys, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello!</s>[INST] Why? [/INST]"},
     {chat_template::llama2, "[INST] Be brief.\nHi [/INST]Hello!</s>[INST] Why? [/INST]"},
-    {chat_template::phi3, "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nHello!<|end|>\n"
-                          "<|user|>\nWhy?<|end|>\n<|assistant|>\n"},
-    {chat_template::chatglm4, "[gMASK]<sop><|system|>\nBe brief.<|user|>\nHi<|assistant|>\nHello!<|user|>\nWhy?<|assistant|>"},
-    {chat_template::falcon3, "<|system|>\nBe brief.\n<|user|>\nHi\n<|assistant|>\nHello!\n<|user|>\nWhy?\n<|assistant|>\n"},
+    {chat_template::phi3,
+     "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nHello!<|end|>\n"
+     "<|user|>\nWhy?<|end|>\n<|assistant|>\n"},
+    {chat_template::chatglm4,
+     "[gMASK]<sop><|system|>\nBe brief.<|user|>\nHi<|assistant|>\nHello!<|user|>\nWhy?<|assistant|>"},
+    {chat_template::falcon3,
+     "<|system|>\nBe brief.\n<|user|>\nHi\n<|assistant|>\nHello!\n<|user|>\nWhy?\n<|assistant|>\n"},
     {chat_template::glmedge, "<|system|>\nBe brief.<|user|>\nHi<|assistant|>\nHello!<|user|>\nWhy?<|assistant|>"},
-    {chat_template::zephyr, "<|system|>\nBe brief.<|endoftext|>\n<|user|>\nHi<|endoftext|>\n<|assistant|>\nHello!<|endoftext|>\n"
-                            "<|user|>\nWhy?<|endoftext|>\n<|assistant|>\n"},
-    {chat_template::monarch, "system\nBe brief.</s>\n<s>user\nHi</s>\n<s>assistant\nHello!</s>\n<s>user\nWhy?</s>\n"
-                             "<s>assistant\n"},
-    {chat_template::gemma, "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello!<end_of_turn>\n"
-                           "<start_of_turn>user\nWhy?<end_of_turn>\n<start_of_turn>model\n"},
+    {chat_template::zephyr,
+     "<|system|>\nBe brief.<|endoftext|>\n<|user|>\nHi<|endoftext|>\n<|assistant|>\nHello!<|endoftext|>\n"
+     "<|user|>\nWhy?<|endoftext|>\n<|assistant|>\n"},
+    {chat_template::monarch,
+     "system\nBe brief.</s>\n<s>user\nHi</s>\n<s>assistant\nHello!</s>\n<s>user\nWhy?</s>\n"
+     "<s>assistant\n"},
+    {chat_template::gemma,
+     "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello!<end_of_turn>\n"
+     "<start_of_turn>user\nWhy?<end_of_turn>\n<start_of_turn>model\n"},
     {chat_template::orion, "Human: Be brief.\n\nHi\n\nAssistant: </s>Hello!</s>Human: Why?\n\nAssistant: </s>"},
-    {chat_template::openchat, "Be brief.<|end_of_turn|>GPT4 Correct User: Hi<|end_of_turn|>GPT4 Correct Assistant: Hello!"
-                              "<|end_of_turn|>GPT4 Correct User: Why?<|end_of_turn|>GPT4 Correct Assistant:"},
+    {chat_template::openchat,
+     "Be brief.<|end_of_turn|>GPT4 Correct User: Hi<|end_of_turn|>GPT4 Correct Assistant: Hello!"
+     "<|end_of_turn|>GPT4 Correct User: Why?<|end_of_turn|>GPT4 Correct Assistant:"},
     {chat_template::vicuna_orca, "SYSTEM: Be brief.\nUSER: Hi\nASSISTANT: Hello!</s>\nUSER: Why?\nASSISTANT:"},
     {chat_template::vicuna, "Be brief.\n\nUSER: Hi\nASSISTANT: Hello!</s>\nUSER: Why?\nASSISTANT:"},
-    {chat_template::deepseek, "Be brief.### Instruction:\nHi\n### Response:\nHello!\n<|EOT|>\n### Instruction:\nWhy?\n"
-                              "### Response:\n"},
-    {chat_template::command_r, "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>Be brief.<|END_OF_TURN_TOKEN|>"
-                               "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hi<|END_OF_TURN_TOKEN|>"
-                               "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>"
-                               "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Why?<|END_OF_TURN_TOKEN|>"
-                               "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"},
-    {chat_template::llama3, "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
-                            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
-                            "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
-                            "<|start_header_id|>user<|end_header_id|>\n\nWhy?<|eot_id|>"
-                            "<|start_header_id|>assistant<|end_header_id|>\n\n"},
-    {chat_template::chatglm3, "[gMASK]sop<|system|>\n Be brief.<|user|>\n Hi<|assistant|>\n Hello!<|user|>\n Why?<|assistant|>"},
+    {chat_template::deepseek,
+     "Be brief.### Instruction:\nHi\n### Response:\nHello!\n<|EOT|>\n### Instruction:\nWhy?\n"
+     "### Response:\n"},
+    {chat_template::command_r,
+     "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>Be brief.<|END_OF_TURN_TOKEN|>"
+     "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hi<|END_OF_TURN_TOKEN|>"
+     "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>"
+     "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Why?<|END_OF_TURN_TOKEN|>"
+     "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"},
+    {chat_template::llama3,
+     "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+     "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+     "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+     "<|start_header_id|>user<|end_header_id|>\n\nWhy?<|eot_id|>"
+     "<|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {chat_template::chatglm3,
+     "[gMASK]sop<|system|>\n Be brief.<|user|>\n Hi<|assistant|>\n Hello!<|user|>\n Why?<|assistant|>"},
     {chat_template::minicpm, "Be brief.<用户>Hi<AI>Hello!<用户>Why?<AI>"},
-    {chat_template::deepseek2, "Be brief.\n\nUser: Hi\n\nAssistant: Hello!<｜end▁of▁sentence｜>User: Why?\n\nAssistant:"},
-    {chat_template::deepseek3, "Be brief.\n\n<｜User｜>Hi<｜Assistant｜>Hello!<｜end▁of▁sentence｜><｜User｜>Why?<｜Assistant｜>"},
-    {chat_template::exaone4, "[|system|]Be brief.[|endofturn|]\n[|user|]Hi\n[|assistant|]Hello![|endofturn|]\n[|user|]Why?\n"
-                             "[|assistant|]"},
-    {chat_template::exaone3, "[|system|]Be brief.[|endofturn|]\n[|user|]Hi\n[|assistant|]Hello![|endofturn|]\n[|user|]Why?\n"
-                             "[|assistant|]"},
+    {chat_template::deepseek2,
+     "Be brief.\n\nUser: Hi\n\nAssistant: Hello!<｜end▁of▁sentence｜>User: Why?\n\nAssistant:"},
+    {chat_template::deepseek3,
+     "Be brief.\n\n<｜User｜>Hi<｜Assistant｜>Hello!<｜end▁of▁sentence｜><｜User｜>Why?<｜Assistant｜>"},
+    {chat_template::exaone4,
+     "[|system|]Be brief.[|endofturn|]\n[|user|]Hi\n[|assistant|]Hello![|endofturn|]\n[|user|]Why?\n"
+     "[|assistant|]"},
+    {chat_template::exaone3,
+     "[|system|]Be brief.[|endofturn|]\n[|user|]Hi\n[|assistant|]Hello![|endofturn|]\n[|user|]Why?\n"
+     "[|assistant|]"},
     {chat_template::rwkv_world, "System: Be brief.\n\nUser: Hi\n\nAssistant: Hello!\n\nUser: Why?\n\nAssistant:"},
-    {chat_template::granite, "<|start_of_role|>system<|end_of_role|>Be brief.<|end_of_text|>\n"
-                             "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>\n"
-                             "<|start_of_role|>assistant<|end_of_role|>Hello!<|end_of_text|>\n"
-                             "<|start_of_role|>user<|end_of_role|>Why?<|end_of_text|>\n"
-                             "<|start_of_role|>assistant<|end_of_role|>\n"},
-    {chat_template::gigachat, "<s>Be brief.<|message_sep|>user<|role_sep|>Hi<|message_sep|>available functions<|role_sep|>[]"
-                              "<|message_sep|>assistant<|role_sep|>Hello!<|message_sep|>user<|role_sep|>Why?<|message_sep|>"
-                              "available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>"},
-    {chat_template::megrez, "<|role_start|>system<|role_end|>Be brief.<|turn_end|><|role_start|>user<|role_end|>Hi<|turn_end|>"
-                            "<|role_start|>assistant<|role_end|>Hello!<|turn_end|><|role_start|>user<|role_end|>Why?"
-                            "<|turn_end|><|role_start|>assistant<|role_end|>"},
+    {chat_template::granite,
+     "<|start_of_role|>system<|end_of_role|>Be brief.<|end_of_text|>\n"
+     "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>\n"
+     "<|start_of_role|>assistant<|end_of_role|>Hello!<|end_of_text|>\n"
+     "<|start_of_role|>user<|end_of_role|>Why?<|end_of_text|>\n"
+     "<|start_of_role|>assistant<|end_of_role|>\n"},
+    {chat_template::gigachat,
+     "<s>Be brief.<|message_sep|>user<|role_sep|>Hi<|message_sep|>available functions<|role_sep|>[]"
+     "<|message_sep|>assistant<|role_sep|>Hello!<|message_sep|>user<|role_sep|>Why?<|message_sep|>"
+     "available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>"},
+    {chat_template::megrez,
+     "<|role_start|>system<|role_end|>Be brief.<|turn_end|><|role_start|>user<|role_end|>Hi<|turn_end|>"
+     "<|role_start|>assistant<|role_end|>Hello!<|turn_end|><|role_start|>user<|role_end|>Why?"
+     "<|turn_end|><|role_start|>assistant<|role_end|>"},
     // Yandex has no system role: the system message is left out.
     {chat_template::yandex, "<s> Пользователь: Hi\n\n Ассистент: Hello!\n\n Пользователь: Why?\n\n Ассистент:[SEP]"},
-    {chat_template::bailing, "<role>SYSTEM</role>Be brief.<role>HUMAN</role>Hi<role>ASSISTANT</role>Hello!<role>HUMAN</role>"
-                             "Why?<role>ASSISTANT</role>"},
-    {chat_template::llama4, "<|header_start|>system<|header_end|>\n\nBe brief.<|eot|><|header_start|>user<|header_end|>\n\nHi"
-                            "<|eot|><|header_start|>assistant<|header_end|>\n\nHello!<|eot|><|header_start|>user"
-                            "<|header_end|>\n\nWhy?<|eot|><|header_start|>assistant<|header_end|>\n\n"},
-    {chat_template::dots1, "<|system|>Be brief.<|endofsystem|><|userprompt|>Hi<|endofuserprompt|><|response|>Hello!"
-                           "<|endofresponse|><|userprompt|>Why?<|endofuserprompt|><|response|>"},
-    {chat_template::hunyuan_moe, "<|startoftext|>Be brief.<|extra_4|><|startoftext|>Hi<|extra_0|>Hello!<|eos|>"
-                                 "<|startoftext|>Why?<|extra_0|>"},
-    {chat_template::gpt_oss, "<|start|>system<|message|>Be brief.<|end|><|start|>user<|message|>Hi<|end|>"
-                             "<|start|>assistant<|message|>Hello!<|return|><|start|>user<|message|>Why?<|end|>"
-                             "<|start|>assistant"},
-    {chat_template::kimi_k2, "<|im_system|>system<|im_middle|>Be brief.<|im_end|><|im_user|>user<|im_middle|>Hi<|im_end|>"
-                             "<|im_assistant|>assistant<|im_middle|>Hello!<|im_end|><|im_user|>user<|im_middle|>Why?"
-                             "<|im_end|><|im_assistant|>assistant<|im_middle|>"},
-    {chat_template::seed_oss, "<seed:bos>system\nBe brief.<seed:eos><seed:bos>user\nHi<seed:eos><seed:bos>assistant\n"
-                              "Hello!<seed:eos><seed:bos>user\nWhy?<seed:eos><seed:bos>assistant\n"},
+    {chat_template::bailing,
+     "<role>SYSTEM</role>Be brief.<role>HUMAN</role>Hi<role>ASSISTANT</role>Hello!<role>HUMAN</role>"
+     "Why?<role>ASSISTANT</role>"},
+    {chat_template::llama4,
+     "<|header_start|>system<|header_end|>\n\nBe brief.<|eot|><|header_start|>user<|header_end|>\n\nHi"
+     "<|eot|><|header_start|>assistant<|header_end|>\n\nHello!<|eot|><|header_start|>user"
+     "<|header_end|>\n\nWhy?<|eot|><|header_start|>assistant<|header_end|>\n\n"},
+    {chat_template::dots1,
+     "<|system|>Be brief.<|endofsystem|><|userprompt|>Hi<|endofuserprompt|><|response|>Hello!"
+     "<|endofresponse|><|userprompt|>Why?<|endofuserprompt|><|response|>"},
+    {chat_template::hunyuan_moe,
+     "<|startoftext|>Be brief.<|extra_4|><|startoftext|>Hi<|extra_0|>Hello!<|eos|>"
+     "<|startoftext|>Why?<|extra_0|>"},
+    {chat_template::gpt_oss,
+     "<|start|>system<|message|>Be brief.<|end|><|start|>user<|message|>Hi<|end|>"
+     "<|start|>assistant<|message|>Hello!<|return|><|start|>user<|message|>Why?<|end|>"
+     "<|start|>assistant"},
+    {chat_template::kimi_k2,
+     "<|im_system|>system<|im_middle|>Be brief.<|im_end|><|im_user|>user<|im_middle|>Hi<|im_end|>"
+     "<|im_assistant|>assistant<|im_middle|>Hello!<|im_end|><|im_user|>user<|im_middle|>Why?"
+     "<|im_end|><|im_assistant|>assistant<|im_middle|>"},
+    {chat_template::seed_oss,
+     "<seed:bos>system\nBe brief.<seed:eos><seed:bos>user\nHi<seed:eos><seed:bos>assistant\n"
+     "Hello!<seed:eos><seed:bos>user\nWhy?<seed:eos><seed:bos>assistant\n"},
 };
 
 std::vector<chat_template> all_templates() {
@@ -126,7 +157,7 @@ std::vector<chat_template> all_templates() {
     return v;
 }
 
-} // namespace
+}  // namespace
 
 TEST(ChatTemplate, EveryFamilyFormatsItsMarkup) {
     std::set<chat_template> seen;
@@ -153,8 +184,9 @@ TEST(ChatTemplate, NamesRoundTrip) {
 
 TEST(ChatTemplate, TrimmingFamiliesTrim) {
     const std::vector<chat_message> spaced = {{chat_role::user, "  Hi \n"}};
-    EXPECT_EQ(chat_format(chat_template::llama3, spaced, true),
-              "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+    EXPECT_EQ(
+        chat_format(chat_template::llama3, spaced, true),
+        "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
     EXPECT_EQ(chat_format(chat_template::gemma, spaced, false), "<start_of_turn>user\nHi<end_of_turn>\n");
     EXPECT_EQ(chat_format(chat_template::llama2_sys_strip, spaced, false), "[INST] Hi [/INST]");
     EXPECT_EQ(chat_format(chat_template::llama2_sys, spaced, false), "[INST]   Hi \n [/INST]");
@@ -323,11 +355,13 @@ TEST(ChatHistory, TurnsAddUpToTheConversation) {
 
 TEST(ChatHistory, GraniteKeepsItsGenerationPrompt) {
     chat_history h(chat_template::granite);
-    EXPECT_EQ(h.add_user("Hi"), "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>\n"
-                                "<|start_of_role|>assistant<|end_of_role|>\n");
+    EXPECT_EQ(h.add_user("Hi"),
+              "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>\n"
+              "<|start_of_role|>assistant<|end_of_role|>\n");
     h.add_assistant("Hello!");
-    EXPECT_EQ(h.add_user("Why?"), "<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Why?<|end_of_text|>\n"
-                                  "<|start_of_role|>assistant<|end_of_role|>\n");
+    EXPECT_EQ(h.add_user("Why?"),
+              "<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Why?<|end_of_text|>\n"
+              "<|start_of_role|>assistant<|end_of_role|>\n");
 }
 
 TEST(ChatHistory, ClosingMarkupFollowsTheReply) {

@@ -106,24 +106,26 @@ std::vector<std::string> chat_args(const fs::path & model, std::vector<std::stri
     return a;
 }
 
-} // namespace
+}  // namespace
 
 // ---- chat turns -----------------------------------------------------------------------
 
 TEST(GkRunChat, TurnsAreFedInTheTemplatesMarkup) {
     // -p is the first message, then two from stdin; each turn evaluates only its new text:
     // the end of the previous reply, the user's turn, the opening of the assistant's.
-    const run_result r = run_gk_run(chat_args(k_qwen3, {"--chat-template", "chatml", "-sys", "Be brief.", "-p", "Hi",
-                                                        "-n", "4"}),
-                                    input_file("turns.txt", "Hello\nAnd then?\n"));
+    const run_result r = run_gk_run(
+        chat_args(k_qwen3, {"--chat-template", "chatml", "-sys", "Be brief.", "-p", "Hi", "-n", "4"}),
+        input_file("turns.txt", "Hello\nAnd then?\n"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto fed = lines_after(r, "gk-run: prompt tokens:");
     ASSERT_EQ(fed.size(), 3u) << r.err;
     const std::string bos = " 1";  // qwen3-random's BOS, put in front of the first turn
-    EXPECT_EQ(fed[0], bos + token_list(k_qwen3, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi"
-                                                "<|im_end|>\n<|im_start|>assistant\n"));
+    EXPECT_EQ(fed[0], bos + token_list(k_qwen3,
+                                       "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi"
+                                       "<|im_end|>\n<|im_start|>assistant\n"));
     EXPECT_EQ(fed[1], token_list(k_qwen3, "<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"));
-    EXPECT_EQ(fed[2], token_list(k_qwen3, "<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n"));
+    EXPECT_EQ(fed[2],
+              token_list(k_qwen3, "<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n"));
     // After each reply the prompt marker hands control to the user.
     EXPECT_EQ(count(r.out, "\n> "), 3u) << r.out;
     EXPECT_EQ(lines_after(r, "gk-run: generated tokens:").size(), 3u) << r.err;  // -n 4 per turn
@@ -131,7 +133,8 @@ TEST(GkRunChat, TurnsAreFedInTheTemplatesMarkup) {
 
 TEST(GkRunChat, MultilineInputIsOneMessage) {
     // -mli: lines accumulate until one ends with '\'; without it a trailing '\' continues.
-    const std::string expect = token_list(k_qwen3, "<|im_start|>user\nfirst\nsecond<|im_end|>\n<|im_start|>assistant\n");
+    const std::string expect = token_list(k_qwen3,
+                                          "<|im_start|>user\nfirst\nsecond<|im_end|>\n<|im_start|>assistant\n");
     for (const auto & [flag, text] : std::vector<std::pair<std::string, std::string>>{
              {"-mli", "first\nsecond\\\n"}, {"--in-prefix", "first\\\nsecond\n"}}) {
         std::vector<std::string> more = {"--chat-template", "chatml", "-n", "2", flag};
@@ -145,16 +148,19 @@ TEST(GkRunChat, MultilineInputIsOneMessage) {
 }
 
 TEST(GkRunChat, TemplateFromTheModel) {
-    const fs::path   llama2 = stories_with_template("llama2-tmpl.gguf", "{{ '[INST] ' + message['content'] + ' [/INST]' }}");
+    const fs::path   llama2 = stories_with_template("llama2-tmpl.gguf",
+                                                    "{{ '[INST] ' + message['content'] + ' [/INST]' }}");
     const run_result r      = run_gk_run(chat_args(llama2, {"-p", "Hi", "-n", "2"}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("gk-run: chat template llama2\n"), std::string::npos) << r.err;
 }
 
 TEST(GkRunChat, UnknownTemplateIsReported) {
-    const fs::path odd = stories_with_template("odd-tmpl.gguf", "{% for m in messages %}{{ m['content'] }}{% endfor %}");
+    const fs::path odd = stories_with_template("odd-tmpl.gguf",
+                                               "{% for m in messages %}{{ m['content'] }}{% endfor %}");
     expect_one_line_error(run_gk_run({"-m", odd.string(), "-cnv", "-p", "Hi"}), "matches no chat template");
-    expect_one_line_error(run_gk_run({"-m", odd.string(), "-cnv", "-p", "Hi"}), "--chat-template: phi4, smolvlm, chatml, ");
+    expect_one_line_error(run_gk_run({"-m", odd.string(), "-cnv", "-p", "Hi"}),
+                          "--chat-template: phi4, smolvlm, chatml, ");
     // Forcing one works.
     const run_result r = run_gk_run(chat_args(odd, {"--chat-template", "zephyr", "-p", "Hi", "-n", "2"}));
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -163,9 +169,9 @@ TEST(GkRunChat, UnknownTemplateIsReported) {
 }
 
 TEST(GkRunChat, SystemPromptNeedsASystemRole) {
-    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-cnv", "--chat-template", "yandex", "-sys", "Be brief.",
-                                      "-p", "Hi"}),
-                          "the chat template yandex has no system role");
+    expect_one_line_error(
+        run_gk_run({"-m", k_stories.string(), "-cnv", "--chat-template", "yandex", "-sys", "Be brief.", "-p", "Hi"}),
+        "the chat template yandex has no system role");
 }
 
 TEST(GkRunChat, StdinADirectoryIsAnError) {
@@ -208,6 +214,18 @@ TEST(GkRunChat, ReversePromptReturnsControl) {
     EXPECT_EQ(count(gen[1], " "), 12u) << gen[1];
 }
 
+TEST(GkRunChat, InteractiveFirstWaitsForInput) {
+    // -i generates after the prompt and after each input; -if waits for the first input.
+    for (const std::string mode : {"-i", "-if"}) {
+        const run_result r = run_gk_run(
+            {"-m", k_stories.string(), "-p", "Once upon a time", "--temp", "0", "-n", "4", "-v", mode},
+            input_file("first.txt", " there was\n"));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(lines_after(r, "gk-run: prompt tokens:").size(), 2u) << mode << r.err;
+        EXPECT_EQ(lines_after(r, "gk-run: generated tokens:").size(), mode == "-i" ? 2u : 1u) << mode << r.err;
+    }
+}
+
 // ---- the context ----------------------------------------------------------------------
 
 TEST(GkRunChat, ContextShiftContinuesTheChat) {
@@ -225,8 +243,8 @@ TEST(GkRunChat, ContextShiftContinuesTheChat) {
 
 TEST(GkRunChat, ContextShiftInCompletion) {
     // -n 100 in a context of 16: llama.cpp's default shifts and generates all 100.
-    const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "Once upon a time", "--temp", "0", "-n", "100", "-c",
-                                     "16", "--keep", "2", "--ignore-eos", "-v"});
+    const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "Once upon a time", "--temp", "0", "-n", "100",
+                                     "-c", "16", "--keep", "2", "--ignore-eos", "-v"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto gen = lines_after(r, "gk-run: generated tokens:");
     ASSERT_EQ(gen.size(), 1u) << r.err;
@@ -257,7 +275,7 @@ TEST(ContextShift, GivesTheLogitsOfAFreshRunOnTheKeptTokens) {
     auto        model = gk::run::Model::load(k_stories.string(), {}, &error);
     ASSERT_TRUE(model) << error;
     gk::run::session_params sp;
-    sp.n_ctx = 16;
+    sp.n_ctx     = 16;
     auto shifted = gk::run::Session::create(*model, sp, &error);
     auto fresh   = gk::run::Session::create(*model, sp, &error);
     ASSERT_TRUE(shifted && fresh) << error;
