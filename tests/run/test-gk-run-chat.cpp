@@ -168,6 +168,18 @@ TEST(GkRunChat, UnknownTemplateIsReported) {
                           "unknown chat template 'alpaca' (--chat-template takes: ");
 }
 
+TEST(GkRunChat, TemplateFromAFile) {
+    const std::string gemma = input_file("gemma.jinja", "{{ '<start_of_turn>' + role + '\\n' }}");
+    const run_result  r     = run_gk_run(chat_args(k_stories, {"--chat-template-file", gemma, "-p", "Hi", "-n", "2"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("gk-run: chat template gemma\n"), std::string::npos) << r.err;
+    const std::string odd = input_file("odd.jinja", "{{ messages }}");
+    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-cnv", "--chat-template-file", odd, "-p", "Hi"}),
+                          "odd.jinja' matches no chat template");
+    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-cnv", "--chat-template-file", "/nonexistent/t.jinja"}),
+                          "cannot read chat template file '/nonexistent/t.jinja'");
+}
+
 TEST(GkRunChat, SystemPromptNeedsASystemRole) {
     expect_one_line_error(
         run_gk_run({"-m", k_stories.string(), "-cnv", "--chat-template", "yandex", "-sys", "Be brief.", "-p", "Hi"}),

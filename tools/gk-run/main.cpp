@@ -264,13 +264,21 @@ int run_completion(const run_options & opt, runner & r) {
     return 0;
 }
 
-/** The chat template for -cnv: --chat-template, else the model's. */
+/** The chat template for -cnv: --chat-template, else --chat-template-file's, else the model's. */
 std::optional<gk::run::chat_template> chat_template_for(const run_options & opt, const gk::run::Model & model,
                                                         std::string & error) {
     const std::string names = gk::run::chat_template_names();
     if (!opt.chat_template.empty()) {
         auto t = gk::run::chat_template_from_name(opt.chat_template);
         if (!t) error = "unknown chat template '" + opt.chat_template + "' (--chat-template takes: " + names + ")";
+        return t;
+    }
+    if (!opt.chat_template_file.empty()) {
+        auto t = gk::run::chat_template_detect(opt.chat_template_jinja);
+        if (!t) {
+            error = "the chat template in '" + opt.chat_template_file + "' matches no chat template gk-run knows " +
+                    "(there is no Jinja engine); choose one with --chat-template: " + names;
+        }
         return t;
     }
     bool had_jinja = false;

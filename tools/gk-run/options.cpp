@@ -74,6 +74,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_option("--system-prompt", opt.system_prompt, "(-sys) chat: system message");
     app.add_option("--chat-template", opt.chat_template, "chat: the template by name (default: the model's): " +
                                                              gk::run::chat_template_names());
+    app.add_option("--chat-template-file", opt.chat_template_file,
+                   "chat: a Jinja chat template file, used instead of the model's (matched to a template above)");
     app.add_flag("-i,--interactive", opt.interactive, "hand control to the user after each reply (raw text)");
     app.add_flag("--interactive-first", opt.interactive_first, "(-if) interactive, and wait for input first");
     app.add_flag("--multiline-input", opt.multiline_input,
@@ -118,6 +120,10 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         return 1;
     }
     if (opt.interactive_first) opt.interactive = true;
+    if (!opt.chat_template_file.empty() && !read_file(opt.chat_template_file, opt.chat_template_jinja)) {
+        std::fprintf(stderr, "gk-run: error: cannot read chat template file '%s'\n", opt.chat_template_file.c_str());
+        return 1;
+    }
     if (opt.n_threads < 0 || opt.n_ctx < 0 || opt.n_predict < -1 || opt.n_ubatch < 1) {
         std::fprintf(stderr, "gk-run: error: -t, -c must be >= 0, -n >= -1 and -ub >= 1\n");
         return 1;

@@ -39,6 +39,8 @@ struct run_options {
     int64_t                  n_keep            = 0;      // --keep: prompt tokens kept by a context shift; -1 all
     std::string              in_prefix, in_suffix;       // around each user input
     std::vector<std::string> reverse_prompts;            // -r
+    std::string              chat_template_file;         // --chat-template-file: a Jinja template ...
+    std::string              chat_template_jinja;        // ... and its text, matched to a family
 };
 
 /** Parse argv. Returns the exit code to end with (0 after --help, 1 after an error,
