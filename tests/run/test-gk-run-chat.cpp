@@ -131,6 +131,19 @@ TEST(GkRunChat, TurnsAreFedInTheTemplatesMarkup) {
     EXPECT_EQ(lines_after(r, "gk-run: generated tokens:").size(), 3u) << r.err;  // -n 4 per turn
 }
 
+TEST(GkRunChat, TemplateThatWritesBosGetsOne) {
+    // gigachat's markup starts with <s>: that is the BOS, the tokenizer adds no second one.
+    const std::string text = "<s>user<|role_sep|>Hi<|message_sep|>available functions<|role_sep|>[]<|message_sep|>"
+                             "assistant<|role_sep|>";
+    const run_result  r    = run_gk_run(chat_args(k_stories, {"--chat-template", "gigachat", "-p", "Hi", "-n", "2"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto fed = lines_after(r, "gk-run: prompt tokens:");
+    ASSERT_EQ(fed.size(), 1u) << r.err;
+    EXPECT_EQ(fed[0], token_list(k_stories, text));
+    EXPECT_EQ(fed[0].rfind(" 1 ", 0), 0u) << fed[0];
+    EXPECT_NE(fed[0].rfind(" 1 1 ", 0), 0u) << fed[0];
+}
+
 TEST(GkRunChat, MultilineInputIsOneMessage) {
     // -mli: lines accumulate until one ends with '\'; without it a trailing '\' continues.
     const std::string expect = token_list(k_qwen3,

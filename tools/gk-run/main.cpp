@@ -318,9 +318,9 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
     const auto read_input = [&](std::string & text) {
         std::printf("%s", chat ? "\n> " : opt.in_prefix.c_str());
         std::fflush(stdout);
-        const gk::run::input_status st = gk::run::read_user_input(std::cin, opt.multiline_input, text);
-        if (st == gk::run::input_status::error) error = "cannot read standard input";
-        return st == gk::run::input_status::ok;
+        const gk::run::input_status status = gk::run::read_user_input(std::cin, opt.multiline_input, text);
+        if (status == gk::run::input_status::error) error = "cannot read standard input";
+        return status == gk::run::input_status::ok;
     };
     // A chat message: the input without its last newline, between --in-prefix and --in-suffix.
     const auto user_turn = [&](std::string text, bool first) {
@@ -328,7 +328,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
         std::string turn = chat->add_user(opt.in_prefix + text + opt.in_suffix);
         // A template that writes BOS itself (gigachat, yandex): the tokenizer's BOS is that one.
         const auto & tok = model.tokenizer();
-        if (first && tok.special().bos != gk::run::k_no_token) {
+        if (first && !opt.no_bos && tok.add_bos() && tok.special().bos != gk::run::k_no_token) {
             const std::string_view bos = tok.token_text(tok.special().bos);
             if (!bos.empty() && std::string_view(turn).substr(0, bos.size()) == bos) turn.erase(0, bos.size());
         }
