@@ -470,7 +470,7 @@ bool has_control_token(const Tokenizer & tok, const char * text) {
     return ids.size() == 1 && tok.type_of(ids[0]) == token_type::control;
 }
 
-}  // namespace
+} // namespace
 
 const char * chat_template_name(chat_template t) { return info(t).name; }
 
@@ -522,9 +522,9 @@ std::string chat_history::add_user(std::string text) {
         // The reply's own text is in the cache already; find what follows it with a
         // stand-in that no template trims or rewrites.
         std::vector<chat_message> probe(msgs_.begin(), msgs_.begin() + static_cast<std::ptrdiff_t>(n_fed_) - 1);
-        probe.push_back({chat_role::assistant, ""});
+        probe.push_back({chat_role::assistant, "\x01"});
         const std::string with_probe = chat_format(tmpl_, probe, false);
-        const size_t      at         = with_probe.rfind('');
+        const size_t      at         = with_probe.rfind('\x01');
         if (at != std::string::npos) closing = with_probe.substr(at + 1);
     }
     const std::string before = n_fed_ ? chat_format(tmpl_, std::span<const chat_message>(msgs_).first(n_fed_), false)
@@ -542,4 +542,4 @@ void chat_history::add_assistant(std::string text) {
     n_fed_ = msgs_.size();  // generated into the cache token by token
 }
 
-}  // namespace gk::run
+} // namespace gk::run

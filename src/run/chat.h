@@ -132,4 +132,4 @@ private:
     size_t                    n_fed_ = 0;  // messages whose text add_user returned (or was generated)
 };
 
-}  // namespace gk::run
+} // namespace gk::run

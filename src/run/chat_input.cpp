@@ -33,4 +33,4 @@ const std::string * ends_with_reverse_prompt(std::string_view text, const std::v
     return nullptr;
 }
 
-}  // namespace gk::run
+} // namespace gk::run

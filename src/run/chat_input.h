@@ -28,4 +28,4 @@ input_status read_user_input(std::istream & in, bool multiline, std::string & te
 /** The reverse prompt that `text` ends with, or nullptr. An empty prompt never matches. */
 const std::string * ends_with_reverse_prompt(std::string_view text, const std::vector<std::string> & prompts);
 
-}  // namespace gk::run
+} // namespace gk::run

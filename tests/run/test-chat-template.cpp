@@ -157,7 +157,7 @@ std::vector<chat_template> all_templates() {
     return v;
 }
 
-}  // namespace
+} // namespace
 
 TEST(ChatTemplate, EveryFamilyFormatsItsMarkup) {
     std::set<chat_template> seen;

@@ -106,7 +106,7 @@ std::vector<std::string> chat_args(const fs::path & model, std::vector<std::stri
     return a;
 }
 
-}  // namespace
+} // namespace
 
 // ---- chat turns -----------------------------------------------------------------------
 
