@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,8 +79,8 @@ struct closer {
 };
 using gguf_ptr = std::unique_ptr<gk_gguf, closer>;
 
-/** stories260K with tokenizer.chat_template set to `jinja`. */
-fs::path stories_with_template(const std::string & name, const std::string & jinja) {
+/** stories260K with `edit` applied to its metadata. */
+fs::path edited_stories(const std::string & name, const std::function<void(gk_gguf *)> & edit) {
     gk_gguf_error err{};
     gguf_ptr      src(gk_gguf_open(k_stories.c_str(), &err));
     EXPECT_TRUE(src) << err.message;
@@ -88,7 +89,7 @@ fs::path stories_with_template(const std::string & name, const std::string & jin
         EXPECT_EQ(gk_gguf_set_value(dst.get(), gk_gguf_kv_key(src.get(), i), gk_gguf_kv_value(src.get(), i), &err),
                   GK_GGUF_OK);
     }
-    EXPECT_EQ(gk_gguf_set_str(dst.get(), "tokenizer.chat_template", jinja.data(), jinja.size(), &err), GK_GGUF_OK);
+    edit(dst.get());
     for (int64_t i = 0; i < gk_gguf_tensor_count(src.get()); ++i) {
         EXPECT_EQ(gk_gguf_add_tensor(dst.get(), gk_gguf_tensor_name(src.get(), i), gk_gguf_tensor_type(src.get(), i),
                                      gk_gguf_tensor_n_dims(src.get(), i), gk_gguf_tensor_ne(src.get(), i),
@@ -98,6 +99,14 @@ fs::path stories_with_template(const std::string & name, const std::string & jin
     const fs::path out = scratch() / name;
     EXPECT_EQ(gk_gguf_write(dst.get(), out.c_str(), &err), GK_GGUF_OK) << err.message;
     return out;
+}
+
+/** stories260K with tokenizer.chat_template set to `jinja`. */
+fs::path stories_with_template(const std::string & name, const std::string & jinja) {
+    return edited_stories(name, [&](gk_gguf * g) {
+        gk_gguf_error err{};
+        EXPECT_EQ(gk_gguf_set_str(g, "tokenizer.chat_template", jinja.data(), jinja.size(), &err), GK_GGUF_OK);
+    });
 }
 
 std::vector<std::string> chat_args(const fs::path & model, std::vector<std::string> more) {
@@ -237,6 +246,27 @@ TEST(GkRunChat, ReversePromptReturnsControl) {
     ASSERT_EQ(gen.size(), 2u) << i.err;
     EXPECT_EQ(count(gen[0], " "), 8u) << gen[0];
     EXPECT_EQ(count(gen[1], " "), 12u) << gen[1];
+}
+
+TEST(GkRunChat, EndOfGenerationWritesTheFirstReversePrompt) {
+    // As llama-cli: in -i, an end-of-generation token hands control back after writing
+    // (and feeding) the first reverse prompt. Here EOS is "," (432), which stories260K
+    // writes first after "Once upon a time".
+    const fs::path eos_comma = edited_stories("eos-comma.gguf", [](gk_gguf * g) {
+        gk_gguf_error err{};
+        EXPECT_EQ(gk_gguf_set_u32(g, "tokenizer.ggml.eos_token_id", 432, &err), GK_GGUF_OK);
+    });
+    const run_result r = run_gk_run({"-m", eos_comma.string(), "-p", "Once upon a time", "--temp", "0", "-n", "3", "-v",
+                                     "-i", "-r", "User:", "-r", "Other:"},
+                                    input_file("eog.txt", " Hi\n"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("Once upon a timeUser:", 0), 0u) << r.out;
+    const auto fed = lines_after(r, "gk-run: prompt tokens:");
+    ASSERT_EQ(fed.size(), 3u) << r.err;  // the prompt, "User:", the input
+    EXPECT_EQ(fed[1], token_list(eos_comma, "User:"));
+    const auto gen = lines_after(r, "gk-run: generated tokens:");
+    ASSERT_EQ(gen.size(), 2u) << r.err;
+    EXPECT_EQ(gen[0], " 432");
 }
 
 TEST(GkRunChat, InteractiveFirstWaitsForInput) {
