@@ -116,8 +116,8 @@ int64_t Session::context_shift(int64_t n_keep, std::string * error) {
     const int64_t n_discard = (n_past_ - n_keep) / 2;
     if (n_discard < 1) {
         if (error) {
-            *error = "the context is full and --keep " + std::to_string(n_keep) + " leaves nothing to discard (context size " +
-                     std::to_string(n_ctx()) + ")";
+            *error = "the context is full and --keep " + std::to_string(n_keep) +
+                     " leaves nothing to discard (context size " + std::to_string(n_ctx()) + ")";
         }
         return 0;
     }

@@ -230,8 +230,8 @@ private:
         t_.n_prompt += session_.n_past();
         if (opt_.verbose) {
             std::fflush(stdout);
-            std::fprintf(stderr, "\ngk-run: context shift: %lld tokens, kept %lld, discarded %lld\n",
-                         static_cast<long long>(n_past), static_cast<long long>(n_keep_), static_cast<long long>(n_drop));
+            std::fprintf(stderr, "\ngk-run: context shift: %lld tokens, kept %lld, discarded %lld\n", (long long) n_past,
+                         (long long) n_keep_, (long long) n_drop);
         }
         return true;
     }
