@@ -106,7 +106,28 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
             return false;
         }
     }
+    tokens_.resize(static_cast<size_t>(n_past0));
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
     return true;
+}
+
+int64_t Session::context_shift(int64_t n_keep, std::string * error) {
+    n_keep                  = std::clamp<int64_t>(n_keep, 0, n_past_);
+    const int64_t n_discard = (n_past_ - n_keep) / 2;
+    if (n_discard < 1) {
+        if (error) {
+            *error = "the context is full and --keep " + std::to_string(n_keep) +
+                     " leaves nothing to discard (context size " + std::to_string(n_ctx()) + ")";
+        }
+        return 0;
+    }
+    std::vector<token_id> kept(tokens_.begin(), tokens_.begin() + n_keep);
+    kept.insert(kept.end(), tokens_.begin() + n_keep + n_discard, tokens_.end());
+    n_past_ = 0;
+    tokens_.clear();
+    std::vector<float> logits;
+    if (!eval(kept, logits, error)) return 0;
+    return n_discard;
 }
 
 bool Session::eval_ubatch(std::span<const token_id> tokens, std::vector<float> * logits, std::string * error) {

@@ -4,9 +4,9 @@
 // evaluates it in micro-batches of at most n_ubatch tokens, in order: for each it builds
 // the forward graph (mul_mat with n = micro-batch size), places its tensors with the
 // graph allocator and computes it on the CPU; the logits of the batch's last token come
-// from the last micro-batch. Position p is kept in cache cell p; there is no context
-// shift, so a batch that would pass n_ctx is refused with an error before anything is
-// computed.
+// from the last micro-batch. Position p is kept in cache cell p; a batch that would pass
+// n_ctx is refused with an error before anything is computed. context_shift() makes room
+// (llama.cpp's context shift) by re-evaluating the tokens it keeps from position 0.
 //
 // Batch invariance: a token's logits have the same bits whatever the micro-batch size
 // (and thread count). Every op computes a token's values from that token's inputs alone
@@ -72,6 +72,18 @@ public:
      *  n_past() is unchanged (cells written past it are rewritten before they are read). */
     bool eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error);
 
+    /** llama.cpp's context shift: keep the first `n_keep` tokens of the cache, drop half
+     *  of the rest (n_discard = (n_past - n_keep) / 2, the oldest after the kept ones) and
+     *  move the remainder up. Done by re-evaluating the kept tokens from position 0, so the
+     *  cache then holds exactly what a fresh run on the kept tokens gives (llama.cpp
+     *  instead re-ropes the cached K, which keeps what the dropped tokens contributed).
+     *  Returns the number of tokens dropped; 0 and a message when nothing can be dropped
+     *  (n_keep covers all but one token) or the re-evaluation fails (the cache is then
+     *  empty: n_past() == 0). */
+    int64_t context_shift(int64_t n_keep, std::string * error);
+    /** The tokens in the cache, cell by cell (n_past() of them). */
+    std::span<const token_id> tokens() const { return tokens_; }
+
     int64_t n_past() const { return n_past_; }
     int64_t n_ctx() const { return kv_->n_ctx(); }
     /** Bytes of the KV cache and of the compute buffer (its largest size so far). */
@@ -92,6 +104,7 @@ private:
     std::vector<uint8_t>     arena_;                // tensor structs of each step's graph
     gk_gallocr_t             galloc_ = nullptr;
     int64_t                  n_past_ = 0;
+    std::vector<token_id>    tokens_;               // the token of each cell below n_past_
 };
 
 } // namespace gk::run

@@ -1,6 +1,5 @@
-// test-gk-run-units: the pieces of gk-run's runtime on their own: the sampler, the chat
-// markup, and the hyperparameters read from the bundled and random models.
-#include "run/chat.h"
+// test-gk-run-units: the pieces of gk-run's runtime on their own: the sampler and the
+// hyperparameters read from the bundled and random models.
 #include "run/model.h"
 #include "run/sampler.h"
 
@@ -218,19 +217,6 @@ TEST(Sampler, SameTokensAsThePlainPipeline) {
             r.accept(b);
         }
     }
-}
-
-TEST(Chat, Markup) {
-    EXPECT_EQ(chat_user_turn(chat_template::chatml, "Be brief.", "Hi", false),
-              "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
-    EXPECT_EQ(chat_user_turn(chat_template::chatml, "", "More", true),
-              "<|im_end|>\n<|im_start|>user\nMore<|im_end|>\n<|im_start|>assistant\n");
-    EXPECT_EQ(chat_user_turn(chat_template::gemma, "Be brief.", "Hi", false),
-              "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
-    EXPECT_EQ(chat_user_turn(chat_template::llama3, "", "Hi", false),
-              "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
-    EXPECT_EQ(chat_template_from_name("gemma"), chat_template::gemma);
-    EXPECT_FALSE(chat_template_from_name("vicuna"));
 }
 
 TEST(Hparams, Stories260K) {

@@ -179,13 +179,13 @@ TEST(GkRun, PromptLongerThanContext) {
 
 TEST(GkRun, GenerationPastFullContext) {
     auto args = greedy(k_stories, "Once upon a time", 64);
-    args.insert(args.end(), {"-c", "16", "--ignore-eos"});
+    args.insert(args.end(), {"-c", "16", "--ignore-eos", "--no-context-shift"});
     expect_one_line_error(run_gk_run(args), "context full after 12 of 64 tokens");
 }
 
 TEST(GkRun, UnlimitedGenerationStopsAtFullContext) {
     auto args = greedy(k_stories, "Once upon a time", -1);
-    args.insert(args.end(), {"-c", "16", "--ignore-eos"});
+    args.insert(args.end(), {"-c", "16", "--ignore-eos", "--no-context-shift"});
     const run_result r = run_gk_run(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("context full (16 tokens); stopping"), std::string::npos) << r.err;

@@ -1,7 +1,8 @@
 // gk-run - run a GGUF language model on the CPU.
 //
 //   gk-run -m MODEL.gguf -p "PROMPT" [-n N] [-t THREADS] [-c CTX] [sampling options]
-//   gk-run -m MODEL.gguf --chat [-p FIRST_MESSAGE]     (then one message per stdin line)
+//   gk-run -m MODEL.gguf -cnv [-sys SYSTEM] [-p FIRST_MESSAGE]   (chat; messages from stdin)
+//   gk-run -m MODEL.gguf -i -p "PROMPT" [-r "User:"]                (raw text, input from stdin)
 //   gk-run -m MODEL.gguf -p "PROMPT" --tokenize         (token ids, one line)
 //
 // The prompt is evaluated in micro-batches of at most -ub tokens, then tokens are
@@ -13,6 +14,7 @@
 #include "report.h"
 
 #include "run/chat.h"
+#include "run/chat_input.h"
 #include "run/model.h"
 #include "run/model_session.h"
 #include "run/sampler.h"
@@ -25,6 +27,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -63,11 +66,17 @@ int tokenize_only(const run_options & opt) {
     return 0;
 }
 
-/** Generation state shared by the completion and chat modes. */
+/** Why generate() returned. */
+enum class stop_reason { end_of_generation, n_predict, reverse_prompt, context_full };
+
+/** Generation state shared by the completion and interactive modes. */
 class runner {
 public:
-    runner(const run_options & opt, const gk::run::Model & model, gk::run::Session & session, timings & t)
-        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling), t_(t) {}
+    /** `continues`: more text follows each reply (the interactive modes), so the last
+     *  generated token is evaluated too. */
+    runner(const run_options & opt, const gk::run::Model & model, gk::run::Session & session, timings & t,
+           bool continues = false)
+        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling), t_(t), continues_(continues) {}
 
     ~runner() {
         if (dump_) std::fclose(dump_);
@@ -82,7 +91,9 @@ public:
 
     uint32_t seed() const { return sampler_.seed(); }
 
-    /** Evaluate `text` (tokenized with BOS when `first`). */
+    /** Evaluate `text` (tokenized with BOS when `first`). Text that does not fit shifts the
+     *  context, or with --no-context-shift in the interactive modes evaluates nothing and
+     *  sets stopped() to context_full. */
     bool feed(const std::string & text, bool first, bool parse_special, std::string * error) {
         const auto & tok = model_.tokenizer();
         auto ids = tok.encode(text, first && !opt_.no_bos, parse_special);
@@ -95,7 +106,21 @@ public:
             }
             ids.push_back(tok.special().bos);
         }
-        if (session_.n_past() + static_cast<int64_t>(ids.size()) > session_.n_ctx()) {
+        const int64_t n_new = static_cast<int64_t>(ids.size());
+        stop_               = stop_reason::n_predict;
+        if (!first && opt_.context_shift) {
+            while (session_.n_past() + n_new > session_.n_ctx() && session_.n_past() > n_keep_ + 1) {
+                if (!shift(error)) return false;
+            }
+        }
+        if (session_.n_past() + n_new > session_.n_ctx() && !first && continues_ && !opt_.context_shift) {
+            std::fflush(stdout);  // --no-context-shift: the chat ends
+            std::fprintf(stderr, "\ngk-run: context full (%lld tokens); stopping\n",
+                         static_cast<long long>(session_.n_ctx()));
+            stop_ = stop_reason::context_full;
+            return true;
+        }
+        if (session_.n_past() + n_new > session_.n_ctx()) {
             if (error) {
                 *error = "the prompt has " + std::to_string(ids.size()) + " tokens" +
                          (session_.n_past() ? " (after " + std::to_string(session_.n_past()) + " in the context)" : "") +
@@ -110,6 +135,10 @@ public:
         }
         for (token_id id : ids) sampler_.accept(id);
         if (!text.empty()) text_before_ = true;
+        if (first) {  // --keep counts tokens of the first prompt, BOS included (llama.cpp's n_keep)
+            const bool bos = ids[0] == tok.special().bos;
+            n_keep_        = opt_.n_keep < 0 || opt_.n_keep > n_new ? n_new : std::min(n_new, opt_.n_keep + bos);
+        }
         const auto t0 = std::chrono::steady_clock::now();
         if (!session_.eval(ids, logits_, error)) return false;
         t_.prompt_ms += ms_since(t0);
@@ -118,12 +147,16 @@ public:
     }
 
     /** Sample and stream up to opt.n_predict tokens (all, when -1) after a feed().
-     *  Stops at an end-of-generation token (unless --ignore-eos) and, with -n -1, at a
-     *  full context; with -n N a full context before N tokens is an error. */
+     *  Stops at an end-of-generation token (unless --ignore-eos) or when the text ends
+     *  with a reverse prompt (-r). A full context shifts (--context-shift) or, with
+     *  --no-context-shift, ends generation: quietly with -n -1 or in the interactive modes,
+     *  with an error when -n N asked for more. */
     bool generate(std::string * error) {
         const auto &          tok = model_.tokenizer();
         // The generated text continues the prompt: its first piece keeps its space.
         gk::run::Detokenizer  detok(tok, false, text_before_);
+        reply_.clear();
+        stop_ = stop_reason::n_predict;
         for (int64_t n = 0; opt_.n_predict < 0 || n < opt_.n_predict; ++n) {
             if (dump_ && std::fwrite(logits_.data(), sizeof(float), logits_.size(), dump_) != logits_.size()) {
                 if (error) *error = "writing '" + opt_.dump_logits + "' failed";
@@ -132,13 +165,27 @@ public:
             const token_id id = sampler_.sample(logits_);
             sampler_.accept(id);
             generated_.push_back(id);
-            if (!opt_.ignore_eos && tok.is_eog(id)) break;
-            std::fputs(detok.push(id).c_str(), stdout);
+            if (!opt_.ignore_eos && tok.is_eog(id)) {
+                stop_ = stop_reason::end_of_generation;
+                break;
+            }
+            const std::string piece = detok.push(id);
+            std::fputs(piece.c_str(), stdout);
             std::fflush(stdout);
-            if (opt_.n_predict >= 0 && n + 1 == opt_.n_predict) break;  // the last token needs no evaluation
+            reply_ += piece;
+            const bool last = gk::run::ends_with_reverse_prompt(reply_, opt_.reverse_prompts) ||
+                              (opt_.n_predict >= 0 && n + 1 == opt_.n_predict);
+            if (last) {
+                stop_ = n + 1 == opt_.n_predict ? stop_reason::n_predict : stop_reason::reverse_prompt;
+                if (!continues_) break;  // the last token needs no evaluation unless more text follows
+            }
+            if (session_.n_past() >= session_.n_ctx() && opt_.context_shift) {
+                if (!shift(error)) return false;
+            }
             if (session_.n_past() >= session_.n_ctx()) {
                 std::fputs(detok.finish().c_str(), stdout);
-                if (opt_.n_predict < 0) {
+                stop_ = stop_reason::context_full;
+                if (opt_.n_predict < 0 || continues_) {
                     std::fflush(stdout);
                     std::fprintf(stderr, "\ngk-run: context full (%lld tokens); stopping\n",
                                  static_cast<long long>(session_.n_ctx()));
@@ -155,11 +202,16 @@ public:
             if (!session_.eval(std::span<const token_id>(&id, 1), logits_, error)) return false;
             t_.generate_ms += ms_since(t0);
             ++t_.n_generated;
+            if (last) break;
         }
         std::fputs(detok.finish().c_str(), stdout);
         std::fflush(stdout);
         return true;
     }
+
+    /** Why the last generate() returned, and the text it generated. */
+    stop_reason         stopped() const { return stop_; }
+    const std::string & reply() const { return reply_; }
 
     /** --verbose: the ids sampled since the last call, on one line of stderr. */
     void report_generated() {
@@ -172,6 +224,22 @@ public:
     }
 
 private:
+    /** A context shift (Session::context_shift), noted on stderr with -v. */
+    bool shift(std::string * error) {
+        const int64_t n_past = session_.n_past();
+        const auto    t0     = std::chrono::steady_clock::now();
+        const int64_t n_drop = session_.context_shift(n_keep_, error);
+        if (n_drop == 0) return false;
+        t_.prompt_ms += ms_since(t0);
+        t_.n_prompt += session_.n_past();
+        if (opt_.verbose) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "\ngk-run: context shift: %lld tokens, kept %lld, discarded %lld\n", (long long) n_past,
+                         (long long) n_keep_, (long long) n_drop);
+        }
+        return true;
+    }
+
     const run_options &     opt_;
     const gk::run::Model &  model_;
     gk::run::Session &      session_;
@@ -181,6 +249,10 @@ private:
     std::vector<token_id>   generated_;
     std::FILE *             dump_ = nullptr;
     bool                    text_before_ = false;  // some text was fed before generation
+    bool                    continues_;
+    int64_t                 n_keep_ = 0;           // tokens a context shift keeps (from --keep)
+    stop_reason             stop_   = stop_reason::n_predict;
+    std::string             reply_;
 };
 
 int run_completion(const run_options & opt, runner & r) {
@@ -196,36 +268,123 @@ int run_completion(const run_options & opt, runner & r) {
     return 0;
 }
 
-int run_chat(const run_options & opt, const gk::run::Model & model, runner & r) {
-    std::optional<gk::run::chat_template> tmpl;
+/** The chat template for -cnv: --chat-template, else --chat-template-file's, else the model's. */
+std::optional<gk::run::chat_template> chat_template_for(const run_options & opt, const gk::run::Model & model,
+                                                        std::string & error) {
+    const std::string names = gk::run::chat_template_names();
     if (!opt.chat_template.empty()) {
-        tmpl = gk::run::chat_template_from_name(opt.chat_template);
-        if (!tmpl) return fail("unknown chat template '" + opt.chat_template + "' (known: llama3, gemma, chatml)");
-    } else {
-        tmpl = gk::run::detect_chat_template(model.gguf(), model.tokenizer());
-        if (!tmpl) return fail("the model names no known chat format; choose one with --chat-template llama3|gemma|chatml");
+        auto t = gk::run::chat_template_from_name(opt.chat_template);
+        if (!t) error = "unknown chat template '" + opt.chat_template + "' (--chat-template takes: " + names + ")";
+        return t;
     }
-    if (opt.verbose) std::fprintf(stderr, "gk-run: chat template %s\n", gk::run::chat_template_name(*tmpl));
-    const bool  interactive = isatty(STDIN_FILENO);
-    const auto  read_message = [&](std::string & line) {
-        for (;;) {
-            if (interactive) {
-                std::printf("\n> ");
-                std::fflush(stdout);
-            }
-            if (!std::getline(std::cin, line)) return false;
-            if (!line.empty()) return true;
+    if (!opt.chat_template_file.empty()) {
+        auto t = gk::run::chat_template_detect(opt.chat_template_jinja);
+        if (!t) {
+            error = "the chat template in '" + opt.chat_template_file + "' matches no chat template gk-run knows " +
+                    "(there is no Jinja engine); choose one with --chat-template: " + names;
         }
+        return t;
+    }
+    bool had_jinja = false;
+    auto t         = gk::run::detect_chat_template(model.gguf(), model.tokenizer(), &had_jinja);
+    if (!t) {
+        error = had_jinja ? "the model's tokenizer.chat_template matches no chat template gk-run knows (there is no "
+                            "Jinja engine); choose one with --chat-template: " + names
+                          : "the model has no tokenizer.chat_template and its vocabulary names no chat format; "
+                            "choose one with --chat-template: " + names;
+    }
+    return t;
+}
+
+/** -i, -if and -cnv (--chat): generate, then read the user's input from standard input
+ *  and go on, until the input ends. -cnv wraps each input in the chat template; -i
+ *  feeds it as raw text between --in-prefix and --in-suffix. */
+int run_interactive(const run_options & opt, const gk::run::Model & model, runner & r) {
+    std::string                           error;
+    std::optional<gk::run::chat_history>  chat;
+    if (opt.chat) {
+        const auto tmpl = chat_template_for(opt, model, error);
+        if (!tmpl) return fail(error);
+        if (opt.verbose) std::fprintf(stderr, "gk-run: chat template %s\n", gk::run::chat_template_name(*tmpl));
+        if (!opt.system_prompt.empty()) {
+            if (gk::run::chat_template_system_role(*tmpl) == gk::run::chat_system_role::none) {
+                return fail(std::string("the chat template ") + gk::run::chat_template_name(*tmpl) +
+                            " has no system role (-sys)");
+            }
+        }
+        chat.emplace(*tmpl);
+        if (!opt.system_prompt.empty()) chat->add_system(opt.system_prompt);
+    }
+    struct stat st {};
+    if (fstat(STDIN_FILENO, &st) == 0 && S_ISDIR(st.st_mode)) return fail("standard input is a directory");
+
+    // One input of the user; false at the end of the input (or on an error, in `error`).
+    const auto read_input = [&](std::string & text) {
+        std::printf("%s", chat ? "\n> " : opt.in_prefix.c_str());
+        std::fflush(stdout);
+        const gk::run::input_status status = gk::run::read_user_input(std::cin, opt.multiline_input, text);
+        if (status == gk::run::input_status::error) error = "cannot read standard input";
+        return status == gk::run::input_status::ok;
     };
-    std::string message = opt.prompt, error;
-    if (message.empty() && !read_message(message)) return 0;
-    for (bool first = true;; first = false) {
-        const std::string turn = gk::run::chat_user_turn(*tmpl, first ? opt.system_prompt : "", message, !first);
-        if (!r.feed(turn, first, true, &error)) return fail(error);
-        if (!r.generate(&error)) return fail(error);
-        std::printf("\n");
-        r.report_generated();
-        if (!read_message(message)) break;
+    // A chat message: the input without its last newline, between --in-prefix and --in-suffix.
+    const auto user_turn = [&](std::string text, bool first) {
+        if (!text.empty() && text.back() == '\n') text.pop_back();
+        std::string turn = chat->add_user(opt.in_prefix + text + opt.in_suffix);
+        // A template that writes BOS itself (gigachat, yandex): the tokenizer's BOS is that one.
+        const auto & tok = model.tokenizer();
+        if (first && !opt.no_bos && tok.add_bos() && tok.special().bos != gk::run::k_no_token) {
+            const std::string_view bos = tok.token_text(tok.special().bos);
+            if (!bos.empty() && std::string_view(turn).substr(0, bos.size()) == bos) turn.erase(0, bos.size());
+        }
+        return turn;
+    };
+
+    std::string input;
+    if (chat) {
+        input = opt.prompt;
+        while (input.empty()) {  // no -p: the first message comes from the user
+            if (!read_input(input)) return error.empty() ? 0 : fail(error);
+            if (input == "\n") input.clear();
+        }
+        if (!r.feed(user_turn(input, true), true, true, &error)) return fail(error);
+    } else {
+        if (!r.feed(opt.prompt, true, opt.parse_special, &error)) return fail(error);
+        if (opt.display_prompt) std::fputs(opt.prompt.c_str(), stdout);
+    }
+    bool generate = !opt.interactive_first || chat;
+    for (;;) {
+        if (generate) {
+            if (!r.generate(&error)) return fail(error);
+            if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
+            if (chat) chat->add_assistant(r.reply());
+            if (!chat && r.stopped() == stop_reason::end_of_generation && !opt.reverse_prompts.empty()) {
+                // As llama-cli: the first reverse prompt is written for the user to answer.
+                std::fputs(opt.reverse_prompts[0].c_str(), stdout);
+                if (!r.feed(opt.reverse_prompts[0], false, false, &error)) return fail(error);
+            }
+            r.report_generated();
+        }
+        if (!read_input(input)) {
+            std::printf("\n");
+            if (!error.empty()) return fail(error);
+            break;
+        }
+        if (chat) {
+            generate = input != "\n";  // an empty line: wait for a message
+            if (generate && !r.feed(user_turn(input, false), false, true, &error)) return fail(error);
+            if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
+        } else {
+            // An empty line hands control back without input (llama-cli).
+            generate = true;
+            if (input == "\n") continue;
+            std::fputs(opt.in_suffix.c_str(), stdout);
+            if (!r.feed(opt.in_prefix, false, true, &error) || !r.feed(input, false, opt.parse_special, &error) ||
+                !r.feed(opt.in_suffix, false, true, &error)) {
+                return fail(error);
+            }
+            if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
+        }
+        std::fflush(stdout);
     }
     return 0;
 }
@@ -271,7 +430,8 @@ int main(int argc, char ** argv) {
     timings t;
     t.load_ms = ms_since(t_load);
 
-    runner r(opt, *model, *session, t);
+    const bool interactive = opt.chat || opt.interactive;
+    runner     r(opt, *model, *session, t, interactive);
     if (!r.open_dump(&error)) return fail(error);
     if (opt.verbose) {
         std::fprintf(stderr,
@@ -284,7 +444,7 @@ int main(int argc, char ** argv) {
                      (long long) session->n_ctx(), gk_type_name(sp.type_k), gk_type_name(sp.type_v),
                      session->cache_bytes() / (1024.0 * 1024.0), sp.n_threads, r.seed());
     }
-    const int rc = opt.chat ? run_chat(opt, *model, r) : run_completion(opt, r);
+    const int rc = interactive ? run_interactive(opt, *model, r) : run_completion(opt, r);
     if (opt.verbose) {
         std::fprintf(stderr, "gk-run: compute buffer %.1f KiB\n", session->compute_bytes() / 1024.0);
     }

@@ -1,6 +1,8 @@
 // options.cpp - see options.h.
 #include "options.h"
 
+#include "run/chat.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -25,8 +27,8 @@ bool read_file(const std::string & path, std::string & out) {
 /** llama.cpp's multi-letter short options, which CLI11 does not accept, as long ones. */
 std::vector<std::string> normalise_args(int argc, char ** argv) {
     static const std::pair<const char *, const char *> k_aliases[] = {
-        {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-cnv", "--chat"}, {"-sys", "--system-prompt"},
-        {"-ub", "--ubatch-size"}};
+        {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-cnv", "--conversation"}, {"-sys", "--system-prompt"},
+        {"-ub", "--ubatch-size"}, {"-if", "--interactive-first"}, {"-mli", "--multiline-input"}};
     std::vector<std::string> args;
     for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes the arguments in reverse order
         std::string a = argv[i];
@@ -70,10 +72,29 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_option("--cache-type-v", opt.cache_type_v,
                    "(-ctv) KV cache type of V: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1")
         ->capture_default_str();
-    app.add_flag("--chat", opt.chat, "(-cnv) chat: the prompt (if any) is the first user message, then one "
-                                          "message per line of standard input");
+    app.add_flag("--chat,--conversation", opt.chat,
+                 "(-cnv) chat in the model's template: the prompt (if any) is the first user message, then "
+                 "one message per input from standard input");
     app.add_option("--system-prompt", opt.system_prompt, "(-sys) chat: system message");
-    app.add_option("--chat-template", opt.chat_template, "chat: llama3, gemma or chatml (default: from the model)");
+    app.add_option("--chat-template", opt.chat_template, "chat: the template by name (default: the model's): " +
+                                                             gk::run::chat_template_names());
+    app.add_option("--chat-template-file", opt.chat_template_file,
+                   "chat: a Jinja chat template file, used instead of the model's (matched to a template above)");
+    app.add_flag("-i,--interactive", opt.interactive, "hand control to the user after each reply (raw text)");
+    app.add_flag("--interactive-first", opt.interactive_first, "(-if) interactive, and wait for input first");
+    app.add_flag("--multiline-input", opt.multiline_input,
+                 "(-mli) input continues over lines until one ends with \\ or /");
+    app.add_option("--in-prefix", opt.in_prefix, "text put before each user input");
+    app.add_option("--in-suffix", opt.in_suffix, "text put after each user input");
+    app.add_option("-r,--reverse-prompt", opt.reverse_prompts,
+                   "stop generating when the text ends with this, and hand control to the user (repeatable)")
+        ->take_all()
+        ->expected(1)
+        ->allow_extra_args(false);
+    app.add_option("--keep", opt.n_keep, "prompt tokens kept when the context shifts; -1 = all")->capture_default_str();
+    app.add_flag("--context-shift,!--no-context-shift", opt.context_shift,
+                 "when the context is full, drop the older half of what follows --keep and go on (default), "
+                 "or stop");
     app.add_option("--dump-logits", opt.dump_logits, "write the logits of every step to FILE (f32 rows)");
     app.add_flag("--tokenize", opt.tokenize, "print the prompt's token ids and exit (vocab-only files work)");
     app.add_flag("--no-bos", opt.no_bos, "do not add the BOS token");
@@ -97,6 +118,15 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
             return 1;
         }
         if (!opt.prompt.empty() && opt.prompt.back() == '\n') opt.prompt.pop_back();
+    }
+    if (opt.n_keep < -1) {
+        std::fprintf(stderr, "gk-run: error: --keep must be >= -1 (got %lld)\n", static_cast<long long>(opt.n_keep));
+        return 1;
+    }
+    if (opt.interactive_first) opt.interactive = true;
+    if (!opt.chat_template_file.empty() && !read_file(opt.chat_template_file, opt.chat_template_jinja)) {
+        std::fprintf(stderr, "gk-run: error: cannot read chat template file '%s'\n", opt.chat_template_file.c_str());
+        return 1;
     }
     if (opt.n_threads < 0 || opt.n_ctx < 0 || opt.n_predict < -1 || opt.n_ubatch < 1) {
         std::fprintf(stderr, "gk-run: error: -t, -c must be >= 0, -n >= -1 and -ub >= 1\n");
