@@ -243,6 +243,12 @@ TEST(SamplerStages, MirostatV1) {
     EXPECT_EQ(first_draws(p, l), (std::set<token_id>{0, 1}));
     p.mirostat_tau = 3.0f;
     EXPECT_EQ(first_draws(p, l), (std::set<token_id>{0, 1, 2}));
+    // 20 tokens, p proportional to 1 / (i + 1)^2: k = sqrt(2^mu / (1 - 1/20)); tau 2 (mu 4):
+    // sqrt(16.84) = 4.10, the four most likely (the 4th has p 0.044 among them).
+    std::vector<float> zipf;
+    for (int i = 0; i < 20; ++i) zipf.push_back(-2.0f * std::log(static_cast<float>(i + 1)));
+    p.mirostat_tau = 2.0f;
+    EXPECT_EQ(first_draws(p, zipf, 400), (std::set<token_id>{0, 1, 2, 3}));
 }
 
 TEST(SamplerStages, MirostatIgnoresTheOtherStages) {
