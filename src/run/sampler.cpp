@@ -48,7 +48,8 @@ token_id argmax(const std::vector<float> & l) {
  *  (larger logit, then lower id): a heap of the k best so far, its worst in front. Ids
  *  come in increasing order, so a logit equal to the worst kept one never displaces it,
  *  and a run of 16 logits none above the worst kept one is passed over at once. */
-template <class C, class Better> void top_k(const std::vector<float> & l, size_t k, std::vector<C> & c, Better better) {
+template <class C, class Better>
+void top_k(const std::vector<float> & l, size_t k, std::vector<C> & c, Better better) {
     c.clear();
     size_t i = 0;
     for (; i < k; ++i) {
@@ -79,7 +80,8 @@ template <class C, class Better> void top_k(const std::vector<float> & l, size_t
 }
 
 /** p = softmax(logit) over the candidates, in place. */
-template <class C> void softmax(std::vector<C> & c) {
+template <class C>
+void softmax(std::vector<C> & c) {
     float max_l = -INFINITY;
     for (const C & x : c) max_l = std::max(max_l, x.logit);
     double sum = 0.0;
@@ -125,7 +127,7 @@ const stage_info & info(sampler_stage s) {
     return k_stages[0];  // not reached: k_stages lists every stage
 }
 
-} // namespace
+}  // namespace
 
 std::vector<sampler_stage> default_sampler_order() {
     std::vector<sampler_stage> order;
@@ -162,15 +164,19 @@ size_t window_size(int64_t n, int64_t n_ctx) {
 
 // Largest logit first, the lower id first on a tie: a total order, so the result does
 // not depend on the selection or sort algorithm.
-template <class C> bool by_logit(const C & a, const C & b) {
+template <class C>
+bool by_logit(const C & a, const C & b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
-} // namespace
+}  // namespace
 
 Sampler::Sampler(const sampler_params & params, sampler_context context)
-    : params_(params), seed_(params.seed == k_random_seed ? std::random_device{}() : params.seed), rng_(seed_),
-      xtc_rng_(seed_), window_(window_size(params.repeat_last_n, context.n_ctx)),
+    : params_(params),
+      seed_(params.seed == k_random_seed ? std::random_device{}() : params.seed),
+      rng_(seed_),
+      xtc_rng_(seed_),
+      window_(window_size(params.repeat_last_n, context.n_ctx)),
       dry_(params.dry_multiplier, params.dry_base, params.dry_allowed_length,
            static_cast<int64_t>(std::min<size_t>(window_size(params.dry_penalty_last_n, context.n_ctx), INT64_MAX)),
            std::move(context.dry_breakers)),
@@ -180,8 +186,8 @@ Sampler::Sampler(const sampler_params & params, sampler_context context)
     }
     // Greedy without a stage that could drop the most likely token (typical, XTC) and
     // without a logit change after a cut: the argmax of the penalised logits.
-    const bool has_temperature =
-        std::find(params_.order.begin(), params_.order.end(), sampler_stage::temperature) != params_.order.end();
+    const bool has_temperature = std::find(params_.order.begin(), params_.order.end(), sampler_stage::temperature) !=
+                                 params_.order.end();
     greedy_fast_ = params_.mirostat == 0 && params_.temp <= 0.0f && has_temperature;
     bool cut     = false;
     for (sampler_stage s : active_) {
@@ -303,7 +309,7 @@ void Sampler::stage_top_n_sigma() {
     // over the finite logits); the others are dropped.
     materialize();
     double max_l = -INFINITY, sum = 0.0;
-    size_t n     = 0;
+    size_t n = 0;
     for (const candidate & c : cand_) {
         if (c.logit == -INFINITY) continue;
         max_l = std::max(max_l, static_cast<double>(c.logit));
@@ -335,8 +341,7 @@ void Sampler::stage_typical() {
         const double p = cand_[i].p;
         score[i]       = {p > 0.0 ? std::fabs(-std::log(p) - entropy) : INFINITY, i};
     }
-    std::stable_sort(score.begin(), score.end(),
-                     [](const auto & a, const auto & b) { return a.first < b.first; });
+    std::stable_sort(score.begin(), score.end(), [](const auto & a, const auto & b) { return a.first < b.first; });
     double cum  = 0.0;
     size_t keep = score.size();
     for (size_t i = 0; i < score.size(); ++i) {
@@ -443,7 +448,7 @@ token_id Sampler::sample_mirostat() {
     if (params_.mirostat == 1) {
         // Mirostat (Basu et al. 2021): estimate the Zipf exponent s from the 100 most
         // likely tokens, then keep the k that give a surprise of mu for it.
-        constexpr size_t m        = 100;
+        constexpr size_t m         = 100;
         float            sum_ti_bi = 0.0f, sum_ti_sq = 0.0f;
         for (size_t i = 0; i + 1 < m && i + 1 < cand_.size() && cand_[i + 1].p > 0.0f; ++i) {
             const float t_i = std::log(static_cast<float>(i + 2) / static_cast<float>(i + 1));
@@ -455,11 +460,13 @@ token_id Sampler::sample_mirostat() {
         if (sum_ti_sq > 0.0f) {
             const float s_hat   = sum_ti_bi / sum_ti_sq;
             const float epsilon = s_hat - 1.0f;
-            k = std::pow(epsilon * std::pow(2.0f, mirostat_mu_) /
-                             (1.0f - std::pow(static_cast<float>(logits_.size()), -epsilon)),
-                         1.0f / s_hat);
+            k                   = std::pow(epsilon * std::pow(2.0f, mirostat_mu_) /
+                                               (1.0f - std::pow(static_cast<float>(logits_.size()), -epsilon)),
+                                           1.0f / s_hat);
         }
-        const size_t keep = !(k >= 1.0f) ? 1 : k >= static_cast<float>(cand_.size()) ? cand_.size() : static_cast<size_t>(k);
+        const size_t keep = !(k >= 1.0f)                            ? 1
+                            : k >= static_cast<float>(cand_.size()) ? cand_.size()
+                                                                    : static_cast<size_t>(k);
         cand_.resize(keep);
     } else {
         // Mirostat 2.0: keep the tokens whose surprise, -log2 p, is at most mu.
@@ -527,4 +534,4 @@ token_id Sampler::sample(std::span<const float> logits) {
     return draw();
 }
 
-} // namespace gk::run
+}  // namespace gk::run

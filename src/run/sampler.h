@@ -55,29 +55,30 @@ struct logit_bias {
 };
 
 struct sampler_params {
-    float    temp              = 0.8f;
-    int      top_k             = 40;     // <= 0: off
-    float    top_p             = 0.95f;  // >= 1: off
-    float    min_p             = 0.05f;  // <= 0: off
-    float    typical_p         = 1.0f;   // >= 1: off
-    float    top_n_sigma       = -1.0f;  // <= 0: off
-    float    repeat_penalty    = 1.0f;   // 1: off
-    float    frequency_penalty = 0.0f;   // 0: off; subtracted once per occurrence in the window
-    float    presence_penalty  = 0.0f;   // 0: off; subtracted once if present in the window
-    int      repeat_last_n     = 64;     // tokens the penalties look back over; 0: off, -1: the context
-    float    xtc_probability   = 0.0f;   // 0: off
-    float    xtc_threshold     = 0.1f;   // > 0.5: off
-    float    dry_multiplier    = 0.0f;   // 0: off
-    float    dry_base          = 1.75f;  // < 1: off
+    float    temp               = 0.8f;
+    int      top_k              = 40;     // <= 0: off
+    float    top_p              = 0.95f;  // >= 1: off
+    float    min_p              = 0.05f;  // <= 0: off
+    float    typical_p          = 1.0f;   // >= 1: off
+    float    top_n_sigma        = -1.0f;  // <= 0: off
+    float    repeat_penalty     = 1.0f;   // 1: off
+    float    frequency_penalty  = 0.0f;   // 0: off; subtracted once per occurrence in the window
+    float    presence_penalty   = 0.0f;   // 0: off; subtracted once if present in the window
+    int      repeat_last_n      = 64;     // the penalties' look-back; 0: off, -1: the context
+    float    xtc_probability    = 0.0f;   // 0: off
+    float    xtc_threshold      = 0.1f;   // > 0.5: off
+    float    dry_multiplier     = 0.0f;   // 0: off
+    float    dry_base           = 1.75f;  // < 1: off
     int      dry_allowed_length = 2;
     int      dry_penalty_last_n = -1;    // 0: off, -1: the context
-    std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
-    int      mirostat          = 0;      // 0: off, 1: Mirostat, 2: Mirostat 2.0
-    float    mirostat_eta      = 0.1f;   // --mirostat-lr
-    float    mirostat_tau      = 5.0f;   // --mirostat-ent (target surprise, bits)
+    int      mirostat           = 0;     // 0: off, 1: Mirostat, 2: Mirostat 2.0
+    float    mirostat_eta       = 0.1f;  // --mirostat-lr
+    float    mirostat_tau       = 5.0f;  // --mirostat-ent (target surprise, bits)
+    uint32_t seed               = k_random_seed;
+
+    std::vector<std::string>   dry_sequence_breakers = {"\n", ":", "\"", "*"};
     std::vector<logit_bias>    logit_biases;
     std::vector<sampler_stage> order = default_sampler_order();
-    uint32_t seed              = k_random_seed;
 
     /** Whether DRY has any effect (its breakers need the vocabulary: dry_breakers_from_text). */
     bool dry_enabled() const { return dry_multiplier != 0.0f && dry_base >= 1.0f && dry_penalty_last_n != 0; }
@@ -85,8 +86,8 @@ struct sampler_params {
 
 /** What the sampler needs to know about the run beyond its parameters. */
 struct sampler_context {
-    int64_t                  n_ctx = 0;  // the context size: what -1 means for the look-back windows
-                                         // (0: -1 keeps every accepted token)
+    int64_t n_ctx = 0;                      // the context size: what -1 means for the look-back windows
+                                            // (0: -1 keeps every accepted token)
     std::vector<dry_breaker> dry_breakers;  // DRY's breakers as tokens
 };
 
@@ -110,36 +111,36 @@ private:
         float    logit;
         float    p;
     };
-    bool stage_active(sampler_stage s) const;
-    void apply_penalties();
-    void apply_dry();
-    void materialize();
-    void sort_candidates();
-    void stage_top_k();
-    void stage_top_n_sigma();
-    void stage_typical();
-    void stage_top_p();
-    void stage_min_p();
-    void stage_xtc();
-    void stage_temperature();
+    bool     stage_active(sampler_stage s) const;
+    void     apply_penalties();
+    void     apply_dry();
+    void     materialize();
+    void     sort_candidates();
+    void     stage_top_k();
+    void     stage_top_n_sigma();
+    void     stage_typical();
+    void     stage_top_p();
+    void     stage_min_p();
+    void     stage_xtc();
+    void     stage_temperature();
     token_id draw();
     token_id sample_mirostat();
 
-    sampler_params             params_;
-    uint32_t                   seed_;
-    std::mt19937               rng_;      // the draw (and mirostat's)
-    std::mt19937               xtc_rng_;  // XTC's coin, a stream of its own as in llama.cpp
-    std::vector<sampler_stage> active_;   // the stages of the order that are on
-    bool                       greedy_fast_ = false;  // greedy = the argmax after the penalties
-    size_t                     window_;   // penalties' look-back (0: all)
-    std::deque<token_id>       recent_;
+    sampler_params                    params_;
+    uint32_t                          seed_;
+    std::mt19937                      rng_;                  // the draw (and mirostat's)
+    std::mt19937                      xtc_rng_;              // XTC's coin, a stream of its own as in llama.cpp
+    std::vector<sampler_stage>        active_;               // the stages of the order that are on
+    bool                              greedy_fast_ = false;  // greedy = the argmax after the penalties
+    size_t                            window_;               // penalties' look-back (0: all)
+    std::deque<token_id>              recent_;
     std::unordered_map<token_id, int> counts_;  // occurrences in recent_
-    DryPenalty                 dry_;
-    float                      mirostat_mu_;
-    std::vector<float>         logits_;  // the step's logits, NaN as -inf, biased, penalised
-    std::vector<candidate>     cand_;
-    bool                       materialized_ = false;  // cand_ holds the candidates (else logits_ does)
-    bool                       sorted_       = false;  // cand_ is ordered by logit, then id
+    DryPenalty                        dry_;
+    float                             mirostat_mu_;
+    std::vector<float>                logits_;  // the step's logits, NaN as -inf, biased, penalised
+    std::vector<candidate>            cand_;
+    bool                              materialized_ = false;  // cand_ holds the candidates (else logits_ does)
+    bool                              sorted_       = false;  // cand_ is ordered by logit, then id
 };
 
-} // namespace gk::run
+}  // namespace gk::run

@@ -19,7 +19,7 @@ void add_unique(std::vector<dry_breaker> & out, dry_breaker b) {
     out.push_back(std::move(b));
 }
 
-} // namespace
+}  // namespace
 
 std::vector<dry_breaker> dry_breakers_from_text(const Tokenizer & tok, const std::vector<std::string> & breakers) {
     std::vector<std::string> texts;
@@ -49,9 +49,12 @@ std::vector<dry_breaker> dry_breakers_from_text(const Tokenizer & tok, const std
 
 DryPenalty::DryPenalty(float multiplier, float base, int32_t allowed_length, int64_t window,
                        std::vector<dry_breaker> breakers)
-    : multiplier_(multiplier), base_(base), allowed_length_(allowed_length),
+    : multiplier_(multiplier),
+      base_(base),
+      allowed_length_(allowed_length),
       window_(window > 0 ? static_cast<size_t>(window) : 0),
-      enabled_(multiplier != 0.0f && base >= 1.0f && window_ > 0), breakers_(std::move(breakers)) {
+      enabled_(multiplier != 0.0f && base >= 1.0f && window_ > 0),
+      breakers_(std::move(breakers)) {
     std::stable_sort(breakers_.begin(), breakers_.end(),
                      [](const dry_breaker & a, const dry_breaker & b) { return a.head < b.head; });
 }
@@ -78,7 +81,7 @@ const std::vector<std::pair<token_id, float>> & DryPenalty::penalties() {
     size_t rep_limit = n;
     for (size_t i = 0; i < n; ++i) {
         const auto [first, last] = heads(rev_[i]);
-        long longest = -1;
+        long longest             = -1;
         for (auto it = first; it != last; ++it) {
             const size_t len = it->tail.size();
             if (static_cast<long>(len) <= longest || len > i) continue;
@@ -121,7 +124,7 @@ const std::vector<std::pair<token_id, float>> & DryPenalty::penalties() {
     int32_t max_exponent = 0;
     if (base_ > 1.000001f) max_exponent = static_cast<int32_t>(88.7228391f / std::log(base_));
     for (const auto & [id, len] : longest_) {
-        bool alone = false;  // a breaker by itself is never penalised
+        bool alone               = false;  // a breaker by itself is never penalised
         const auto [first, last] = heads(id);
         for (auto it = first; it != last; ++it) alone |= it->tail.empty();
         if (alone) continue;
@@ -133,4 +136,4 @@ const std::vector<std::pair<token_id, float>> & DryPenalty::penalties() {
     return out_;
 }
 
-} // namespace gk::run
+}  // namespace gk::run

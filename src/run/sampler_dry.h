@@ -50,16 +50,16 @@ public:
     const std::vector<std::pair<token_id, float>> & penalties();
 
 private:
-    float                    multiplier_, base_;
-    int32_t                  allowed_length_;
-    size_t                   window_;
-    bool                     enabled_;
-    std::vector<dry_breaker> breakers_;
-    std::deque<token_id>     last_;     // oldest first
-    std::vector<token_id>    rev_;      // the window, newest first
-    std::vector<int32_t>     z_;        // z-function of rev_
-    std::unordered_map<token_id, int32_t> longest_;
+    float                                   multiplier_, base_;
+    int32_t                                 allowed_length_;
+    size_t                                  window_;
+    bool                                    enabled_;
+    std::vector<dry_breaker>                breakers_;
+    std::deque<token_id>                    last_;  // oldest first
+    std::vector<token_id>                   rev_;   // the window, newest first
+    std::vector<int32_t>                    z_;     // z-function of rev_
+    std::unordered_map<token_id, int32_t>   longest_;
     std::vector<std::pair<token_id, float>> out_;
 };
 
-} // namespace gk::run
+}  // namespace gk::run

@@ -45,14 +45,14 @@ std::vector<int> generated(const run_result & r) {
     return ids;
 }
 
-} // namespace
+}  // namespace
 
 TEST(GkRunSampling, EachOptionChangesTheTextTheSameWayEveryTime) {
     struct pair_case {
         args base, with;
     };
-    const args      n40 = {"-n", "40", "-s", "7"};
-    const auto      plus = [](args a, const args & b) {
+    const args n40  = {"-n", "40", "-s", "7"};
+    const auto plus = [](args a, const args & b) {
         a.insert(a.end(), b.begin(), b.end());
         return a;
     };
@@ -68,7 +68,8 @@ TEST(GkRunSampling, EachOptionChangesTheTextTheSameWayEveryTime) {
         {n40, plus(n40, {"--logit-bias", "261-inf"})},
         {{"-n", "60", "-s", "7", "--top-k", "0", "--top-p", "1", "--min-p", "0", "--temp", "3"},
          {"-n", "60", "-s", "7", "--top-k", "0", "--top-p", "1", "--min-p", "0", "--temp", "3", "--top-n-sigma", "1"}},
-        {{"-n", "60", "--temp", "0"}, {"-n", "60", "--temp", "0", "--dry-multiplier", "5", "--dry-allowed-length", "1"}},
+        {{"-n", "60", "--temp", "0"},
+         {"-n", "60", "--temp", "0", "--dry-multiplier", "5", "--dry-allowed-length", "1"}},
         // Order: min-p before the temperature of 2 cuts at the raw logits, after it at the
         // flattened ones.
         {plus(n40, {"--temp", "2", "--samplers", "min_p;temperature"}),
@@ -88,7 +89,7 @@ TEST(GkRunSampling, EachOptionChangesTheTextTheSameWayEveryTime) {
 TEST(GkRunSampling, OrderOptionsSpellLlamaCppsDefault) {
     const args        n40  = {"-n", "40", "-s", "7"};
     const std::string base = text(n40);
-    args a = n40, b = n40;
+    args              a = n40, b = n40;
     a.insert(a.end(), {"--samplers", "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature"});
     b.insert(b.end(), {"--sampling-seq", "edskypmxt"});
     EXPECT_EQ(text(a), base);

@@ -42,11 +42,12 @@ std::set<token_id> first_draws(sampler_params p, const std::vector<float> & logi
 /** Logits of the probabilities 0.4, 0.3, 0.2, 0.1. */
 const std::vector<float> k_p4321 = {std::log(0.4f), std::log(0.3f), std::log(0.2f), std::log(0.1f)};
 
-} // namespace
+}  // namespace
 
 TEST(SamplerStages, DefaultOrderIsLlamaCpps) {
     std::string names;
-    for (sampler_stage s : default_sampler_order()) names += std::string(names.empty() ? "" : ";") + sampler_stage_name(s);
+    for (sampler_stage s : default_sampler_order())
+        names += std::string(names.empty() ? "" : ";") + sampler_stage_name(s);
     EXPECT_EQ(names, "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature");
     std::string letters;
     for (char c : std::string("edskypmxt")) {
@@ -75,10 +76,10 @@ TEST(SamplerStages, FrequencyAndPresencePenalties) {
     // Accepted 2, 2, 1: token 2 loses 2 * 0.5 + 0.25 = 1.25 (3 -> 1.75), token 1 loses
     // 0.5 + 0.25 = 0.75 (2 -> 1.25); token 0 keeps its logit. Greedy then picks token 2 when
     // token 0 is below 1.75 and token 0 when above.
-    sampler_params p       = plain(0.0f);
-    p.frequency_penalty    = 0.5f;
-    p.presence_penalty     = 0.25f;
-    const auto run = [&](float l0, float l1) {
+    sampler_params p    = plain(0.0f);
+    p.frequency_penalty = 0.5f;
+    p.presence_penalty  = 0.25f;
+    const auto run      = [&](float l0, float l1) {
         Sampler s(p);
         for (token_id t : {2, 2, 1}) s.accept(t);
         return s.sample(std::vector<float>{l0, l1, 3.0f});
@@ -188,8 +189,8 @@ TEST(SamplerStages, Xtc) {
     // reach it, 0 and 1 go: token 2. Threshold 0.35: only token 0 reaches it, nothing goes.
     sampler_params p  = plain(0.0f);
     p.xtc_probability = 1.0f;
-    for (const auto & [threshold, want] : {std::pair{0.25f, 1}, std::pair{0.15f, 2}, std::pair{0.35f, 0},
-                                           std::pair{0.6f, 0} /* > 0.5: off */}) {
+    for (const auto & [threshold, want] :
+         {std::pair{0.25f, 1}, std::pair{0.15f, 2}, std::pair{0.35f, 0}, std::pair{0.6f, 0} /* > 0.5: off */}) {
         p.xtc_threshold = threshold;
         EXPECT_EQ(Sampler(p).sample(k_p4321), want) << threshold;
     }

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -42,7 +43,6 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
     return args;
 }
 
-
 // ---- sampling options beyond the basic ones (llama.cpp's names, defaults and meanings) ----
 
 /** The raw text of the sampling options that need parsing after CLI11. */
@@ -56,23 +56,23 @@ struct sampling_args {
 };
 
 void add_sampling_options(CLI::App & app, gk::run::sampler_params & s, sampling_args & a) {
-    app.add_option("--presence-penalty", s.presence_penalty, "subtracted from the logit of a token in the last "
-                                                             "--repeat-last-n; 0 = off")
+    app.add_option("--presence-penalty", s.presence_penalty,
+                   "subtracted from the logit of a token in the last --repeat-last-n; 0 = off")
         ->capture_default_str();
-    app.add_option("--frequency-penalty", s.frequency_penalty, "subtracted per occurrence in the last "
-                                                               "--repeat-last-n; 0 = off")
+    app.add_option("--frequency-penalty", s.frequency_penalty,
+                   "subtracted per occurrence in the last --repeat-last-n; 0 = off")
         ->capture_default_str();
     app.add_option("--typical,--typical-p", s.typical_p, "locally typical sampling, parameter p; 1.0 = off")
         ->capture_default_str();
-    app.add_option("--top-n-sigma,--top-nsigma", s.top_n_sigma, "keep logits within N standard deviations of the "
-                                                                "best; <= 0 = off")
+    app.add_option("--top-n-sigma,--top-nsigma", s.top_n_sigma,
+                   "keep logits within N standard deviations of the best; <= 0 = off")
         ->capture_default_str();
     app.add_option("--xtc-probability", s.xtc_probability, "XTC: chance of removing the top tokens; 0 = off")
         ->capture_default_str();
     app.add_option("--xtc-threshold", s.xtc_threshold, "XTC: least probability of a removed token; > 0.5 = off")
         ->capture_default_str();
-    app.add_option("--mirostat", s.mirostat, "Mirostat: 0 = off, 1 = Mirostat, 2 = Mirostat 2.0 (replaces the "
-                                             "other samplers but temperature)")
+    app.add_option("--mirostat", s.mirostat,
+                   "Mirostat: 0 = off, 1 = Mirostat, 2 = Mirostat 2.0 (replaces the other samplers but temperature)")
         ->capture_default_str();
     app.add_option("--mirostat-lr", s.mirostat_eta, "Mirostat learning rate, eta")->capture_default_str();
     app.add_option("--mirostat-ent", s.mirostat_tau, "Mirostat target entropy (surprise), tau")->capture_default_str();
@@ -82,29 +82,29 @@ void add_sampling_options(CLI::App & app, gk::run::sampler_params & s, sampling_
         ->capture_default_str();
     app.add_option("--dry-allowed-length", s.dry_allowed_length, "DRY: longest repeat left unpenalised")
         ->capture_default_str();
-    app.add_option("--dry-penalty-last-n", s.dry_penalty_last_n, "DRY: tokens looked back over; 0 = off, -1 = "
-                                                                 "the context")
+    app.add_option("--dry-penalty-last-n", s.dry_penalty_last_n,
+                   "DRY: tokens looked back over; 0 = off, -1 = the context")
         ->capture_default_str();
-    app.add_option("--dry-sequence-breaker", a.dry_breakers, "DRY: a repeat never spans this text (repeatable; "
-                                                             "replaces the defaults \\n : \" *; 'none': no breakers)")
+    app.add_option("--dry-sequence-breaker", a.dry_breakers,
+                   "DRY: a repeat never spans this text (repeatable; "
+                   "replaces the defaults \\n : \" *; 'none': no breakers)")
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    app.add_option("-l,--logit-bias", a.logit_bias, "TOKEN_ID(+/-)BIAS: add BIAS to the token's logit, e.g. "
-                                                    "15043+1 or 15043-inf (repeatable)")
+    app.add_option("-l,--logit-bias", a.logit_bias,
+                   "TOKEN_ID(+/-)BIAS: add BIAS to the token's logit, e.g. 15043+1 or 15043-inf (repeatable)")
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    a.samplers_opt = app.add_option("--samplers", a.samplers, "the samplers in order, separated by ';' (default: "
-                                                              "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;"
-                                                              "xtc;temperature)");
+    a.samplers_opt     = app.add_option("--samplers", a.samplers,
+                                        "the samplers in order, separated by ';' (default: "
+                                            "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature)");
     a.sampling_seq_opt = app.add_option("--sampling-seq,--sampler-seq", a.sampling_seq,
                                         "the samplers in order as letters (default: edskypmxt)");
 }
 
 /** Parse and check what add_sampling_options read. Returns the error ("" when none). */
 std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_params & s, const sampling_args & a) {
-    using gk::run::sampler_stage;
-    const auto finite  = [](float x) { return std::isfinite(x); };
-    const auto in_0_1  = [](float x) { return x >= 0.0f && x <= 1.0f; };  // false for NaN
+    const auto finite     = [](float x) { return std::isfinite(x); };
+    const auto in_0_1     = [](float x) { return x >= 0.0f && x <= 1.0f; };  // false for NaN
     const auto at_least_0 = [&](float x) { return finite(x) && x >= 0.0f; };
     if (!finite(s.presence_penalty)) return "--presence-penalty must be a finite number";
     if (!finite(s.frequency_penalty)) return "--frequency-penalty must be a finite number";
@@ -135,8 +135,8 @@ std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_param
 
     for (const std::string & text : a.logit_bias) {
         // TOKEN_ID, then + or -, then the bias: a number or inf ("-inf": never this token).
-        const std::string bad = "--logit-bias '" + text + "': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS (e.g. 15043+1, "
-                                                          "15043-inf)";
+        const std::string bad = "--logit-bias '" + text +
+                                "': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS (e.g. 15043+1, 15043-inf)";
         size_t digits = 0;
         while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
         if (digits == 0 || digits > 9 || digits + 1 >= text.size() || (text[digits] != '+' && text[digits] != '-')) {
@@ -148,8 +148,8 @@ std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_param
         const float bias = std::strtof(num.c_str(), &end);
         if (end != num.c_str() + num.size() || std::isnan(bias)) return bad;
         if (text[digits] == '+' && std::isinf(bias)) return "--logit-bias '" + text + "': +inf is not a bias";
-        s.logit_biases.push_back({static_cast<gk::run::token_id>(std::stol(text.substr(0, digits))),
-                                  text[digits] == '-' ? -bias : bias});
+        s.logit_biases.push_back(
+            {static_cast<gk::run::token_id>(std::stol(text.substr(0, digits))), text[digits] == '-' ? -bias : bias});
     }
 
     // --samplers and --sampling-seq both set the order: the one given last counts.
@@ -188,13 +188,13 @@ std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_param
     }
     return "";
 }
-} // namespace
+}  // namespace
 
 std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU"};
     app.get_formatter()->column_width(36);
     std::string prompt_file;
-    auto & s = opt.sampling;
+    auto &      s = opt.sampling;
     app.add_option("-m,--model", opt.model, "GGUF model file")->required();
     app.add_option("-p,--prompt", opt.prompt, "prompt text (default: empty, BOS only)");
     app.add_option("-f,--file", prompt_file, "read the prompt from a file (one trailing newline dropped)");
