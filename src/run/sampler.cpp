@@ -438,18 +438,24 @@ token_id Sampler::draw() {
 }
 
 token_id Sampler::sample_mirostat() {
-    // llama.cpp's chain for mirostat: temperature, then mirostat over every token.
+    // llama.cpp's chain for mirostat: temperature, then mirostat over every token. Only
+    // the candidates that matter are sorted (the vocabulary may have 262 144).
     materialized_ = false;
     stage_temperature();
     materialize();
-    sort_candidates();
     softmax(cand_);
     const float tau = params_.mirostat_tau, eta = params_.mirostat_eta;
     if (params_.mirostat == 1) {
         // Mirostat (Basu et al. 2021): estimate the Zipf exponent s from the 100 most
         // likely tokens, then keep the k that give a surprise of mu for it.
-        constexpr size_t m         = 100;
-        float            sum_ti_bi = 0.0f, sum_ti_sq = 0.0f;
+        const auto sort_top = [&](size_t n) {
+            n = std::min(n, cand_.size());
+            std::partial_sort(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(n), cand_.end(),
+                              by_logit<candidate>);
+        };
+        constexpr size_t m = 100;
+        sort_top(m);
+        float sum_ti_bi = 0.0f, sum_ti_sq = 0.0f;
         for (size_t i = 0; i + 1 < m && i + 1 < cand_.size() && cand_[i + 1].p > 0.0f; ++i) {
             const float t_i = std::log(static_cast<float>(i + 2) / static_cast<float>(i + 1));
             const float b_i = std::log(cand_[i].p / cand_[i + 1].p);
@@ -467,12 +473,16 @@ token_id Sampler::sample_mirostat() {
         const size_t keep = !(k >= 1.0f)                            ? 1
                             : k >= static_cast<float>(cand_.size()) ? cand_.size()
                                                                     : static_cast<size_t>(k);
+        if (keep > m) sort_top(keep);
         cand_.resize(keep);
     } else {
-        // Mirostat 2.0: keep the tokens whose surprise, -log2 p, is at most mu.
-        size_t keep = 1;
-        while (keep < cand_.size() && -std::log2(cand_[keep].p) <= mirostat_mu_) ++keep;
-        cand_.resize(keep);
+        // Mirostat 2.0: keep the tokens whose surprise, -log2 p, is at most mu (at least
+        // the most likely one), in the order by logit.
+        const candidate best = *std::min_element(cand_.begin(), cand_.end(), by_logit<candidate>);
+        std::erase_if(cand_, [&](const candidate & c) { return -std::log2(c.p) > mirostat_mu_; });
+        if (cand_.empty()) cand_.push_back(best);
+        sorted_ = false;
+        sort_candidates();
     }
     softmax(cand_);
     const double u   = uniform24(rng_);
