@@ -201,6 +201,8 @@ Sampler::Sampler(const sampler_params & params, sampler_context context)
     }
 }
 
+size_t Sampler::min_keep() const { return static_cast<size_t>(std::max(params_.min_keep, 0)); }
+
 bool Sampler::stage_active(sampler_stage s) const {
     const sampler_params & p = params_;
     switch (s) {
@@ -346,7 +348,7 @@ void Sampler::stage_typical() {
     size_t keep = score.size();
     for (size_t i = 0; i < score.size(); ++i) {
         cum += cand_[score[i].second].p;
-        if (cum > params_.typical_p) {
+        if (cum > params_.typical_p && i + 1 >= min_keep()) {
             keep = i + 1;
             break;
         }
@@ -366,7 +368,7 @@ void Sampler::stage_top_p() {
     size_t keep = cand_.size();
     for (size_t i = 0; i < cand_.size(); ++i) {
         cum += cand_[i].p;
-        if (cum >= params_.top_p) {
+        if (cum >= params_.top_p && i + 1 >= min_keep()) {
             keep = i + 1;
             break;
         }
@@ -375,19 +377,25 @@ void Sampler::stage_top_p() {
 }
 
 void Sampler::stage_min_p() {
-    // Keep tokens at least min_p times as likely as the best (the best always stays).
+    // Keep tokens at least min_p times as likely as the best (the best always stays), and
+    // at least min_keep.
     materialize();
-    if (sorted_) {
-        const float floor_logit = cand_.front().logit + std::log(params_.min_p);
-        size_t      keep        = 1;
-        while (keep < cand_.size() && cand_[keep].logit >= floor_logit) ++keep;
-        cand_.resize(keep);
-        return;
+    if (!sorted_) {
+        float max_l = -INFINITY;
+        for (const candidate & c : cand_) max_l = std::max(max_l, c.logit);
+        const float  floor_logit = std::min(max_l + std::log(params_.min_p), max_l);
+        const size_t n           = static_cast<size_t>(
+            std::count_if(cand_.begin(), cand_.end(), [&](const candidate & c) { return c.logit >= floor_logit; }));
+        if (n >= min_keep()) {
+            std::erase_if(cand_, [&](const candidate & c) { return c.logit < floor_logit; });
+            return;
+        }
+        sort_candidates();
     }
-    float max_l = -INFINITY;
-    for (const candidate & c : cand_) max_l = std::max(max_l, c.logit);
-    const float floor_logit = std::min(max_l + std::log(params_.min_p), max_l);  // the best stays
-    std::erase_if(cand_, [&](const candidate & c) { return c.logit < floor_logit; });
+    const float floor_logit = cand_.front().logit + std::log(params_.min_p);
+    size_t      keep        = 1;
+    while (keep < cand_.size() && (cand_[keep].logit >= floor_logit || keep < min_keep())) ++keep;
+    cand_.resize(keep);
 }
 
 void Sampler::stage_xtc() {
@@ -400,7 +408,7 @@ void Sampler::stage_xtc() {
     softmax(cand_);
     size_t last = 0;
     while (last + 1 < cand_.size() && cand_[last + 1].p >= params_.xtc_threshold) ++last;
-    if (last > 0) {
+    if (last > 0 && cand_.size() - last >= min_keep()) {
         cand_.erase(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(last));
     }
 }

@@ -74,6 +74,7 @@ struct sampler_params {
     int      mirostat           = 0;     // 0: off, 1: Mirostat, 2: Mirostat 2.0
     float    mirostat_eta       = 0.1f;  // --mirostat-lr
     float    mirostat_tau       = 5.0f;  // --mirostat-ent (target surprise, bits)
+    int      min_keep           = 0;     // top-p, min-p, typical and XTC keep at least this many
     uint32_t seed               = k_random_seed;
 
     std::vector<std::string>   dry_sequence_breakers = {"\n", ":", "\"", "*"};
@@ -112,6 +113,7 @@ private:
         float    p;
     };
     bool     stage_active(sampler_stage s) const;
+    size_t   min_keep() const;
     void     apply_penalties();
     void     apply_dry();
     void     materialize();

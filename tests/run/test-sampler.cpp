@@ -208,6 +208,37 @@ TEST(SamplerStages, Xtc) {
     EXPECT_EQ(std::set<token_id>(a.begin(), a.end()), (std::set<token_id>{0, 1}));
 }
 
+TEST(SamplerStages, MinKeep) {
+    // p = 0.4, 0.3, 0.2, 0.1. top-p 0.5: cumulative 0.4, 0.7 keeps {0, 1}; min-keep 3 {0, 1, 2}.
+    sampler_params p = plain();
+    p.top_p          = 0.5f;
+    EXPECT_EQ(first_draws(p, k_p4321), (std::set<token_id>{0, 1}));
+    p.min_keep = 3;
+    EXPECT_EQ(first_draws(p, k_p4321), (std::set<token_id>{0, 1, 2}));
+    // min-p 0.6: p >= 0.24 keeps {0, 1}; min-keep 3 {0, 1, 2} (with top-k, sorted, and
+    // without, unsorted).
+    for (int k : {0, 4}) {
+        sampler_params q = plain();
+        q.top_k          = k;
+        q.min_p          = 0.6f;
+        EXPECT_EQ(first_draws(q, k_p4321), (std::set<token_id>{0, 1})) << k;
+        q.min_keep = 3;
+        EXPECT_EQ(first_draws(q, k_p4321), (std::set<token_id>{0, 1, 2})) << k;
+    }
+    // typical 0.25 keeps {1} (see TypicalP); min-keep 2 {1, 2}.
+    sampler_params t = plain();
+    t.typical_p      = 0.25f;
+    t.min_keep       = 2;
+    EXPECT_EQ(first_draws(t, k_p4321), (std::set<token_id>{1, 2}));
+    // XTC threshold 0.15 would leave {2, 3}: fewer than min-keep 3, so nothing goes.
+    sampler_params x  = plain(0.0f);
+    x.xtc_probability = 1.0f;
+    x.xtc_threshold   = 0.15f;
+    EXPECT_EQ(Sampler(x).sample(k_p4321), 2);
+    x.min_keep = 3;
+    EXPECT_EQ(Sampler(x).sample(k_p4321), 0);
+}
+
 TEST(SamplerStages, MirostatV2) {
     // p = 0.4, 0.3, 0.2, 0.1: surprises 1.32, 1.74, 2.32, 3.32 bits. tau 0.8: mu starts
     // at 1.6, so only token 0 is kept (p 1 after renormalising, surprise 0); mu becomes
