@@ -188,7 +188,7 @@ Sampler::Sampler(const sampler_params & params, sampler_context context)
     // without a logit change after a cut: the argmax of the penalised logits.
     const bool has_temperature = std::find(params_.order.begin(), params_.order.end(), sampler_stage::temperature) !=
                                  params_.order.end();
-    greedy_fast_ = params_.mirostat == 0 && params_.temp <= 0.0f && has_temperature;
+    greedy_fast_ = params_.mirostat == 0 && params_.temp <= 0.0f && params_.dynatemp_range <= 0.0f && has_temperature;
     bool cut     = false;
     for (sampler_stage s : active_) {
         if (s == sampler_stage::temperature) break;
@@ -413,11 +413,29 @@ void Sampler::stage_xtc() {
     }
 }
 
-void Sampler::stage_temperature() {
-    if (params_.temp > 0.0f) {
+bool Sampler::stage_temperature(bool dynamic) {
+    float t = params_.temp;
+    if (dynamic && params_.dynatemp_range > 0.0f) {
+        // Dynamic temperature (llama.cpp's temp-ext): from temp - range (at least 0) for a
+        // certain distribution to temp + range for a uniform one, by the entropy over its
+        // largest possible value (ln n), to the power dynatemp_exponent.
         materialize();
-        for (candidate & c : cand_) c.logit /= params_.temp;
-        return;
+        if (cand_.size() <= 1) return false;
+        sort_candidates();
+        softmax(cand_);
+        double entropy = 0.0;
+        for (const candidate & c : cand_) {
+            if (c.p > 0.0f) entropy -= c.p * std::log(static_cast<double>(c.p));
+        }
+        const float lo         = std::max(0.0f, params_.temp - params_.dynatemp_range);
+        const float hi         = params_.temp + params_.dynatemp_range;
+        const float normalised = static_cast<float>(entropy / std::log(static_cast<double>(cand_.size())));
+        t                      = lo + (hi - lo) * std::pow(normalised, params_.dynatemp_exponent);
+    }
+    if (t > 0.0f) {
+        materialize();
+        for (candidate & c : cand_) c.logit /= t;
+        return false;
     }
     // Greedy: only the most likely token (the lowest id on a tie) stays.
     if (!materialized_) {
@@ -429,6 +447,7 @@ void Sampler::stage_temperature() {
         cand_.assign(1, *best);
     }
     sorted_ = true;
+    return true;
 }
 
 token_id Sampler::draw() {
@@ -449,7 +468,7 @@ token_id Sampler::sample_mirostat() {
     // llama.cpp's chain for mirostat: temperature, then mirostat over every token. Only
     // the candidates that matter are sorted (the vocabulary may have 262 144).
     materialized_ = false;
-    stage_temperature();
+    stage_temperature(false);
     materialize();
     softmax(cand_);
     const float tau = params_.mirostat_tau, eta = params_.mirostat_eta;
@@ -539,10 +558,7 @@ token_id Sampler::sample(std::span<const float> logits) {
         case sampler_stage::top_p: stage_top_p(); break;
         case sampler_stage::min_p: stage_min_p(); break;
         case sampler_stage::xtc: stage_xtc(); break;
-        case sampler_stage::temperature:
-            stage_temperature();
-            greedy |= params_.temp <= 0.0f;
-            break;
+        case sampler_stage::temperature: greedy |= stage_temperature(true); break;
         }
     }
     if (greedy) {

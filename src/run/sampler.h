@@ -74,7 +74,9 @@ struct sampler_params {
     int      mirostat           = 0;     // 0: off, 1: Mirostat, 2: Mirostat 2.0
     float    mirostat_eta       = 0.1f;  // --mirostat-lr
     float    mirostat_tau       = 5.0f;  // --mirostat-ent (target surprise, bits)
-    int      min_keep           = 0;     // top-p, min-p, typical and XTC keep at least this many
+    float    dynatemp_range     = 0.0f;  // 0: off; the temperature spans temp -/+ range by entropy
+    float    dynatemp_exponent  = 1.0f;
+    int      min_keep           = 0;  // top-p, min-p, typical and XTC keep at least this many
     uint32_t seed               = k_random_seed;
 
     std::vector<std::string>   dry_sequence_breakers = {"\n", ":", "\"", "*"};
@@ -112,19 +114,21 @@ private:
         float    logit;
         float    p;
     };
-    bool     stage_active(sampler_stage s) const;
-    size_t   min_keep() const;
-    void     apply_penalties();
-    void     apply_dry();
-    void     materialize();
-    void     sort_candidates();
-    void     stage_top_k();
-    void     stage_top_n_sigma();
-    void     stage_typical();
-    void     stage_top_p();
-    void     stage_min_p();
-    void     stage_xtc();
-    void     stage_temperature();
+    bool   stage_active(sampler_stage s) const;
+    size_t min_keep() const;
+    void   apply_penalties();
+    void   apply_dry();
+    void   materialize();
+    void   sort_candidates();
+    void   stage_top_k();
+    void   stage_top_n_sigma();
+    void   stage_typical();
+    void   stage_top_p();
+    void   stage_min_p();
+    void   stage_xtc();
+    /** The temperature stage, dynamic (--dynatemp-range) when `dynamic`. Returns whether
+     *  it was greedy (only the most likely token left). */
+    bool     stage_temperature(bool dynamic);
     token_id draw();
     token_id sample_mirostat();
 

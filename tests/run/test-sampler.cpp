@@ -239,6 +239,24 @@ TEST(SamplerStages, MinKeep) {
     EXPECT_EQ(Sampler(x).sample(k_p4321), 0);
 }
 
+TEST(SamplerStages, DynamicTemperature) {
+    // p = 0.4, 0.3, 0.2, 0.1: entropy 1.27985 over ln 4 = 1.38629 is 0.92322. temp 1,
+    // range 0.5, exponent 1: T = 0.5 + 1.0 * 0.92322 = 1.42322. min-p after it sees
+    // token 3 at 0.25^(1/T) = 0.3776 of token 0: kept at min-p 0.37 (T >= 1.394), dropped
+    // at 0.39 (T < 1.472). A fixed T of 1 (0.25) or 1.5 (0.397) fails one of the two.
+    sampler_params p = plain();
+    p.dynatemp_range = 0.5f;
+    p.order          = {sampler_stage::temperature, sampler_stage::min_p};
+    p.min_p          = 0.37f;
+    EXPECT_EQ(first_draws(p, k_p4321), (std::set<token_id>{0, 1, 2, 3}));
+    p.min_p = 0.39f;
+    EXPECT_EQ(first_draws(p, k_p4321), (std::set<token_id>{0, 1, 2}));
+    // temp 0 with a range is not greedy: T = 0 + 0.5 * 0.92322.
+    sampler_params g = plain(0.0f);
+    g.dynatemp_range = 0.5f;
+    EXPECT_EQ(first_draws(g, k_p4321).size(), 4u);
+}
+
 TEST(SamplerStages, MirostatV2) {
     // p = 0.4, 0.3, 0.2, 0.1: surprises 1.32, 1.74, 2.32, 3.32 bits. tau 0.8: mu starts
     // at 1.6, so only token 0 is kept (p 1 after renormalising, surprise 0); mu becomes

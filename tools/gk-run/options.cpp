@@ -67,6 +67,10 @@ void add_sampling_options(CLI::App & app, gk::run::sampler_params & s, sampling_
     app.add_option("--top-n-sigma,--top-nsigma", s.top_n_sigma,
                    "keep logits within N standard deviations of the best; <= 0 = off")
         ->capture_default_str();
+    app.add_option("--dynatemp-range", s.dynatemp_range,
+                   "dynamic temperature: from temp - range to temp + range by the entropy; 0 = off")
+        ->capture_default_str();
+    app.add_option("--dynatemp-exp", s.dynatemp_exponent, "dynamic temperature exponent")->capture_default_str();
     app.add_option("--min-keep", s.min_keep, "top-p, min-p, typical and XTC keep at least N tokens; 0 = no minimum")
         ->capture_default_str();
     app.add_option("--xtc-probability", s.xtc_probability, "XTC: chance of removing the top tokens; 0 = off")
@@ -114,6 +118,8 @@ std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_param
     if (!finite(s.top_n_sigma)) return "--top-n-sigma must be a finite number (<= 0 = off)";
     if (!in_0_1(s.xtc_probability)) return "--xtc-probability must be in [0, 1]";
     if (!in_0_1(s.xtc_threshold)) return "--xtc-threshold must be in [0, 1]";
+    if (!at_least_0(s.dynatemp_range)) return "--dynatemp-range must be a finite number >= 0";
+    if (!at_least_0(s.dynatemp_exponent)) return "--dynatemp-exp must be a finite number >= 0";
     if (s.min_keep < 0) return "--min-keep must be >= 0";
     if (s.mirostat < 0 || s.mirostat > 2) return "--mirostat must be 0, 1 or 2";
     if (!at_least_0(s.mirostat_eta)) return "--mirostat-lr must be a finite number >= 0";
