@@ -75,7 +75,8 @@ gk::run::sampler_context sampling_context(const run_options & opt, const gk::run
 class runner {
 public:
     runner(const run_options & opt, const gk::run::Model & model, gk::run::Session & session, timings & t)
-        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling, sampling_context(opt, model, session)), t_(t) {}
+        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling, sampling_context(opt, model, session)),
+          t_(t) {}
 
     ~runner() {
         if (dump_) std::fclose(dump_);
