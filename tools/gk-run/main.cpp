@@ -66,6 +66,18 @@ int tokenize_only(const run_options & opt) {
     return 0;
 }
 
+/** What the sampler needs from the run: the context size (what -1 means for
+ *  --repeat-last-n and --dry-penalty-last-n) and, with DRY on, its breakers as tokens. */
+gk::run::sampler_context sampling_context(const run_options & opt, const gk::run::Model & model,
+                                          const gk::run::Session & session) {
+    gk::run::sampler_context c;
+    c.n_ctx = session.n_ctx();
+    if (opt.sampling.dry_enabled()) {
+        c.dry_breakers = gk::run::dry_breakers_from_text(model.tokenizer(), opt.sampling.dry_sequence_breakers);
+    }
+    return c;
+}
+
 /** Why generate() returned. */
 enum class stop_reason { end_of_generation, n_predict, reverse_prompt, context_full };
 
@@ -76,7 +88,8 @@ public:
      *  generated token is evaluated too. */
     runner(const run_options & opt, const gk::run::Model & model, gk::run::Session & session, timings & t,
            bool continues = false)
-        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling), t_(t), continues_(continues) {}
+        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling, sampling_context(opt, model, session)),
+          t_(t), continues_(continues) {}
 
     ~runner() {
         if (dump_) std::fclose(dump_);
@@ -90,6 +103,7 @@ public:
     }
 
     uint32_t seed() const { return sampler_.seed(); }
+    std::string sampler_chain() const { return sampler_.chain(); }
 
     /** Evaluate `text` (tokenized with BOS when `first`). Text that does not fit shifts the
      *  context, or with --no-context-shift in the interactive modes evaluates nothing and
@@ -430,6 +444,12 @@ int main(int argc, char ** argv) {
     timings t;
     t.load_ms = ms_since(t_load);
 
+    for (const gk::run::logit_bias & b : opt.sampling.logit_biases) {
+        if (b.id >= hp.n_vocab) {
+            return fail("--logit-bias: token " + std::to_string(b.id) + " is not in the vocabulary (" +
+                        std::to_string(hp.n_vocab) + " tokens)");
+        }
+    }
     const bool interactive = opt.chat || opt.interactive;
     runner     r(opt, *model, *session, t, interactive);
     if (!r.open_dump(&error)) return fail(error);
@@ -443,6 +463,7 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "gk-run: context %lld, KV cache %s/%s %.1f MiB, %d threads, seed %u\n",
                      (long long) session->n_ctx(), gk_type_name(sp.type_k), gk_type_name(sp.type_v),
                      session->cache_bytes() / (1024.0 * 1024.0), sp.n_threads, r.seed());
+        std::fprintf(stderr, "gk-run: sampler chain: %s\n", r.sampler_chain().c_str());
     }
     const int rc = interactive ? run_interactive(opt, *model, r) : run_completion(opt, r);
     if (opt.verbose) {
