@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -334,6 +335,55 @@ TEST(QuantizeRules, Gemma3_270M_Q4_K_M) {
         }
         EXPECT_EQ(ty.at(layer(i, "attn_q_norm")), GK_TYPE_F32);
     }
+}
+
+// What the rules read from the metadata, and the refusals naming the key.
+TEST(QuantizeRules, ModelInfoFromMetadata) {
+    struct closer {
+        void operator()(gk_gguf * c) const { gk_gguf_free(c); }
+    };
+    std::unique_ptr<gk_gguf, closer> c(gk_gguf_create());
+    gk_gguf_error                    e;
+    const auto                       str = [&](const char * key, const std::string & v) {
+        ASSERT_EQ(gk_gguf_set_str(c.get(), key, v.data(), v.size(), &e), GK_GGUF_OK);
+    };
+    const auto refusal = [&]() -> std::string {
+        try {
+            read_model_info(c.get());
+        } catch (const std::invalid_argument & x) {
+            return x.what();
+        }
+        return "accepted";
+    };
+    EXPECT_EQ(refusal(), "no general.architecture");
+    ASSERT_EQ(gk_gguf_set_u32(c.get(), "general.architecture", 7, &e), GK_GGUF_OK);
+    EXPECT_EQ(refusal(), "general.architecture is not a string");
+    str("general.architecture", "llama");
+    EXPECT_EQ(refusal(), "no llama.block_count");
+    str("llama.block_count", "five");
+    EXPECT_EQ(refusal(), "llama.block_count is not a non-negative integer");
+    ASSERT_EQ(gk_gguf_set_u32(c.get(), "llama.block_count", 80, &e), GK_GGUF_OK);
+    const int32_t heads[2] = {64, 64}, kv[2] = {8, 8};  // per-layer arrays: layer 0's
+    ASSERT_EQ(gk_gguf_set_array(c.get(), "llama.attention.head_count", GK_GGUF_TYPE_INT32, heads, 2, &e), GK_GGUF_OK);
+    ASSERT_EQ(gk_gguf_set_array(c.get(), "llama.attention.head_count_kv", GK_GGUF_TYPE_INT32, kv, 2, &e), GK_GGUF_OK);
+    model_info m = read_model_info(c.get());
+    EXPECT_EQ(m.arch, "llama");
+    EXPECT_EQ(m.n_layer, 80);
+    EXPECT_EQ(m.n_gqa, 8);
+    EXPECT_EQ(m.n_expert, 0);
+    EXPECT_FALSE(m.has_output);
+    EXPECT_TRUE(m.is_70b);
+    ASSERT_EQ(gk_gguf_set_u32(c.get(), "llama.expert_count", 8, &e), GK_GGUF_OK);
+    EXPECT_EQ(read_model_info(c.get()).n_expert, 8);
+
+    // 70B under Q4_K_M: an attn_v that would be q4_K is q5_K. use_more_bits over 80
+    // layers: below 10, from 70, and (i - 10) % 3 == 2 between.
+    const auto t  = dense_model(80, 8192, 28672);
+    m.n_expert    = 0;
+    const auto ty = types(t, plan(mix("Q4_K_M"), m, t));
+    EXPECT_EQ(ty.at(layer(11, "attn_v")), GK_TYPE_Q5_K);
+    EXPECT_EQ(ty.at(layer(12, "attn_v")), GK_TYPE_Q6_K);
+    EXPECT_EQ(ty.at(layer(11, "ffn_down")), GK_TYPE_Q4_K);
 }
 
 }  // namespace

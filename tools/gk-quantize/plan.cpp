@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <numeric>
 
@@ -340,33 +341,46 @@ gk_type fit(gk_type wanted, int64_t ne0, std::string & why) {
     return GK_TYPE_F16;
 }
 
+// An unsigned or non-negative integer of `type` at `p` (unaligned); false for another type.
+bool integer_at(gk_gguf_type type, const void * p, int64_t & out) {
+    const auto get = [p](auto x) {
+        std::memcpy(&x, p, sizeof x);
+        return x;
+    };
+    switch (type) {
+    case GK_GGUF_TYPE_UINT8: out = get(uint8_t{}); return true;
+    case GK_GGUF_TYPE_UINT16: out = get(uint16_t{}); return true;
+    case GK_GGUF_TYPE_UINT32: out = get(uint32_t{}); return true;
+    case GK_GGUF_TYPE_INT8: out = get(int8_t{}); return out >= 0;
+    case GK_GGUF_TYPE_INT16: out = get(int16_t{}); return out >= 0;
+    case GK_GGUF_TYPE_INT32: out = get(int32_t{}); return out >= 0;
+    case GK_GGUF_TYPE_INT64: out = get(int64_t{}); return out >= 0;
+    case GK_GGUF_TYPE_UINT64: {
+        const uint64_t u = get(uint64_t{});
+        out              = static_cast<int64_t>(u);
+        return u <= static_cast<uint64_t>(INT64_MAX);
+    }
+    default: return false;
+    }
+}
+
+// The integer `key` (layer 0's when it is a per-layer array); false when absent. Throws
+// std::invalid_argument naming the key when it is not a non-negative integer.
 bool find_int(const gk_gguf * ctx, const std::string & key, int64_t & out) {
     const gk_gguf_value * v = gk_gguf_get(ctx, key.c_str());
     if (!v) {
         return false;
     }
-    if (gk_gguf_value_type(v) == GK_GGUF_TYPE_ARRAY) {  // per-layer values: layer 0's
+    bool ok = false;
+    if (gk_gguf_value_type(v) == GK_GGUF_TYPE_ARRAY) {
         if (gk_gguf_array_len(v) == 0) {
-            return false;
+            throw std::invalid_argument(key + " is an empty array");
         }
-        v = gk_gguf_array_item(v, 0);
-    }
-    uint64_t u   = 0;
-    int64_t  i   = 0;
-    uint32_t u32 = 0;
-    int32_t  i32 = 0;
-    uint16_t u16 = 0;
-    if (gk_gguf_value_u32(v, &u32)) {
-        out = u32;
-    } else if (gk_gguf_value_i32(v, &i32) && i32 >= 0) {
-        out = i32;
-    } else if (gk_gguf_value_u64(v, &u) && u <= INT64_MAX) {
-        out = static_cast<int64_t>(u);
-    } else if (gk_gguf_value_i64(v, &i) && i >= 0) {
-        out = i;
-    } else if (gk_gguf_value_u16(v, &u16)) {
-        out = u16;
+        ok = integer_at(gk_gguf_array_type(v), gk_gguf_array_data(v), out);
     } else {
+        ok = integer_at(gk_gguf_value_type(v), gk_gguf_value_data(v), out);
+    }
+    if (!ok) {
         throw std::invalid_argument(key + " is not a non-negative integer");
     }
     return true;
