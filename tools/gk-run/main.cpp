@@ -9,8 +9,10 @@
 // Exit status: 0 on success; 1 with one line "gk-run: error: ..." on stderr otherwise
 // (an unreadable or malformed model, an unsupported architecture, a prompt longer than
 // the context, generation asked to run past a full context, ...).
+#include "context_check.h"
 #include "options.h"
 #include "report.h"
+#include "text_input.h"
 
 #include "run/chat.h"
 #include "run/model.h"
@@ -23,7 +25,6 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -107,7 +108,10 @@ public:
         for (token_id id : ids) sampler_.accept(id);
         if (!text.empty()) text_before_ = true;
         const auto t0 = std::chrono::steady_clock::now();
-        if (!session_.eval(ids, logits_, error)) return false;
+        if (!session_.eval(ids, logits_, error)) {
+            if (error) *error = "evaluating the prompt: " + *error;
+            return false;
+        }
         t_.prompt_ms += ms_since(t0);
         t_.n_prompt += static_cast<int64_t>(ids.size());
         return true;
@@ -120,6 +124,13 @@ public:
         const auto &          tok = model_.tokenizer();
         // The generated text continues the prompt: its first piece keeps its space.
         gk::run::Detokenizer  detok(tok, false, text_before_);
+        const auto            t0 = std::chrono::steady_clock::now();
+        // Sampling and evaluation both count as generation time, and every sampled token
+        // as generated (the last of -n N is sampled but not evaluated).
+        const auto count = [&](int64_t n_sampled) {
+            t_.generate_ms += ms_since(t0);
+            t_.n_generated += n_sampled;
+        };
         for (int64_t n = 0; opt_.n_predict < 0 || n < opt_.n_predict; ++n) {
             if (dump_ && std::fwrite(logits_.data(), sizeof(float), logits_.size(), dump_) != logits_.size()) {
                 if (error) *error = "writing '" + opt_.dump_logits + "' failed";
@@ -128,11 +139,18 @@ public:
             const token_id id = sampler_.sample(logits_);
             sampler_.accept(id);
             generated_.push_back(id);
-            if (!opt_.ignore_eos && tok.is_eog(id)) break;
+            if (!opt_.ignore_eos && tok.is_eog(id)) {
+                count(n + 1);
+                break;
+            }
             std::fputs(detok.push(id).c_str(), stdout);
             std::fflush(stdout);
-            if (opt_.n_predict >= 0 && n + 1 == opt_.n_predict) break;  // the last token needs no evaluation
+            if (opt_.n_predict >= 0 && n + 1 == opt_.n_predict) {  // the last token needs no evaluation
+                count(n + 1);
+                break;
+            }
             if (session_.n_past() >= session_.n_ctx()) {
+                count(n + 1);
                 std::fputs(detok.finish().c_str(), stdout);
                 if (opt_.n_predict < 0) {
                     std::fflush(stdout);
@@ -147,10 +165,10 @@ public:
                 }
                 return false;
             }
-            const auto t0 = std::chrono::steady_clock::now();
-            if (!session_.eval(std::span<const token_id>(&id, 1), logits_, error)) return false;
-            t_.generate_ms += ms_since(t0);
-            ++t_.n_generated;
+            if (!session_.eval(std::span<const token_id>(&id, 1), logits_, error)) {
+                if (error) *error = "evaluating generated token " + std::to_string(n + 1) + ": " + *error;
+                return false;
+            }
         }
         std::fputs(detok.finish().c_str(), stdout);
         std::fflush(stdout);
@@ -202,6 +220,8 @@ int run_chat(const run_options & opt, const gk::run::Model & model, runner & r) 
         if (!tmpl) return fail("the model names no known chat format; choose one with --chat-template llama3|gemma|chatml");
     }
     if (opt.verbose) std::fprintf(stderr, "gk-run: chat template %s\n", gk::run::chat_template_name(*tmpl));
+    std::string error;
+    if (!stdin_is_text(&error)) return fail(error);
     const bool  interactive = isatty(STDIN_FILENO);
     const auto  read_message = [&](std::string & line) {
         for (;;) {
@@ -209,12 +229,15 @@ int run_chat(const run_options & opt, const gk::run::Model & model, runner & r) 
                 std::printf("\n> ");
                 std::fflush(stdout);
             }
-            if (!std::getline(std::cin, line)) return false;
+            if (!std::getline(std::cin, line)) {
+                if (std::cin.bad()) error = "reading standard input failed";
+                return false;
+            }
             if (!line.empty()) return true;
         }
     };
-    std::string message = opt.prompt, error;
-    if (message.empty() && !read_message(message)) return 0;
+    std::string message = opt.prompt;
+    if (message.empty() && !read_message(message)) return error.empty() ? 0 : fail(error);
     for (bool first = true;; first = false) {
         const std::string turn = gk::run::chat_user_turn(*tmpl, first ? opt.system_prompt : "", message, !first);
         if (!r.feed(turn, first, true, &error)) return fail(error);
@@ -223,7 +246,7 @@ int run_chat(const run_options & opt, const gk::run::Model & model, runner & r) 
         r.report_generated();
         if (!read_message(message)) break;
     }
-    return 0;
+    return error.empty() ? 0 : fail(error);
 }
 
 } // namespace
@@ -251,13 +274,17 @@ int main(int argc, char ** argv) {
     gk::run::session_params sp;
     sp.n_ctx     = opt.n_ctx == 0 ? hp.n_ctx_train : opt.n_ctx_given ? opt.n_ctx : std::min(opt.n_ctx, hp.n_ctx_train);
     sp.n_ubatch  = opt.n_ubatch;
-    sp.n_threads = opt.n_threads > 0 ? opt.n_threads : std::max(1u, std::thread::hardware_concurrency());
+    sp.n_threads = opt.n_threads;
+    sp.n_threads_batch = opt.n_threads_batch;
     if (!gk_type_from_name(opt.cache_type_k.c_str(), &sp.type_k) ||
         !gk_type_from_name(opt.cache_type_v.c_str(), &sp.type_v)) {
         return fail("unknown KV cache type '" + opt.cache_type_k + "' / '" + opt.cache_type_v + "' (use f32 or f16)");
     }
+    error = check_context(hp, sp.n_ctx, sp.type_k, sp.type_v, available_memory_bytes());
+    if (!error.empty()) return fail(error);
     auto session = gk::run::Session::create(*model, sp, &error);
     if (!session) return fail(error);
+    if (opt.sampling.repeat_last_n < 0) opt.sampling.repeat_last_n = static_cast<int>(session->n_ctx());
     timings t;
     t.load_ms = ms_since(t_load);
 
@@ -273,11 +300,12 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "gk-run: context %lld, KV cache %s/%s %.1f MiB, %d threads, seed %u\n",
                      (long long) session->n_ctx(), gk_type_name(sp.type_k), gk_type_name(sp.type_v),
                      session->cache_bytes() / (1024.0 * 1024.0), sp.n_threads, r.seed());
+        if (sp.n_threads_batch != sp.n_threads) std::fprintf(stderr, "gk-run: %d threads for the prompt\n", sp.n_threads_batch);
     }
     const int rc = opt.chat ? run_chat(opt, *model, r) : run_completion(opt, r);
     if (opt.verbose) {
         std::fprintf(stderr, "gk-run: compute buffer %.1f KiB\n", session->compute_bytes() / 1024.0);
     }
-    if (rc == 0) print_timings(t);
+    if (rc == 0 && opt.show_timings) print_timings(t);
     return rc;
 }
