@@ -186,6 +186,25 @@ TEST(GkRunCli, NoOpsAreAcceptedOnlyWithTheirValues) {
     EXPECT_GE(n_rows, 10);
 }
 
+// docs/gk-run.md lists every spelling of every row the table takes, accepts or refuses
+// (the planned rows are documented by the parts that add them).
+TEST(GkRunCli, DocsListEveryLlamaOption) {
+    const std::string docs = gk_run_test::read_all(fs::path(GK_TEST_DATA) / ".." / ".." / "docs" / "gk-run.md");
+    ASSERT_FALSE(docs.empty());
+    for (const llama_option & row : gk_run_tool::llama_options()) {
+        if (row.use == llama_option_use::planned) continue;
+        for (std::string_view spelled : gk_run_tool::llama_option_names(row)) {
+            const std::string name(spelled);
+            const bool listed = docs.find("`" + name + "`") != std::string::npos ||
+                                docs.find("`" + name + ",") != std::string::npos ||
+                                docs.find(", " + name + ",") != std::string::npos ||
+                                docs.find(", " + name + " ") != std::string::npos ||
+                                docs.find(", " + name + "`") != std::string::npos;
+            EXPECT_TRUE(listed) << name << " is not in docs/gk-run.md";
+        }
+    }
+}
+
 // The cases of the issue: -fa read as -f a, -ngl 99 as -n gl 99, -co / -st as values of
 // -c / -s, -hf as help.
 TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {

@@ -18,15 +18,21 @@ namespace gk_run_tool {
 
 namespace {
 
-/** An argument CLI11 cannot misread: a long name of the option (the one spelled, when
- *  it is one of the option's own: --no-display-prompt) with the value attached. */
-std::string cli11_form(const CLI::Option & o, std::string_view spelled, bool spelled_is_own, const std::string * value) {
+/** The arguments CLI11 cannot misread for option `o` as spelled `spelled`: a long name
+ *  of the option (the one spelled, when it is one of the option's own: --no-display-prompt)
+ *  with the value attached. A short-only option takes its value as the next argument
+ *  (every gk-run option has a long name). */
+void cli11_form(const CLI::Option & o, std::string_view spelled, bool spelled_is_own, const std::string * value,
+                std::vector<std::string> & out) {
     const auto & lnames = o.get_lnames();
     const bool   own    = spelled_is_own && spelled.rfind("--", 0) == 0;
-    std::string  name   = own || lnames.empty() ? std::string(spelled) : "--" + lnames.front();
-    if (!value) return name;
-    // Short-only options take their value as the next argument (every gk-run option has a long name).
-    return !own && lnames.empty() ? name + " " + *value : name + "=" + *value;
+    if (!own && lnames.empty()) {
+        out.emplace_back(spelled);
+        if (value) out.push_back(*value);
+        return;
+    }
+    const std::string name = own ? std::string(spelled) : "--" + lnames.front();
+    out.push_back(value ? name + "=" + *value : name);
 }
 
 /** The registered option one of `row`'s spellings names, or nullptr. */
@@ -90,18 +96,9 @@ bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<st
             }
             continue;  // a no-op: nothing to tell CLI11
         }
-        args.push_back(cli11_form(*o, name, own, has_value ? &value : nullptr));
+        cli11_form(*o, name, own, has_value ? &value : nullptr, args);
     }
-    // CLI11 takes the arguments in reverse order; a short-only option's "name value" splits in two.
-    for (auto it = args.rbegin(); it != args.rend(); ++it) {
-        const size_t sp = it->rfind("--", 0) == 0 ? std::string::npos : it->find(' ');
-        if (sp == std::string::npos) {
-            out.push_back(*it);
-        } else {
-            out.push_back(it->substr(sp + 1));
-            out.push_back(it->substr(0, sp));
-        }
-    }
+    out.assign(args.rbegin(), args.rend());  // CLI11 takes the arguments in reverse order
     return true;
 }
 
@@ -158,6 +155,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU", "gk-run"};
     app.set_help_flag("-h,--help", "print this help and exit (also --usage)");
     app.get_formatter()->column_width(36);
+    app.footer("llama.cpp's other options are taken by their llama.cpp spellings (-ub, -ctk, -cnv, ...), accepted "
+               "as no-ops where that is true on the CPU (-ngl 0, -fa on), or refused by name: see docs/gk-run.md.");
     std::string prompt_file, system_file;
     int64_t     seed = -1;
     auto &      s    = opt.sampling;
