@@ -56,8 +56,8 @@ void expect_one_line_error(const run_result & r, const std::string & what) {
 
 /** stories260K, greedy, `n` tokens from "Once upon a time", then `extra`. */
 std::vector<std::string> story(int n, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a{"-m", k_stories.string(), "-p", "Once upon a time", "-n", std::to_string(n), "--temp",
-                               "0"};
+    std::vector<std::string> a{"-m", k_stories.string(), "-p",     "Once upon a time",
+                               "-n", std::to_string(n),  "--temp", "0"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
 }
@@ -98,15 +98,18 @@ fs::path rewritten_stories(const std::string & name, const std::function<void(gk
     }
     if (edit_kv) edit_kv(dst.get());
     for (int64_t i = 0; i < gk_gguf_tensor_count(src.get()); ++i) {
-        tensor_edit t{gk_gguf_tensor_name(src.get(), i), gk_gguf_tensor_type(src.get(), i),
-                      gk_gguf_tensor_n_dims(src.get(), i), {}, {}};
+        tensor_edit t{gk_gguf_tensor_name(src.get(), i),
+                      gk_gguf_tensor_type(src.get(), i),
+                      gk_gguf_tensor_n_dims(src.get(), i),
+                      {},
+                      {}};
         std::memcpy(t.ne, gk_gguf_tensor_ne(src.get(), i), sizeof t.ne);
         const auto * bytes = static_cast<const uint8_t *>(gk_gguf_tensor_data(src.get(), i));
         t.data.assign(bytes, bytes + gk_gguf_tensor_size(src.get(), i));
         if (edit_tensor) edit_tensor(t);
-        EXPECT_EQ(gk_gguf_add_tensor(dst.get(), t.name.c_str(), t.type, t.n_dims, t.ne, t.data.data(), t.data.size(),
-                                     &err),
-                  GK_GGUF_OK)
+        EXPECT_EQ(
+            gk_gguf_add_tensor(dst.get(), t.name.c_str(), t.type, t.n_dims, t.ne, t.data.data(), t.data.size(), &err),
+            GK_GGUF_OK)
             << t.name << ": " << err.message;
     }
     const fs::path path = scratch() / name;
@@ -195,7 +198,7 @@ TEST(GkRunCli, DocsListEveryLlamaOption) {
         if (row.use == llama_option_use::planned) continue;
         for (std::string_view spelled : gk_run_tool::llama_option_names(row)) {
             const std::string name(spelled);
-            const bool listed = docs.find("`" + name + "`") != std::string::npos ||
+            const bool        listed = docs.find("`" + name + "`") != std::string::npos ||
                                 docs.find("`" + name + ",") != std::string::npos ||
                                 docs.find(", " + name + ",") != std::string::npos ||
                                 docs.find(", " + name + " ") != std::string::npos ||
@@ -210,7 +213,8 @@ TEST(GkRunCli, DocsListEveryLlamaOption) {
 TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {
     const run_result plain = run_gk_run(story(4));
     ASSERT_EQ(plain.exit_code, 0) << plain.err;
-    for (const auto & extra : std::vector<std::vector<std::string>>{{"-fa"}, {"-fa", "on"}, {"-fa", "auto"}, {"-ngl", "0"}}) {
+    for (const auto & extra :
+         std::vector<std::vector<std::string>>{{"-fa"}, {"-fa", "on"}, {"-fa", "auto"}, {"-ngl", "0"}}) {
         SCOPED_TRACE(extra.front());
         const run_result r = run_gk_run(story(4, extra));
         EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -232,7 +236,7 @@ TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {
 
 TEST(GkRunCli, ValuesThatLookLikeOptionsStayValues) {
     // The prompt "-fa" (a value, not the option).
-    const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "-fa", "--tokenize"});
+    const run_result r   = run_gk_run({"-m", k_stories.string(), "-p", "-fa", "--tokenize"});
     const run_result ref = run_gk_run({"-m", k_stories.string(), "--prompt=-fa", "--tokenize"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, ref.out);
@@ -346,8 +350,7 @@ TEST(GkRunCli, PromptFileMustBeAFile) {
                           "cannot read prompt file");
     // A stream without end is cut at the cap instead of filling the memory.
     expect_one_line_error(run_gk_run(story(4, {"-f", "/dev/zero"})), "cannot read prompt file '/dev/zero': more than");
-    expect_one_line_error(run_gk_run(story(4, {"-sysf", scratch().string()})),
-                          "cannot read system prompt file");
+    expect_one_line_error(run_gk_run(story(4, {"-sysf", scratch().string()})), "cannot read system prompt file");
     const fs::path p = scratch() / "prompt.txt";
     std::ofstream(p) << "Once upon a time\n";
     const run_result f = run_gk_run({"-m", k_stories.string(), "-f", p.string(), "--tokenize"});
@@ -358,8 +361,8 @@ TEST(GkRunCli, SystemPromptFileIsTheSystemMessage) {
     const fs::path sys = scratch() / "system.txt";
     std::ofstream(sys) << "Be brief.\n";
     const auto prompt_tokens = [](const std::vector<std::string> & extra) {
-        std::vector<std::string> a{"-m", k_qwen3.string(), "--chat", "--chat-template", "chatml", "-p", "Hi",
-                                   "-n", "2", "--temp", "0", "-v"};
+        std::vector<std::string> a{
+            "-m", k_qwen3.string(), "--chat", "--chat-template", "chatml", "-p", "Hi", "-n", "2", "--temp", "0", "-v"};
         a.insert(a.end(), extra.begin(), extra.end());
         const run_result r = run_gk_run(a);
         EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -373,9 +376,9 @@ TEST(GkRunCli, SystemPromptFileIsTheSystemMessage) {
 }
 
 TEST(GkRunCli, ChatRefusesADirectoryOnStdin) {
-    expect_one_line_error(run_gk_run({"-m", k_qwen3.string(), "--chat", "--chat-template", "chatml", "-n", "2"},
-                                     scratch().string()),
-                          "cannot read standard input: it is a directory");
+    expect_one_line_error(
+        run_gk_run({"-m", k_qwen3.string(), "--chat", "--chat-template", "chatml", "-n", "2"}, scratch().string()),
+        "cannot read standard input: it is a directory");
 }
 
 // ---- the context --------------------------------------------------------------------------
@@ -417,8 +420,8 @@ TEST(GkRunCli, KvCacheLargerThanTheMemoryIsRefused) {
     // The model itself runs.
     const run_result ok = run_gk_run({"-m", model.string(), "-p", "Once", "-n", "2", "--temp", "0"});
     ASSERT_EQ(ok.exit_code, 0) << ok.err;
-    const run_result r = run_gk_run({"-m", model.string(), "-p", "Once", "-n", "2", "-c", "16777216", "-ctk", "f32",
-                                     "-ctv", "f32"});
+    const run_result r = run_gk_run(
+        {"-m", model.string(), "-p", "Once", "-n", "2", "-c", "16777216", "-ctk", "f32", "-ctv", "f32"});
     EXPECT_EQ(r.exit_code, 1);
     const auto lines = r.err_lines();
     ASSERT_EQ(lines.size(), 2u) << r.err;  // the warning past the training context, then the error
@@ -467,10 +470,11 @@ TEST(GkRunCli, NanLogitsOfThePromptStopTheRun) {
 TEST(GkRunCli, NanLogitsOfAGeneratedTokenStopTheRun) {
     const run_result clean = run_gk_run({"-m", k_stories.string(), "-p", "Once", "-n", "1", "--temp", "0", "-v"});
     ASSERT_NE(clean.err.find("gk-run: generated tokens: 407\n"), std::string::npos) << clean.err;
-    const fs::path model = rewritten_stories("nan-embedding.gguf", {}, [](tensor_edit & t) {
-        if (t.name == "token_embd.weight") fill_f32(t.data, 407 * 64, 408 * 64, std::numeric_limits<float>::quiet_NaN());
+    const fs::path   model = rewritten_stories("nan-embedding.gguf", {}, [](tensor_edit & t) {
+        if (t.name == "token_embd.weight")
+            fill_f32(t.data, 407 * 64, 408 * 64, std::numeric_limits<float>::quiet_NaN());
     });
-    const run_result r = run_gk_run({"-m", model.string(), "-p", "Once", "-n", "4", "--temp", "0"});
+    const run_result r     = run_gk_run({"-m", model.string(), "-p", "Once", "-n", "4", "--temp", "0"});
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(r.out, "Once upon");  // the token was sampled and printed before its evaluation failed
     const auto lines = r.err_lines();
@@ -481,13 +485,13 @@ TEST(GkRunCli, NanLogitsOfAGeneratedTokenStopTheRun) {
 // An infinite weight in the output rows of tokens 5 (+inf) and 6 (-inf), the rest of
 // those rows zero: one of the two logits is +inf, whatever the sign of the hidden state.
 TEST(GkRunCli, InfiniteLogitStopsTheRun) {
-    const fs::path model = rewritten_stories("inf-output.gguf", {}, [](tensor_edit & t) {
+    const fs::path   model = rewritten_stories("inf-output.gguf", {}, [](tensor_edit & t) {
         if (t.name != "output.weight") return;
         fill_f32(t.data, 5 * 64, 7 * 64, 0.0f);
         fill_f32(t.data, 5 * 64, 5 * 64 + 1, std::numeric_limits<float>::infinity());
         fill_f32(t.data, 6 * 64, 6 * 64 + 1, -std::numeric_limits<float>::infinity());
     });
-    const run_result r = run_gk_run({"-m", model.string(), "-p", "Once", "-n", "4", "--temp", "0"});
+    const run_result r     = run_gk_run({"-m", model.string(), "-p", "Once", "-n", "4", "--temp", "0"});
     EXPECT_EQ(r.exit_code, 1) << r.err;
     const auto lines = r.err_lines();
     ASSERT_EQ(lines.size(), 1u) << r.err;

@@ -27,8 +27,8 @@ enum class llama_option_use {
 };
 
 struct llama_option {
-    const char *     names;     // llama.cpp's spellings, comma-separated: "-ngl,--gpu-layers,--n-gpu-layers"
-    const char *     what;      // what it does in llama.cpp, in a few words
+    const char *     names;  // llama.cpp's spellings, comma-separated: "-ngl,--gpu-layers,--n-gpu-layers"
+    const char *     what;   // what it does in llama.cpp, in a few words
     llama_option_use use;
     bool             value;     // takes a value
     const char *     accepted;  // no_op: the values that are accepted, comma-separated ("" for a flag)

@@ -45,8 +45,7 @@ const CLI::Option * registered(const CLI::App & app, const llama_option & row) {
 
 /** argv as llama.cpp reads it, rewritten for CLI11 (see options.h); false with a
  *  message on an argument that is not an option gk-run takes. */
-bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<std::string> & out,
-                    std::string & error) {
+bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<std::string> & out, std::string & error) {
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -54,7 +53,7 @@ bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<st
             error = "unexpected argument '" + arg + "' (gk-run takes only options; the prompt goes after -p)";
             return false;
         }
-        std::string name = arg, value;
+        std::string name      = arg, value;
         bool        has_value = false;
         if (arg.rfind("--", 0) == 0) {
             const size_t eq = arg.find('=');
@@ -115,11 +114,13 @@ bool finite(float x) { return std::isfinite(x); }
  *  would make no sense): the first violation, or "". */
 std::string check_values(const run_options & opt, int64_t seed) {
     const auto & s = opt.sampling;
-    if (opt.n_predict < -1) return "-n must be >= -1 (-1 = until the end of the text), got " + std::to_string(opt.n_predict);
+    if (opt.n_predict < -1)
+        return "-n must be >= -1 (-1 = until the end of the text), got " + std::to_string(opt.n_predict);
     if (opt.n_ctx < 0) return "-c must be >= 0 (0 = the model's training context), got " + std::to_string(opt.n_ctx);
     if (opt.n_batch < 1) return "-b must be >= 1, got " + std::to_string(opt.n_batch);
     if (opt.n_ubatch < 1) return "-ub must be >= 1, got " + std::to_string(opt.n_ubatch);
-    if (opt.n_threads < -1) return "-t must be >= 1 (or -1 / 0 for every hardware thread), got " + std::to_string(opt.n_threads);
+    if (opt.n_threads < -1)
+        return "-t must be >= 1 (or -1 / 0 for every hardware thread), got " + std::to_string(opt.n_threads);
     if (opt.n_threads_batch < -1) {
         return "-tb must be >= 1 (or -1 / 0 for the -t count), got " + std::to_string(opt.n_threads_batch);
     }
@@ -143,7 +144,8 @@ int resolve_threads(int n, int fallback, const char * name) {
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (n <= 0) return fallback;
     if (n > hw) {
-        std::fprintf(stderr, "gk-run: warning: %s %d is more than the %d hardware threads; using %d\n", name, n, hw, hw);
+        std::fprintf(stderr, "gk-run: warning: %s %d is more than the %d hardware threads; using %d\n", name, n, hw,
+                     hw);
         return hw;
     }
     return n;
@@ -155,15 +157,17 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU", "gk-run"};
     app.set_help_flag("-h,--help", "print this help and exit (also --usage)");
     app.get_formatter()->column_width(36);
-    app.footer("llama.cpp's other options are taken by their llama.cpp spellings (-ub, -ctk, -cnv, ...), accepted "
-               "as no-ops where that is true on the CPU (-ngl 0, -fa on), or refused by name: see docs/gk-run.md.");
+    app.footer(
+        "llama.cpp's other options are taken by their llama.cpp spellings (-ub, -ctk, -cnv, ...), accepted "
+        "as no-ops where that is true on the CPU (-ngl 0, -fa on), or refused by name: see docs/gk-run.md.");
     std::string prompt_file, system_file;
     int64_t     seed = -1;
     auto &      s    = opt.sampling;
     app.add_option("-m,--model", opt.model, "GGUF model file")->required();
     app.add_option("-p,--prompt", opt.prompt, "prompt text (default: empty, BOS only)");
     app.add_option("-f,--file", prompt_file, "read the prompt from a file (one trailing newline dropped)");
-    app.add_option("-n,--n-predict", opt.n_predict, "(--predict) tokens to generate; -1 = until end of text or full context")
+    app.add_option("-n,--n-predict", opt.n_predict,
+                   "(--predict) tokens to generate; -1 = until end of text or full context")
         ->capture_default_str();
     app.add_option("-t,--threads", opt.n_threads, "threads (default: all hardware threads; at most those)");
     app.add_option("--threads-batch", opt.n_threads_batch, "(-tb) threads for the prompt (default: as -t)");
@@ -184,8 +188,9 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_option("-s,--seed", seed, "random seed; -1 = random")->capture_default_str();
     app.add_option("--cache-type-k", opt.cache_type_k, "(-ctk) KV cache type of K: f32 or f16")->capture_default_str();
     app.add_option("--cache-type-v", opt.cache_type_v, "(-ctv) KV cache type of V: f32 or f16")->capture_default_str();
-    app.add_flag("--chat,--conversation", opt.chat, "(-cnv) chat: the prompt (if any) is the first user message, then "
-                                                     "one message per line of standard input");
+    app.add_flag("--chat,--conversation", opt.chat,
+                 "(-cnv) chat: the prompt (if any) is the first user message, then "
+                 "one message per line of standard input");
     app.add_option("--system-prompt", opt.system_prompt, "(-sys) chat: system message");
     app.add_option("--system-prompt-file", system_file, "(-sysf) chat: read the system message from a file");
     app.add_option("--chat-template", opt.chat_template, "chat: llama3, gemma or chatml (default: from the model)");
@@ -219,7 +224,7 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         return 1;
     }
     opt.n_ctx_given = ctx_opt->count() > 0;
-    error = check_values(opt, seed);
+    error           = check_values(opt, seed);
     if (error.empty() && !prompt_file.empty()) {
         if (read_text_input(prompt_file, "prompt file", opt.prompt, &error) && !opt.prompt.empty() &&
             opt.prompt.back() == '\n') {
@@ -235,11 +240,11 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         std::fprintf(stderr, "gk-run: error: %s\n", error.c_str());
         return 1;
     }
-    s.seed               = seed < 0 ? gk::run::k_random_seed : static_cast<uint32_t>(seed);
-    const int hw         = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    opt.n_threads        = resolve_threads(opt.n_threads, hw, "-t");
-    opt.n_threads_batch  = resolve_threads(opt.n_threads_batch, opt.n_threads, "-tb");
-    opt.n_ubatch         = std::min(opt.n_ubatch, opt.n_batch);  // llama.cpp: n_ubatch <= n_batch
+    s.seed              = seed < 0 ? gk::run::k_random_seed : static_cast<uint32_t>(seed);
+    const int hw        = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    opt.n_threads       = resolve_threads(opt.n_threads, hw, "-t");
+    opt.n_threads_batch = resolve_threads(opt.n_threads_batch, opt.n_threads, "-tb");
+    opt.n_ubatch        = std::min(opt.n_ubatch, opt.n_batch);  // llama.cpp: n_ubatch <= n_batch
     return std::nullopt;
 }
 

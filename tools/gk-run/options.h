@@ -10,29 +10,29 @@
 namespace gk_run_tool {
 
 struct run_options {
-    std::string model;
-    std::string prompt;              // -p, or the contents of -f
-    std::string system_prompt;       // --chat: -sys, or the contents of -sysf
-    std::string chat_template;       // --chat: override of the detected format
-    std::string dump_logits;         // file for the logits of every step
-    std::string cache_type_k = "f16";
-    std::string cache_type_v = "f16";
-    int64_t     n_predict = -1;      // -1: until end of generation or the context is full
-    int64_t     n_ctx     = 4096;    // 0: the model's training context
-    int64_t     n_batch   = 2048;    // logical batch: the micro-batch is at most this
-    int64_t     n_ubatch  = 512;     // most prompt tokens per forward graph
-    bool        n_ctx_given = false;
-    int         n_threads       = 0; // 0: all hardware threads
-    int         n_threads_batch = 0; // threads for micro-batches of several tokens; 0: n_threads
-    gk::run::sampler_params sampling;  // repeat_last_n -1: the context size (resolved by the runner)
-    bool chat           = false;
-    bool tokenize       = false;
-    bool no_bos         = false;
-    bool parse_special  = false;
-    bool ignore_eos     = false;
-    bool display_prompt = true;
-    bool show_timings   = true;
-    bool verbose        = false;
+    std::string             model;
+    std::string             prompt;         // -p, or the contents of -f
+    std::string             system_prompt;  // --chat: -sys, or the contents of -sysf
+    std::string             chat_template;  // --chat: override of the detected format
+    std::string             dump_logits;    // file for the logits of every step
+    std::string             cache_type_k    = "f16";
+    std::string             cache_type_v    = "f16";
+    int64_t                 n_predict       = -1;    // -1: until end of generation or the context is full
+    int64_t                 n_ctx           = 4096;  // 0: the model's training context
+    int64_t                 n_batch         = 2048;  // logical batch: the micro-batch is at most this
+    int64_t                 n_ubatch        = 512;   // most prompt tokens per forward graph
+    bool                    n_ctx_given     = false;
+    int                     n_threads       = 0;  // 0: all hardware threads
+    int                     n_threads_batch = 0;  // threads for micro-batches of several tokens; 0: n_threads
+    gk::run::sampler_params sampling;             // repeat_last_n -1: the context size (resolved by the runner)
+    bool                    chat           = false;
+    bool                    tokenize       = false;
+    bool                    no_bos         = false;
+    bool                    parse_special  = false;
+    bool                    ignore_eos     = false;
+    bool                    display_prompt = true;
+    bool                    show_timings   = true;
+    bool                    verbose        = false;
 };
 
 /** Parse argv. Returns the exit code to end with (0 after --help, 1 after an error,
