@@ -167,8 +167,8 @@ bool Session::eval_ubatch(std::span<const token_id> tokens, std::vector<float> *
         }
     }
     if (ok) {
-        const int n_threads = n_tokens > 1 && params_.n_threads_batch > 0 ? params_.n_threads_batch : params_.n_threads;
-        const enum gk_status st = gk_graph_compute(graph_, n_threads);
+        const bool           batch = n_tokens > 1 && params_.n_threads_batch > 0;
+        const enum gk_status st    = gk_graph_compute(graph_, batch ? params_.n_threads_batch : params_.n_threads);
         if (st != GK_STATUS_SUCCESS) {
             ok = false;
             if (error) *error = std::string("compute: ") + gk_last_error(graph_ctx_);

@@ -31,7 +31,7 @@ struct session_params {
     int64_t      n_ctx     = 4096;          // positions the cache holds
     int64_t      n_ubatch  = 512;           // most tokens per forward graph (micro-batch)
     int          n_threads = 1;
-    int          n_threads_batch = 0;       // threads for micro-batches of several tokens; 0: n_threads
+    int          n_threads_batch = 0;       // for micro-batches of several tokens (a prompt); 0: n_threads
     enum gk_type type_k    = GK_TYPE_F16;   // KV cache element types (f32 or f16)
     enum gk_type type_v    = GK_TYPE_F16;
 };

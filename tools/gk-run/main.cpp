@@ -274,7 +274,7 @@ int main(int argc, char ** argv) {
     gk::run::session_params sp;
     sp.n_ctx     = opt.n_ctx == 0 ? hp.n_ctx_train : opt.n_ctx_given ? opt.n_ctx : std::min(opt.n_ctx, hp.n_ctx_train);
     sp.n_ubatch  = opt.n_ubatch;
-    sp.n_threads = opt.n_threads;
+    sp.n_threads       = opt.n_threads;
     sp.n_threads_batch = opt.n_threads_batch;
     if (!gk_type_from_name(opt.cache_type_k.c_str(), &sp.type_k) ||
         !gk_type_from_name(opt.cache_type_v.c_str(), &sp.type_v)) {
@@ -300,7 +300,9 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "gk-run: context %lld, KV cache %s/%s %.1f MiB, %d threads, seed %u\n",
                      (long long) session->n_ctx(), gk_type_name(sp.type_k), gk_type_name(sp.type_v),
                      session->cache_bytes() / (1024.0 * 1024.0), sp.n_threads, r.seed());
-        if (sp.n_threads_batch != sp.n_threads) std::fprintf(stderr, "gk-run: %d threads for the prompt\n", sp.n_threads_batch);
+        if (sp.n_threads_batch != sp.n_threads) {
+            std::fprintf(stderr, "gk-run: %d threads for the prompt\n", sp.n_threads_batch);
+        }
     }
     const int rc = opt.chat ? run_chat(opt, *model, r) : run_completion(opt, r);
     if (opt.verbose) {
