@@ -226,6 +226,7 @@ TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {
     expect_one_line_error(run_gk_run(story(4, {"--n-gpu-layers", "99"})), "option --n-gpu-layers (GPU layers)");
     expect_one_line_error(run_gk_run(story(4, {"-co", "on"})), "option -co (coloured output) is not supported");
     expect_one_line_error(run_gk_run({"-hf", "ggml-org/gemma-3-270m-GGUF"}), "option -hf (Hugging Face repository)");
+    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-hf"}), "option -hf (Hugging Face repository)");
     // -st is llama.cpp's --single-turn: taken, or refused by its name, never a seed.
     const run_result st = run_gk_run(story(4, {"-st"}));
     if (st.exit_code != 0) expect_one_line_error(st, "option -st (single turn)");

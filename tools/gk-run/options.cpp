@@ -72,6 +72,10 @@ bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<st
             error = "unknown option " + name + " (gk-run --help lists the options)";
             return false;
         }
+        if (!o && row->use != llama_option_use::no_op) {
+            error = llama_option_refusal(*row, name);
+            return false;
+        }
         const bool takes_value = o ? o->get_expected_max() > 0 : row->value;
         if (takes_value && !has_value) {
             // -fa alone is older llama.cpp's flag spelling of -fa on.
@@ -87,13 +91,12 @@ bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<st
             value     = argv[++i];
             has_value = true;
         }
-        if (!o) {
-            const bool ok = row->use == llama_option_use::no_op && (!row->value || llama_option_accepts(*row, value));
-            if (!ok || (has_value && !row->value)) {
+        if (!o) {  // a no-op: nothing to tell CLI11, when its value is one it accepts
+            if (row->value ? !llama_option_accepts(*row, value) : has_value) {
                 error = llama_option_refusal(*row, name);
                 return false;
             }
-            continue;  // a no-op: nothing to tell CLI11
+            continue;
         }
         cli11_form(*o, name, own, has_value ? &value : nullptr, args);
     }
@@ -108,28 +111,28 @@ std::string one_line(std::string msg) {
     return msg;
 }
 
-bool finite(float x) { return std::isfinite(x); }
-
 /** The ranges llama.cpp documents for each value (or gk-run's, stricter where a value
  *  would make no sense): the first violation, or "". */
 std::string check_values(const run_options & opt, int64_t seed) {
     const auto & s = opt.sampling;
-    if (opt.n_predict < -1)
+    if (opt.n_predict < -1) {
         return "-n must be >= -1 (-1 = until the end of the text), got " + std::to_string(opt.n_predict);
+    }
     if (opt.n_ctx < 0) return "-c must be >= 0 (0 = the model's training context), got " + std::to_string(opt.n_ctx);
     if (opt.n_batch < 1) return "-b must be >= 1, got " + std::to_string(opt.n_batch);
     if (opt.n_ubatch < 1) return "-ub must be >= 1, got " + std::to_string(opt.n_ubatch);
-    if (opt.n_threads < -1)
+    if (opt.n_threads < -1) {
         return "-t must be >= 1 (or -1 / 0 for every hardware thread), got " + std::to_string(opt.n_threads);
+    }
     if (opt.n_threads_batch < -1) {
         return "-tb must be >= 1 (or -1 / 0 for the -t count), got " + std::to_string(opt.n_threads_batch);
     }
     if (seed < -1 || seed > 0xFFFFFFFFll) return "-s must be -1 (random) or 0..4294967295, got " + std::to_string(seed);
-    if (!finite(s.temp)) return "--temp must be a finite number (<= 0 is greedy)";
+    if (!std::isfinite(s.temp)) return "--temp must be a finite number (<= 0 is greedy)";
     if (s.top_k < 0) return "--top-k must be >= 0 (0 = off), got " + std::to_string(s.top_k);
     if (!(s.top_p >= 0.0f && s.top_p <= 1.0f)) return "--top-p must be between 0 and 1 (1 = off)";
     if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) return "--min-p must be between 0 and 1 (0 = off)";
-    if (!(finite(s.repeat_penalty) && s.repeat_penalty > 0.0f)) {
+    if (!(std::isfinite(s.repeat_penalty) && s.repeat_penalty > 0.0f)) {
         return "--repeat-penalty must be a finite number > 0 (1 = off)";
     }
     if (s.repeat_last_n < -1) {
