@@ -247,7 +247,16 @@ TEST(GkRunCli, ValuesThatLookLikeOptionsStayValues) {
     EXPECT_EQ(seeded.exit_code, 0) << seeded.err;
     EXPECT_NE(seeded.err.find(", seed "), std::string::npos) << seeded.err;
     expect_one_line_error(run_gk_run(story(4, {"-s", "-2"})), "-s must be -1 (random) or 0..4294967295");
-    // A value is taken even where it is missing from the end.
+    // An empty value is a value: the prompt is BOS only.
+    for (const auto & a : std::vector<std::vector<std::string>>{{"-p", ""}, {"--prompt="}, {"--prompt", ""}}) {
+        std::vector<std::string> args{"-m", k_stories.string()};
+        args.insert(args.end(), a.begin(), a.end());
+        args.push_back("--tokenize");
+        const run_result e = run_gk_run(args);
+        EXPECT_EQ(e.exit_code, 0) << e.err;
+        EXPECT_EQ(e.out, "1\n");
+    }
+    // A value missing from the end is an error.
     expect_one_line_error(run_gk_run(story(4, {"-n"})), "option -n needs a value");
 }
 

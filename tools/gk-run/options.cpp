@@ -20,8 +20,8 @@ namespace {
 
 /** The arguments CLI11 cannot misread for option `o` as spelled `spelled`: a long name
  *  of the option (the one spelled, when it is one of the option's own: --no-display-prompt)
- *  with the value attached. A short-only option takes its value as the next argument
- *  (every gk-run option has a long name). */
+ *  with the value attached; an empty value, and the value of a short-only option (every
+ *  gk-run option has a long name), as the next argument. */
 void cli11_form(const CLI::Option & o, std::string_view spelled, bool spelled_is_own, const std::string * value,
                 std::vector<std::string> & out) {
     const auto & lnames = o.get_lnames();
@@ -32,6 +32,11 @@ void cli11_form(const CLI::Option & o, std::string_view spelled, bool spelled_is
         return;
     }
     const std::string name = own ? std::string(spelled) : "--" + lnames.front();
+    if (value && value->empty()) {  // CLI11 reads "--name=" as a name still missing its value
+        out.push_back(name);
+        out.emplace_back();
+        return;
+    }
     out.push_back(value ? name + "=" + *value : name);
 }
 
