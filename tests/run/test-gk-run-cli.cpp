@@ -6,6 +6,7 @@
 // summary's token count, and logits that are not finite.
 #include "gk_run_exec.h"
 
+#include "escapes.h"
 #include "llama_options.h"
 
 #include "gk/gguf.h"
@@ -284,6 +285,32 @@ TEST(GkRunCli, HelpNamesTheProgramAndErrorsAreOneLine) {
     expect_one_line_error(run_gk_run({"-p", "x"}), "--model is required");
     expect_one_line_error(run_gk_run(story(4, {"-n", "many"})), "many");
     expect_one_line_error(run_gk_run(story(4, {"stray"})), "unexpected argument 'stray'");
+}
+
+// -e (on by default) turns llama.cpp's escapes of the prompt into characters; --no-escape
+// keeps them.
+TEST(GkRunCli, EscapesOfThePrompt) {
+    using gk_run_tool::process_escapes;
+    EXPECT_EQ(process_escapes("a\\nb\\tc\\rd"), "a\nb\tc\rd");
+    EXPECT_EQ(process_escapes("\\'\\\"\\\\"), "'\"\\");
+    EXPECT_EQ(process_escapes("\\x41\\x7a\\x4"), "Az\\x4");
+    EXPECT_EQ(process_escapes("\\q\\"), "\\q\\");  // not escapes: kept
+    EXPECT_EQ(process_escapes("\\\\n"), "\\n");    // an escaped backslash, then n
+    const auto tokens = [](std::vector<std::string> extra) {
+        std::vector<std::string> a{"-m", k_stories.string(), "--tokenize"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        const run_result r = run_gk_run(a);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.out;
+    };
+    const std::string newline = tokens({"-p", "Once\nupon"});
+    EXPECT_EQ(tokens({"-p", "Once\\nupon"}), newline);
+    EXPECT_EQ(tokens({"-p", "Once\\nupon", "-e"}), newline);
+    EXPECT_NE(tokens({"-p", "Once\\nupon", "--no-escape"}), newline);
+    EXPECT_EQ(tokens({"-p", "Once\\nupon", "--no-escape"}), tokens({"-p", "Once\\\\nupon"}));
+    const fs::path f = scratch() / "escaped-prompt.txt";
+    std::ofstream(f) << "Once\\nupon\n";
+    EXPECT_EQ(tokens({"-f", f.string()}), newline);
 }
 
 // ---- option values ----------------------------------------------------------------------

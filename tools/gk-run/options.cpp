@@ -1,6 +1,7 @@
 // options.cpp - see options.h.
 #include "options.h"
 
+#include "escapes.h"
 #include "llama_options.h"
 #include "text_input.h"
 
@@ -207,6 +208,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_flag("--no-bos", opt.no_bos, "do not add the BOS token");
     app.add_flag("--parse-special", opt.parse_special, "tokenize control-token text (\"<|im_start|>\") as tokens");
     app.add_flag("--ignore-eos", opt.ignore_eos, "keep generating past end-of-generation tokens");
+    app.add_flag("-e,--escape,!--no-escape", opt.escape,
+                 "process the escapes \\n \\r \\t \\' \\\" \\\\ \\xHH of the prompt (default: on)");
     app.add_flag("--display-prompt,!--no-display-prompt", opt.display_prompt, "echo the prompt (default: on)");
     app.add_flag("--show-timings,!--no-show-timings", opt.show_timings, "print the timing summary (default: on)");
     app.add_flag("-v,--verbose", opt.verbose, "print model, memory and sampling details to stderr");
@@ -248,6 +251,7 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         std::fprintf(stderr, "gk-run: error: %s\n", error.c_str());
         return 1;
     }
+    if (opt.escape) opt.prompt = process_escapes(opt.prompt);  // as llama.cpp: -p and -f alike
     s.seed              = seed < 0 ? gk::run::k_random_seed : static_cast<uint32_t>(seed);
     const int hw        = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     opt.n_threads       = resolve_threads(opt.n_threads, hw, "-t");

@@ -31,6 +31,7 @@ struct run_options {
     bool                    parse_special  = false;
     bool                    ignore_eos     = false;
     bool                    display_prompt = true;
+    bool                    escape         = true;  // -e: process the escapes of the prompt (escapes.h)
     bool                    show_timings   = true;
     bool                    verbose        = false;
 };
