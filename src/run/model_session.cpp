@@ -2,6 +2,7 @@
 #include "model_session.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gk::run {
 
@@ -33,6 +34,21 @@ bool set_input(gk_tensor * t, const void * data, size_t bytes, std::string * err
         return false;
     }
     return true;
+}
+
+/** "" when `logits` can be sampled, else what is wrong with them: the first NaN or +inf
+ *  (a NaN weight makes them all NaN), or every entry -inf. */
+std::string non_finite_logits(const std::vector<float> & logits) {
+    bool all_neg_inf = true;
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float x = logits[i];
+        if (std::isnan(x) || x == INFINITY) {
+            return std::string("the logits are not finite (") + (std::isnan(x) ? "NaN" : "+inf") + " for token " +
+                   std::to_string(i) + ")";
+        }
+        all_neg_inf = all_neg_inf && x == -INFINITY;
+    }
+    return all_neg_inf ? "the logits are all -inf" : "";
 }
 
 } // namespace
@@ -106,6 +122,11 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
             return false;
         }
     }
+    if (const std::string bad = non_finite_logits(logits); !bad.empty()) {
+        if (error) *error = bad;
+        n_past_ = n_past0;
+        return false;
+    }
     tokens_.resize(static_cast<size_t>(n_past0));
     tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
     return true;
@@ -167,7 +188,8 @@ bool Session::eval_ubatch(std::span<const token_id> tokens, std::vector<float> *
         }
     }
     if (ok) {
-        const enum gk_status st = gk_graph_compute(graph_, params_.n_threads);
+        const bool           batch = n_tokens > 1 && params_.n_threads_batch > 0;
+        const enum gk_status st    = gk_graph_compute(graph_, batch ? params_.n_threads_batch : params_.n_threads);
         if (st != GK_STATUS_SUCCESS) {
             ok = false;
             if (error) *error = std::string("compute: ") + gk_last_error(graph_ctx_);

@@ -31,6 +31,7 @@ struct session_params {
     int64_t      n_ctx     = 4096;          // positions the cache holds
     int64_t      n_ubatch  = 512;           // most tokens per forward graph (micro-batch)
     int          n_threads = 1;
+    int          n_threads_batch = 0;       // for micro-batches of several tokens (a prompt); 0: n_threads
     enum gk_type type_k    = GK_TYPE_F16;   // KV cache element types (kv_cache_type_ok)
     enum gk_type type_v    = GK_TYPE_F16;
 };
@@ -68,8 +69,10 @@ public:
 
     /** Evaluate `tokens` (at least one) at positions n_past() onwards and put the logits
      *  of the last one in `logits` (n_vocab floats). false and a message when the batch
-     *  does not fit in the context, a token id is out of range, or computing fails; then
-     *  n_past() is unchanged (cells written past it are rewritten before they are read). */
+     *  does not fit in the context, a token id is out of range, computing fails, or the
+     *  logits are not finite (a NaN or +inf, or all -inf: a weight or activation went
+     *  bad, and sampling them would be meaningless); then n_past() is unchanged (cells
+     *  written past it are rewritten before they are read). */
     bool eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error);
 
     /** llama.cpp's context shift: keep the first `n_keep` tokens of the cache, drop half

@@ -166,7 +166,7 @@ TEST(GkRun, BadOption) {
     const run_result r = run_gk_run({"-m", k_stories.string(), "-n", "many"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(r.out, "");
-    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-p", "x", "-ub", "0"}), "-ub >= 1");
+    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-p", "x", "-ub", "0"}), "-ub must be >= 1");
 }
 
 // ---- context limit --------------------------------------------------------------------

@@ -10,8 +10,10 @@
 // Exit status: 0 on success; 1 with one line "gk-run: error: ..." on stderr otherwise
 // (an unreadable or malformed model, an unsupported architecture, a prompt longer than
 // the context, generation asked to run past a full context, ...).
+#include "context_check.h"
 #include "options.h"
 #include "report.h"
+#include "text_input.h"
 
 #include "run/chat.h"
 #include "run/chat_input.h"
@@ -25,9 +27,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <tuple>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -154,7 +154,10 @@ public:
             n_keep_        = opt_.n_keep < 0 || opt_.n_keep > n_new ? n_new : std::min(n_new, opt_.n_keep + bos);
         }
         const auto t0 = std::chrono::steady_clock::now();
-        if (!session_.eval(ids, logits_, error)) return false;
+        if (!session_.eval(ids, logits_, error)) {
+            if (error) *error = "evaluating the prompt: " + *error;
+            return false;
+        }
         t_.prompt_ms += ms_since(t0);
         t_.n_prompt += static_cast<int64_t>(ids.size());
         return true;
@@ -171,6 +174,19 @@ public:
         gk::run::Detokenizer  detok(tok, false, text_before_);
         reply_.clear();
         stop_ = stop_reason::n_predict;
+        // Sampling and evaluation both count as generation time (a context shift's
+        // re-evaluation counts as prompt time), and every sampled token as generated (the
+        // last of -n N is sampled but not always evaluated), on every return.
+        struct generation_count {
+            timings &                             t;
+            double                                prompt_ms0 = t.prompt_ms;
+            std::chrono::steady_clock::time_point t0         = std::chrono::steady_clock::now();
+            int64_t                               n_sampled  = 0;
+            ~generation_count() {
+                t.generate_ms += ms_since(t0) - (t.prompt_ms - prompt_ms0);
+                t.n_generated += n_sampled;
+            }
+        } count{t_};
         for (int64_t n = 0; opt_.n_predict < 0 || n < opt_.n_predict; ++n) {
             if (dump_ && std::fwrite(logits_.data(), sizeof(float), logits_.size(), dump_) != logits_.size()) {
                 if (error) *error = "writing '" + opt_.dump_logits + "' failed";
@@ -179,6 +195,7 @@ public:
             const token_id id = sampler_.sample(logits_);
             sampler_.accept(id);
             generated_.push_back(id);
+            ++count.n_sampled;
             if (!opt_.ignore_eos && tok.is_eog(id)) {
                 stop_ = stop_reason::end_of_generation;
                 break;
@@ -212,10 +229,10 @@ public:
                 }
                 return false;
             }
-            const auto t0 = std::chrono::steady_clock::now();
-            if (!session_.eval(std::span<const token_id>(&id, 1), logits_, error)) return false;
-            t_.generate_ms += ms_since(t0);
-            ++t_.n_generated;
+            if (!session_.eval(std::span<const token_id>(&id, 1), logits_, error)) {
+                if (error) *error = "evaluating generated token " + std::to_string(n + 1) + ": " + *error;
+                return false;
+            }
             if (last) break;
         }
         std::fputs(detok.finish().c_str(), stdout);
@@ -329,8 +346,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
         chat.emplace(*tmpl);
         if (!opt.system_prompt.empty()) chat->add_system(opt.system_prompt);
     }
-    struct stat st {};
-    if (fstat(STDIN_FILENO, &st) == 0 && S_ISDIR(st.st_mode)) return fail("standard input is a directory");
+    if (!stdin_is_text(&error)) return fail(error);
 
     // One input of the user; false at the end of the input (or on an error, in `error`).
     const auto read_input = [&](std::string & text) {
@@ -431,7 +447,8 @@ int main(int argc, char ** argv) {
     gk::run::session_params sp;
     sp.n_ctx     = opt.n_ctx == 0 ? hp.n_ctx_train : opt.n_ctx_given ? opt.n_ctx : std::min(opt.n_ctx, hp.n_ctx_train);
     sp.n_ubatch  = opt.n_ubatch;
-    sp.n_threads = opt.n_threads > 0 ? opt.n_threads : std::max(1u, std::thread::hardware_concurrency());
+    sp.n_threads       = opt.n_threads;
+    sp.n_threads_batch = opt.n_threads_batch;
     for (const auto & [name, type, option] : {std::tuple{opt.cache_type_k, &sp.type_k, "--cache-type-k"},
                                               std::tuple{opt.cache_type_v, &sp.type_v, "--cache-type-v"}}) {
         if (!gk_type_from_name(name.c_str(), type)) {
@@ -439,6 +456,8 @@ int main(int argc, char ** argv) {
                         gk::run::kv_cache_type_names() + ")");
         }
     }
+    error = check_context(hp, sp.n_ctx, sp.type_k, sp.type_v, available_memory_bytes());
+    if (!error.empty()) return fail(error);
     auto session = gk::run::Session::create(*model, sp, &error);
     if (!session) return fail(error);
     timings t;
@@ -463,12 +482,15 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "gk-run: context %lld, KV cache %s/%s %.1f MiB, %d threads, seed %u\n",
                      (long long) session->n_ctx(), gk_type_name(sp.type_k), gk_type_name(sp.type_v),
                      session->cache_bytes() / (1024.0 * 1024.0), sp.n_threads, r.seed());
+        if (sp.n_threads_batch != sp.n_threads) {
+            std::fprintf(stderr, "gk-run: %d threads for the prompt\n", sp.n_threads_batch);
+        }
         std::fprintf(stderr, "gk-run: sampler chain: %s\n", r.sampler_chain().c_str());
     }
     const int rc = interactive ? run_interactive(opt, *model, r) : run_completion(opt, r);
     if (opt.verbose) {
         std::fprintf(stderr, "gk-run: compute buffer %.1f KiB\n", session->compute_bytes() / 1024.0);
     }
-    if (rc == 0) print_timings(t);
+    if (rc == 0 && opt.show_timings) print_timings(t);
     return rc;
 }

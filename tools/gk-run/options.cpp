@@ -1,6 +1,10 @@
 // options.cpp - see options.h.
 #include "options.h"
 
+#include "escapes.h"
+#include "llama_options.h"
+#include "text_input.h"
+
 #include "run/chat.h"
 
 #include <CLI/CLI.hpp>
@@ -10,9 +14,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,29 +24,145 @@ namespace gk_run_tool {
 
 namespace {
 
-bool read_file(const std::string & path, std::string & out) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    out = ss.str();
-    return !f.bad();
+/** The arguments CLI11 cannot misread for option `o` as spelled `spelled`: a long name
+ *  of the option (the one spelled, when it is one of the option's own: --no-display-prompt)
+ *  with the value attached; an empty value, and the value of a short-only option (every
+ *  gk-run option has a long name), as the next argument. */
+void cli11_form(const CLI::Option & o, std::string_view spelled, bool spelled_is_own, const std::string * value,
+                std::vector<std::string> & out) {
+    const auto & lnames = o.get_lnames();
+    const bool   own    = spelled_is_own && spelled.rfind("--", 0) == 0;
+    if (!own && lnames.empty()) {
+        out.emplace_back(spelled);
+        if (value) out.push_back(*value);
+        return;
+    }
+    const std::string name = own ? std::string(spelled) : "--" + lnames.front();
+    if (value && value->empty()) {  // CLI11 reads "--name=" as a name still missing its value
+        out.push_back(name);
+        out.emplace_back();
+        return;
+    }
+    out.push_back(value ? name + "=" + *value : name);
 }
 
-/** llama.cpp's multi-letter short options, which CLI11 does not accept, as long ones. */
-std::vector<std::string> normalise_args(int argc, char ** argv) {
-    static const std::pair<const char *, const char *> k_aliases[] = {
-        {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-cnv", "--conversation"}, {"-sys", "--system-prompt"},
-        {"-ub", "--ubatch-size"}, {"-if", "--interactive-first"}, {"-mli", "--multiline-input"}};
-    std::vector<std::string> args;
-    for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes the arguments in reverse order
-        std::string a = argv[i];
-        for (const auto & [from, to] : k_aliases) {
-            if (a == from) a = to;
-        }
-        args.push_back(std::move(a));
+/** The registered option one of `row`'s spellings names, or nullptr. */
+const CLI::Option * registered(const CLI::App & app, const llama_option & row) {
+    for (std::string_view n : llama_option_names(row)) {
+        if (const CLI::Option * o = app.get_option_no_throw(std::string(n))) return o;
     }
-    return args;
+    return nullptr;
+}
+
+/** argv as llama.cpp reads it, rewritten for CLI11 (see options.h); false with a
+ *  message on an argument that is not an option gk-run takes. */
+bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<std::string> & out, std::string & error) {
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg.size() < 2 || arg[0] != '-' || arg == "--") {
+            error = "unexpected argument '" + arg + "' (gk-run takes only options; the prompt goes after -p)";
+            return false;
+        }
+        std::string name      = arg, value;
+        bool        has_value = false;
+        if (arg.rfind("--", 0) == 0) {
+            const size_t eq = arg.find('=');
+            if (eq != std::string::npos) {
+                name      = arg.substr(0, eq);
+                value     = arg.substr(eq + 1);
+                has_value = true;
+            }
+            std::replace(name.begin() + 2, name.end(), '_', '-');  // llama.cpp reads --n_predict as --n-predict
+        }
+        const CLI::Option *  o   = app.get_option_no_throw(name);
+        const bool           own = o != nullptr;
+        const llama_option * row = o ? nullptr : find_llama_option(name);
+        if (!o && row) o = registered(app, *row);
+        if (!o && !row) {
+            error = "unknown option " + name + " (gk-run --help lists the options)";
+            return false;
+        }
+        if (!o && row->use != llama_option_use::no_op) {
+            error = llama_option_refusal(*row, name);
+            return false;
+        }
+        const bool takes_value = o ? o->get_expected_max() > 0 : row->value;
+        if (takes_value && !has_value) {
+            // -fa alone is older llama.cpp's flag spelling of -fa on.
+            const bool bare_fa = !o && name == "-fa" &&
+                                 (i + 1 == argc || (argv[i + 1][0] == '-' && !llama_option_accepts(*row, argv[i + 1])));
+            if (bare_fa) {
+                continue;
+            }
+            if (i + 1 == argc) {
+                error = "option " + name + " needs a value";
+                return false;
+            }
+            value     = argv[++i];
+            has_value = true;
+        }
+        if (!o) {  // a no-op: nothing to tell CLI11, when its value is one it accepts
+            if (row->value ? !llama_option_accepts(*row, value) : has_value) {
+                error = llama_option_refusal(*row, name);
+                return false;
+            }
+            continue;
+        }
+        cli11_form(*o, name, own, has_value ? &value : nullptr, args);
+    }
+    out.assign(args.rbegin(), args.rend());  // CLI11 takes the arguments in reverse order
+    return true;
+}
+
+/** CLI11's message on one line. */
+std::string one_line(std::string msg) {
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+    return msg;
+}
+
+/** The ranges llama.cpp documents for each value (or gk-run's, stricter where a value
+ *  would make no sense): the first violation, or "". */
+std::string check_values(const run_options & opt, int64_t seed) {
+    const auto & s = opt.sampling;
+    if (opt.n_predict < -1) {
+        return "-n must be >= -1 (-1 = until the end of the text), got " + std::to_string(opt.n_predict);
+    }
+    if (opt.n_ctx < 0) return "-c must be >= 0 (0 = the model's training context), got " + std::to_string(opt.n_ctx);
+    if (opt.n_batch < 1) return "-b must be >= 1, got " + std::to_string(opt.n_batch);
+    if (opt.n_ubatch < 1) return "-ub must be >= 1, got " + std::to_string(opt.n_ubatch);
+    if (opt.n_threads < -1) {
+        return "-t must be >= 1 (or -1 / 0 for every hardware thread), got " + std::to_string(opt.n_threads);
+    }
+    if (opt.n_threads_batch < -1) {
+        return "-tb must be >= 1 (or -1 / 0 for the -t count), got " + std::to_string(opt.n_threads_batch);
+    }
+    if (seed < -1 || seed > 0xFFFFFFFFll) return "-s must be -1 (random) or 0..4294967295, got " + std::to_string(seed);
+    if (!std::isfinite(s.temp)) return "--temp must be a finite number (<= 0 is greedy)";
+    if (s.top_k < 0) return "--top-k must be >= 0 (0 = off), got " + std::to_string(s.top_k);
+    if (!(s.top_p >= 0.0f && s.top_p <= 1.0f)) return "--top-p must be between 0 and 1 (1 = off)";
+    if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) return "--min-p must be between 0 and 1 (0 = off)";
+    if (!(std::isfinite(s.repeat_penalty) && s.repeat_penalty > 0.0f)) {
+        return "--repeat-penalty must be a finite number > 0 (1 = off)";
+    }
+    if (s.repeat_last_n < -1) {
+        return "--repeat-last-n must be >= -1 (0 = off, -1 = the context size), got " + std::to_string(s.repeat_last_n);
+    }
+    return "";
+}
+
+/** -1 / 0 mean every hardware thread (llama.cpp's -1); more than the hardware has is
+ *  capped at it with a warning: more threads than cores only wait on each other. */
+int resolve_threads(int n, int fallback, const char * name) {
+    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (n <= 0) return fallback;
+    if (n > hw) {
+        std::fprintf(stderr, "gk-run: warning: %s %d is more than the %d hardware threads; using %d\n", name, n, hw,
+                     hw);
+        return hw;
+    }
+    return n;
 }
 
 // ---- sampling options beyond the basic ones (llama.cpp's names, defaults and meanings) ----
@@ -202,29 +322,38 @@ std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_param
 }  // namespace
 
 std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
-    CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU"};
+    CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU", "gk-run"};
+    app.set_help_flag("-h,--help", "print this help and exit (also --usage)");
     app.get_formatter()->column_width(36);
-    std::string prompt_file;
-    auto &      s = opt.sampling;
+    app.footer(
+        "llama.cpp's other options are taken by their llama.cpp spellings (-ub, -ctk, -cnv, ...), accepted "
+        "as no-ops where that is true on the CPU (-ngl 0, -fa on), or refused by name: see docs/gk-run.md.");
+    std::string prompt_file, system_file;
+    int64_t     seed = -1;
+    auto &      s    = opt.sampling;
     app.add_option("-m,--model", opt.model, "GGUF model file")->required();
     app.add_option("-p,--prompt", opt.prompt, "prompt text (default: empty, BOS only)");
     app.add_option("-f,--file", prompt_file, "read the prompt from a file (one trailing newline dropped)");
-    app.add_option("-n,--n-predict", opt.n_predict, "tokens to generate; -1 = until end of text or full context")
+    app.add_option("-n,--n-predict", opt.n_predict,
+                   "(--predict) tokens to generate; -1 = until end of text or full context")
         ->capture_default_str();
-    app.add_option("-t,--threads", opt.n_threads, "threads (default: all hardware threads)");
+    app.add_option("-t,--threads", opt.n_threads, "threads (default: all hardware threads; at most those)");
+    app.add_option("--threads-batch", opt.n_threads_batch, "(-tb) threads for the prompt (default: as -t)");
     auto * ctx_opt = app.add_option("-c,--ctx-size", opt.n_ctx, "context size in tokens; 0 = the model's")
                          ->capture_default_str();
+    app.add_option("--batch-size", opt.n_batch, "(-b) logical batch size: the micro-batch is at most this")
+        ->capture_default_str();
     app.add_option("--ubatch-size", opt.n_ubatch, "(-ub) most prompt tokens evaluated at once (micro-batch)")
         ->capture_default_str();
-    app.add_option("--temp", s.temp, "temperature; <= 0 is greedy")->capture_default_str();
+    app.add_option("--temp", s.temp, "(--temperature) temperature; <= 0 is greedy")->capture_default_str();
     app.add_option("--top-k", s.top_k, "top-k sampling; 0 = off")->capture_default_str();
-    app.add_option("--top-p", s.top_p, "top-p sampling; 1.0 = off")->capture_default_str();
-    app.add_option("--min-p", s.min_p, "min-p sampling; 0.0 = off")->capture_default_str();
-    app.add_option("--repeat-penalty", s.repeat_penalty, "penalty for repeated tokens; 1.0 = off")
+    app.add_option("--top-p", s.top_p, "top-p sampling, 0..1; 1.0 = off")->capture_default_str();
+    app.add_option("--min-p", s.min_p, "min-p sampling, 0..1; 0.0 = off")->capture_default_str();
+    app.add_option("--repeat-penalty", s.repeat_penalty, "penalty for repeated tokens (> 0); 1.0 = off")
         ->capture_default_str();
-    app.add_option("--repeat-last-n", s.repeat_last_n, "tokens the repeat penalty looks back over")
+    app.add_option("--repeat-last-n", s.repeat_last_n, "tokens the repeat penalty looks back over; -1 = the context")
         ->capture_default_str();
-    app.add_option("-s,--seed", s.seed, "random seed; 4294967295 = random")->capture_default_str();
+    app.add_option("-s,--seed", seed, "random seed; -1 = random")->capture_default_str();
     app.add_option("--cache-type-k", opt.cache_type_k,
                    "(-ctk) KV cache type of K: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1")
         ->capture_default_str();
@@ -235,6 +364,7 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
                  "(-cnv) chat in the model's template: the prompt (if any) is the first user message, then "
                  "one message per input from standard input");
     app.add_option("--system-prompt", opt.system_prompt, "(-sys) chat: system message");
+    app.add_option("--system-prompt-file", system_file, "(-sysf) chat: read the system message from a file");
     app.add_option("--chat-template", opt.chat_template, "chat: the template by name (default: the model's): " +
                                                              gk::run::chat_template_names());
     app.add_option("--chat-template-file", opt.chat_template_file,
@@ -247,9 +377,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_option("--in-suffix", opt.in_suffix, "text put after each user input");
     app.add_option("-r,--reverse-prompt", opt.reverse_prompts,
                    "stop generating when the text ends with this, and hand control to the user (repeatable)")
-        ->take_all()
-        ->expected(1)
-        ->allow_extra_args(false);
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--keep", opt.n_keep, "prompt tokens kept when the context shifts; -1 = all")->capture_default_str();
     app.add_flag("--context-shift,!--no-context-shift", opt.context_shift,
                  "when the context is full, drop the older half of what follows --keep and go on (default), "
@@ -259,44 +388,72 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_flag("--no-bos", opt.no_bos, "do not add the BOS token");
     app.add_flag("--parse-special", opt.parse_special, "tokenize control-token text (\"<|im_start|>\") as tokens");
     app.add_flag("--ignore-eos", opt.ignore_eos, "keep generating past end-of-generation tokens");
-    bool no_display = false;
-    app.add_flag("--no-display-prompt", no_display, "do not echo the prompt");
+    app.add_flag("-e,--escape,!--no-escape", opt.escape,
+                 "process the escapes \\n \\r \\t \\' \\\" \\\\ \\xHH of the prompt, --in-prefix/--in-suffix, -r and "
+                 "--dry-sequence-breaker (default: on)");
+    app.add_flag("--display-prompt,!--no-display-prompt", opt.display_prompt, "echo the prompt (default: on)");
+    app.add_flag("--show-timings,!--no-show-timings", opt.show_timings, "print the timing summary (default: on)");
     app.add_flag("-v,--verbose", opt.verbose, "print model, memory and sampling details to stderr");
     sampling_args sampling_raw;
     add_sampling_options(app, s, sampling_raw);
+    // A repeated option keeps its last value, as in llama.cpp (options that collect every
+    // occurrence, of a vector type, keep them all).
+    for (CLI::Option * o : app.get_options()) {
+        if (o->get_items_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    }
+    std::string error;
     try {
-        std::vector<std::string> args = normalise_args(argc, argv);
-        app.parse(args);
-    } catch (const CLI::ParseError & e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : 1;
-    }
-    if (const std::string e = finish_sampling_options(app, s, sampling_raw); !e.empty()) {
-        std::fprintf(stderr, "gk-run: error: %s\n", e.c_str());
-        return 1;
-    }
-    opt.display_prompt = !no_display;
-    opt.n_ctx_given    = ctx_opt->count() > 0;
-    if (!prompt_file.empty()) {
-        if (!read_file(prompt_file, opt.prompt)) {
-            std::fprintf(stderr, "gk-run: error: cannot read prompt file '%s'\n", prompt_file.c_str());
+        std::vector<std::string> args;
+        if (!normalise_args(app, argc, argv, args, error)) {
+            std::fprintf(stderr, "gk-run: error: %s\n", error.c_str());
             return 1;
         }
-        if (!opt.prompt.empty() && opt.prompt.back() == '\n') opt.prompt.pop_back();
+        app.parse(args);
+    } catch (const CLI::ParseError & e) {
+        if (e.get_exit_code() == 0) {
+            std::fputs(app.help().c_str(), stdout);
+            return 0;
+        }
+        std::fprintf(stderr, "gk-run: error: %s\n", one_line(e.what()).c_str());
+        return 1;
     }
-    if (opt.n_keep < -1) {
-        std::fprintf(stderr, "gk-run: error: --keep must be >= -1 (got %lld)\n", static_cast<long long>(opt.n_keep));
+    opt.n_ctx_given = ctx_opt->count() > 0;
+    error           = check_values(opt, seed);
+    if (error.empty() && !prompt_file.empty()) {
+        if (read_text_input(prompt_file, "prompt file", opt.prompt, &error) && !opt.prompt.empty() &&
+            opt.prompt.back() == '\n') {
+            opt.prompt.pop_back();
+        }
+    }
+    if (error.empty() && !system_file.empty() &&
+        read_text_input(system_file, "system prompt file", opt.system_prompt, &error) && !opt.system_prompt.empty() &&
+        opt.system_prompt.back() == '\n') {
+        opt.system_prompt.pop_back();
+    }
+    if (error.empty()) error = finish_sampling_options(app, s, sampling_raw);
+    if (error.empty() && opt.n_keep < -1) {
+        error = "--keep must be >= -1 (-1 = the whole prompt), got " + std::to_string(opt.n_keep);
+    }
+    if (error.empty() && !opt.chat_template_file.empty()) {
+        read_text_input(opt.chat_template_file, "chat template file", opt.chat_template_jinja, &error);
+    }
+    if (!error.empty()) {
+        std::fprintf(stderr, "gk-run: error: %s\n", error.c_str());
         return 1;
     }
     if (opt.interactive_first) opt.interactive = true;
-    if (!opt.chat_template_file.empty() && !read_file(opt.chat_template_file, opt.chat_template_jinja)) {
-        std::fprintf(stderr, "gk-run: error: cannot read chat template file '%s'\n", opt.chat_template_file.c_str());
-        return 1;
+    if (opt.escape) {  // as llama.cpp: the prompt (-p and -f alike), the input affixes and reverse prompts
+        opt.prompt    = process_escapes(opt.prompt);
+        opt.in_prefix = process_escapes(opt.in_prefix);
+        opt.in_suffix = process_escapes(opt.in_suffix);
+        for (std::string & r : opt.reverse_prompts) r = process_escapes(r);
+        for (std::string & b : s.dry_sequence_breakers) b = process_escapes(b);
     }
-    if (opt.n_threads < 0 || opt.n_ctx < 0 || opt.n_predict < -1 || opt.n_ubatch < 1) {
-        std::fprintf(stderr, "gk-run: error: -t, -c must be >= 0, -n >= -1 and -ub >= 1\n");
-        return 1;
-    }
+    s.seed              = seed < 0 ? gk::run::k_random_seed : static_cast<uint32_t>(seed);
+    const int hw        = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    opt.n_threads       = resolve_threads(opt.n_threads, hw, "-t");
+    opt.n_threads_batch = resolve_threads(opt.n_threads_batch, opt.n_threads, "-tb");
+    opt.n_ubatch        = std::min(opt.n_ubatch, opt.n_batch);  // llama.cpp: n_ubatch <= n_batch
     return std::nullopt;
 }
 

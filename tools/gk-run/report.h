@@ -24,8 +24,8 @@ struct timings {
     double  load_ms     = 0;
     int64_t n_prompt    = 0;   // tokens evaluated as prompts
     double  prompt_ms   = 0;
-    int64_t n_generated = 0;   // tokens evaluated one at a time
-    double  generate_ms = 0;
+    int64_t n_generated = 0;   // tokens sampled after the prompts (the last of -n N is not evaluated)
+    double  generate_ms = 0;   // sampling and evaluating them
 };
 
 /** The summary: load time, prompt and generation tokens with tokens/s, peak memory. */
