@@ -208,11 +208,6 @@ TEST(GkRunChat, SystemPromptNeedsASystemRole) {
         "the chat template yandex has no system role");
 }
 
-TEST(GkRunChat, StdinADirectoryIsAnError) {
-    expect_one_line_error(run_gk_run({"-m", k_qwen3.string(), "-cnv", "--chat-template", "chatml"}, scratch().string()),
-                          "standard input is a directory");
-}
-
 // ---- interactive text and reverse prompts ---------------------------------------------
 
 TEST(GkRunChat, ReversePromptReturnsControl) {

@@ -201,6 +201,7 @@ TEST(GkRunCli, DocsListEveryLlamaOption) {
             const std::string name(spelled);
             const bool        listed = docs.find("`" + name + "`") != std::string::npos ||
                                 docs.find("`" + name + ",") != std::string::npos ||
+                                docs.find("`" + name + " ") != std::string::npos ||  // with its value: `--x N`
                                 docs.find(", " + name + ",") != std::string::npos ||
                                 docs.find(", " + name + " ") != std::string::npos ||
                                 docs.find(", " + name + "`") != std::string::npos;
@@ -228,9 +229,22 @@ TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {
     expect_one_line_error(run_gk_run(story(4, {"-co", "on"})), "option -co (coloured output) is not supported");
     expect_one_line_error(run_gk_run({"-hf", "ggml-org/gemma-3-270m-GGUF"}), "option -hf (Hugging Face repository)");
     expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-hf"}), "option -hf (Hugging Face repository)");
-    // -st is llama.cpp's --single-turn: taken, or refused by its name, never a seed.
-    const run_result st = run_gk_run(story(4, {"-st"}));
-    if (st.exit_code != 0) expect_one_line_error(st, "option -st (single turn)");
+    // -st is llama.cpp's --single-turn, never a seed: one reply, then exit, though stdin
+    // holds more messages (-cnv would print its prompt marker and answer them).
+    const fs::path more = scratch() / "more-messages.txt";
+    std::ofstream(more) << "and then?\nwhat next?\n";
+    const std::vector<std::string> chat = {"-m", k_qwen3.string(), "--chat-template", "chatml", "-p", "hi",
+                                           "-n", "3", "--temp", "0"};
+    std::vector<std::string> single = chat;
+    single.push_back("-st");
+    const run_result st = run_gk_run(single, more.string());
+    EXPECT_EQ(st.exit_code, 0) << st.err;
+    EXPECT_EQ(st.out.find("> "), std::string::npos) << st.out;
+    std::vector<std::string> conversation = chat;
+    conversation.push_back("-cnv");
+    const run_result cnv = run_gk_run(conversation, more.string());
+    EXPECT_EQ(cnv.exit_code, 0) << cnv.err;
+    EXPECT_NE(cnv.out.find("> "), std::string::npos) << cnv.out;
     // Letters that are no option together are not split into options.
     expect_one_line_error(run_gk_run(story(4, {"-pn", "3"})), "unknown option -pn");
     expect_one_line_error(run_gk_run(story(4, {"--no-such-option"})), "unknown option --no-such-option");

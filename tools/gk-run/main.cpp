@@ -393,6 +393,10 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
                 if (!r.feed(opt.reverse_prompts[0], false, false, &error)) return fail(error);
             }
             r.report_generated();
+            if (opt.single_turn) {  // -st: one reply, then exit
+                std::printf("\n");
+                break;
+            }
         }
         if (!read_input(input)) {
             std::printf("\n");

@@ -373,6 +373,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_flag("--interactive-first", opt.interactive_first, "(-if) interactive, and wait for input first");
     app.add_flag("--multiline-input", opt.multiline_input,
                  "(-mli) input continues over lines until one ends with \\ or /");
+    app.add_flag("--single-turn", opt.single_turn,
+                 "(-st) conversation: answer one message (-p, or the first input), then exit");
     app.add_option("--in-prefix", opt.in_prefix, "text put before each user input");
     app.add_option("--in-suffix", opt.in_suffix, "text put after each user input");
     app.add_option("-r,--reverse-prompt", opt.reverse_prompts,
@@ -442,6 +444,7 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         return 1;
     }
     if (opt.interactive_first) opt.interactive = true;
+    if (opt.single_turn) opt.chat = true;  // as llama-cli: -st is a conversation of one turn
     if (opt.escape) {  // as llama.cpp: the prompt (-p and -f alike), the input affixes and reverse prompts
         opt.prompt    = process_escapes(opt.prompt);
         opt.in_prefix = process_escapes(opt.in_prefix);

@@ -39,6 +39,7 @@ struct run_options {
     bool                     interactive       = false;  // -i: hand control to the user after each reply
     bool                     interactive_first = false;  // -if: and before the first
     bool                     multiline_input   = false;  // -mli
+    bool                     single_turn       = false;  // -st: one reply of the conversation, then exit
     bool                     context_shift     = true;   // --no-context-shift: stop at a full context
     int64_t                  n_keep            = 0;      // --keep: prompt tokens kept by a context shift; -1 all
     std::string              in_prefix, in_suffix;       // around each user input
