@@ -249,6 +249,18 @@ TEST(HostileModel, UnusedTensorsAreWarnings) {
     EXPECT_EQ(r.model->warnings()[0], "tensor extra.weight is not used by gk-run's llama; ignored");
 }
 
+TEST(HostileModel, EveryTinyTokenizerLoads) {
+    for (const char * tokenizer : {"llama", "gpt2", "bert"}) {
+        SCOPED_TRACE(tokenizer);
+        tiny_model::spec s;
+        s.tokenizer         = tokenizer;
+        const load_result r = load(save(tiny_model::build(s).get(), std::string("tok-") + tokenizer));
+        ASSERT_TRUE(r.model) << r.error;
+        EXPECT_TRUE(r.model->warnings().empty());
+        EXPECT_FALSE(r.model->tokenizer().encode("a b.", true, false).empty());
+    }
+}
+
 TEST(HostileModel, EveryTinyArchitectureEvaluates) {
     for (const char * arch : {"llama", "qwen3", "gemma3"}) {
         SCOPED_TRACE(arch);
@@ -280,5 +292,5 @@ TEST(HostileModel, FuzzSeedsAndRegressionsPassTheFuzzChecks) {
             ++n;
         }
     }
-    EXPECT_GE(n, 8);  // the seeds of make-seeds and the regressions' README
+    EXPECT_GE(n, 10);  // the seeds of make-seeds and the regressions' README
 }

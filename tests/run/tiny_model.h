@@ -1,5 +1,5 @@
-// tiny_model.h - a complete, very small llama model (SentencePiece vocabulary of 16
-// tokens, n_embd 8, 2 heads of 4 with 1 KV head, n_ff 16, f32 weights) built with the
+// tiny_model.h - a complete, very small llama model (vocabulary of 16 tokens,
+// SentencePiece unless asked otherwise, n_embd 8, 2 heads of 4 with 1 KV head, n_ff 16, f32 weights) built with the
 // GGUF C API, for tests that spoil one thing in it (a key, a tensor's type or shape, an
 // extra block) and for the seeds of the model-loading fuzz target.
 #pragma once
@@ -29,15 +29,22 @@ struct spec {
     int64_t     n_head_kv = 1;
     int64_t     n_ff      = 16;
     bool        tied      = false;    // no output.weight: the embeddings are the output projection
+    std::string tokenizer = "llama";  // tokenizer.ggml.model: llama (SentencePiece), gpt2 (byte-level BPE) or bert
     /// Tensor name -> type to write it in instead of f32 (f16, f64, i32, ...).
     std::map<std::string, enum gk_type> types;
 };
 
-inline const std::vector<std::string> & vocab() {
-    static const std::vector<std::string> v = {
+/** The 16 tokens of each tokenizer family (SentencePiece by default). */
+inline const std::vector<std::string> & vocab(const std::string & tokenizer = "llama") {
+    static const std::vector<std::string> spm = {
         "<unk>", "<s>", "</s>", "\xE2\x96\x81", "\xE2\x96\x81" "a", "\xE2\x96\x81" "b", "a", "b",
         "c", "d", "e", "\xE2\x96\x81" "ab", "ab", "cd", "\xE2\x96\x81" "cd", "."};
-    return v;
+    static const std::vector<std::string> bpe = {
+        "<|endoftext|>", "<|im_start|>", "<|im_end|>", "a", "b", "c", "d", ".", "\xC4\xA0", "\xC4\xA0" "a",
+        "\xC4\xA0" "b", "ab", "cd", "\xC4\xA0" "ab", "<", ">"};
+    static const std::vector<std::string> wpm = {
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d", ".", "##a", "##b", "ab", "cd", "##cd", "<"};
+    return tokenizer == "gpt2" ? bpe : tokenizer == "bert" ? wpm : spm;
 }
 
 /** Deterministic values in [-0.5, 0.5) scaled by `scale`. */
@@ -96,22 +103,36 @@ inline gguf_ptr build(const spec & s = {}) {
     gk_gguf_set_u32(c, (a + "attention.head_count_kv").c_str(), static_cast<uint32_t>(s.n_head_kv), nullptr);
     gk_gguf_set_f32(c, (a + "attention.layer_norm_rms_epsilon").c_str(), 1e-5f, nullptr);
 
-    const std::vector<std::string> & v = vocab();
+    const std::vector<std::string> & v = vocab(s.tokenizer);
     std::vector<const char *>        texts;
     std::vector<float>               scores;
     std::vector<int32_t>             types;
+    const int32_t                    n_special = s.tokenizer == "gpt2" ? 3 : s.tokenizer == "bert" ? 5 : 3;
     for (size_t i = 0; i < v.size(); ++i) {
         texts.push_back(v[i].c_str());
         scores.push_back(-static_cast<float>(i));
-        types.push_back(i == 0 ? 2 : i < 3 ? 3 : 1);
+        types.push_back(static_cast<int32_t>(i) >= n_special ? 1 : s.tokenizer == "llama" && i == 0 ? 2 : 3);
     }
-    gk_gguf_set_str(c, "tokenizer.ggml.model", "llama", 5, nullptr);
+    gk_gguf_set_str(c, "tokenizer.ggml.model", s.tokenizer.c_str(), s.tokenizer.size(), nullptr);
     gk_gguf_set_array_str(c, "tokenizer.ggml.tokens", texts.data(), nullptr, texts.size(), nullptr);
     gk_gguf_set_array(c, "tokenizer.ggml.scores", GK_GGUF_TYPE_FLOAT32, scores.data(), scores.size(), nullptr);
     gk_gguf_set_array(c, "tokenizer.ggml.token_type", GK_GGUF_TYPE_INT32, types.data(), types.size(), nullptr);
-    gk_gguf_set_u32(c, "tokenizer.ggml.bos_token_id", 1, nullptr);
-    gk_gguf_set_u32(c, "tokenizer.ggml.eos_token_id", 2, nullptr);
-    gk_gguf_set_u32(c, "tokenizer.ggml.unknown_token_id", 0, nullptr);
+    if (s.tokenizer == "gpt2") {
+        const char * merges[] = {"\xC4\xA0 a", "a b", "c d", "\xC4\xA0 b", "\xC4\xA0" "a b"};
+        gk_gguf_set_str(c, "tokenizer.ggml.pre", "qwen2", 5, nullptr);
+        gk_gguf_set_array_str(c, "tokenizer.ggml.merges", merges, nullptr, 5, nullptr);
+        gk_gguf_set_u32(c, "tokenizer.ggml.bos_token_id", 0, nullptr);
+        gk_gguf_set_u32(c, "tokenizer.ggml.eos_token_id", 2, nullptr);
+    } else if (s.tokenizer == "bert") {
+        gk_gguf_set_u32(c, "tokenizer.ggml.cls_token_id", 2, nullptr);
+        gk_gguf_set_u32(c, "tokenizer.ggml.seperator_token_id", 3, nullptr);
+        gk_gguf_set_u32(c, "tokenizer.ggml.unknown_token_id", 1, nullptr);
+        gk_gguf_set_u32(c, "tokenizer.ggml.padding_token_id", 0, nullptr);
+    } else {
+        gk_gguf_set_u32(c, "tokenizer.ggml.bos_token_id", 1, nullptr);
+        gk_gguf_set_u32(c, "tokenizer.ggml.eos_token_id", 2, nullptr);
+        gk_gguf_set_u32(c, "tokenizer.ggml.unknown_token_id", 0, nullptr);
+    }
 
     const int64_t e = s.n_embd, hd = s.n_embd / s.n_head, n_v = static_cast<int64_t>(v.size());
     uint32_t      seed = 1;

@@ -354,9 +354,9 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
 /// its shift is a sign per sub-block), F::scale_groups groups (the halves, or the
 /// sub-blocks) with scale ls, d by F::d, and F::factor.
 template <class Block>
-struct tile_format : q8k_tile_format<Block, format<Block>::scale_groups, weight_offset<format<Block>>, false,
-                                     format<Block>::factor> {
+struct tile_format : q8k_tile_format<Block, format<Block>::scale_groups, weight_offset<format<Block>>, false> {
     using F = format<Block>;
+    static constexpr float factor = F::factor;
 
     /// u of the sub-blocks of x from the grid indices of their rows, index(r).
     template <class Index> static void set_weights(const Block & x, Index index, q8k_tile_row & r) {

@@ -77,14 +77,15 @@ struct q8k_tile_row {
 
 /// What a format tells q8k_tile: its block, `groups` (16, 8, or 0 where u holds the
 /// scales), the offset o of u, whether it has mins (mw and dmin are used), and ggml's
-/// constant factor on isum. A format's description derives from it and adds
-/// unpack(const block &, q8k_tile_row &).
-template <class Block, int Groups, int Offset = 0, bool HasMin = false, float Factor = 1.0f> struct q8k_tile_format {
+/// constant factor on isum (1 here; a format with another one declares its own `factor`,
+/// which hides this one: a float template parameter would need clang 18). A format's
+/// description derives from it and adds unpack(const block &, q8k_tile_row &).
+template <class Block, int Groups, int Offset = 0, bool HasMin = false> struct q8k_tile_format {
     using block                    = Block;
     static constexpr int   groups  = Groups;
     static constexpr int   offset  = Offset;
     static constexpr bool  has_min = HasMin;
-    static constexpr float factor  = Factor;
+    static constexpr float factor  = 1.0f;
 };
 
 template <class T> struct q8k_tile {

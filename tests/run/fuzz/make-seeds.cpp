@@ -1,5 +1,5 @@
 // make-seeds DIR - write the tiny models of tests/run/tiny_model.h that seed fuzz-model
-// (tests/run/fuzz/seeds): each architecture, tied embeddings, and a few files the loader
+// (tests/run/fuzz/seeds): each architecture, the BPE and WordPiece tokenizers, tied embeddings, and a few files the loader
 // must refuse (blocks past block_count, an f64 matrix, a short per-layer array).
 #include "tiny_model.h"
 
@@ -18,6 +18,12 @@ int main(int argc, char ** argv) {
         tiny_model::spec s;
         s.arch = arch;
         save(tiny_model::build(s), (std::string(arch) + ".gguf").c_str());
+    }
+    for (const char * tokenizer : {"gpt2", "bert"}) {
+        tiny_model::spec s;
+        s.tokenizer = tokenizer;
+        s.n_layer   = 1;
+        save(tiny_model::build(s), (std::string("llama-") + tokenizer + ".gguf").c_str());
     }
     {
         tiny_model::spec s;
