@@ -2,6 +2,8 @@
 // status, standard output and standard error.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <initializer_list>
 #include <vector>
 
 namespace gk_run_test {
@@ -77,6 +80,24 @@ inline run_result run_gk_run(const std::vector<std::string> & args, const std::s
     r.out = read_all(out_path);
     r.err = read_all(err_path);
     return r;
+}
+
+/** The run failed cleanly: exit status 1, exactly one line on stderr, the error
+ *  "gk-run: error: ...", which contains each of `what`; with `no_output`, nothing on
+ *  stdout (an error found before the run starts). */
+inline void expect_one_line_error(const run_result & r, std::initializer_list<std::string> what,
+                                  bool no_output = false) {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    if (no_output) {
+        EXPECT_EQ(r.out, "");
+    }
+    const auto lines = r.err_lines();
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind("gk-run: error: ", 0), 0u) << lines[0];
+    for (const std::string & w : what) EXPECT_NE(lines[0].find(w), std::string::npos) << lines[0];
+}
+inline void expect_one_line_error(const run_result & r, const std::string & what, bool no_output = false) {
+    expect_one_line_error(r, {what}, no_output);
 }
 
 } // namespace gk_run_test

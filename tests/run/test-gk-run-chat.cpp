@@ -20,6 +20,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using gk_run_test::expect_one_line_error;
 using gk_run_test::run_gk_run;
 using gk_run_test::run_result;
 
@@ -58,14 +59,6 @@ std::string token_list(const fs::path & model, const std::string & text) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::string ids = r.out.substr(0, r.out.find('\n'));
     return ids.empty() ? ids : " " + ids;
-}
-
-void expect_one_line_error(const run_result & r, const std::string & what) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    const auto lines = r.err_lines();
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_EQ(lines[0].rfind("gk-run: error: ", 0), 0u) << lines[0];
-    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
 }
 
 size_t count(const std::string & text, const std::string & part) {

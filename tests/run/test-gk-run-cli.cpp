@@ -5,6 +5,7 @@
 // checks (past the training context, a KV cache larger than the memory), the timing
 // summary's token count, and logits that are not finite.
 #include "gk_run_exec.h"
+#include "model_rewrite.h"
 
 #include "escapes.h"
 #include "llama_options.h"
@@ -35,6 +36,11 @@ using gk_run_tool::llama_option_use;
 
 namespace {
 
+/** The run was refused before it started: one error line, nothing on stdout. */
+void expect_refused(const run_result & r, const std::string & what) {
+    gk_run_test::expect_one_line_error(r, what, true);
+}
+
 const fs::path k_models  = fs::path(GK_TEST_DATA) / "models";
 const fs::path k_stories = k_models / "stories260K.gguf";
 const fs::path k_qwen3   = k_models / "qwen3-random.gguf";
@@ -42,17 +48,6 @@ const fs::path k_qwen3   = k_models / "qwen3-random.gguf";
 const fs::path & scratch() {
     static const fs::path d = gk_run_test::scratch_dir("test-gk-run-cli");
     return d;
-}
-
-/** The run failed cleanly: exit status 1, nothing on stdout, and exactly one line on
- *  stderr, the error, which contains `what`. */
-void expect_one_line_error(const run_result & r, const std::string & what) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_EQ(r.out, "");
-    const auto lines = r.err_lines();
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_EQ(lines[0].rfind("gk-run: error: ", 0), 0u) << lines[0];
-    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
 }
 
 /** stories260K, greedy, `n` tokens from "Once upon a time", then `extra`. */
@@ -70,51 +65,17 @@ int generated_count(const std::string & err) {
     return std::stoi(m[1]);
 }
 
-struct closer {
-    void operator()(gk_gguf * g) const { gk_gguf_free(g); }
-};
-using gguf_ptr = std::unique_ptr<gk_gguf, closer>;
-
-/** A tensor of a model being rewritten: edit its shape (then set `data` to the new size)
- *  or its data. */
-struct tensor_edit {
-    std::string          name;
-    enum gk_type         type;
-    uint32_t             n_dims;
-    int64_t              ne[4];
-    std::vector<uint8_t> data;
-};
+using gk_run_test::tensor_edit;
 
 /** stories260K written to `name` after `edit_kv` on its metadata and `edit_tensor` on
  *  each tensor. */
 fs::path rewritten_stories(const std::string & name, const std::function<void(gk_gguf *)> & edit_kv,
                            const std::function<void(tensor_edit &)> & edit_tensor) {
-    gk_gguf_error err{};
-    gguf_ptr      src(gk_gguf_open(k_stories.c_str(), &err));
-    EXPECT_TRUE(src) << err.message;
-    gguf_ptr dst(gk_gguf_create());
-    for (int64_t i = 0; i < gk_gguf_kv_count(src.get()); ++i) {
-        EXPECT_EQ(gk_gguf_set_value(dst.get(), gk_gguf_kv_key(src.get(), i), gk_gguf_kv_value(src.get(), i), &err),
-                  GK_GGUF_OK);
-    }
-    if (edit_kv) edit_kv(dst.get());
-    for (int64_t i = 0; i < gk_gguf_tensor_count(src.get()); ++i) {
-        tensor_edit t{gk_gguf_tensor_name(src.get(), i),
-                      gk_gguf_tensor_type(src.get(), i),
-                      gk_gguf_tensor_n_dims(src.get(), i),
-                      {},
-                      {}};
-        std::memcpy(t.ne, gk_gguf_tensor_ne(src.get(), i), sizeof t.ne);
-        const auto * bytes = static_cast<const uint8_t *>(gk_gguf_tensor_data(src.get(), i));
-        t.data.assign(bytes, bytes + gk_gguf_tensor_size(src.get(), i));
-        if (edit_tensor) edit_tensor(t);
-        EXPECT_EQ(
-            gk_gguf_add_tensor(dst.get(), t.name.c_str(), t.type, t.n_dims, t.ne, t.data.data(), t.data.size(), &err),
-            GK_GGUF_OK)
-            << t.name << ": " << err.message;
-    }
     const fs::path path = scratch() / name;
-    EXPECT_EQ(gk_gguf_write(dst.get(), path.c_str(), &err), GK_GGUF_OK) << err.message;
+    gk_run_test::rewrite_model(k_stories, path, edit_kv, [&](tensor_edit & t) {
+        if (edit_tensor) edit_tensor(t);
+        return true;
+    });
     return path;
 }
 
@@ -145,13 +106,13 @@ TEST(GkRunCli, EveryLlamaOptionIsTakenOrRefusedByName) {
             if (row.value) args.push_back(row.use == llama_option_use::no_op ? "x" : "1");
             const bool refused = row.use == llama_option_use::refused || row.use == llama_option_use::no_op;
             if (refused) {
-                expect_one_line_error(run_gk_run(args), "option " + name + " (" + row.what + ") is not supported: ");
+                expect_refused(run_gk_run(args), "option " + name + " (" + row.what + ") is not supported: ");
                 continue;
             }
             args.push_back("--help");
             const run_result r = run_gk_run(args);
             if (row.use == llama_option_use::planned && r.exit_code == 1) {
-                expect_one_line_error(r, "option " + name + " (" + row.what + ") is not supported: ");
+                expect_refused(r, "option " + name + " (" + row.what + ") is not supported: ");
                 continue;
             }
             EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -222,13 +183,13 @@ TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {
         EXPECT_EQ(r.exit_code, 0) << r.err;
         EXPECT_EQ(r.out, plain.out);
     }
-    expect_one_line_error(run_gk_run(story(4, {"-fa", "off"})), "option -fa (flash attention) is not supported");
-    expect_one_line_error(run_gk_run(story(4, {"-ngl", "99"})),
+    expect_refused(run_gk_run(story(4, {"-fa", "off"})), "option -fa (flash attention) is not supported");
+    expect_refused(run_gk_run(story(4, {"-ngl", "99"})),
                           "option -ngl (GPU layers) is not supported: gk-run runs on the CPU");
-    expect_one_line_error(run_gk_run(story(4, {"--n-gpu-layers", "99"})), "option --n-gpu-layers (GPU layers)");
-    expect_one_line_error(run_gk_run(story(4, {"-co", "on"})), "option -co (coloured output) is not supported");
-    expect_one_line_error(run_gk_run({"-hf", "ggml-org/gemma-3-270m-GGUF"}), "option -hf (Hugging Face repository)");
-    expect_one_line_error(run_gk_run({"-m", k_stories.string(), "-hf"}), "option -hf (Hugging Face repository)");
+    expect_refused(run_gk_run(story(4, {"--n-gpu-layers", "99"})), "option --n-gpu-layers (GPU layers)");
+    expect_refused(run_gk_run(story(4, {"-co", "on"})), "option -co (coloured output) is not supported");
+    expect_refused(run_gk_run({"-hf", "ggml-org/gemma-3-270m-GGUF"}), "option -hf (Hugging Face repository)");
+    expect_refused(run_gk_run({"-m", k_stories.string(), "-hf"}), "option -hf (Hugging Face repository)");
     // -st is llama.cpp's --single-turn, never a seed: one reply, then exit, though stdin
     // holds more messages (-cnv would print its prompt marker and answer them).
     const fs::path more = scratch() / "more-messages.txt";
@@ -246,8 +207,8 @@ TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {
     EXPECT_EQ(cnv.exit_code, 0) << cnv.err;
     EXPECT_NE(cnv.out.find("> "), std::string::npos) << cnv.out;
     // Letters that are no option together are not split into options.
-    expect_one_line_error(run_gk_run(story(4, {"-pn", "3"})), "unknown option -pn");
-    expect_one_line_error(run_gk_run(story(4, {"--no-such-option"})), "unknown option --no-such-option");
+    expect_refused(run_gk_run(story(4, {"-pn", "3"})), "unknown option -pn");
+    expect_refused(run_gk_run(story(4, {"--no-such-option"})), "unknown option --no-such-option");
 }
 
 TEST(GkRunCli, ValuesThatLookLikeOptionsStayValues) {
@@ -261,7 +222,7 @@ TEST(GkRunCli, ValuesThatLookLikeOptionsStayValues) {
     const run_result seeded = run_gk_run(story(4, {"-s", "-1", "-v"}));
     EXPECT_EQ(seeded.exit_code, 0) << seeded.err;
     EXPECT_NE(seeded.err.find(", seed "), std::string::npos) << seeded.err;
-    expect_one_line_error(run_gk_run(story(4, {"-s", "-2"})), "-s must be -1 (random) or 0..4294967295");
+    expect_refused(run_gk_run(story(4, {"-s", "-2"})), "-s must be -1 (random) or 0..4294967295");
     // An empty value is a value: the prompt is BOS only.
     for (const auto & a : std::vector<std::vector<std::string>>{{"-p", ""}, {"--prompt="}, {"--prompt", ""}}) {
         std::vector<std::string> args{"-m", k_stories.string()};
@@ -272,7 +233,7 @@ TEST(GkRunCli, ValuesThatLookLikeOptionsStayValues) {
         EXPECT_EQ(e.out, "1\n");
     }
     // A value missing from the end is an error.
-    expect_one_line_error(run_gk_run(story(4, {"-n"})), "option -n needs a value");
+    expect_refused(run_gk_run(story(4, {"-n"})), "option -n needs a value");
 }
 
 TEST(GkRunCli, RepeatedOptionKeepsTheLastValue) {
@@ -296,9 +257,9 @@ TEST(GkRunCli, HelpNamesTheProgramAndErrorsAreOneLine) {
         EXPECT_EQ(r.out.rfind("gk-run: ", 0), 0u) << r.out;
         EXPECT_NE(r.out.find("Usage: gk-run [OPTIONS]"), std::string::npos) << r.out;
     }
-    expect_one_line_error(run_gk_run({"-p", "x"}), "--model is required");
-    expect_one_line_error(run_gk_run(story(4, {"-n", "many"})), "many");
-    expect_one_line_error(run_gk_run(story(4, {"stray"})), "unexpected argument 'stray'");
+    expect_refused(run_gk_run({"-p", "x"}), "--model is required");
+    expect_refused(run_gk_run(story(4, {"-n", "many"})), "many");
+    expect_refused(run_gk_run(story(4, {"stray"})), "unexpected argument 'stray'");
 }
 
 // -e (on by default) turns llama.cpp's escapes of the prompt into characters; --no-escape
@@ -351,7 +312,7 @@ TEST(GkRunCli, OptionValuesAreChecked) {
     };
     for (const auto & [extra, what] : cases) {
         SCOPED_TRACE(extra.front() + " " + extra.back());
-        expect_one_line_error(run_gk_run(story(4, extra)), what);
+        expect_refused(run_gk_run(story(4, extra)), what);
     }
 }
 
@@ -395,13 +356,13 @@ TEST(GkRunCli, BatchThreadsAndBatchSizeKeepTheText) {
 // ---- text inputs --------------------------------------------------------------------------
 
 TEST(GkRunCli, PromptFileMustBeAFile) {
-    expect_one_line_error(run_gk_run(story(4, {"-f", scratch().string()})),
+    expect_refused(run_gk_run(story(4, {"-f", scratch().string()})),
                           "cannot read prompt file '" + scratch().string() + "': it is a directory");
-    expect_one_line_error(run_gk_run(story(4, {"-f", (scratch() / "missing.txt").string()})),
+    expect_refused(run_gk_run(story(4, {"-f", (scratch() / "missing.txt").string()})),
                           "cannot read prompt file");
     // A stream without end is cut at the cap instead of filling the memory.
-    expect_one_line_error(run_gk_run(story(4, {"-f", "/dev/zero"})), "cannot read prompt file '/dev/zero': more than");
-    expect_one_line_error(run_gk_run(story(4, {"-sysf", scratch().string()})), "cannot read system prompt file");
+    expect_refused(run_gk_run(story(4, {"-f", "/dev/zero"})), "cannot read prompt file '/dev/zero': more than");
+    expect_refused(run_gk_run(story(4, {"-sysf", scratch().string()})), "cannot read system prompt file");
     const fs::path p = scratch() / "prompt.txt";
     std::ofstream(p) << "Once upon a time\n";
     const run_result f = run_gk_run({"-m", k_stories.string(), "-f", p.string(), "--tokenize"});
@@ -427,7 +388,7 @@ TEST(GkRunCli, SystemPromptFileIsTheSystemMessage) {
 }
 
 TEST(GkRunCli, ChatRefusesADirectoryOnStdin) {
-    expect_one_line_error(
+    expect_refused(
         run_gk_run({"-m", k_qwen3.string(), "--chat", "--chat-template", "chatml", "-n", "2"}, scratch().string()),
         "cannot read standard input: it is a directory");
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using gk_run_test::expect_one_line_error;
 using gk_run_test::run_gk_run;
 using gk_run_test::run_result;
 
@@ -58,15 +59,6 @@ std::vector<float> logits(const std::string & model, const std::string & type, s
     std::vector<float> out(bytes.size() / sizeof(float));
     std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
     return out;
-}
-
-/** The run failed cleanly: exit status 1, one line on stderr, the error, containing each of `what`. */
-void expect_one_line_error(const run_result & r, const std::vector<std::string> & what) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    const auto lines = r.err_lines();
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_EQ(lines[0].rfind("gk-run: error: ", 0), 0u) << lines[0];
-    for (const std::string & w : what) EXPECT_NE(lines[0].find(w), std::string::npos) << lines[0];
 }
 
 struct closer {

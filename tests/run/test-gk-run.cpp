@@ -3,6 +3,7 @@
 // text that does not depend on the thread count, and logits that do not depend on the
 // micro-batch size.
 #include "gk_run_exec.h"
+#include "model_rewrite.h"
 
 #include "gk/cpu/kernel_set.h"
 #include "gk/gguf.h"
@@ -20,6 +21,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using gk_run_test::expect_one_line_error;
 using gk_run_test::run_gk_run;
 using gk_run_test::run_result;
 
@@ -28,24 +30,10 @@ namespace {
 const fs::path k_models  = fs::path(GK_TEST_DATA) / "models";
 const fs::path k_stories = k_models / "stories260K.gguf";
 
-struct closer {
-    void operator()(gk_gguf * g) const { gk_gguf_free(g); }
-};
-using gguf_ptr = std::unique_ptr<gk_gguf, closer>;
 
 const fs::path & scratch() {
     static const fs::path d = gk_run_test::scratch_dir("test-gk-run");
     return d;
-}
-
-/** The run failed cleanly: exit status 1 and exactly one line on stderr, the error,
- *  which contains `what`. */
-void expect_one_line_error(const run_result & r, const std::string & what) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    const auto lines = r.err_lines();
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_EQ(lines[0].rfind("gk-run: error: ", 0), 0u) << lines[0];
-    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
 }
 
 /** A copy of stories260K with `edit` applied to a context that is then written to
@@ -53,35 +41,18 @@ void expect_one_line_error(const run_result & r, const std::string & what) {
  *  shape (its data is then zeros of the new size). */
 fs::path edited_model(const std::string & name, const std::function<void(gk_gguf *)> & edit_kv,
                       const std::function<bool(const std::string &, int64_t *)> & edit_tensor = {}) {
-    gk_gguf_error err{};
-    gguf_ptr      src(gk_gguf_open(k_stories.c_str(), &err));
-    EXPECT_TRUE(src) << err.message;
-    gguf_ptr dst(gk_gguf_create());
-    for (int64_t i = 0; i < gk_gguf_kv_count(src.get()); ++i) {
-        EXPECT_EQ(gk_gguf_set_value(dst.get(), gk_gguf_kv_key(src.get(), i), gk_gguf_kv_value(src.get(), i), &err),
-                  GK_GGUF_OK);
-    }
-    if (edit_kv) edit_kv(dst.get());
-    for (int64_t i = 0; i < gk_gguf_tensor_count(src.get()); ++i) {
-        const std::string tname = gk_gguf_tensor_name(src.get(), i);
-        int64_t           ne[4];
-        std::memcpy(ne, gk_gguf_tensor_ne(src.get(), i), sizeof ne);
-        const enum gk_type type = gk_gguf_tensor_type(src.get(), i);
-        uint32_t           n_dims = gk_gguf_tensor_n_dims(src.get(), i);
-        if (edit_tensor && !edit_tensor(tname, ne)) continue;  // dropped
-        const uint64_t size = gk_row_size(type, ne[0]) * ne[1] * ne[2] * ne[3];
-        std::vector<uint8_t> zeros;
-        const void * data = gk_gguf_tensor_data(src.get(), i);
-        if (size != gk_gguf_tensor_size(src.get(), i)) {
-            zeros.assign(size, 0);
-            data = zeros.data();
-            n_dims = ne[1] > 1 ? 2 : 1;
-        }
-        EXPECT_EQ(gk_gguf_add_tensor(dst.get(), tname.c_str(), type, n_dims, ne, data, size, &err), GK_GGUF_OK)
-            << err.message;
-    }
     const fs::path path = scratch() / name;
-    EXPECT_EQ(gk_gguf_write(dst.get(), path.c_str(), &err), GK_GGUF_OK) << err.message;
+    gk_run_test::rewrite_model(k_stories, path, edit_kv, [&](gk_run_test::tensor_edit & t) {
+        if (!edit_tensor) return true;
+        const uint64_t size = t.data.size();
+        if (!edit_tensor(t.name, t.ne)) return false;  // dropped
+        const uint64_t new_size = gk_row_size(t.type, t.ne[0]) * t.ne[1] * t.ne[2] * t.ne[3];
+        if (new_size != size) {
+            t.data.assign(new_size, 0);
+            t.n_dims = t.ne[1] > 1 ? 2 : 1;
+        }
+        return true;
+    });
     return path;
 }
 
