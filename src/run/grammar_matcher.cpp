@@ -141,12 +141,18 @@ grammar_step GrammarMatcher::step(const grammar_state & in, uint8_t b, grammar_s
     }
     const auto & el = g_.elements();
     if (need > 0) {
-        // The code points that start with these bytes: [lo, hi].
-        const uint32_t lo = cp << (6 * need);
-        const uint32_t hi = lo | ((1u << (6 * need)) - 1);
-        bool           ok = false;
+        // The valid code points that start with these bytes: [lo, hi] without overlong
+        // forms, surrogates and values past U+10FFFF (else a token could lead into a
+        // sequence that no byte completes).
+        uint32_t lo = cp << (6 * need);
+        uint32_t hi = lo | ((1u << (6 * need)) - 1);
+        lo          = std::max(lo, len == 3 ? 0x800u : len == 4 ? 0x10000u : 0x80u);
+        hi          = std::min(hi, 0x10FFFFu);
+        bool ok     = false;
         for (const auto & s : in.stacks) {
-            if (!s.empty() && set_meets(s.back(), lo, hi)) {
+            if (s.empty()) continue;
+            if ((lo <= std::min(hi, 0xD7FFu) && set_meets(s.back(), lo, std::min(hi, 0xD7FFu))) ||
+                (std::max(lo, 0xE000u) <= hi && set_meets(s.back(), std::max(lo, 0xE000u), hi))) {
                 ok = true;
                 break;
             }

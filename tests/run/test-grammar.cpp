@@ -231,6 +231,20 @@ TEST(Grammar, PartialUtf8) {
     EXPECT_EQ(m.advance(t, "\xe2\x83"), grammar_step::rejected);
     t = s;
     EXPECT_EQ(m.advance(t, "\x80"), grammar_step::rejected);  // a continuation byte first
+    // Bytes no continuation can make valid are refused at once: an overlong form, a
+    // surrogate, past U+10FFFF; the grammar allows any character.
+    auto any = parse_ok("root ::= [^\"]*\n");
+    ASSERT_TRUE(any);
+    const GrammarMatcher ma(*any);
+    ASSERT_EQ(ma.initial(s), grammar_step::ok);
+    for (const char * bad : {"\xe0\x80", "\xe0\x9f", "\xed\xa0", "\xf0\x80", "\xf0\x8f", "\xf4\x90", "\xc0", "\xf5"}) {
+        t = s;
+        EXPECT_EQ(ma.advance(t, bad), grammar_step::rejected) << "bytes of " << bad;
+    }
+    for (const char * good : {"\xe0\xa0", "\xed\x9f", "\xf0\x90", "\xf4\x8f", "\xee"}) {
+        t = s;
+        EXPECT_EQ(ma.advance(t, good), grammar_step::ok);
+    }
     // Negated classes: a partial sequence is refused only when every completion is excluded.
     auto n = parse_ok("root ::= [^\xc3\x80-\xc3\xbf]\n");
     ASSERT_TRUE(n);

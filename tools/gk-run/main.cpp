@@ -13,6 +13,7 @@
 #include "report.h"
 
 #include "run/chat.h"
+#include "run/grammar_constraint.h"
 #include "run/model.h"
 #include "run/model_session.h"
 #include "run/sampler.h"
@@ -63,7 +64,9 @@ int tokenize_only(const run_options & opt) {
 class runner {
 public:
     runner(const run_options & opt, const gk::run::Model & model, gk::run::Session & session, timings & t)
-        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling), t_(t) {}
+        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling), t_(t) {
+        if (opt.grammar) grammar_ = std::make_unique<gk::run::GrammarConstraint>(*opt.grammar, model.tokenizer());
+    }
 
     ~runner() {
         if (dump_) std::fclose(dump_);
@@ -120,18 +123,25 @@ public:
         const auto &          tok = model_.tokenizer();
         // The generated text continues the prompt: its first piece keeps its space.
         gk::run::Detokenizer  detok(tok, false, text_before_);
+        if (grammar_ && !grammar_->reset(error)) return false;  // each reply is one sentence of the grammar
         for (int64_t n = 0; opt_.n_predict < 0 || n < opt_.n_predict; ++n) {
             if (dump_ && std::fwrite(logits_.data(), sizeof(float), logits_.size(), dump_) != logits_.size()) {
                 if (error) *error = "writing '" + opt_.dump_logits + "' failed";
                 return false;
             }
+            if (grammar_ && !grammar_->apply(logits_, error)) {
+                if (error) *error = "grammar: at generated token " + std::to_string(n + 1) + ": " + *error;
+                return false;
+            }
             const token_id id = sampler_.sample(logits_);
+            if (grammar_ && !grammar_->accept(id, error)) return false;
             sampler_.accept(id);
             generated_.push_back(id);
             if (!opt_.ignore_eos && tok.is_eog(id)) break;
             std::fputs(detok.push(id).c_str(), stdout);
             std::fflush(stdout);
             if (opt_.n_predict >= 0 && n + 1 == opt_.n_predict) break;  // the last token needs no evaluation
+            if (grammar_ && grammar_->finished()) break;                  // the grammar allows nothing more
             if (session_.n_past() >= session_.n_ctx()) {
                 std::fputs(detok.finish().c_str(), stdout);
                 if (opt_.n_predict < 0) {
@@ -177,6 +187,7 @@ private:
     std::vector<token_id>   generated_;
     std::FILE *             dump_ = nullptr;
     bool                    text_before_ = false;  // some text was fed before generation
+    std::unique_ptr<gk::run::GrammarConstraint> grammar_;  // --grammar / --json-schema
 };
 
 int run_completion(const run_options & opt, runner & r) {

@@ -1,6 +1,8 @@
 // options.cpp - see options.h.
 #include "options.h"
 
+#include "run/json_schema.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -26,7 +28,7 @@ bool read_file(const std::string & path, std::string & out) {
 std::vector<std::string> normalise_args(int argc, char ** argv) {
     static const std::pair<const char *, const char *> k_aliases[] = {
         {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-cnv", "--chat"}, {"-sys", "--system-prompt"},
-        {"-ub", "--ubatch-size"}};
+        {"-ub", "--ubatch-size"}, {"-jf", "--json-schema-file"}};
     std::vector<std::string> args;
     for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes the arguments in reverse order
         std::string a = argv[i];
@@ -37,6 +39,44 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
     }
     return args;
 }
+
+/** Constrained output: the text of --grammar, --grammar-file, -j or -jf (at most one). */
+struct grammar_args {
+    std::string grammar, grammar_file, json_schema, json_schema_file;
+
+    void add_to(CLI::App & app) {
+        app.add_option("--grammar", grammar, "constrain the output to this GBNF grammar (llama.cpp's format)");
+        app.add_option("--grammar-file", grammar_file, "constrain the output to the GBNF grammar in FILE");
+        app.add_option("-j,--json-schema", json_schema, "constrain the output to JSON valid for this JSON Schema");
+        app.add_option("--json-schema-file", json_schema_file, "(-jf) the same, with the schema read from FILE");
+    }
+
+    /** Parse the one given into opt.grammar. False with the error printed. */
+    bool resolve(run_options & opt) const {
+        const int n_given = !grammar.empty() + !grammar_file.empty() + !json_schema.empty() + !json_schema_file.empty();
+        if (n_given == 0) return true;
+        const auto error = [](const std::string & msg) {
+            std::fprintf(stderr, "gk-run: error: %s\n", msg.c_str());
+            return false;
+        };
+        if (n_given > 1) return error("give only one of --grammar, --grammar-file, --json-schema and --json-schema-file");
+        std::string text = !grammar.empty() ? grammar : json_schema, msg;
+        std::string what = !grammar.empty() ? "--grammar" : "--json-schema";
+        for (const std::string * file : {&grammar_file, &json_schema_file}) {
+            if (file->empty()) continue;
+            what = (file == &grammar_file ? "--grammar-file " : "--json-schema-file ") + *file;
+            if (!read_file(*file, text)) return error("cannot read " + what);
+        }
+        if (!json_schema.empty() || !json_schema_file.empty()) {
+            auto gbnf = gk::run::json_schema_to_grammar(text, &msg);
+            if (!gbnf) return error(what + ": " + msg);
+            text = *gbnf;
+        }
+        opt.grammar = gk::run::Grammar::parse(text, &msg);
+        if (!opt.grammar) return error(what + ": " + msg);
+        return true;
+    }
+};
 
 } // namespace
 
@@ -78,6 +118,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     bool no_display = false;
     app.add_flag("--no-display-prompt", no_display, "do not echo the prompt");
     app.add_flag("-v,--verbose", opt.verbose, "print model, memory and sampling details to stderr");
+    grammar_args grammar;
+    grammar.add_to(app);
     try {
         std::vector<std::string> args = normalise_args(argc, argv);
         app.parse(args);
@@ -94,6 +136,7 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         }
         if (!opt.prompt.empty() && opt.prompt.back() == '\n') opt.prompt.pop_back();
     }
+    if (!grammar.resolve(opt)) return 1;
     if (opt.n_threads < 0 || opt.n_ctx < 0 || opt.n_predict < -1 || opt.n_ubatch < 1) {
         std::fprintf(stderr, "gk-run: error: -t, -c must be >= 0, -n >= -1 and -ub >= 1\n");
         return 1;

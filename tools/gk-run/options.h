@@ -1,9 +1,11 @@
 // options.h - gk-run's command line (llama.cpp's option names and defaults).
 #pragma once
 
+#include "run/grammar.h"
 #include "run/sampler.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,6 +32,9 @@ struct run_options {
     bool ignore_eos     = false;
     bool display_prompt = true;
     bool verbose        = false;
+    // Constrained output: --grammar, --grammar-file, --json-schema or --json-schema-file,
+    // parsed (nullptr: none).
+    std::shared_ptr<const gk::run::Grammar> grammar;
 };
 
 /** Parse argv. Returns the exit code to end with (0 after --help, 1 after an error,

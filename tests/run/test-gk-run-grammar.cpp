@@ -1,0 +1,155 @@
+// test-gk-run-grammar: gk-run with --grammar / --grammar-file / -j / -jf on the bundled
+// stories260K: sampled output (temperature 1, several seeds) is a sentence of the grammar
+// and stops when the grammar allows nothing more; JSON Schema output parses and validates;
+// bad grammars, schemas and option combinations are one-line errors.
+#include "gk_run_exec.h"
+
+#include "run/grammar.h"
+#include "run/grammar_matcher.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using gk_run_test::run_gk_run;
+using gk_run_test::run_result;
+
+namespace {
+
+const fs::path k_stories = fs::path(GK_TEST_DATA) / "models" / "stories260K.gguf";
+
+const fs::path & scratch() {
+    static const fs::path d = gk_run_test::scratch_dir("test-gk-run-grammar");
+    return d;
+}
+
+fs::path write_file(const std::string & name, const std::string & text) {
+    const fs::path p = scratch() / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+}
+
+void expect_one_line_error(const run_result & r, const std::string & what) {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const auto lines = r.err_lines();
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind("gk-run: error: ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
+}
+
+/** The generated text: stdout without the final newline gk-run prints (the prompt is not shown). */
+std::string generated(const run_result & r) {
+    std::string s = r.out;
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+}
+
+std::vector<std::string> sampling(int seed) {
+    return {"-m", k_stories.string(), "-p", "Once", "--no-display-prompt", "--temp", "1", "-s", std::to_string(seed)};
+}
+
+TEST(GkRunGrammar, SampledOutputMatchesGrammar) {
+    const std::string gbnf = R"(root ::= answer " " num "."
+answer ::= " yes" | " no" | " maybe"
+num ::= [0-9]{1,3}
+)";
+    auto g = gk::run::Grammar::parse(gbnf, nullptr);
+    ASSERT_TRUE(g);
+    const gk::run::GrammarMatcher m(*g);
+    const std::regex              re(R"(^ (yes|no|maybe) [0-9]{1,3}\.$)");
+    const fs::path                file = write_file("answer.gbnf", gbnf);
+    std::vector<std::string>      outs;
+    for (int seed = 1; seed <= 6; ++seed) {
+        auto args = sampling(seed);
+        args.insert(args.end(), {"--top-k", "0", "--top-p", "1", "--min-p", "0"});
+        if (seed % 2) {
+            args.insert(args.end(), {"--grammar", gbnf});
+        } else {
+            args.insert(args.end(), {"--grammar-file", file.string()});
+        }
+        const run_result r = run_gk_run(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const std::string text = generated(r);
+        EXPECT_TRUE(m.matches(text)) << "seed " << seed << ": '" << text << "'";
+        EXPECT_TRUE(std::regex_match(text, re)) << "seed " << seed << ": '" << text << "'";
+        outs.push_back(text);
+    }
+    // Sampling at temperature 1 over the allowed tokens, not one forced string.
+    std::sort(outs.begin(), outs.end());
+    EXPECT_GT(std::unique(outs.begin(), outs.end()) - outs.begin(), 1);
+}
+
+TEST(GkRunGrammar, GreedyWithDefaultSamplersAndLimit) {
+    // -n cuts the sentence short: the text so far is still a prefix the grammar allows.
+    const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "Once", "--no-display-prompt", "--temp", "0",
+                                     "-n", "5", "--grammar", "root ::= [a-z ]+ \".\""});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = generated(r);
+    EXPECT_TRUE(std::regex_match(text, std::regex("^[a-z ]+\\.?$"))) << text;
+}
+
+/** The object the schema below describes, checked member by member. */
+void expect_valid_person(const std::string & text) {
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(text)) << text;
+    ASSERT_TRUE(j.is_object()) << text;
+    ASSERT_TRUE(j.contains("name") && j["name"].is_string()) << text;
+    EXPECT_LE(j["name"].get<std::string>().size(), 10u * 4) << text;  // 10 characters, up to 4 bytes each
+    ASSERT_TRUE(j.contains("age") && j["age"].is_number_integer()) << text;
+    EXPECT_GE(j["age"].get<int64_t>(), 0) << text;
+    EXPECT_LE(j["age"].get<int64_t>(), 150) << text;
+    if (j.contains("tags")) {
+        ASSERT_TRUE(j["tags"].is_array()) << text;
+        EXPECT_LE(j["tags"].size(), 2u) << text;
+        for (const auto & t : j["tags"]) EXPECT_TRUE(t == "a" || t == "b" || t == nullptr) << text;
+    }
+    for (const auto & [key, unused] : j.items()) EXPECT_TRUE(key == "name" || key == "age" || key == "tags") << key;
+}
+
+TEST(GkRunGrammar, JsonSchemaOutputValidates) {
+    const std::string schema = R"({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 10},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "tags": {"type": "array", "items": {"enum": ["a", "b", null]}, "maxItems": 2}
+        },
+        "required": ["name", "age"]
+    })";
+    const fs::path file = write_file("person.json", schema);
+    for (int seed = 1; seed <= 4; ++seed) {
+        auto args = sampling(seed);
+        if (seed % 2) {
+            args.insert(args.end(), {"-j", schema});
+        } else {
+            args.insert(args.end(), {"-jf", file.string()});
+        }
+        const run_result r = run_gk_run(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        expect_valid_person(generated(r));
+    }
+}
+
+TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
+    const std::string m = k_stories.string();
+    expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\" | foo"}), "--grammar: 1:16: undefined rule 'foo'");
+    expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= root \"a\""}), "left recursion");
+    expect_one_line_error(run_gk_run({"-m", m, "--grammar-file", (scratch() / "missing.gbnf").string()}),
+                          "cannot read --grammar-file");
+    expect_one_line_error(run_gk_run({"-m", m, "-j", R"({"type": "string", "pattern": "a+"})"}),
+                          "--json-schema: unsupported JSON Schema keyword 'pattern'");
+    expect_one_line_error(run_gk_run({"-m", m, "-j", "{"}), "--json-schema: the schema is not JSON");
+    const fs::path bad = write_file("bad.json", R"({"type": "object", "properties": {"x": {"format": "uuid"}}})");
+    expect_one_line_error(run_gk_run({"-m", m, "-jf", bad.string()}),
+                          "--json-schema-file " + bad.string() + ": at /properties/x: unsupported JSON Schema keyword 'format'");
+    expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\"", "-j", "{}"}), "give only one of");
+}
+
+} // namespace
