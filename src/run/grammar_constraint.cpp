@@ -31,21 +31,26 @@ std::string too_ambiguous() {
 
 GrammarConstraint::GrammarConstraint(const Grammar & grammar, const Tokenizer & tok) : tok_(tok), matcher_(grammar) {
     start_ok_ = matcher_.initial(start_) == grammar_step::ok;
+    std::vector<std::pair<std::string_view, token_id>> sorted;
     for (token_id id = 0; id < tok.n_tokens(); ++id) {
         if (tok.is_eog(id)) {
             eog_.push_back(id);
             continue;
         }
         const std::string & piece = tok.token_to_piece(id, false);
-        if (!piece.empty()) pieces_.emplace_back(piece, id);
+        if (!piece.empty()) sorted.emplace_back(piece, id);
     }
-    std::sort(pieces_.begin(), pieces_.end());
-    lcp_.resize(pieces_.size(), 0);
-    for (size_t i = 1; i < pieces_.size(); ++i) {
-        const std::string_view a = pieces_[i - 1].first, b = pieces_[i].first;
+    std::sort(sorted.begin(), sorted.end());
+    pieces_.reserve(sorted.size());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        const std::string_view b = sorted[i].first;
         uint32_t               n = 0;
-        while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
-        lcp_[i] = n;
+        if (i > 0) {
+            const std::string_view a = sorted[i - 1].first;
+            while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+        }
+        pieces_.push_back({static_cast<uint32_t>(bytes_.size()), static_cast<uint32_t>(b.size()), n, sorted[i].second});
+        bytes_.append(b);
     }
     reset_cache(nullptr);
 }
@@ -102,14 +107,13 @@ bool GrammarConstraint::apply(std::span<float> logits, std::string * error) {
     size_t n_allowed = 0;
     path_.assign(1, cur_);               // path_[k]: the state after k bytes of the piece before
     size_t dead_at = SIZE_MAX;           // where the piece before was rejected
-    for (size_t i = 0; i < pieces_.size(); ++i) {
-        const auto & [piece, id] = pieces_[i];
-        const size_t shared      = lcp_[i];
-        if (dead_at != SIZE_MAX && shared > dead_at) continue;  // shares the rejected byte
+    for (const piece & p : pieces_) {
+        if (dead_at != SIZE_MAX && p.shared > dead_at) continue;  // shares the rejected byte
         dead_at = SIZE_MAX;
-        path_.resize(std::min(path_.size(), shared + 1));
-        for (size_t j = path_.size() - 1; j < piece.size(); ++j) {
-            const int32_t next = transition(path_.back(), static_cast<uint8_t>(piece[j]));
+        path_.resize(std::min<size_t>(path_.size(), p.shared + 1));
+        const char * bytes = bytes_.data() + p.offset;
+        for (size_t j = path_.size() - 1; j < p.size; ++j) {
+            const int32_t next = transition(path_.back(), static_cast<uint8_t>(bytes[j]));
             if (next == k_overflow) {
                 if (error) *error = too_ambiguous();
                 return false;
@@ -120,8 +124,8 @@ bool GrammarConstraint::apply(std::span<float> logits, std::string * error) {
             }
             path_.push_back(next);
         }
-        if (dead_at == SIZE_MAX && static_cast<size_t>(id) < allowed_.size()) {
-            allowed_[static_cast<size_t>(id)] = 1;
+        if (dead_at == SIZE_MAX && static_cast<size_t>(p.id) < allowed_.size()) {
+            allowed_[static_cast<size_t>(p.id)] = 1;
             ++n_allowed;
         }
     }

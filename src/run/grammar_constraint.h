@@ -61,11 +61,18 @@ private:
     GrammarMatcher     matcher_;
     grammar_state      start_;
     bool               start_ok_ = false;
-    // The vocabulary's non-empty pieces (not end-of-generation tokens), sorted, and the
-    // length of the prefix each shares with the one before.
-    std::vector<std::pair<std::string_view, token_id>> pieces_;
-    std::vector<uint32_t>                              lcp_;
-    std::vector<token_id>                              eog_;
+    // The vocabulary's non-empty pieces (not end-of-generation tokens), sorted, their
+    // bytes one after another in bytes_ (the walk reads memory in order), each with the
+    // length of the prefix it shares with the one before.
+    struct piece {
+        uint32_t offset;
+        uint32_t size;
+        uint32_t shared;
+        token_id id;
+    };
+    std::string           bytes_;
+    std::vector<piece>    pieces_;
+    std::vector<token_id> eog_;
     // Interned states and their transitions (k_unknown until computed).
     std::vector<grammar_state>               states_;
     std::vector<std::array<int32_t, 256>>    trans_;
