@@ -54,9 +54,9 @@ private:
     std::vector<std::string>                  names_;
     std::vector<bool>                         defined_;
     std::vector<bool>                         generated_;  // made for a group or repetition
-    std::vector<size_t>                       at_;  // where the rule was defined, else first referenced
+    std::vector<size_t>                       at_;         // where the rule was defined, else first referenced
     std::unordered_map<std::string, uint32_t> ids_;
-    std::unordered_map<std::string, uint32_t> n_generated_;  // per parent name
+    std::unordered_map<std::string, uint32_t> n_generated_;     // per parent name
     size_t                                    n_elements_ = 0;  // in finished rule bodies
     std::string                               err_;
     size_t                                    err_pos_ = 0;
@@ -198,7 +198,11 @@ private:
             if (cp > 0x10FFFF) return fail(start, "escape beyond U+10FFFF");
             return true;
         }
-        int len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+        int len = c < 0x80                   ? 1
+                  : (c >= 0xC2 && c <= 0xDF) ? 2
+                  : (c >= 0xE0 && c <= 0xEF) ? 3
+                  : (c >= 0xF0 && c <= 0xF4) ? 4
+                                             : 0;
         if (len == 0) return fail(start, "invalid UTF-8");
         cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
         ++pos_;
@@ -208,7 +212,8 @@ private:
             cp = (cp << 6) | (b & 0x3Fu);
             ++pos_;
         }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF)) {
             return fail(start, "invalid UTF-8");
         }
         return true;
@@ -217,7 +222,9 @@ private:
     bool parse_count(uint32_t & v) {
         const size_t start = pos_;
         uint64_t     x     = 0;
-        if (!(peek() >= '0' && peek() <= '9')) return fail(pos_, "expected a number in {...}, found " + describe_here());
+        if (!(peek() >= '0' && peek() <= '9')) {
+            return fail(pos_, "expected a number in {...}, found " + describe_here());
+        }
         while (peek() >= '0' && peek() <= '9') {
             x = x * 10 + static_cast<uint64_t>(peek() - '0');
             if (x > k_grammar_max_repeat) {
@@ -323,7 +330,9 @@ private:
                 const uint32_t sub = generated_rule(rule_name, at);
                 rule_body      body;
                 if (!parse_alternates(rule_name, body, depth + 1)) return false;
-                if (peek() != ')') return fail(pos_, "expected ')' to close the '(' at " + where(at) + ", found " + describe_here());
+                if (peek() != ')') {
+                    return fail(pos_, "expected ')' to close the '(' at " + where(at) + ", found " + describe_here());
+                }
                 ++pos_;
                 finish_rule(sub, std::move(body));
                 out.push_back({grammar_op::rule_ref, sub});
@@ -349,7 +358,10 @@ private:
                         if (peek() != '}' && !parse_count(max_n)) return false;
                         skip_space(false);
                     }
-                    if (peek() != '}') return fail(pos_, "expected '}' to close the '{' at " + where(at) + ", found " + describe_here());
+                    if (peek() != '}') {
+                        return fail(pos_,
+                                    "expected '}' to close the '{' at " + where(at) + ", found " + describe_here());
+                    }
                     ++pos_;
                     if (max_n < min_n) return fail(at, "repetition {m,n} with n < m");
                 }
@@ -400,7 +412,8 @@ private:
             if (!parse_alternates(name, body, 0)) return false;
             finish_rule(id, std::move(body));
             if (n_elements_ > k_grammar_max_elements) {
-                return fail(at, "the grammar expands to more than " + std::to_string(k_grammar_max_elements) + " elements");
+                return fail(at,
+                            "the grammar expands to more than " + std::to_string(k_grammar_max_elements) + " elements");
             }
             if (peek() == '\r') ++pos_;
             if (!eof()) {
@@ -484,8 +497,8 @@ private:
                         if (on) cycle += names_[p] + " -> ";
                     }
                     cycle += names_[t];
-                    return fail(at_[t], "left recursion: " + cycle +
-                                            " can expand forever without matching a character");
+                    return fail(at_[t],
+                                "left recursion: " + cycle + " can expand forever without matching a character");
                 }
                 if (colour[t] == 0) {
                     colour[t] = 1;

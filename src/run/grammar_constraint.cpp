@@ -71,8 +71,10 @@ int32_t GrammarConstraint::transition(int32_t state, uint8_t byte) {
     int32_t & t = trans_[static_cast<size_t>(state)][byte];
     if (t != k_unknown) return t;
     grammar_state      next;
-    const grammar_step r = matcher_.step(states_[static_cast<size_t>(state)], byte, next);
-    const int32_t      v = r == grammar_step::ok ? intern(std::move(next)) : r == grammar_step::rejected ? k_dead : k_overflow;
+    const grammar_step r                     = matcher_.step(states_[static_cast<size_t>(state)], byte, next);
+    const int32_t      v                     = r == grammar_step::ok         ? intern(std::move(next))
+                                               : r == grammar_step::rejected ? k_dead
+                                                                             : k_overflow;
     trans_[static_cast<size_t>(state)][byte] = v;  // `t` may dangle: intern() grows trans_
     return v;
 }
@@ -105,8 +107,8 @@ bool GrammarConstraint::apply(std::span<float> logits, std::string * error) {
     if (states_.size() > k_max_cached_states && !reset_cache(error)) return false;
     allowed_.assign(logits.size(), 0);
     size_t n_allowed = 0;
-    path_.assign(1, cur_);               // path_[k]: the state after k bytes of the piece before
-    size_t dead_at = SIZE_MAX;           // where the piece before was rejected
+    path_.assign(1, cur_);      // path_[k]: the state after k bytes of the piece before
+    size_t dead_at = SIZE_MAX;  // where the piece before was rejected
     for (const piece & p : pieces_) {
         if (dead_at != SIZE_MAX && p.shared > dead_at) continue;  // shares the rejected byte
         dead_at = SIZE_MAX;
@@ -160,7 +162,9 @@ bool GrammarConstraint::accept(token_id id, std::string * error) {
     int32_t             s     = piece.empty() ? k_dead : cur_;
     for (size_t j = 0; j < piece.size() && s >= 0; ++j) s = transition(s, static_cast<uint8_t>(piece[j]));
     if (s < 0) {
-        if (error) *error = s == k_overflow ? too_ambiguous() : "the grammar does not allow token " + std::to_string(id);
+        if (error) {
+            *error = s == k_overflow ? too_ambiguous() : "the grammar does not allow token " + std::to_string(id);
+        }
         return false;
     }
     cur_ = s;

@@ -48,19 +48,19 @@ public:
     bool complete() const;
 
 private:
-    static constexpr int32_t k_unknown  = -2;
-    static constexpr int32_t k_dead     = -1;
-    static constexpr int32_t k_overflow = -3;
+    static constexpr int32_t k_unknown           = -2;
+    static constexpr int32_t k_dead              = -1;
+    static constexpr int32_t k_overflow          = -3;
     static constexpr size_t  k_max_cached_states = 1 << 14;
 
     int32_t intern(grammar_state && s);
     int32_t transition(int32_t state, uint8_t byte);
     bool    reset_cache(std::string * error);
 
-    const Tokenizer &  tok_;
-    GrammarMatcher     matcher_;
-    grammar_state      start_;
-    bool               start_ok_ = false;
+    const Tokenizer & tok_;
+    GrammarMatcher    matcher_;
+    grammar_state     start_;
+    bool              start_ok_ = false;
     // The vocabulary's non-empty pieces (not end-of-generation tokens), sorted, their
     // bytes one after another in bytes_ (the walk reads memory in order), each with the
     // length of the prefix it shares with the one before.

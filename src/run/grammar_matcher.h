@@ -27,9 +27,9 @@ inline constexpr size_t k_grammar_max_stacks = 4096;
 /** Where the matcher stands after some text. Stacks are sorted and distinct. */
 struct grammar_state {
     std::vector<std::vector<uint32_t>> stacks;
-    uint32_t partial_cp   = 0;  // the bits of an unfinished UTF-8 sequence
-    uint8_t  partial_need = 0;  // its continuation bytes still to come (0: none pending)
-    uint8_t  partial_len  = 0;  // its whole length in bytes
+    uint32_t                           partial_cp   = 0;  // the bits of an unfinished UTF-8 sequence
+    uint8_t                            partial_need = 0;  // its continuation bytes still to come (0: none pending)
+    uint8_t                            partial_len  = 0;  // its whole length in bytes
 
     bool operator==(const grammar_state &) const = default;
 };

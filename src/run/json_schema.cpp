@@ -41,9 +41,9 @@ const std::map<std::string, std::string> & primitives() {
 }
 
 const std::set<std::string> & annotations() {
-    static const std::set<std::string> a = {"title",      "description", "default",   "examples", "$schema",
-                                            "$id",        "$comment",    "readOnly",  "writeOnly", "deprecated",
-                                            "$defs",      "definitions"};
+    static const std::set<std::string> a = {"title",     "description", "default",  "examples",
+                                            "$schema",   "$id",         "$comment", "readOnly",
+                                            "writeOnly", "deprecated",  "$defs",    "definitions"};
     return a;
 }
 
@@ -75,13 +75,15 @@ std::string same_length_range(const std::string & a, const std::string & b) {
     const std::string prefix = i ? literal(a.substr(0, i)) + " " : "";
     const char        x = a[i], y = b[i];
     const std::string ar = a.substr(i + 1), br = b.substr(i + 1);
-    const size_t      r = ar.size();
-    const auto        any_digits = [](size_t n) { return n == 0 ? std::string() : " [0-9]{" + std::to_string(n) + "}"; };
+    const size_t      r   = ar.size();
+    const auto any_digits = [](size_t n) { return n == 0 ? std::string() : " [0-9]{" + std::to_string(n) + "}"; };
     if (r == 0) return prefix + "[" + x + "-" + y + "]";
     const bool               start_full = ar.find_first_not_of('0') == std::string::npos;
     const bool               end_full   = br.find_first_not_of('9') == std::string::npos;
     std::vector<std::string> alts;
-    if (!start_full) alts.push_back(literal(std::string(1, x)) + " (" + same_length_range(ar, std::string(r, '9')) + ")");
+    if (!start_full) {
+        alts.push_back(literal(std::string(1, x)) + " (" + same_length_range(ar, std::string(r, '9')) + ")");
+    }
     const char m1 = start_full ? x : static_cast<char>(x + 1), m2 = end_full ? y : static_cast<char>(y - 1);
     if (m1 <= m2) alts.push_back(std::string("[") + m1 + "-" + m2 + "]" + any_digits(r));
     if (!end_full) alts.push_back(literal(std::string(1, y)) + " (" + same_length_range(std::string(r, '0'), br) + ")");
@@ -150,9 +152,14 @@ private:
         if (names_.insert(name).second) {
             rules_.emplace_back(name, primitives().at(name));
             static const std::map<std::string, std::vector<std::string>> uses = {
-                {"string", {"char", "ws"}}, {"integer", {"ws"}}, {"number", {"ws"}},
-                {"boolean", {"ws"}},        {"null", {"ws"}},    {"value", {"object", "array", "string", "number", "boolean", "null"}},
-                {"object", {"ws", "string", "value"}}, {"array", {"ws", "value"}}};
+                {"string", {"char", "ws"}},
+                {"integer", {"ws"}},
+                {"number", {"ws"}},
+                {"boolean", {"ws"}},
+                {"null", {"ws"}},
+                {"value", {"object", "array", "string", "number", "boolean", "null"}},
+                {"object", {"ws", "string", "value"}},
+                {"array", {"ws", "value"}}};
             auto it = uses.find(name);
             if (it != uses.end()) {
                 for (const auto & u : it->second) primitive(u);
@@ -200,10 +207,13 @@ private:
                 hint = key;
             }
         }
-        if (!target) return fail(where, "$ref '" + ref + "' is not \"#\", \"#/$defs/NAME\" or \"#/definitions/NAME\" of this schema");
+        if (!target) {
+            return fail(where,
+                        "$ref '" + ref + "' is not \"#\", \"#/$defs/NAME\" or \"#/definitions/NAME\" of this schema");
+        }
         // The rule is named before its body is made, so a recursive schema refers to it.
-        name       = unique_name(hint);
-        refs_[ref] = name;
+        name              = unique_name(hint);
+        refs_[ref]        = name;
         const size_t slot = rules_.size();
         rules_.emplace_back(name, "");
         std::string body;
@@ -213,17 +223,34 @@ private:
     }
 
     bool visit(const json & s, const std::string & hint, const std::string & where, int depth, std::string & name) {
-        if (depth > k_max_schema_depth) return fail(where, "schema nested deeper than " + std::to_string(k_max_schema_depth));
+        if (depth > k_max_schema_depth) {
+            return fail(where, "schema nested deeper than " + std::to_string(k_max_schema_depth));
+        }
         if (s.is_boolean()) {
             if (!s.get<bool>()) return fail(where, "the schema false accepts nothing");
             name = primitive("value");
             return true;
         }
         if (!s.is_object()) return fail(where, "a schema must be an object or a boolean");
-        static const std::set<std::string> known = {
-            "type",      "properties", "required", "additionalProperties", "items",   "prefixItems", "minItems",
-            "maxItems",  "minLength",  "maxLength", "minimum",             "maximum", "exclusiveMinimum",
-            "exclusiveMaximum", "enum", "const", "anyOf", "oneOf", "$ref"};
+        static const std::set<std::string> known = {"type",
+                                                    "properties",
+                                                    "required",
+                                                    "additionalProperties",
+                                                    "items",
+                                                    "prefixItems",
+                                                    "minItems",
+                                                    "maxItems",
+                                                    "minLength",
+                                                    "maxLength",
+                                                    "minimum",
+                                                    "maximum",
+                                                    "exclusiveMinimum",
+                                                    "exclusiveMaximum",
+                                                    "enum",
+                                                    "const",
+                                                    "anyOf",
+                                                    "oneOf",
+                                                    "$ref"};
         for (const auto & [key, unused] : s.items()) {
             if (!known.count(key) && !annotations().count(key)) {
                 return fail(where, "unsupported JSON Schema keyword '" + key + "'");
@@ -248,11 +275,14 @@ private:
         for (const char * key : {"anyOf", "oneOf"}) {
             if (!s.contains(key)) continue;
             const json & alts = s.at(key);
-            if (!alts.is_array() || alts.empty()) return fail(where, std::string("'") + key + "' must be a non-empty array");
+            if (!alts.is_array() || alts.empty()) {
+                return fail(where, std::string("'") + key + "' must be a non-empty array");
+            }
             std::string body;
             for (size_t i = 0; i < alts.size(); ++i) {
                 std::string sub;
-                if (!visit(alts[i], hint + "-" + std::to_string(i), where + "/" + key + "/" + std::to_string(i), depth + 1, sub)) {
+                if (!visit(alts[i], hint + "-" + std::to_string(i), where + "/" + key + "/" + std::to_string(i),
+                           depth + 1, sub)) {
                     return false;
                 }
                 body += (i ? " | " : "") + sub;
@@ -284,7 +314,9 @@ private:
         std::string body;
         for (size_t i = 0; i < types.size(); ++i) {
             std::string sub;
-            if (!visit_type(s, types[i], types.size() > 1 ? hint + "-" + types[i] : hint, where, depth, sub)) return false;
+            if (!visit_type(s, types[i], types.size() > 1 ? hint + "-" + types[i] : hint, where, depth, sub)) {
+                return false;
+            }
             body += (i ? " | " : "") + sub;
         }
         name = types.size() == 1 ? body : define(hint, body);
@@ -361,8 +393,9 @@ private:
         return true;
     }
 
-    bool visit_object(const json & s, const std::string & hint, const std::string & where, int depth, std::string & name) {
-        const std::string ws = primitive("ws");
+    bool visit_object(const json & s, const std::string & hint, const std::string & where, int depth,
+                      std::string & name) {
+        const std::string ws    = primitive("ws");
         const json        props = s.contains("properties") ? s.at("properties") : json::object();
         if (!props.is_object()) return fail(where, "'properties' must be an object");
         std::set<std::string> required;
@@ -377,7 +410,7 @@ private:
                 required.insert(x.get<std::string>());
             }
         }
-        const json extra = s.contains("additionalProperties") ? s.at("additionalProperties") : json();
+        const json extra         = s.contains("additionalProperties") ? s.at("additionalProperties") : json();
         const bool extra_allowed = extra.is_object() || (extra.is_boolean() && extra.get<bool>()) ||
                                    (extra.is_null() && props.empty());
         if (!extra.is_null() && !extra.is_boolean() && !extra.is_object()) {
@@ -389,7 +422,8 @@ private:
                 return true;
             }
             std::string value = primitive("value");
-            if (extra.is_object() && !visit(extra, hint + "-value", where + "/additionalProperties", depth + 1, value)) {
+            if (extra.is_object() &&
+                !visit(extra, hint + "-value", where + "/additionalProperties", depth + 1, value)) {
                 return false;
             }
             const std::string kv = define(hint + "-kv", primitive("string") + " \":\" " + ws + " " + value);
@@ -405,18 +439,19 @@ private:
         for (const auto & [key, sub] : props.items()) {
             std::string value;
             if (!visit(sub, hint + "-" + key, where + "/properties/" + key, depth + 1, value)) return false;
-            kv.push_back(define(hint + "-" + key + "-kv", literal(json(key).dump()) + " " + ws + " \":\" " + ws + " " + value));
+            kv.push_back(
+                define(hint + "-" + key + "-kv", literal(json(key).dump()) + " " + ws + " \":\" " + ws + " " + value));
             req.push_back(required.count(key) > 0);
         }
-        const size_t n = kv.size();
+        const size_t             n = kv.size();
         std::vector<std::string> rest(n + 1), first(n + 1);
         for (size_t i = n; i-- > 0;) {
             const std::string next_rest = rest[i + 1].empty() ? "" : " " + rest[i + 1];
-            rest[i] = define(hint + "-rest", req[i] ? "\",\" " + ws + " " + kv[i] + next_rest
-                                                    : "(\",\" " + ws + " " + kv[i] + ")?" + next_rest);
-            const std::string after = kv[i] + next_rest;
+            rest[i]                     = define(hint + "-rest", req[i] ? "\",\" " + ws + " " + kv[i] + next_rest
+                                                                        : "(\",\" " + ws + " " + kv[i] + ")?" + next_rest);
+            const std::string after     = kv[i] + next_rest;
             // (An empty alternative goes first: a line ending in '|' would continue on the next.)
-            first[i] = define(hint + "-first", req[i]                ? after
+            first[i] = define(hint + "-first", req[i]                 ? after
                                                : first[i + 1].empty() ? "| " + after
                                                                       : after + " | " + first[i + 1]);
         }
@@ -424,8 +459,9 @@ private:
         return true;
     }
 
-    bool visit_array(const json & s, const std::string & hint, const std::string & where, int depth, std::string & name) {
-        const std::string ws = primitive("ws");
+    bool visit_array(const json & s, const std::string & hint, const std::string & where, int depth,
+                     std::string & name) {
+        const std::string ws    = primitive("ws");
         uint64_t          min_n = 0, max_n = 0;
         const bool        has_min = get_count(s, "minItems", where, min_n);
         const bool        has_max = get_count(s, "maxItems", where, max_n);
@@ -440,7 +476,8 @@ private:
             std::string body = "\"[\" " + ws;
             for (size_t i = 0; i < p.size(); ++i) {
                 std::string sub;
-                if (!visit(p[i], hint + "-" + std::to_string(i), where + "/prefixItems/" + std::to_string(i), depth + 1, sub)) {
+                if (!visit(p[i], hint + "-" + std::to_string(i), where + "/prefixItems/" + std::to_string(i), depth + 1,
+                           sub)) {
                     return false;
                 }
                 body += (i ? " \",\" " + ws + " " : " ") + sub;
@@ -449,7 +486,9 @@ private:
             return true;
         }
         std::string item = primitive("value");
-        if (s.contains("items") && !visit(s.at("items"), hint + "-item", where + "/items", depth + 1, item)) return false;
+        if (s.contains("items") && !visit(s.at("items"), hint + "-item", where + "/items", depth + 1, item)) {
+            return false;
+        }
         const std::string more = "(\",\" " + ws + " " + item + ")";
         std::string       list;
         if (has_max && max_n == 0) {

@@ -60,7 +60,7 @@ TEST(GkRunGrammar, SampledOutputMatchesGrammar) {
 answer ::= " yes" | " no" | " maybe"
 num ::= [0-9]{1,3}
 )";
-    auto g = gk::run::Grammar::parse(gbnf, nullptr);
+    auto              g    = gk::run::Grammar::parse(gbnf, nullptr);
     ASSERT_TRUE(g);
     const gk::run::GrammarMatcher m(*g);
     const std::regex              re(R"(^ (yes|no|maybe) [0-9]{1,3}\.$)");
@@ -88,8 +88,8 @@ num ::= [0-9]{1,3}
 
 TEST(GkRunGrammar, GreedyWithDefaultSamplersAndLimit) {
     // -n cuts the sentence short: the text so far is still a prefix the grammar allows.
-    const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "Once", "--no-display-prompt", "--temp", "0",
-                                     "-n", "5", "--grammar", "root ::= [a-z ]+ \".\""});
+    const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "Once", "--no-display-prompt", "--temp", "0", "-n",
+                                     "5", "--grammar", "root ::= [a-z ]+ \".\""});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string text = generated(r);
     EXPECT_TRUE(std::regex_match(text, std::regex("^[a-z ]+\\.?$"))) << text;
@@ -123,7 +123,7 @@ TEST(GkRunGrammar, JsonSchemaOutputValidates) {
         },
         "required": ["name", "age"]
     })";
-    const fs::path file = write_file("person.json", schema);
+    const fs::path    file   = write_file("person.json", schema);
     for (int seed = 1; seed <= 4; ++seed) {
         auto args = sampling(seed);
         if (seed % 2) {
@@ -139,7 +139,8 @@ TEST(GkRunGrammar, JsonSchemaOutputValidates) {
 
 TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
     const std::string m = k_stories.string();
-    expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\" | foo"}), "--grammar: 1:16: undefined rule 'foo'");
+    expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\" | foo"}),
+                          "--grammar: 1:16: undefined rule 'foo'");
     expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= root \"a\""}), "left recursion");
     expect_one_line_error(run_gk_run({"-m", m, "--grammar-file", (scratch() / "missing.gbnf").string()}),
                           "cannot read --grammar-file");
@@ -147,8 +148,9 @@ TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
                           "--json-schema: unsupported JSON Schema keyword 'pattern'");
     expect_one_line_error(run_gk_run({"-m", m, "-j", "{"}), "--json-schema: the schema is not JSON");
     const fs::path bad = write_file("bad.json", R"({"type": "object", "properties": {"x": {"format": "uuid"}}})");
-    expect_one_line_error(run_gk_run({"-m", m, "-jf", bad.string()}),
-                          "--json-schema-file " + bad.string() + ": at /properties/x: unsupported JSON Schema keyword 'format'");
+    expect_one_line_error(
+        run_gk_run({"-m", m, "-jf", bad.string()}),
+        "--json-schema-file " + bad.string() + ": at /properties/x: unsupported JSON Schema keyword 'format'");
     expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\"", "-j", "{}"}), "give only one of");
 }
 

@@ -74,11 +74,11 @@ ws ::= | " " | "\n" [ \t]{0,20}
 TEST(Grammar, JsonGbnf) {
     auto g = parse_ok(k_json_gbnf);
     ASSERT_TRUE(g);
-    expect_matches(*g,
-                   {"{}", R"({"a": 1})", R"({"a": [1, 2.5, -3e12, true, null], "b": {"c": "d\n\u00e9"}})",
-                    "{\n  \"k\": \"caf\xc3\xa9\"\n}", R"({"x":"\"q\""})"},
-                   {"", "[]", "{", R"({"a": })", R"({"a": 01})", R"({"a" 1})", "{\"a\": \"\x01\"}", R"({"a": tru})",
-                    R"({} x)"});
+    expect_matches(
+        *g,
+        {"{}", R"({"a": 1})", R"({"a": [1, 2.5, -3e12, true, null], "b": {"c": "d\n\u00e9"}})",
+         "{\n  \"k\": \"caf\xc3\xa9\"\n}", R"({"x":"\"q\""})"},
+        {"", "[]", "{", R"({"a": })", R"({"a": 01})", R"({"a" 1})", "{\"a\": \"\x01\"}", R"({"a": tru})", R"({} x)"});
 }
 
 TEST(Grammar, ArithmeticReadme) {
@@ -138,8 +138,15 @@ TEST(Grammar, LiteralsAndEscapes) {
     auto g = parse_ok(R"(root ::= "\x41\u00e9\U0001F600\t\\\"" [\x00-\x08] [^a-z\]] "\n"
 )");
     ASSERT_TRUE(g);
-    expect_matches(*g, {"A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x05" "A\n", "A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x00" "\xe2\x82\xac\n"s},
-                   {"A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x05" "a\n", "A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x05" "]\n"});
+    expect_matches(*g,
+                   {"A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x05"
+                    "A\n",
+                    "A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x00"
+                    "\xe2\x82\xac\n"s},
+                   {"A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x05"
+                    "a\n",
+                    "A\xc3\xa9\xf0\x9f\x98\x80\t\\\"\x05"
+                    "]\n"});
     // A non-ASCII literal written as UTF-8.
     auto u = parse_ok("root ::= \"caf\xc3\xa9\" [\xc3\xa0-\xc3\xbf]\n");
     ASSERT_TRUE(u);
@@ -153,7 +160,8 @@ TEST(Grammar, ErrorsNameLineAndColumn) {
     EXPECT_EQ(parse_error("a ::= \"x\"\n"), "1:1: the grammar has no 'root' rule");
     EXPECT_EQ(parse_error("root ::= \"a\"\nroot ::= \"b\"\n"), "2:1: rule 'root' is defined twice");
     EXPECT_EQ(parse_error("root \"a\"\n"), "1:6: expected '::=' after rule name 'root', found '\"'");
-    EXPECT_EQ(parse_error("root ::= (\"a\"\n"), "2:1: expected ')' to close the '(' at 1:10, found the end of the grammar");
+    EXPECT_EQ(parse_error("root ::= (\"a\"\n"),
+              "2:1: expected ')' to close the '(' at 1:10, found the end of the grammar");
     EXPECT_EQ(parse_error("root ::= \"a\" )\n"), "1:14: expected the end of the line, found ')'");
     EXPECT_EQ(parse_error("root ::= * \"a\"\n"), "1:10: '*' repeats nothing");
     EXPECT_EQ(parse_error("root ::= \"a\"{3,1}\n"), "1:13: repetition {m,n} with n < m");
@@ -275,9 +283,9 @@ TEST(GrammarConstraint, MaskEqualsPerTokenCheck) {
     if (!tok) GTEST_SKIP() << "GK-SKIP: stories260K.gguf not readable";
     auto g = parse_ok("root ::= \"Once\" \" upon\"? [ a-z]{0,12} \".\"\n");
     ASSERT_TRUE(g);
-    GrammarConstraint c(*g, *tok);
+    GrammarConstraint    c(*g, *tok);
     const GrammarMatcher m(*g);
-    grammar_state       s;
+    grammar_state        s;
     ASSERT_EQ(m.initial(s), grammar_step::ok);
     std::string text;
     for (int step = 0; step < 40; ++step) {
@@ -299,7 +307,8 @@ TEST(GrammarConstraint, MaskEqualsPerTokenCheck) {
             EXPECT_EQ(std::isfinite(logits[static_cast<size_t>(id)]), expect) << "token " << id << " at step " << step;
             // Walk the longest allowed non-EOG piece, to exercise several states.
             if (expect && !tok->is_eog(id) &&
-                (pick == k_no_token || tok->token_to_piece(id, false).size() > tok->token_to_piece(pick, false).size())) {
+                (pick == k_no_token ||
+                 tok->token_to_piece(id, false).size() > tok->token_to_piece(pick, false).size())) {
                 pick = id;
             }
         }
@@ -325,9 +334,9 @@ TEST(GrammarConstraint, OnlyEndAfterSentence) {
     if (!tok) GTEST_SKIP() << "GK-SKIP: stories260K.gguf not readable";
     auto g = parse_ok("root ::= \"a\"\n");
     ASSERT_TRUE(g);
-    GrammarConstraint  c2(*g, *tok);
-    std::vector<float> logits(static_cast<size_t>(tok->n_tokens()), 0.0f);
-    std::string        err;
+    GrammarConstraint     c2(*g, *tok);
+    std::vector<float>    logits(static_cast<size_t>(tok->n_tokens()), 0.0f);
+    std::string           err;
     std::vector<token_id> a;  // the token whose piece is "a"
     for (token_id id = 0; id < tok->n_tokens() && a.empty(); ++id) {
         if (tok->token_to_piece(id, false) == "a") a.push_back(id);
@@ -384,13 +393,16 @@ TEST(JsonSchema, ReadmeArrayOfPeople) {
     })");
     ASSERT_TRUE(g);
     std::string ten = "[", eleven = "[";
-    for (int i = 0; i < 10; ++i) ten += std::string(i ? ", " : "") + R"({"name": "Ann", "age": )" + std::to_string(i * 15) + "}";
+    for (int i = 0; i < 10; ++i) {
+        ten += std::string(i ? ", " : "") + R"({"name": "Ann", "age": )" + std::to_string(i * 15) + "}";
+    }
     eleven = ten + R"(, {"name":"B","age":150}])";
     ten += "]";
-    expect_matches(*g, {ten, eleven},
-                   {"[]", R"([{"name": "Ann", "age": 3}])", std::string(ten).replace(ten.find("135"), 3, "151"),
-                    std::string(ten).replace(ten.find("\"Ann\""), 5, "\"\""), std::string(ten).replace(ten.find("0}"), 2, "-1}"),
-                    std::string(ten).replace(ten.find("\"age\""), 5, "\"agE\"")});
+    expect_matches(
+        *g, {ten, eleven},
+        {"[]", R"([{"name": "Ann", "age": 3}])", std::string(ten).replace(ten.find("135"), 3, "151"),
+         std::string(ten).replace(ten.find("\"Ann\""), 5, "\"\""), std::string(ten).replace(ten.find("0}"), 2, "-1}"),
+         std::string(ten).replace(ten.find("\"age\""), 5, "\"agE\"")});
 }
 
 TEST(JsonSchema, OptionalPropertiesAndTypes) {
@@ -454,8 +466,9 @@ TEST(JsonSchema, UnsupportedKeywordsNamed) {
               "at /properties/x: unsupported JSON Schema keyword 'format'");
     EXPECT_EQ(schema_error(R"({"allOf": [{}]})"), "unsupported JSON Schema keyword 'allOf'");
     EXPECT_EQ(schema_error(R"({"type": "number", "minimum": 0})"), "'minimum' is supported on integers only");
-    EXPECT_EQ(schema_error(R"({"$ref": "http://x/y.json"})"),
-              "at /$ref: $ref 'http://x/y.json' is not \"#\", \"#/$defs/NAME\" or \"#/definitions/NAME\" of this schema");
+    EXPECT_EQ(
+        schema_error(R"({"$ref": "http://x/y.json"})"),
+        "at /$ref: $ref 'http://x/y.json' is not \"#\", \"#/$defs/NAME\" or \"#/definitions/NAME\" of this schema");
     EXPECT_EQ(schema_error(R"({"type": "strin"})"), "unknown type 'strin'");
     EXPECT_EQ(schema_error(R"({"type": "array", "minItems": 5, "maxItems": 2})"), "maxItems is less than minItems");
     EXPECT_EQ(schema_error(R"({"properties": {"a": {}}, "required": ["b"]})"),

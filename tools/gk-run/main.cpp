@@ -141,7 +141,7 @@ public:
             std::fputs(detok.push(id).c_str(), stdout);
             std::fflush(stdout);
             if (opt_.n_predict >= 0 && n + 1 == opt_.n_predict) break;  // the last token needs no evaluation
-            if (grammar_ && grammar_->finished()) break;                  // the grammar allows nothing more
+            if (grammar_ && grammar_->finished()) break;                // the grammar allows nothing more
             if (session_.n_past() >= session_.n_ctx()) {
                 std::fputs(detok.finish().c_str(), stdout);
                 if (opt_.n_predict < 0) {
