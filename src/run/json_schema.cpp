@@ -430,11 +430,8 @@ private:
             name = define(hint, "\"{\" " + ws + " (" + kv + " (\",\" " + ws + " " + kv + ")*)? \"}\" " + ws);
             return true;
         }
-        if (extra_allowed) {
-            return fail(where, "'additionalProperties' allowing members besides 'properties' is not supported");
-        }
         // first_i: the members from i on with none before; rest_i: the same after a member.
-        std::vector<std::string> kv;
+        std::vector<std::string> kv, keys;
         std::vector<bool>        req;
         for (const auto & [key, sub] : props.items()) {
             std::string value;
@@ -442,9 +439,21 @@ private:
             kv.push_back(
                 define(hint + "-" + key + "-kv", literal(json(key).dump()) + " " + ws + " \":\" " + ws + " " + value));
             req.push_back(required.count(key) > 0);
+            keys.push_back(key);
         }
         const size_t             n = kv.size();
         std::vector<std::string> rest(n + 1), first(n + 1);
+        if (extra_allowed) {  // after the declared members, any number of members with other names
+            std::string value = primitive("value"), other_key;
+            if (extra.is_object() &&
+                !visit(extra, hint + "-value", where + "/additionalProperties", depth + 1, value)) {
+                return false;
+            }
+            if (!other_key_rule(keys, hint, where, other_key)) return false;
+            const std::string xkv = define(hint + "-extra-kv", other_key + " \":\" " + ws + " " + value);
+            rest[n]               = define(hint + "-rest", "(\",\" " + ws + " " + xkv + ")*");
+            first[n]              = define(hint + "-first", "| " + xkv + " " + rest[n]);
+        }
         for (size_t i = n; i-- > 0;) {
             const std::string next_rest = rest[i + 1].empty() ? "" : " " + rest[i + 1];
             rest[i]                     = define(hint + "-rest", req[i] ? "\",\" " + ws + " " + kv[i] + next_rest
@@ -456,6 +465,64 @@ private:
                                                                       : after + " | " + first[i + 1]);
         }
         name = define(hint, "\"{\" " + ws + " " + first[0] + " \"}\" " + ws);
+        return true;
+    }
+
+    /** A rule for a JSON string (and the whitespace after it) that is none of `keys`: it
+     *  walks a trie of the keys and leaves it with a character no key has there, an escape,
+     *  a closing quote where no key ends, or a character past a key's end. */
+    bool other_key_rule(const std::vector<std::string> & keys, const std::string & hint, const std::string & where,
+                        std::string & name) {
+        struct node {
+            std::map<uint32_t, size_t> next;
+            bool                       terminal = false;
+        };
+        std::vector<node> trie(1);
+        for (const std::string & key : keys) {
+            size_t at = 0;
+            for (size_t i = 0; i < key.size();) {
+                const auto c   = static_cast<unsigned char>(key[i]);
+                const int  len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+                uint32_t   cp  = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
+                for (int k = 1; k < len && i + k < key.size(); ++k) {
+                    cp = (cp << 6) | (static_cast<unsigned char>(key[i + k]) & 0x3Fu);
+                }
+                i += len;
+                if (cp == '"' || cp == '\\' || cp < 0x20 || cp == 0x7F) {
+                    return fail(where,
+                                "'additionalProperties' next to a property name that needs escapes is not supported");
+                }
+                auto it = trie[at].next.find(cp);
+                if (it == trie[at].next.end()) {
+                    trie[at].next.emplace(cp, trie.size());
+                    at = trie.size();
+                    trie.emplace_back();
+                } else {
+                    at = it->second;
+                }
+            }
+            trie[at].terminal = true;
+        }
+        const std::string        char_rule = primitive("char");
+        const std::string        tail      = char_rule + "* \"\\\"\"";  // the rest of any string
+        std::vector<std::string> rule(trie.size());
+        for (size_t i = 0; i < trie.size(); ++i) rule[i] = unique_name(hint + "-other-key");
+        for (size_t i = 0; i < trie.size(); ++i) {
+            std::string cls = "[^\"\\\\\\x7F\\x00-\\x1F";
+            char        buf[16];
+            for (const auto & [cp, child] : trie[i].next) {
+                std::snprintf(buf, sizeof buf, "\\U%08X", cp);
+                cls += buf;
+            }
+            std::string body = cls + "] " + tail + R"( | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4}) )" + tail;
+            for (const auto & [cp, child] : trie[i].next) {
+                std::snprintf(buf, sizeof buf, "\\U%08X", cp);
+                body += std::string(" | \"") + buf + "\" " + rule[child];
+            }
+            if (!trie[i].terminal) body += " | \"\\\"\"";
+            rules_.emplace_back(rule[i], body);
+        }
+        name = define(hint + "-key", "\"\\\"\" " + rule[0] + " " + primitive("ws"));
         return true;
     }
 

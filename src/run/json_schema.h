@@ -3,8 +3,8 @@
 //
 // Supported: type (one or a list) object / array / string / number / integer / boolean /
 // null; properties with required (the properties appear in the schema's order, optional
-// ones may be left out), additionalProperties (false, true or a schema; extra members are
-// only allowed on an object without properties, and absent means none when properties are
+// ones may be left out), additionalProperties (false, true or a schema; extra members come
+// after the declared ones and must have other names; absent means none when properties are
 // given, as llama.cpp does); items, prefixItems, minItems, maxItems; minLength, maxLength;
 // minimum / maximum (also exclusive) on integers; enum, const; anyOf, oneOf (oneOf is
 // not checked for exclusivity); $ref to "#", "#/$defs/NAME" or "#/definitions/NAME"

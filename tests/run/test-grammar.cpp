@@ -460,6 +460,26 @@ TEST(JsonSchema, AnyValueAndFreeObjects) {
     expect_matches(*integer, yes, no);
 }
 
+TEST(JsonSchema, AdditionalPropertiesBesidesDeclared) {
+    auto g = schema_grammar(R"({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "nick": {"type": "string"}, "\u00e9t\u00e9": {"type": "null"}},
+        "required": ["name"],
+        "additionalProperties": {"type": "integer"}
+    })");
+    ASSERT_TRUE(g);
+    expect_matches(
+        *g,
+        {R"({"name": "x"})", R"({"name": "x", "age": 3})", R"({"name":"x","nick":"y","n":1,"nickname":2,"nic":3})",
+         R"({"name": "x", "": 1, "\u006e": 2})", "{\"name\": \"x\", \"\xc3\xa9t\xc3\xa9\": null, \"\xc3\xa9\": 1}"},
+        {R"({"name": "x", "nick": 4})", R"({"name": "x", "name": 1})", R"({"age": 3})", R"({"name": "x", "age": "3"})",
+         "{\"name\": \"x\", \"\xc3\xa9t\xc3\xa9\": 1}"});
+    auto any = schema_grammar(R"({"properties": {"a": {"type": "boolean"}}, "additionalProperties": true})");
+    ASSERT_TRUE(any);
+    expect_matches(*any, {"{}", R"({"b": 1})", R"({"a": true, "b": [1], "c": {}})", R"({"ab": 1})"},
+                   {R"({"a": 1})", R"({"a": true, "a": false})"});
+}
+
 TEST(JsonSchema, UnsupportedKeywordsNamed) {
     EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^a+$"})"), "unsupported JSON Schema keyword 'pattern'");
     EXPECT_EQ(schema_error(R"({"properties": {"x": {"format": "date"}}})"),
