@@ -2,6 +2,7 @@
 #include "json_schema.h"
 
 #include "grammar.h"
+#include "json_schema_pattern.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,13 @@ const std::map<std::string, std::string> & primitives() {
         {"value", R"(object | array | string | number | boolean | null)"},
         {"object", R"("{" ws (string ":" ws value ("," ws string ":" ws value)*)? "}" ws)"},
         {"array", R"("[" ws (value ("," ws value)*)? "]" ws)"},
+        // String formats (the text between the quotes), as RFC 3339 and RFC 4122 write them.
+        {"format-date", R"([0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]))"},
+        {"format-time",
+         R"(([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" ([0-5] [0-9] | "60") ("." [0-9]{1,9})? ([Zz] | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]))"},
+        {"format-date-time", R"(format-date [Tt] format-time)"},
+        {"format-uuid",
+         R"([0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12})"},
     };
     return p;
 }
@@ -97,7 +105,7 @@ std::string uint_range(uint64_t a, uint64_t b) {
     const std::string sa = digits_of(a), sb = digits_of(b);
     std::string       out;
     for (size_t len = sa.size(); len <= sb.size(); ++len) {
-        const std::string lo = len == sa.size() ? sa : "1" + std::string(len - 1, '0');
+        const std::string lo = len == sa.size() ? sa : std::string(1, '1').append(len - 1, '0');
         const std::string hi = len == sb.size() ? sb : std::string(len, '9');
         out += (out.empty() ? "" : " | ") + same_length_range(lo, hi);
     }
@@ -159,7 +167,8 @@ private:
                 {"null", {"ws"}},
                 {"value", {"object", "array", "string", "number", "boolean", "null"}},
                 {"object", {"ws", "string", "value"}},
-                {"array", {"ws", "value"}}};
+                {"array", {"ws", "value"}},
+                {"format-date-time", {"format-date", "format-time"}}};
             auto it = uses.find(name);
             if (it != uses.end()) {
                 for (const auto & u : it->second) primitive(u);
@@ -250,7 +259,9 @@ private:
                                                     "const",
                                                     "anyOf",
                                                     "oneOf",
-                                                    "$ref"};
+                                                    "$ref",
+                                                    "pattern",
+                                                    "format"};
         for (const auto & [key, unused] : s.items()) {
             if (!known.count(key) && !annotations().count(key)) {
                 return fail(where, "unsupported JSON Schema keyword '" + key + "'");
@@ -307,6 +318,9 @@ private:
             types.push_back("object");
         } else if (s.contains("items") || s.contains("prefixItems")) {
             types.push_back("array");
+        } else if (s.contains("pattern") || s.contains("format") || s.contains("minLength") ||
+                   s.contains("maxLength")) {
+            types.push_back("string");
         } else {
             name = primitive("value");
             return true;
@@ -332,6 +346,31 @@ private:
             const bool has_min = get_count(s, "minLength", where, min_n);
             const bool has_max = get_count(s, "maxLength", where, max_n);
             if (!err_.empty()) return false;
+            if (s.contains("pattern") || s.contains("format")) {
+                if (has_min || has_max) {
+                    return fail(where, "minLength / maxLength with pattern or format are not supported");
+                }
+                if (s.contains("pattern") && s.contains("format")) {
+                    return fail(where, "pattern with format is not supported");
+                }
+                std::string body;
+                if (s.contains("pattern")) {
+                    if (!s.at("pattern").is_string()) return fail(where, "'pattern' must be a string");
+                    std::string msg;
+                    const auto  expr = json_pattern_to_gbnf(s.at("pattern").get<std::string>(), &msg);
+                    if (!expr) return fail(where, msg);
+                    body = *expr;
+                } else {
+                    const json & f = s.at("format");
+                    if (!f.is_string() || !primitives().count("format-" + f.get<std::string>())) {
+                        return fail(where,
+                                    "unsupported format " + f.dump() + " (supported: date, time, date-time, uuid)");
+                    }
+                    body = primitive("format-" + f.get<std::string>());
+                }
+                name = define(hint, R"("\"" )" + body + R"( "\"" )" + primitive("ws"));
+                return true;
+            }
             if (!has_min && !has_max) {
                 name = primitive("string");
                 return true;
@@ -340,6 +379,11 @@ private:
             primitive("char");
             name = define(hint, R"("\"" )" + repeat("char", min_n, has_max, max_n) + R"( "\"" )" + primitive("ws"));
             return true;
+        }
+        for (const char * key : {"pattern", "format", "minLength", "maxLength"}) {
+            if (s.contains(key) && s.contains("type") && s.at("type").is_string()) {
+                return fail(where, std::string("'") + key + "' applies to strings only");
+            }
         }
         if (type == "integer") return visit_integer(s, hint, where, name);
         for (const char * key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {

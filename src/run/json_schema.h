@@ -6,11 +6,12 @@
 // ones may be left out), additionalProperties (false, true or a schema; extra members come
 // after the declared ones and must have other names; absent means none when properties are
 // given, as llama.cpp does); items, prefixItems, minItems, maxItems; minLength, maxLength;
-// minimum / maximum (also exclusive) on integers; enum, const; anyOf, oneOf (oneOf is
-// not checked for exclusivity); $ref to "#", "#/$defs/NAME" or "#/definitions/NAME"
-// (recursive schemas work). Annotations (title, description, default, examples, $schema,
-// $id, $comment, readOnly, writeOnly, deprecated) are ignored. Any other keyword (pattern,
-// format, allOf, not, minimum on numbers, ...) is refused by name.
+// pattern (json_schema_pattern.h); format date, time, date-time, uuid; minimum / maximum
+// (also exclusive) on integers; enum, const; anyOf, oneOf (oneOf is not checked for
+// exclusivity); $ref to "#", "#/$defs/NAME" or "#/definitions/NAME" (recursive schemas
+// work). Annotations (title, description, default, examples, $schema, $id, $comment,
+// readOnly, writeOnly, deprecated) are ignored. Any other keyword (allOf, not, contains,
+// minProperties, minimum on numbers, ...) is refused by name.
 //
 // The JSON written has optional whitespace after each token, bounded (at most one newline
 // and 20 spaces or tabs), and numbers of at most 16 integer and 16 fraction digits, so a

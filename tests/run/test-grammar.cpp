@@ -480,10 +480,45 @@ TEST(JsonSchema, AdditionalPropertiesBesidesDeclared) {
                    {R"({"a": 1})", R"({"a": true, "a": false})"});
 }
 
+TEST(JsonSchema, PatternAndFormat) {
+    // llama.cpp's documentation: a phone number pattern.
+    auto phone = schema_grammar(R"({"type": "string", "pattern": "^\\(?[0-9]{3}\\)?[ -]?[0-9]{3}-[0-9]{4}$"})");
+    ASSERT_TRUE(phone);
+    expect_matches(*phone, {R"("(555) 123-4567")", R"("555-123-4567")", R"("555123-4567")"},
+                   {R"("55-123-4567")", R"("(555) 123-456")", R"("phone")"});
+    auto mixed = schema_grammar(R"({"pattern": "^(?:ab|c\\.)+[^x\\d]?\\w*?\\s\"\\\\.$"})");
+    ASSERT_TRUE(mixed);
+    expect_matches(*mixed, {R"("abc.y_9 \"\\z")", R"("c.\t\"\\\t")", R"("abab\\z_ \"\\q")"},
+                   {R"("ab")", R"("a \"\\z")", R"("ab\"\\z")", R"("ab \"\\")", R"("ab \"z")", R"("ab \"\\\n")"});
+    auto date = schema_grammar(R"({"type": "object", "properties": {
+        "d": {"type": "string", "format": "date"}, "t": {"format": "date-time"}, "u": {"format": "uuid"}},
+        "required": ["d", "t", "u"]})");
+    ASSERT_TRUE(date);
+    expect_matches(
+        *date,
+        {R"({"d": "2024-02-29", "t": "2024-12-01T07:05:00Z", "u": "123e4567-e89b-12d3-a456-426614174000"})",
+         R"({"d":"1999-10-31","t":"2000-01-01t23:59:60.5+05:30","u":"00000000-0000-0000-0000-000000000000"})"},
+        {R"({"d": "2024-13-01", "t": "2024-12-01T07:05:00Z", "u": "123e4567-e89b-12d3-a456-426614174000"})",
+         R"({"d": "2024-02-29", "t": "2024-12-01 07:05:00Z", "u": "123e4567-e89b-12d3-a456-426614174000"})",
+         R"({"d": "2024-02-29", "t": "2024-12-01T07:05:00Z", "u": "123e4567e89b12d3a456426614174000"})"});
+    EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "a+"})"),
+              "pattern: only patterns that match the whole string (^...$) are supported");
+    EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^(?=a)b$"})"),
+              "pattern: look-arounds and named groups are not supported (at character 1 after the ^)");
+    EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^(a)\\1$"})"),
+              "pattern: back-references are not supported (at character 4 after the ^)");
+    EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^a**$"})"),
+              "pattern: a quantifier after a quantifier (at character 3 after the ^)");
+    EXPECT_EQ(schema_error(R"({"type": "string", "format": "email"})"),
+              "unsupported format \"email\" (supported: date, time, date-time, uuid)");
+    EXPECT_EQ(schema_error(R"({"type": "integer", "pattern": "^1$"})"), "'pattern' applies to strings only");
+}
+
 TEST(JsonSchema, UnsupportedKeywordsNamed) {
-    EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^a+$"})"), "unsupported JSON Schema keyword 'pattern'");
-    EXPECT_EQ(schema_error(R"({"properties": {"x": {"format": "date"}}})"),
-              "at /properties/x: unsupported JSON Schema keyword 'format'");
+    EXPECT_EQ(schema_error(R"({"type": "string", "minItems": 1, "contains": {}})"),
+              "unsupported JSON Schema keyword 'contains'");
+    EXPECT_EQ(schema_error(R"({"properties": {"x": {"not": {}}}})"),
+              "at /properties/x: unsupported JSON Schema keyword 'not'");
     EXPECT_EQ(schema_error(R"({"allOf": [{}]})"), "unsupported JSON Schema keyword 'allOf'");
     EXPECT_EQ(schema_error(R"({"type": "number", "minimum": 0})"), "'minimum' is supported on integers only");
     EXPECT_EQ(
