@@ -137,6 +137,25 @@ TEST(GkRunGrammar, JsonSchemaOutputValidates) {
     }
 }
 
+TEST(GkRunGrammar, JsonSchemaPatternAndFormat) {
+    const std::string schema = R"({"type": "object", "properties": {
+        "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{3}$"},
+        "when": {"type": "string", "format": "date"}}, "required": ["code", "when"]})";
+    for (int seed = 1; seed <= 3; ++seed) {
+        auto args = sampling(seed);
+        args.insert(args.end(), {"-j", schema});
+        const run_result r = run_gk_run(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        nlohmann::json j;
+        ASSERT_NO_THROW(j = nlohmann::json::parse(generated(r))) << r.out;
+        ASSERT_TRUE(j.is_object() && j.size() == 2 && j["code"].is_string() && j["when"].is_string()) << r.out;
+        EXPECT_TRUE(std::regex_match(j["code"].get<std::string>(), std::regex("[A-Z]{2}-[0-9]{3}"))) << r.out;
+        EXPECT_TRUE(std::regex_match(j["when"].get<std::string>(),
+                                     std::regex("[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])")))
+            << r.out;
+    }
+}
+
 TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
     const std::string m = k_stories.string();
     expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\" | foo"}),
@@ -145,12 +164,12 @@ TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
     expect_one_line_error(run_gk_run({"-m", m, "--grammar-file", (scratch() / "missing.gbnf").string()}),
                           "cannot read --grammar-file");
     expect_one_line_error(run_gk_run({"-m", m, "-j", R"({"type": "string", "pattern": "a+"})"}),
-                          "--json-schema: unsupported JSON Schema keyword 'pattern'");
+                          "--json-schema: pattern: only patterns that match the whole string (^...$) are supported");
     expect_one_line_error(run_gk_run({"-m", m, "-j", "{"}), "--json-schema: the schema is not JSON");
-    const fs::path bad = write_file("bad.json", R"({"type": "object", "properties": {"x": {"format": "uuid"}}})");
+    const fs::path bad = write_file("bad.json", R"({"type": "object", "properties": {"x": {"minProperties": 1}}})");
     expect_one_line_error(
         run_gk_run({"-m", m, "-jf", bad.string()}),
-        "--json-schema-file " + bad.string() + ": at /properties/x: unsupported JSON Schema keyword 'format'");
+        "--json-schema-file " + bad.string() + ": at /properties/x: unsupported JSON Schema keyword 'minProperties'");
     expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\"", "-j", "{}"}), "give only one of");
 }
 
