@@ -10,9 +10,13 @@ namespace {
 
 bool ends_alternative(grammar_op op) { return op == grammar_op::end || op == grammar_op::alt; }
 
-void normalise(std::vector<std::vector<uint32_t>> & stacks) {
+/** Sort and deduplicate; false when the stacks together pass the size bound. */
+bool normalise(std::vector<std::vector<uint32_t>> & stacks) {
     std::sort(stacks.begin(), stacks.end());
     stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+    size_t n = 0;
+    for (const auto & s : stacks) n += s.size();
+    return stacks.size() <= k_grammar_max_stacks && n <= k_grammar_max_stack_elements;
 }
 
 } // namespace
@@ -113,8 +117,7 @@ grammar_step GrammarMatcher::initial(grammar_state & out) const {
         if (el[p].op == grammar_op::end) break;
         ++p;
     }
-    normalise(out.stacks);
-    return grammar_step::ok;
+    return normalise(out.stacks) ? grammar_step::ok : grammar_step::overflow;
 }
 
 grammar_step GrammarMatcher::step(const grammar_state & in, uint8_t b, grammar_state & out) const {
@@ -177,8 +180,7 @@ grammar_step GrammarMatcher::step(const grammar_state & in, uint8_t b, grammar_s
         if (!expand(std::move(next), out.stacks)) return grammar_step::overflow;
     }
     if (out.stacks.empty()) return grammar_step::rejected;
-    normalise(out.stacks);
-    return grammar_step::ok;
+    return normalise(out.stacks) ? grammar_step::ok : grammar_step::overflow;
 }
 
 grammar_step GrammarMatcher::advance(grammar_state & state, std::string_view bytes) const {

@@ -10,8 +10,9 @@
 // that end inside a character are judged as early as possible, as llama.cpp does).
 //
 // Expansion is iterative and terminates: Grammar::parse refuses left recursion. A grammar
-// so ambiguous that one step makes more than k_grammar_max_stacks stacks is reported as
-// grammar_step::overflow rather than followed.
+// so ambiguous that one step makes more than k_grammar_max_stacks stacks (or stacks of more
+// than k_grammar_max_stack_elements positions together) is reported as
+// grammar_step::overflow rather than followed, so a step's cost stays bounded.
 #pragma once
 
 #include "grammar.h"
@@ -22,7 +23,8 @@
 
 namespace gk::run {
 
-inline constexpr size_t k_grammar_max_stacks = 4096;
+inline constexpr size_t k_grammar_max_stacks         = 4096;
+inline constexpr size_t k_grammar_max_stack_elements = 1 << 18;  // all stacks of a state together
 
 /** Where the matcher stands after some text. Stacks are sorted and distinct. */
 struct grammar_state {

@@ -217,6 +217,28 @@ TEST(Grammar, HostileInputBounded) {
     EXPECT_TRUE(GrammarMatcher(*amb).matches(std::string(20000, 'a')));
 }
 
+TEST(Grammar, TooAmbiguousIsReported) {
+    // 5000 distinct alternatives of the root: more stacks at the start than the bound.
+    std::string wide = "root ::= \"x\"";
+    for (int i = 0; i < 5000; ++i) wide += " | \"a\" \"b\"";
+    auto g = parse_ok(wide + "\n");
+    ASSERT_TRUE(g);
+    grammar_state s;
+    EXPECT_EQ(GrammarMatcher(*g).initial(s), grammar_step::overflow);
+    // Ambiguity that grows with the text: after n a's, n + 1 stacks of depths up to 1.5 n, so
+    // the positions together pass k_grammar_max_stack_elements near n = 420.
+    auto deep = parse_ok("root ::= \"a\" root \"b\" | \"a\" root | \"\"\n");
+    ASSERT_TRUE(deep);
+    const GrammarMatcher m(*deep);
+    ASSERT_EQ(m.initial(s), grammar_step::ok);
+    EXPECT_TRUE(m.matches("aaabb"));
+    grammar_step r = grammar_step::ok;
+    int          n = 0;
+    for (; n < 2000 && r == grammar_step::ok; ++n) r = m.advance(s, "a");
+    EXPECT_EQ(r, grammar_step::overflow);
+    EXPECT_GT(n, 300);
+}
+
 TEST(Grammar, PartialUtf8) {
     auto g = parse_ok("root ::= [\xc3\xa0-\xc3\xbf]+ | \"\xe2\x82\xac\"\n");
     ASSERT_TRUE(g);
