@@ -2,7 +2,7 @@
 //
 // Before each draw, apply() sets the logit of every token whose piece the grammar cannot
 // take next to -inf, so the sampler chooses as if those tokens were not in the vocabulary
-// (the mask comes first, then penalties, top-k, ... as llama.cpp's grammar sampler does).
+// (the mask comes first, then penalties, top-k, ..., as in llama.cpp's grammar-first path).
 // End-of-generation tokens are allowed only when the text so far is a complete sentence;
 // tokens with an empty piece (control tokens) are never allowed. A piece may end inside a
 // UTF-8 character (byte tokens): the pending bytes are carried to the next token.

@@ -121,8 +121,9 @@ public:
      *  full context; with -n N a full context before N tokens is an error. */
     bool generate(std::string * error) {
         const auto &          tok = model_.tokenizer();
-        // The generated text continues the prompt: its first piece keeps its space.
-        gk::run::Detokenizer  detok(tok, false, text_before_);
+        // The generated text continues the prompt: its first piece keeps its space. So it
+        // does under a grammar, which matched the piece with its space.
+        gk::run::Detokenizer  detok(tok, false, text_before_ || grammar_);
         if (grammar_ && !grammar_->reset(error)) return false;  // each reply is one sentence of the grammar
         for (int64_t n = 0; opt_.n_predict < 0 || n < opt_.n_predict; ++n) {
             if (dump_ && std::fwrite(logits_.data(), sizeof(float), logits_.size(), dump_) != logits_.size()) {
