@@ -536,6 +536,57 @@ TEST(JsonSchema, PatternAndFormat) {
     EXPECT_EQ(schema_error(R"({"type": "integer", "pattern": "^1$"})"), "'pattern' applies to strings only");
 }
 
+TEST(JsonSchema, ReadmePydanticSummary) {
+    // llama.cpp grammars/README.md, "A word about additionalProperties": a Pydantic schema
+    // with $defs, additional properties, a pattern and nested arrays.
+    auto g = schema_grammar(R"({
+      "$defs": {
+        "QAPair": {
+          "additionalProperties": true,
+          "properties": {
+            "question": {"title": "Question", "type": "string"},
+            "concise_answer": {"title": "Concise Answer", "type": "string"},
+            "justification": {"title": "Justification", "type": "string"}
+          },
+          "required": ["question", "concise_answer", "justification"],
+          "title": "QAPair",
+          "type": "object"
+        }
+      },
+      "additionalProperties": true,
+      "properties": {
+        "key_facts": {"items": {"pattern": "^- .{5,}$", "type": "string"}, "title": "Key Facts", "type": "array"},
+        "question_answers": {
+          "items": {"items": {"$ref": "#/$defs/QAPair"}, "minItems": 5, "type": "array"},
+          "title": "Question Answers",
+          "type": "array"
+        }
+      },
+      "required": ["key_facts", "question_answers"],
+      "title": "Summary",
+      "type": "object"
+    })");
+    ASSERT_TRUE(g);
+    const std::string qa       = R"({"question": "q?", "concise_answer": "a", "justification": "j"})";
+    const std::string qa_extra = R"({"question": "q?", "concise_answer": "a", "justification": "j", "score": 3})";
+    const std::string five     = "[" + qa + ", " + qa + ", " + qa_extra + ", " + qa + ", " + qa + "]";
+    const std::string four     = "[" + qa + ", " + qa + ", " + qa + ", " + qa + "]";
+    expect_matches(*g,
+                   {R"({"key_facts": ["- fact one"], "question_answers": [)" + five + "]}",
+                    R"({"key_facts": [], "question_answers": [], "source": "web"})"},
+                   {R"({"key_facts": ["- abc"], "question_answers": []})",
+                    R"({"key_facts": ["fact one"], "question_answers": []})",
+                    R"({"key_facts": [], "question_answers": [)" + four + "]}",
+                    R"({"key_facts": [], "question_answers": [], "key_facts": []})",
+                    R"({"question_answers": [], "key_facts": []})"});
+    // The README's Zod example uses a bound on a number and an e-mail format, which llama.cpp
+    // skips silently; here they are refused by name.
+    EXPECT_EQ(schema_error(R"({"type": "object", "properties": {"age": {"type": "number", "exclusiveMinimum": 0},
+        "email": {"type": "string", "format": "email"}}, "required": ["age", "email"], "additionalProperties": false,
+        "$schema": "http://json-schema.org/draft-07/schema#"})"),
+              "at /properties/age: 'exclusiveMinimum' is supported on integers only");
+}
+
 TEST(JsonSchema, UnsupportedKeywordsNamed) {
     EXPECT_EQ(schema_error(R"({"type": "string", "minItems": 1, "contains": {}})"),
               "unsupported JSON Schema keyword 'contains'");
