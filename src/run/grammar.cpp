@@ -2,6 +2,7 @@
 #include "grammar.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 #include <utility>
 
@@ -89,7 +90,8 @@ private:
         if (eof()) return "the end of the grammar";
         const char c = peek();
         if (c == '\n') return "end of line";
-        if (static_cast<unsigned char>(c) < 0x20) return "a control character";
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7F) return "a control character";
+        if (static_cast<unsigned char>(c) >= 0x80) return "a non-ASCII character";
         return std::string("'") + c + "'";
     }
 
@@ -183,7 +185,14 @@ private:
             case 'x': digits = 2; break;
             case 'u': digits = 4; break;
             case 'U': digits = 8; break;
-            default: return fail(start, std::string("unknown escape '\\") + e + "'");
+            default: break;
+            }
+            if (digits == 0) {
+                const auto u = static_cast<unsigned char>(e);
+                if (u > 0x20 && u < 0x7F) return fail(start, std::string("unknown escape '\\") + e + "'");
+                char buf[40];
+                std::snprintf(buf, sizeof buf, "a backslash before the byte 0x%02X", u);
+                return fail(start, buf);
             }
             cp = 0;
             for (int i = 0; i < digits; ++i) {

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -167,6 +169,7 @@ TEST(Grammar, ErrorsNameLineAndColumn) {
     EXPECT_EQ(parse_error("root ::= \"a\"{3,1}\n"), "1:13: repetition {m,n} with n < m");
     EXPECT_EQ(parse_error("root ::= \"a\"{x}\n"), "1:14: expected a number in {...}, found 'x'");
     EXPECT_EQ(parse_error("root ::= \"\\q\"\n"), "1:11: unknown escape '\\q'");
+    EXPECT_EQ(parse_error("root ::= \"\\\n\"\n"), "1:11: a backslash before the byte 0x0A");  // stays one line
     EXPECT_EQ(parse_error("root ::= \"\\x4\"\n"), "1:11: escape '\\x' needs 2 hexadecimal digits");
     EXPECT_EQ(parse_error("root ::= [z-a]\n"), "1:13: character range ends before it starts");
     EXPECT_EQ(parse_error("root ::= []\n"), "1:10: empty character class");
@@ -237,6 +240,45 @@ TEST(Grammar, TooAmbiguousIsReported) {
     for (; n < 2000 && r == grammar_step::ok; ++n) r = m.advance(s, "a");
     EXPECT_EQ(r, grammar_step::overflow);
     EXPECT_GT(n, 300);
+}
+
+TEST(Grammar, MutatedGrammarsParseOrFailCleanly) {
+    // Deterministic mutations of json.gbnf (bytes replaced, inserted, deleted, duplicated
+    // spans): each either parses, and then matches text without crashing, or is refused
+    // with "LINE:COLUMN: message". Under the sanitizers this checks memory safety too.
+    const std::string base       = k_json_gbnf;
+    const char        alphabet[] = "()[]{}*+?|\"\\^-.:=# \n\tax0129,";
+    std::mt19937      rng(12);
+    const std::regex  position("^[0-9]+:[0-9]+: .+");
+    int               n_parsed = 0;
+    for (int iter = 0; iter < 3000; ++iter) {
+        std::string g = base;
+        for (int k = 0, n = 1 + static_cast<int>(rng() % 4); k < n && !g.empty(); ++k) {
+            const size_t at = rng() % g.size();
+            const char c = (rng() % 8 == 0) ? static_cast<char>(rng() % 256) : alphabet[rng() % (sizeof alphabet - 1)];
+            switch (rng() % 4) {
+            case 0: g[at] = c; break;
+            case 1: g.insert(g.begin() + static_cast<std::ptrdiff_t>(at), c); break;
+            case 2: g.erase(at, 1 + rng() % 3); break;
+            default: g.insert(at, g.substr(at, rng() % 40)); break;
+            }
+        }
+        std::string err;
+        auto        parsed = Grammar::parse(g, &err);
+        if (!parsed) {
+            EXPECT_TRUE(std::regex_match(err, position)) << err;
+            continue;
+        }
+        ++n_parsed;
+        const GrammarMatcher m(*parsed);
+        grammar_state        st;
+        if (m.initial(st) != grammar_step::ok) continue;
+        for (const char * text : {R"({"a": [1, {"b": null}], "c": "d\u00e9"})", "{}", "[1,2]", "\xc3\xa9\xe2\x82"}) {
+            grammar_state t = st;
+            (void)m.advance(t, text);
+        }
+    }
+    EXPECT_GT(n_parsed, 100);  // the mutations are not all refused
 }
 
 TEST(Grammar, PartialUtf8) {
