@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,23 @@ TEST(GkRunGrammar, OutputIsTheMatchedTextAfterAnEmptyPrompt) {
         ASSERT_EQ(r.exit_code, 0) << r.err;
         EXPECT_TRUE(r.out == " yes\n" || r.out == " no\n" || r.out == "maybe\n") << "'" << r.out << "'";
     }
+}
+
+TEST(GkRunGrammar, EachChatReplyIsASentence) {
+    // Three user messages on stdin: three replies, each a whole sentence of the grammar
+    // (the grammar starts again for every reply).
+    const fs::path   in = write_file("chat.txt", "hi\nhello there\nbye\n");
+    const run_result r  = run_gk_run({"-m", k_stories.string(), "--chat", "--chat-template", "chatml", "--temp", "1",
+                                      "-s", "3", "--grammar", R"(root ::= (" yes" | " no") "!")"},
+                                     in.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> replies;
+    std::istringstream       ss(r.out);
+    for (std::string line; std::getline(ss, line);) {
+        if (!line.empty()) replies.push_back(line);
+    }
+    ASSERT_EQ(replies.size(), 3u) << r.out;
+    for (const auto & reply : replies) EXPECT_TRUE(reply == " yes!" || reply == " no!") << "'" << reply << "'";
 }
 
 /** The object the schema below describes, checked member by member. */
