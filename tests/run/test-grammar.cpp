@@ -421,6 +421,32 @@ TEST(GrammarConstraint, OnlyEndAfterSentence) {
     EXPECT_TRUE(c2.finished());
 }
 
+TEST(GrammarConstraint, NoTokenFitsIsAnError) {
+    // A WordPiece vocabulary has no byte tokens: nothing spells a control character.
+    const auto    path = std::filesystem::path(GK_SHARED_DATA) / "gguf" / "vocab" / "ggml-vocab-bert-bge.gguf";
+    gk_gguf_error gerr{};
+    gk_gguf *     gg = gk_gguf_open(path.c_str(), &gerr);
+    if (!gg) GTEST_SKIP() << "GK-SKIP: " << path << " not readable";
+    std::string msg;
+    auto        tok = Tokenizer::load(gg, &msg);
+    gk_gguf_free(gg);
+    ASSERT_TRUE(tok) << msg;
+    auto g = parse_ok("root ::= \"a\" \"\\x01\"\n");
+    ASSERT_TRUE(g);
+    GrammarConstraint  c(*g, *tok);
+    std::vector<float> logits(static_cast<size_t>(tok->n_tokens()), 0.0f);
+    ASSERT_TRUE(c.apply(logits, &msg)) << msg;
+    token_id a = k_no_token;
+    for (token_id id = 0; id < tok->n_tokens() && a == k_no_token; ++id) {
+        if (tok->token_to_piece(id, false) == "a") a = id;
+    }
+    ASSERT_NE(a, k_no_token);
+    ASSERT_TRUE(c.accept(a, &msg)) << msg;
+    std::vector<float> after(static_cast<size_t>(tok->n_tokens()), 0.0f);
+    EXPECT_FALSE(c.apply(after, &msg));
+    EXPECT_EQ(msg, "no token of the vocabulary can continue the grammar");
+}
+
 // ---- JSON Schema -------------------------------------------------------------------------
 
 std::unique_ptr<Grammar> schema_grammar(const std::string & schema) {
