@@ -104,6 +104,10 @@ bool GrammarConstraint::finished() const {
 }
 
 bool GrammarConstraint::apply(std::span<float> logits, std::string * error) {
+    if (!start_ok_) {
+        if (error) *error = too_ambiguous();
+        return false;
+    }
     if (states_.size() > k_max_cached_states && !reset_cache(error)) return false;
     allowed_.assign(logits.size(), 0);
     size_t n_allowed = 0;

@@ -202,6 +202,10 @@ TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
         run_gk_run({"-m", m, "-jf", bad.string()}),
         "--json-schema-file " + bad.string() + ": at /properties/x: unsupported JSON Schema keyword 'minProperties'");
     expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= \"a\"", "-j", "{}"}), "give only one of");
+    std::string wide = "root ::= \"x\"";
+    for (int i = 0; i < 5000; ++i) wide += " | \"a\" \"b\"";
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "--grammar", wide}),
+                          "gk-run: error: the grammar is too ambiguous to follow (more than 4096 parse stacks at once)");
 }
 
 } // namespace
