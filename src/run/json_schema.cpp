@@ -437,6 +437,16 @@ private:
         return true;
     }
 
+    /** The rule for the values of additional members: `extra` as a schema, or any value. */
+    bool extra_value(const json & extra, const std::string & hint, const std::string & where, int depth,
+                     std::string & name) {
+        if (!extra.is_object()) {
+            name = primitive("value");
+            return true;
+        }
+        return visit(extra, hint + "-value", where + "/additionalProperties", depth + 1, name);
+    }
+
     bool visit_object(const json & s, const std::string & hint, const std::string & where, int depth,
                       std::string & name) {
         const std::string ws    = primitive("ws");
@@ -465,11 +475,8 @@ private:
                 name = define(hint, "\"{\" " + ws + " \"}\" " + ws);
                 return true;
             }
-            std::string value = primitive("value");
-            if (extra.is_object() &&
-                !visit(extra, hint + "-value", where + "/additionalProperties", depth + 1, value)) {
-                return false;
-            }
+            std::string value;
+            if (!extra_value(extra, hint, where, depth, value)) return false;
             const std::string kv = define(hint + "-kv", primitive("string") + " \":\" " + ws + " " + value);
             name = define(hint, "\"{\" " + ws + " (" + kv + " (\",\" " + ws + " " + kv + ")*)? \"}\" " + ws);
             return true;
@@ -488,21 +495,26 @@ private:
         const size_t             n = kv.size();
         std::vector<std::string> rest(n + 1), first(n + 1);
         if (extra_allowed) {  // after the declared members, any number of members with other names
-            std::string value = primitive("value"), other_key;
-            if (extra.is_object() &&
-                !visit(extra, hint + "-value", where + "/additionalProperties", depth + 1, value)) {
-                return false;
-            }
+            std::string value, other_key;
+            if (!extra_value(extra, hint, where, depth, value)) return false;
             if (!other_key_rule(keys, hint, where, other_key)) return false;
             const std::string xkv = define(hint + "-extra-kv", other_key + " \":\" " + ws + " " + value);
             rest[n]               = define(hint + "-rest", "(\",\" " + ws + " " + xkv + ")*");
-            first[n]              = define(hint + "-first", "| " + xkv + " " + rest[n]);
+            if (std::none_of(req.begin(), req.end(), [](bool r) { return r; })) {  // else unused
+                first[n] = define(hint + "-first", "| " + xkv + " " + rest[n]);
+            }
         }
+        // first_i is used when the members before i are all optional; rest_0 never.
+        size_t n_first = 1;
+        while (n_first < n && !req[n_first - 1]) ++n_first;
         for (size_t i = n; i-- > 0;) {
             const std::string next_rest = rest[i + 1].empty() ? "" : " " + rest[i + 1];
-            rest[i]                     = define(hint + "-rest", req[i] ? "\",\" " + ws + " " + kv[i] + next_rest
-                                                                        : "(\",\" " + ws + " " + kv[i] + ")?" + next_rest);
-            const std::string after     = kv[i] + next_rest;
+            if (i > 0) {
+                rest[i] = define(hint + "-rest", req[i] ? "\",\" " + ws + " " + kv[i] + next_rest
+                                                        : "(\",\" " + ws + " " + kv[i] + ")?" + next_rest);
+            }
+            if (i >= n_first) continue;
+            const std::string after = kv[i] + next_rest;
             // (An empty alternative goes first: a line ending in '|' would continue on the next.)
             first[i] = define(hint + "-first", req[i]                 ? after
                                                : first[i + 1].empty() ? "| " + after
@@ -596,8 +608,10 @@ private:
             name = define(hint, body + " \"]\" " + ws);
             return true;
         }
-        std::string item = primitive("value");
-        if (s.contains("items") && !visit(s.at("items"), hint + "-item", where + "/items", depth + 1, item)) {
+        std::string item;
+        if (!s.contains("items")) {
+            item = primitive("value");
+        } else if (!visit(s.at("items"), hint + "-item", where + "/items", depth + 1, item)) {
             return false;
         }
         const std::string more = "(\",\" " + ws + " " + item + ")";

@@ -456,6 +456,25 @@ std::unique_ptr<Grammar> schema_grammar(const std::string & schema) {
     if (!text) return nullptr;
     auto g = Grammar::parse(*text, &err);
     EXPECT_TRUE(g) << err << "\n" << *text;
+    if (!g) return nullptr;
+    // Every rule the converter wrote is used: reachable from root.
+    std::vector<bool>     seen(g->n_rules(), false);
+    std::vector<uint32_t> todo{g->root()};
+    seen[g->root()] = true;
+    while (!todo.empty()) {
+        const uint32_t r = todo.back();
+        todo.pop_back();
+        for (uint32_t p = g->rule_start(r);; ++p) {
+            const grammar_element & e = g->elements()[p];
+            if (e.op == grammar_op::end) break;
+            if (e.op == grammar_op::rule_ref && !seen[e.value]) {
+                seen[e.value] = true;
+                todo.push_back(e.value);
+            }
+        }
+    }
+    for (uint32_t r = 0; r < g->n_rules(); ++r)
+        EXPECT_TRUE(seen[r]) << "unused rule " << g->rule_name(r) << "\n" << *text;
     return g;
 }
 
