@@ -194,6 +194,8 @@ TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
     expect_one_line_error(run_gk_run({"-m", m, "--grammar", "root ::= root \"a\""}), "left recursion");
     expect_one_line_error(run_gk_run({"-m", m, "--grammar-file", (scratch() / "missing.gbnf").string()}),
                           "cannot read --grammar-file");
+    expect_one_line_error(run_gk_run({"-m", m, "--grammar-file", scratch().string()}),
+                          "cannot read --grammar-file " + scratch().string() + ": it is a directory");
     expect_one_line_error(run_gk_run({"-m", m, "-j", R"({"type": "string", "pattern": "a+"})"}),
                           "--json-schema: pattern: only patterns that match the whole string (^...$) are supported");
     expect_one_line_error(run_gk_run({"-m", m, "-j", "{"}), "--json-schema: the schema is not JSON");

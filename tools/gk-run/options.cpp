@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -46,9 +47,11 @@ struct grammar_args {
 
     void add_to(CLI::App & app) {
         app.add_option("--grammar", grammar, "constrain the output to this GBNF grammar (llama.cpp's format)");
-        app.add_option("--grammar-file", grammar_file, "constrain the output to the GBNF grammar in FILE");
+        app.add_option("--grammar-file", grammar_file, "constrain the output to the GBNF grammar in FILE")
+            ->type_name("FILE");
         app.add_option("-j,--json-schema", json_schema, "constrain the output to JSON valid for this JSON Schema");
-        app.add_option("--json-schema-file", json_schema_file, "(-jf) the same, with the schema read from FILE");
+        app.add_option("--json-schema-file", json_schema_file, "(-jf) the same, with the schema read from FILE")
+            ->type_name("FILE");
     }
 
     /** Parse the one given into opt.grammar. False with the error printed. */
@@ -65,6 +68,8 @@ struct grammar_args {
         for (const std::string * file : {&grammar_file, &json_schema_file}) {
             if (file->empty()) continue;
             what = (file == &grammar_file ? "--grammar-file " : "--json-schema-file ") + *file;
+            std::error_code ec;
+            if (std::filesystem::is_directory(*file, ec)) return error("cannot read " + what + ": it is a directory");
             if (!read_file(*file, text)) return error("cannot read " + what);
         }
         if (!json_schema.empty() || !json_schema_file.empty()) {
