@@ -92,8 +92,7 @@ int hardware_threads() { return static_cast<int>(std::max(1u, std::thread::hardw
 
 // Each spelling of every row of the table: refused rows by their own name in one line;
 // taken ones reach a registered option (checked with --help, which ends the run before
-// the options act); no-op rows with a value refused with another value;
-// planned rows either taken or refused by name (another part of issue 12 adds them).
+// the options act); no-op rows with a value refused with another value.
 TEST(GkRunCli, EveryLlamaOptionIsTakenOrRefusedByName) {
     for (const llama_option & row : gk_run_tool::llama_options()) {
         for (std::string_view spelled : gk_run_tool::llama_option_names(row)) {
@@ -111,10 +110,6 @@ TEST(GkRunCli, EveryLlamaOptionIsTakenOrRefusedByName) {
             }
             args.push_back("--help");
             const run_result r = run_gk_run(args);
-            if (row.use == llama_option_use::planned && r.exit_code == 1) {
-                expect_refused(r, "option " + name + " (" + row.what + ") is not supported: ");
-                continue;
-            }
             EXPECT_EQ(r.exit_code, 0) << r.err;
             EXPECT_NE(r.out.find("Usage: gk-run"), std::string::npos) << r.out;
         }
@@ -151,13 +146,11 @@ TEST(GkRunCli, NoOpsAreAcceptedOnlyWithTheirValues) {
     EXPECT_GE(n_rows, 10);
 }
 
-// docs/gk-run.md lists every spelling of every row the table takes, accepts or refuses
-// (the planned rows are documented by the parts that add them).
+// docs/gk-run.md lists every spelling of every row the table takes, accepts or refuses.
 TEST(GkRunCli, DocsListEveryLlamaOption) {
     const std::string docs = gk_run_test::read_all(fs::path(GK_TEST_DATA) / ".." / ".." / "docs" / "gk-run.md");
     ASSERT_FALSE(docs.empty());
     for (const llama_option & row : gk_run_tool::llama_options()) {
-        if (row.use == llama_option_use::planned) continue;
         for (std::string_view spelled : gk_run_tool::llama_option_names(row)) {
             const std::string name(spelled);
             const bool        listed = docs.find("`" + name + "`") != std::string::npos ||

@@ -21,7 +21,6 @@ constexpr const char * k_jinja     = "gk-run has no Jinja engine (it matches cha
 constexpr const char * k_reasoning = "gk-run does not parse reasoning or tool-call output";
 constexpr const char * k_cache     = "gk-run keeps no prompt cache or context checkpoints";
 constexpr const char * k_load      = "gk-run maps regular model files into memory (and reads other inputs)";
-constexpr const char * k_planned   = "not implemented in this gk-run";
 
 // clang-format off
 constexpr llama_option k_rows[] = {
@@ -173,10 +172,10 @@ constexpr llama_option k_rows[] = {
     {"--mirostat-lr",                     "Mirostat learning rate",         taken,   true,  "", ""},
     {"--mirostat-ent",                    "Mirostat target entropy",        taken,   true,  "", ""},
     {"-l,--logit-bias",                   "logit bias",                     taken,   true,  "", ""},
-    {"--grammar",                         "grammar",                        planned, true,  "", k_planned},
-    {"--grammar-file",                    "grammar file",                   planned, true,  "", k_planned},
-    {"-j,--json-schema",                  "JSON schema",                    planned, true,  "", k_planned},
-    {"-jf,--json-schema-file",            "JSON schema file",               planned, true,  "", k_planned},
+    {"--grammar",                         "grammar",                        taken,   true,  "", ""},
+    {"--grammar-file",                    "grammar file",                   taken,   true,  "", ""},
+    {"-j,--json-schema",                  "JSON schema",                    taken,   true,  "", ""},
+    {"-jf,--json-schema-file",            "JSON schema file",               taken,   true,  "", ""},
     {"-bs,--backend-sampling",            "backend sampling",               refused, false, "", k_cpu},
     // ---- llama-cli / llama-completion ----
     {"--server-base",                     "server to connect to",           refused, true,  "",

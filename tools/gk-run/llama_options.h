@@ -21,7 +21,6 @@ namespace gk_run_tool {
 
 enum class llama_option_use {
     taken,    // gk-run takes it with llama.cpp's meaning (options.cpp registers a spelling)
-    planned,  // taken once another part of issue 12 registers it; refused until then
     no_op,    // accepted and ignored when its value is one of `accepted`; refused otherwise
     refused,  // refused by name
 };
@@ -32,7 +31,7 @@ struct llama_option {
     llama_option_use use;
     bool             value;     // takes a value
     const char *     accepted;  // no_op: the values that are accepted, comma-separated ("" for a flag)
-    const char *     reason;    // no_op, refused, planned: why gk-run does not take it (otherwise)
+    const char *     reason;    // no_op, refused: why gk-run does not take it (otherwise)
 };
 
 /** Every row, in llama.cpp's help order (common, sampling, program-specific). */

@@ -17,6 +17,7 @@
 
 #include "run/chat.h"
 #include "run/chat_input.h"
+#include "run/grammar_constraint.h"
 #include "run/model.h"
 #include "run/model_session.h"
 #include "run/sampler.h"
@@ -89,7 +90,9 @@ public:
     runner(const run_options & opt, const gk::run::Model & model, gk::run::Session & session, timings & t,
            bool continues = false)
         : opt_(opt), model_(model), session_(session), sampler_(opt.sampling, sampling_context(opt, model, session)),
-          t_(t), continues_(continues) {}
+          t_(t), continues_(continues) {
+        if (opt.grammar) grammar_ = std::make_unique<gk::run::GrammarConstraint>(*opt.grammar, model.tokenizer());
+    }
 
     ~runner() {
         if (dump_) std::fclose(dump_);
@@ -170,8 +173,10 @@ public:
      *  with an error when -n N asked for more. */
     bool generate(std::string * error) {
         const auto &          tok = model_.tokenizer();
-        // The generated text continues the prompt: its first piece keeps its space.
-        gk::run::Detokenizer  detok(tok, false, text_before_);
+        // The generated text continues the prompt: its first piece keeps its space. So it
+        // does under a grammar, which matched the piece with its space.
+        gk::run::Detokenizer  detok(tok, false, text_before_ || grammar_);
+        if (grammar_ && !grammar_->reset(error)) return false;  // each reply is one sentence of the grammar
         reply_.clear();
         stop_ = stop_reason::n_predict;
         // Sampling and evaluation both count as generation time (a context shift's
@@ -192,7 +197,12 @@ public:
                 if (error) *error = "writing '" + opt_.dump_logits + "' failed";
                 return false;
             }
+            if (grammar_ && !grammar_->apply(logits_, error)) {
+                if (error) *error = "grammar: at generated token " + std::to_string(n + 1) + ": " + *error;
+                return false;
+            }
             const token_id id = sampler_.sample(logits_);
+            if (grammar_ && !grammar_->accept(id, error)) return false;
             sampler_.accept(id);
             generated_.push_back(id);
             ++count.n_sampled;
@@ -204,10 +214,13 @@ public:
             std::fputs(piece.c_str(), stdout);
             std::fflush(stdout);
             reply_ += piece;
-            const bool last = gk::run::ends_with_reverse_prompt(reply_, opt_.reverse_prompts) ||
-                              (opt_.n_predict >= 0 && n + 1 == opt_.n_predict);
+            const bool grammar_done = grammar_ && grammar_->finished();  // the grammar allows nothing more
+            const bool reverse      = gk::run::ends_with_reverse_prompt(reply_, opt_.reverse_prompts);
+            const bool last         = grammar_done || reverse || (opt_.n_predict >= 0 && n + 1 == opt_.n_predict);
             if (last) {
-                stop_ = n + 1 == opt_.n_predict ? stop_reason::n_predict : stop_reason::reverse_prompt;
+                stop_ = grammar_done ? stop_reason::end_of_generation
+                        : reverse    ? stop_reason::reverse_prompt
+                                     : stop_reason::n_predict;
                 if (!continues_) break;  // the last token needs no evaluation unless more text follows
             }
             if (session_.n_past() >= session_.n_ctx() && opt_.context_shift) {
@@ -284,6 +297,7 @@ private:
     int64_t                 n_keep_ = 0;           // tokens a context shift keeps (from --keep)
     stop_reason             stop_   = stop_reason::n_predict;
     std::string             reply_;
+    std::unique_ptr<gk::run::GrammarConstraint> grammar_;  // --grammar / --json-schema
 };
 
 int run_completion(const run_options & opt, runner & r) {

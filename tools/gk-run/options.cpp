@@ -6,6 +6,7 @@
 #include "text_input.h"
 
 #include "run/chat.h"
+#include "run/json_schema.h"
 
 #include <CLI/CLI.hpp>
 
@@ -319,7 +320,44 @@ std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_param
     }
     return "";
 }
-}  // namespace
+/** Constrained output: the text of --grammar, --grammar-file, -j or -jf (at most one). */
+struct grammar_args {
+    std::string grammar, grammar_file, json_schema, json_schema_file;
+
+    void add_to(CLI::App & app) {
+        app.add_option("--grammar", grammar, "constrain the output to this GBNF grammar (llama.cpp's format)");
+        app.add_option("--grammar-file", grammar_file, "constrain the output to the GBNF grammar in FILE")
+            ->type_name("FILE");
+        app.add_option("-j,--json-schema", json_schema, "constrain the output to JSON valid for this JSON Schema");
+        app.add_option("--json-schema-file", json_schema_file, "(-jf) the same, with the schema read from FILE")
+            ->type_name("FILE");
+    }
+
+    /** Parse the one given into opt.grammar. Returns the error ("" when none). */
+    std::string resolve(run_options & opt) const {
+        const int n_given = !grammar.empty() + !grammar_file.empty() + !json_schema.empty() + !json_schema_file.empty();
+        if (n_given == 0) return "";
+        if (n_given > 1) return "give only one of --grammar, --grammar-file, --json-schema and --json-schema-file";
+        std::string text = !grammar.empty() ? grammar : json_schema, msg;
+        std::string what = !grammar.empty() ? "--grammar" : "--json-schema";
+        for (const std::string * file : {&grammar_file, &json_schema_file}) {
+            if (file->empty()) continue;
+            const char * option = file == &grammar_file ? "--grammar-file" : "--json-schema-file";
+            what                = std::string(option) + " " + *file;
+            if (!read_text_input(*file, option, text, &msg)) return msg;
+        }
+        if (!json_schema.empty() || !json_schema_file.empty()) {
+            auto gbnf = gk::run::json_schema_to_grammar(text, &msg);
+            if (!gbnf) return what + ": " + msg;
+            text = *gbnf;
+        }
+        opt.grammar = gk::run::Grammar::parse(text, &msg);
+        if (!opt.grammar) return what + ": " + msg;
+        return "";
+    }
+};
+
+} // namespace
 
 std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU", "gk-run"};
@@ -398,6 +436,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_flag("-v,--verbose", opt.verbose, "print model, memory and sampling details to stderr");
     sampling_args sampling_raw;
     add_sampling_options(app, s, sampling_raw);
+    grammar_args grammar;
+    grammar.add_to(app);
     // A repeated option keeps its last value, as in llama.cpp (options that collect every
     // occurrence, of a vector type, keep them all).
     for (CLI::Option * o : app.get_options()) {
@@ -433,6 +473,7 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
         opt.system_prompt.pop_back();
     }
     if (error.empty()) error = finish_sampling_options(app, s, sampling_raw);
+    if (error.empty()) error = grammar.resolve(opt);
     if (error.empty() && opt.n_keep < -1) {
         error = "--keep must be >= -1 (-1 = the whole prompt), got " + std::to_string(opt.n_keep);
     }

@@ -1,9 +1,11 @@
 // options.h - gk-run's command line (llama.cpp's option names, meanings and defaults).
 #pragma once
 
+#include "run/grammar.h"
 #include "run/sampler.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +48,9 @@ struct run_options {
     std::vector<std::string> reverse_prompts;            // -r
     std::string              chat_template_file;         // --chat-template-file: a Jinja template ...
     std::string              chat_template_jinja;        // ... and its text, matched to a family
+    // Constrained output: --grammar, --grammar-file, --json-schema or --json-schema-file,
+    // parsed (nullptr: none).
+    std::shared_ptr<const gk::run::Grammar> grammar;
 };
 
 /** Parse argv. Returns the exit code to end with (0 after --help, 1 after an error,
