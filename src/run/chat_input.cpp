@@ -3,10 +3,30 @@
 
 namespace gk::run {
 
-input_status read_user_input(std::istream & in, bool multiline, std::string & text) {
+namespace {
+
+/** std::getline, stopping (false, `too_long` set) once `text` and the line pass `max_bytes`. */
+bool read_line(std::istream & in, const std::string & text, size_t max_bytes, std::string & line, bool & too_long) {
+    line.clear();
+    bool got = false;
+    for (int c; (c = in.get()) != std::char_traits<char>::eof();) {
+        got = true;
+        if (c == '\n') return true;
+        if (text.size() + line.size() >= max_bytes) {
+            too_long = true;
+            return false;
+        }
+        line += static_cast<char>(c);
+    }
+    return got;
+}
+
+} // namespace
+
+input_status read_user_input(std::istream & in, bool multiline, size_t max_bytes, std::string & text) {
     text.clear();
-    bool read_any = false;
-    for (std::string line; std::getline(in, line);) {
+    bool read_any = false, too_long = false;
+    for (std::string line; read_line(in, text, max_bytes, line, too_long);) {
         read_any  = true;
         bool more = multiline;
         if (!line.empty() && line.back() == '/') {
@@ -22,6 +42,7 @@ input_status read_user_input(std::istream & in, bool multiline, std::string & te
         text += '\n';
         if (!more) return input_status::ok;
     }
+    if (too_long) return input_status::too_long;
     if (in.bad()) return input_status::error;
     return read_any ? input_status::ok : input_status::end;
 }

@@ -19,11 +19,12 @@ enum class input_status {
     ok,     // `text` holds the input (possibly just "\n": an empty line)
     end,    // end of input before anything was read
     error,  // the stream could not be read (a directory, an I/O error)
+    too_long,  // the input passed `max_bytes` (a stream without newlines, such as /dev/zero)
 };
 
-/** One input of the user from `in` (see the file comment). At the end of the stream an
- *  unfinished input is returned as it is. */
-input_status read_user_input(std::istream & in, bool multiline, std::string & text);
+/** One input of the user from `in` (see the file comment), of at most `max_bytes` bytes.
+ *  At the end of the stream an unfinished input is returned as it is. */
+input_status read_user_input(std::istream & in, bool multiline, size_t max_bytes, std::string & text);
 
 /** The reverse prompt that `text` ends with, or nullptr. An empty prompt never matches. */
 const std::string * ends_with_reverse_prompt(std::string_view text, const std::vector<std::string> & prompts);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace gk::run {
 
@@ -434,7 +435,13 @@ bool Sampler::stage_temperature(bool dynamic) {
     }
     if (t > 0.0f) {
         materialize();
-        for (candidate & c : cand_) c.logit /= t;
+        // A temperature so small that the best logit / t overflows (1e-38) would leave inf
+        // and NaN probabilities: then divide the distances from the best logit instead
+        // (the same distribution wherever both are finite).
+        float best = -std::numeric_limits<float>::infinity();
+        for (const candidate & c : cand_) best = std::max(best, c.logit);
+        const float shift = std::isfinite(best / t) ? 0.0f : best;
+        for (candidate & c : cand_) c.logit = (c.logit - shift) / t;
         return false;
     }
     // Greedy: only the most likely token (the lowest id on a tie) stays.

@@ -385,7 +385,7 @@ std::vector<std::string> inputs(const std::string & text, bool multiline) {
     std::istringstream       in(text);
     std::vector<std::string> out;
     std::string              s;
-    while (read_user_input(in, multiline, s) == input_status::ok) out.push_back(s);
+    while (read_user_input(in, multiline, size_t(1) << 20, s) == input_status::ok) out.push_back(s);
     return out;
 }
 

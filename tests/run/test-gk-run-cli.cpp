@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -178,7 +179,7 @@ TEST(GkRunCli, MultiLetterOptionsDoNotCombineLetters) {
     }
     expect_refused(run_gk_run(story(4, {"-fa", "off"})), "option -fa (flash attention) is not supported");
     expect_refused(run_gk_run(story(4, {"-ngl", "99"})),
-                          "option -ngl (GPU layers) is not supported: gk-run runs on the CPU");
+                   "option -ngl (GPU layers) is not supported: gk-run runs on the CPU");
     expect_refused(run_gk_run(story(4, {"--n-gpu-layers", "99"})), "option --n-gpu-layers (GPU layers)");
     expect_refused(run_gk_run(story(4, {"-co", "on"})), "option -co (coloured output) is not supported");
     expect_refused(run_gk_run({"-hf", "ggml-org/gemma-3-270m-GGUF"}), "option -hf (Hugging Face repository)");
@@ -349,12 +350,14 @@ TEST(GkRunCli, BatchThreadsAndBatchSizeKeepTheText) {
 // ---- text inputs --------------------------------------------------------------------------
 
 TEST(GkRunCli, PromptFileMustBeAFile) {
-    expect_refused(run_gk_run(story(4, {"-f", scratch().string()})),
-                          "cannot read prompt file '" + scratch().string() + "': it is a directory");
-    expect_refused(run_gk_run(story(4, {"-f", (scratch() / "missing.txt").string()})),
-                          "cannot read prompt file");
+    const auto from_file = [](const std::string & path) {
+        return run_gk_run({"-m", k_stories.string(), "-f", path, "-n", "4", "--temp", "0"});
+    };
+    expect_refused(from_file(scratch().string()),
+                   "cannot read prompt file '" + scratch().string() + "': it is a directory");
+    expect_refused(from_file((scratch() / "missing.txt").string()), "cannot read prompt file");
     // A stream without end is cut at the cap instead of filling the memory.
-    expect_refused(run_gk_run(story(4, {"-f", "/dev/zero"})), "cannot read prompt file '/dev/zero': more than");
+    expect_refused(from_file("/dev/zero"), "cannot read prompt file '/dev/zero': more than");
     expect_refused(run_gk_run(story(4, {"-sysf", scratch().string()})), "cannot read system prompt file");
     const fs::path p = scratch() / "prompt.txt";
     std::ofstream(p) << "Once upon a time\n";
@@ -503,4 +506,86 @@ TEST(GkRunCli, InfiniteLogitStopsTheRun) {
     EXPECT_TRUE(lines[0] == "gk-run: error: evaluating the prompt: the logits are not finite (+inf for token 5)" ||
                 lines[0] == "gk-run: error: evaluating the prompt: the logits are not finite (+inf for token 6)")
         << lines[0];
+}
+
+// ---- found by a fresh user after the parts were merged -------------------------------------
+
+TEST(GkRunCli, DumpLogitsOntoTheModelIsRefused) {
+    // Writing the logits over the model file truncated the mapped model (SIGBUS) and lost it.
+    const fs::path model = scratch() / "self.gguf", link = scratch() / "self-link.gguf";
+    fs::copy_file(k_stories, model, fs::copy_options::overwrite_existing);
+    fs::remove(link);
+    fs::create_hard_link(model, link);
+    const auto size = fs::file_size(model);
+    for (const fs::path & dump : {model, link}) {
+        expect_refused(run_gk_run({"-m", model.string(), "-n", "2", "--dump-logits", dump.string()}),
+                       "is the model file");
+        EXPECT_EQ(fs::file_size(model), size);
+    }
+}
+
+TEST(GkRunCli, StdoutThatCannotBeWrittenIsAnError) {
+    // Text that never arrived (a full disk, /dev/full) is a failure, not exit 0.
+    if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+    const fs::path err  = scratch() / "full.err";
+    const auto     exit = [&](const std::string & args) {
+        const std::string cmd = std::string(GK_RUN_EXE) + " " + args + " > /dev/full 2> '" + err.string() + "'";
+        const int         st  = std::system(cmd.c_str());
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    };
+    const std::string m = "-m '" + k_stories.string() + "'";
+    EXPECT_EQ(exit(m + " -p Once -n 20 --temp 0"), 1);
+    EXPECT_NE(gk_run_test::read_all(err).find("gk-run: error: writing standard output failed"), std::string::npos);
+    EXPECT_EQ(exit(m + " -p Once --tokenize"), 1);
+    EXPECT_EQ(exit("--help"), 1);
+}
+
+TEST(GkRunCli, NumbersAreReadInBase10) {
+    // llama.cpp reads numbers with std::stoi: 010 is ten, 0x10 is not a number; CLI11 alone
+    // read octal and hexadecimal, and an empty value as 0.
+    const run_result ten = run_gk_run(story(10)), octal = run_gk_run(story(4, {"-n", "010"}));
+    EXPECT_EQ(octal.exit_code, 0) << octal.err;
+    EXPECT_EQ(octal.out, ten.out);
+    EXPECT_EQ(run_gk_run(story(4, {"-s", "08", "--temp", "1"})).out,
+              run_gk_run(story(4, {"-s", "8", "--temp", "1"})).out);
+    expect_refused(run_gk_run(story(4, {"-n", "0x10"})), "option -n takes a whole number in base 10, got '0x10'");
+    expect_refused(run_gk_run(story(4, {"-s", "1e3"})), "option -s takes a whole number");
+    for (const char * o : {"-n", "-c", "-s", "--temp", "--top-k"}) {
+        expect_refused(run_gk_run(story(4, {o, ""})),
+                       std::string("option ") + o + " needs a number, got an empty value");
+    }
+}
+
+TEST(GkRunCli, TinyTemperatureIsAlmostGreedy) {
+    // The best logit / 1e-38 overflowed: inf and NaN probabilities drew garbage. The
+    // distribution is then all but greedy, so the text is the greedy one.
+    const run_result greedy = run_gk_run(story(12));
+    for (const char * t : {"1e-38", "1e-45"}) {
+        const run_result r = run_gk_run(story(12, {"--temp", t, "-s", "1"}));
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, greedy.out) << t;
+    }
+}
+
+TEST(GkRunCli, PromptAndPromptFileAreNotBothTaken) {
+    const fs::path f = scratch() / "both.txt";
+    std::ofstream(f) << "Once upon a time\n";
+    expect_refused(run_gk_run(story(4, {"-f", f.string()})), "give the prompt with -p or with -f, not both");
+    // A system prompt outside a conversation does nothing: said, not silently dropped.
+    const run_result r = run_gk_run(story(4, {"-sys", "Be brief."}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("gk-run: warning: -sys / -sysf have no effect without -cnv"), std::string::npos) << r.err;
+}
+
+TEST(GkRunCli, EmptyPromptWithoutBosIsRefused) {
+    expect_refused(run_gk_run({"-m", k_stories.string(), "-p", "", "--no-bos", "-n", "2"}),
+                   "the prompt is empty and --no-bos leaves nothing to evaluate");
+}
+
+TEST(GkRunCli, EndlessStandardInputIsCapped) {
+    // A chat fed from a stream without line ends read it until memory ran out.
+    const run_result r =
+        run_gk_run({"-m", k_qwen3.string(), "-cnv", "--chat-template", "chatml", "-n", "2"}, "/dev/zero");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("gk-run: error: standard input: an input of more than 64 MiB"), std::string::npos) << r.err;
 }

@@ -131,9 +131,17 @@ int dump(const gk_gguf * ctx, const std::string & path, const std::string & name
     return 0;
 }
 
-} // namespace
+/** rc, or 1 with a message when what was written to stdout did not all arrive (a full
+ *  disk, /dev/full, a closed pipe). */
+int checked_stdout(int rc) {
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::fprintf(stderr, "gk-gguf: writing standard output failed\n");
+        return 1;
+    }
+    return rc;
+}
 
-int main(int argc, char ** argv) {
+int run(int argc, char ** argv) {
     CLI::App app{"gk-gguf: list, check and dump GGUF files"};
     std::string path;
     std::string dump_name;
@@ -175,3 +183,7 @@ int main(int argc, char ** argv) {
     print_listing(stdout, ctx.get(), path);
     return 0;
 }
+
+} // namespace
+
+int main(int argc, char ** argv) { return checked_stdout(run(argc, argv)); }

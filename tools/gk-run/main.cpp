@@ -116,7 +116,12 @@ public:
         auto ids = tok.encode(text, first && !opt_.no_bos, parse_special);
         if (ids.empty()) {
             if (!first) return true;
-            // An empty prompt without BOS: start from BOS anyway, or there is nothing to condition on.
+            // An empty prompt (a model that adds no BOS): start from BOS anyway, or there is
+            // nothing to condition on; with --no-bos nothing is left (llama.cpp: "input is empty").
+            if (opt_.no_bos) {
+                if (error) *error = "the prompt is empty and --no-bos leaves nothing to evaluate";
+                return false;
+            }
             if (tok.special().bos == gk::run::k_no_token) {
                 if (error) *error = "the prompt is empty and the model has no BOS token";
                 return false;
@@ -278,8 +283,8 @@ private:
         t_.n_prompt += session_.n_past();
         if (opt_.verbose) {
             std::fflush(stdout);
-            std::fprintf(stderr, "\ngk-run: context shift: %lld tokens, kept %lld, discarded %lld\n", (long long) n_past,
-                         (long long) n_keep_, (long long) n_drop);
+            std::fprintf(stderr, "\ngk-run: context shift: %lld tokens, kept %lld, discarded %lld\n",
+                         (long long) n_past, (long long) n_keep_, (long long) n_drop);
         }
         return true;
     }
@@ -366,8 +371,13 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
     const auto read_input = [&](std::string & text) {
         std::printf("%s", chat ? "\n> " : opt.in_prefix.c_str());
         std::fflush(stdout);
-        const gk::run::input_status status = gk::run::read_user_input(std::cin, opt.multiline_input, text);
+        const gk::run::input_status status =
+            gk::run::read_user_input(std::cin, opt.multiline_input, k_max_text_input, text);
         if (status == gk::run::input_status::error) error = "cannot read standard input";
+        if (status == gk::run::input_status::too_long) {
+            error = "standard input: an input of more than " + std::to_string(k_max_text_input >> 20) +
+                    " MiB (a stream without line ends?)";
+        }
         return status == gk::run::input_status::ok;
     };
     // A chat message: the input without its last newline, between --in-prefix and --in-suffix.
@@ -437,12 +447,24 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
     return 0;
 }
 
-} // namespace
+/** rc, or 1 with a message when what was written to stdout did not all arrive (a full
+ *  disk, /dev/full, a closed pipe). */
+int checked_stdout(int rc) {
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::fprintf(stderr, "gk-run: error: writing standard output failed\n");
+        return 1;
+    }
+    return rc;
+}
 
-int main(int argc, char ** argv) {
+int run(int argc, char ** argv) {
     run_options opt;
     if (auto rc = parse_options(argc, argv, opt)) return *rc;
     if (opt.tokenize) return tokenize_only(opt);
+    std::error_code same_ec;
+    if (!opt.dump_logits.empty() && std::filesystem::equivalent(opt.dump_logits, opt.model, same_ec)) {
+        return fail("--dump-logits '" + opt.dump_logits + "' is the model file");
+    }
 
     std::error_code ec;
     const uint64_t  file_bytes = std::filesystem::file_size(opt.model, ec);
@@ -512,3 +534,7 @@ int main(int argc, char ** argv) {
     if (rc == 0 && opt.show_timings) print_timings(t);
     return rc;
 }
+
+} // namespace
+
+int main(int argc, char ** argv) { return checked_stdout(run(argc, argv)); }

@@ -55,6 +55,30 @@ const CLI::Option * registered(const CLI::App & app, const llama_option & row) {
     return nullptr;
 }
 
+/** A number as llama.cpp reads it (std::stoi, std::stof): an integer in base 10 whatever
+ *  its leading zeros ("010" is 10; CLI11 alone would read octal, and "0x10" as 16), and
+ *  never an empty value. Rewrites `value` for CLI11; false with a message otherwise. */
+bool numeric_value(const CLI::Option & o, const std::string & name, std::string & value, std::string & error) {
+    const std::string type = o.get_type_name();
+    if (type != "INT" && type != "UINT" && type != "FLOAT") return true;
+    if (value.empty()) {
+        error = "option " + name + " needs a number, got an empty value";
+        return false;
+    }
+    if (type == "FLOAT") return true;
+    const size_t sign = value[0] == '-' || value[0] == '+' ? 1 : 0;
+    const bool   digits =
+        value.size() > sign && std::all_of(value.begin() + static_cast<std::ptrdiff_t>(sign), value.end(),
+                                           [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) {
+        error = "option " + name + " takes a whole number in base 10, got '" + value + "'";
+        return false;
+    }
+    const size_t first = std::min(value.find_first_not_of('0', sign), value.size() - 1);
+    value              = value.substr(0, sign) + value.substr(first);
+    return true;
+}
+
 /** argv as llama.cpp reads it, rewritten for CLI11 (see options.h); false with a
  *  message on an argument that is not an option gk-run takes. */
 bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<std::string> & out, std::string & error) {
@@ -103,6 +127,7 @@ bool normalise_args(const CLI::App & app, int argc, char ** argv, std::vector<st
             value     = argv[++i];
             has_value = true;
         }
+        if (o && has_value && !numeric_value(*o, name, value, error)) return false;
         if (!o) {  // a no-op: nothing to tell CLI11, when its value is one it accepts
             if (row->value ? !llama_option_accepts(*row, value) : has_value) {
                 error = llama_option_refusal(*row, name);
@@ -461,6 +486,9 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     }
     opt.n_ctx_given = ctx_opt->count() > 0;
     error           = check_values(opt, seed);
+    if (error.empty() && !prompt_file.empty() && app.count("--prompt") > 0) {
+        error = "give the prompt with -p or with -f, not both";
+    }
     if (error.empty() && !prompt_file.empty()) {
         if (read_text_input(prompt_file, "prompt file", opt.prompt, &error) && !opt.prompt.empty() &&
             opt.prompt.back() == '\n') {
@@ -486,6 +514,9 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     }
     if (opt.interactive_first) opt.interactive = true;
     if (opt.single_turn) opt.chat = true;  // as llama-cli: -st is a conversation of one turn
+    if (!opt.system_prompt.empty() && !opt.chat) {
+        std::fprintf(stderr, "gk-run: warning: -sys / -sysf have no effect without -cnv (a conversation)\n");
+    }
     if (opt.escape) {  // as llama.cpp: the prompt (-p and -f alike), the input affixes and reverse prompts
         opt.prompt    = process_escapes(opt.prompt);
         opt.in_prefix = process_escapes(opt.in_prefix);

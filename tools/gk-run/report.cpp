@@ -10,8 +10,11 @@ namespace gk_run_tool {
 
 void progress_bar::update(uint64_t done, uint64_t total) {
     constexpr int k_width = 40;
-    // Redrawn at every percent on a terminal; in a log, every 10% (each draw stays in it).
-    static const int step    = isatty(STDERR_FILENO) ? 1 : 10;
+    // Drawn on a terminal only, at every percent: in a log or a pipe, stderr keeps to the
+    // messages (an error stays one line).
+    static const bool on_terminal = isatty(STDERR_FILENO);
+    if (!on_terminal) return;
+    constexpr int step    = 1;
     const int        percent = total ? static_cast<int>(done * 100 / total) / step * step : 100;
     if (percent == last_percent_) return;
     last_percent_ = percent;
