@@ -205,6 +205,9 @@ private:
                 ++pos_;
             }
             if (cp > 0x10FFFF) return fail(start, "escape beyond U+10FFFF");
+            if (cp >= 0xD800 && cp <= 0xDFFF) {
+                return fail(start, "escape of a UTF-16 surrogate (U+D800 to U+DFFF is not a character)");
+            }
             return true;
         }
         int len = c < 0x80                   ? 1
@@ -438,6 +441,7 @@ private:
         for (size_t r = 0; r < rules_.size(); ++r) {
             if (!defined_[r]) return fail(at_[r], "undefined rule '" + names_[r] + "'");
         }
+        if (rules_.empty()) return fail(0, "the grammar is empty (it has no 'root' rule)");
         if (!ids_.count("root")) return fail(0, "the grammar has no 'root' rule");
         return true;
     }

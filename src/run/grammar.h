@@ -8,8 +8,9 @@
 // ([A-Za-z0-9_-]+); grouping ( ... ); repetition * + ? {m} {m,} {m,n} on the element before.
 // The start rule is `root`. A grammar matches Unicode code points of UTF-8 text.
 //
-// Refused, with "LINE:COLUMN: what is wrong": malformed syntax, an undefined rule, a missing
-// root, repetition counts above k_grammar_max_repeat, a grammar that expands past
+// Refused, with "LINE:COLUMN: what is wrong": malformed syntax, escapes beyond U+10FFFF or of
+// a UTF-16 surrogate (U+D800..U+DFFF), an undefined rule, a missing root (an empty grammar),
+// repetition counts above k_grammar_max_repeat, a grammar that expands past
 // k_grammar_max_elements, parentheses nested deeper than k_grammar_max_depth, and left
 // recursion (a rule that can reach itself without consuming a character, e.g.
 // `a ::= a "x"` or `("x"?)*`, which a pushdown automaton would expand forever).

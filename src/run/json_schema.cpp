@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -135,7 +136,7 @@ private:
     std::string                                      err_;
 
     bool fail(const std::string & where, std::string msg) {
-        err_ = (where.empty() ? "" : "at " + where + ": ") + std::move(msg);
+        err_ = "at " + (where.empty() ? std::string("/") : where) + ": " + std::move(msg);
         return false;
     }
 
@@ -231,6 +232,125 @@ private:
         return true;
     }
 
+    /** `key` as a JSON pointer reference token (RFC 6901: ~ as ~0, / as ~1). */
+    static std::string pointer_token(const std::string & key) {
+        std::string out;
+        for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+        return out;
+    }
+
+    /** The JSON type of `v` as `type` names it ("integer" is a number without a fraction). */
+    static bool has_type(const json & v, const std::string & type) {
+        if (type == "integer") {
+            return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                             std::floor(v.get<double>()) == v.get<double>());
+        }
+        if (type == "number") return v.is_number();
+        if (type == "string") return v.is_string();
+        if (type == "boolean") return v.is_boolean();
+        if (type == "null") return v.is_null();
+        if (type == "object") return v.is_object();
+        if (type == "array") return v.is_array();
+        return false;
+    }
+
+    /** enum / const: the values that the other keywords at this level accept, as literals.
+     *  type, the numeric bounds and minLength / maxLength are checked; any other keyword
+     *  that applies to one of the values is refused. */
+    bool visit_values(const json & s, const std::string & hint, const std::string & where, std::string & name) {
+        const std::string what = s.contains("const") ? "const" : "enum";
+        std::vector<json> values;
+        if (s.contains("enum")) {
+            const json & e = s.at("enum");
+            if (!e.is_array() || e.empty()) return fail(where, "'enum' must be a non-empty array");
+            values.assign(e.begin(), e.end());
+        }
+        if (s.contains("const")) {
+            const json & c = s.at("const");
+            if (!s.contains("enum")) values.push_back(c);
+            values.erase(std::remove_if(values.begin(), values.end(), [&](const json & v) { return v != c; }),
+                         values.end());
+        }
+        const auto keep = [&](auto pred) {
+            values.erase(std::remove_if(values.begin(), values.end(), [&](const json & v) { return !pred(v); }),
+                         values.end());
+        };
+        if (s.contains("type")) {
+            const json &             t = s.at("type");
+            std::vector<std::string> types;
+            if (t.is_string()) types.push_back(t.get<std::string>());
+            if (t.is_array()) {
+                for (const auto & x : t) types.push_back(x.is_string() ? x.get<std::string>() : "");
+            }
+            if (types.empty() || std::find(types.begin(), types.end(), "") != types.end()) {
+                return fail(where, "'type' must be a string or an array of strings");
+            }
+            static const std::set<std::string> known = {"object",  "array",   "string", "number",
+                                                        "integer", "boolean", "null"};
+            for (const auto & type : types) {
+                if (!known.count(type)) return fail(where, "unknown type '" + type + "'");
+            }
+            keep([&](const json & v) {
+                return std::any_of(types.begin(), types.end(), [&](const std::string & x) { return has_type(v, x); });
+            });
+        }
+        static const std::map<std::string, std::string> applies_to = {{"minimum", "number"},
+                                                                      {"maximum", "number"},
+                                                                      {"exclusiveMinimum", "number"},
+                                                                      {"exclusiveMaximum", "number"},
+                                                                      {"minLength", "string"},
+                                                                      {"maxLength", "string"},
+                                                                      {"pattern", "string"},
+                                                                      {"format", "string"},
+                                                                      {"properties", "object"},
+                                                                      {"required", "object"},
+                                                                      {"additionalProperties", "object"},
+                                                                      {"items", "array"},
+                                                                      {"prefixItems", "array"},
+                                                                      {"minItems", "array"},
+                                                                      {"maxItems", "array"}};
+        for (const auto & [key, x] : s.items()) {
+            if (key == "enum" || key == "const" || key == "type" || annotations().count(key)) continue;
+            auto       it       = applies_to.find(key);
+            const bool relevant = it == applies_to.end() ||
+                                  std::any_of(values.begin(), values.end(),
+                                              [&](const json & v) { return has_type(v, it->second); });
+            if (!relevant) continue;  // e.g. maxLength beside numbers only
+            if (it != applies_to.end() && it->second == "number") {
+                if (!x.is_number()) return fail(where, "'" + key + "' must be a number");
+                const long double b     = x.get<long double>();
+                const bool        lower = key == "minimum" || key == "exclusiveMinimum", strict = key[0] == 'e';
+                keep([&](const json & v) {
+                    if (!v.is_number()) return true;
+                    const long double n = v.is_number_unsigned()  ? static_cast<long double>(v.get<uint64_t>())
+                                          : v.is_number_integer() ? static_cast<long double>(v.get<int64_t>())
+                                                                  : static_cast<long double>(v.get<double>());
+                    return lower ? (strict ? n > b : n >= b) : (strict ? n < b : n <= b);
+                });
+            } else if (key == "minLength" || key == "maxLength") {
+                uint64_t n = 0;
+                get_count(s, key.c_str(), where, n);
+                if (!err_.empty()) return false;
+                keep([&](const json & v) {
+                    if (!v.is_string()) return true;
+                    uint64_t len = 0;  // code points: the bytes that do not continue one
+                    for (char c : v.get_ref<const std::string &>())
+                        len += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+                    return key == "minLength" ? len >= n : len <= n;
+                });
+            } else {
+                return fail(where, "'" + what + "' together with '" + key + "' is not supported");
+            }
+        }
+        if (values.empty()) {
+            return fail(where, "no value of '" + what + "' satisfies the rest of the schema: it accepts nothing");
+        }
+        std::string body = "(";
+        for (size_t i = 0; i < values.size(); ++i) body += (i ? " | " : "") + literal(values[i].dump());
+        name = define(hint, body + ") " + primitive("ws"));
+        return true;
+    }
+
     bool visit(const json & s, const std::string & hint, const std::string & where, int depth, std::string & name) {
         if (depth > k_max_schema_depth) {
             return fail(where, "schema nested deeper than " + std::to_string(k_max_schema_depth));
@@ -271,18 +391,7 @@ private:
             if (!s.at("$ref").is_string()) return fail(where, "$ref must be a string");
             return resolve_ref(s.at("$ref").get<std::string>(), where + "/$ref", depth, name);
         }
-        if (s.contains("const")) {
-            name = define(hint, literal(s.at("const").dump()) + " " + primitive("ws"));
-            return true;
-        }
-        if (s.contains("enum")) {
-            const json & e = s.at("enum");
-            if (!e.is_array() || e.empty()) return fail(where, "'enum' must be a non-empty array");
-            std::string body = "(";
-            for (size_t i = 0; i < e.size(); ++i) body += (i ? " | " : "") + literal(e[i].dump());
-            name = define(hint, body + ") " + primitive("ws"));
-            return true;
-        }
+        if (s.contains("const") || s.contains("enum")) return visit_values(s, hint, where, name);
         for (const char * key : {"anyOf", "oneOf"}) {
             if (!s.contains(key)) continue;
             const json & alts = s.at(key);
@@ -357,8 +466,17 @@ private:
                 if (s.contains("pattern")) {
                     if (!s.at("pattern").is_string()) return fail(where, "'pattern' must be a string");
                     std::string msg;
-                    const auto  expr = json_pattern_to_gbnf(s.at("pattern").get<std::string>(), &msg);
+                    const std::string pattern = s.at("pattern").get<std::string>();
+                    const auto        expr    = json_pattern_to_gbnf(pattern, &msg);
                     if (!expr) return fail(where, msg);
+                    // The expression must make a grammar of its own (one that is refused is
+                    // reported here, with the pattern, not later with the converter's rule names).
+                    if (!Grammar::parse("root ::= " + *expr + "\n", &msg)) {
+                        return fail(where, "pattern " + json(pattern).dump() + " is not supported" +
+                                               (msg.find("expands to more than") != std::string::npos
+                                                    ? " (its grammar expands to too many elements)"
+                                                    : ""));
+                    }
                     body = *expr;
                 } else {
                     const json & f = s.at("format");
@@ -486,7 +604,9 @@ private:
         std::vector<bool>        req;
         for (const auto & [key, sub] : props.items()) {
             std::string value;
-            if (!visit(sub, hint + "-" + key, where + "/properties/" + key, depth + 1, value)) return false;
+            if (!visit(sub, hint + "-" + key, where + "/properties/" + pointer_token(key), depth + 1, value)) {
+                return false;
+            }
             kv.push_back(
                 define(hint + "-" + key + "-kv", literal(json(key).dump()) + " " + ws + " \":\" " + ws + " " + value));
             req.push_back(required.count(key) > 0);
@@ -631,6 +751,10 @@ private:
 } // namespace
 
 std::optional<std::string> json_schema_to_grammar(std::string_view schema, std::string * error) {
+    if (schema.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+        if (error) *error = "the schema is empty (an empty text is not JSON)";
+        return std::nullopt;
+    }
     json s;
     try {
         s = json::parse(schema);

@@ -7,7 +7,9 @@
 // after the declared ones and must have other names; absent means none when properties are
 // given, as llama.cpp does); items, prefixItems, minItems, maxItems; minLength, maxLength;
 // pattern (json_schema_pattern.h); format date, time, date-time, uuid; minimum / maximum
-// (also exclusive) on integers; enum, const; anyOf, oneOf (oneOf is not checked for
+// (also exclusive) on integers; enum, const (the values that type, the bounds and
+// minLength / maxLength refuse are dropped, none left is refused as `false` is, and other
+// keywords that apply to a value are refused by name); anyOf, oneOf (oneOf is not checked for
 // exclusivity); $ref to "#", "#/$defs/NAME" or "#/definitions/NAME" (recursive schemas
 // work). Annotations (title, description, default, examples, $schema, $id, $comment,
 // readOnly, writeOnly, deprecated) are ignored. Any other keyword (allOf, not, contains,
@@ -25,9 +27,10 @@
 namespace gk::run {
 
 /** GBNF text (start rule `root`) for the JSON Schema `schema` (JSON text). nullopt and a
- *  message in `*error` (may be null) for text that is not JSON, a schema that is not an
- *  object or boolean, an unsupported keyword (named, with its JSON pointer), a bad $ref,
- *  or a bound out of range. */
+ *  message in `*error` (may be null) for text that is not JSON (an empty one too), a schema
+ *  that is not an object or boolean, an unsupported keyword, a bad $ref, a bound out of
+ *  range, or a schema that accepts nothing; all but the first begin "at POINTER: " (the JSON
+ *  pointer of the schema concerned, "/" for the whole). */
 std::optional<std::string> json_schema_to_grammar(std::string_view schema, std::string * error);
 
 } // namespace gk::run

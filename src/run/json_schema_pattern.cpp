@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -13,7 +14,8 @@ namespace gk::run {
 
 namespace {
 
-constexpr int k_max_pattern_depth = 64;
+constexpr int    k_max_pattern_depth = 64;
+constexpr size_t k_max_pattern_gbnf  = 1 << 20;  // bytes of GBNF
 
 using range = std::pair<uint32_t, uint32_t>;
 
@@ -70,18 +72,75 @@ constexpr range k_safe[] = {{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x7E}, {0x80, 0x1
 // The characters written escaped that a negated set or `.` may produce.
 constexpr uint32_t k_common_escaped[] = {'"', '\\', '\t', '\n', '\r'};
 
+/** A part of the pattern as GBNF: `text` (one unit: it takes a quantifier, after parentheses
+ *  where it ends in one), whether it matches the empty string, and a unit for its non-empty
+ *  matches (nullopt when it has none). An unbounded repetition of a part that matches the
+ *  empty string repeats `nonempty` instead: (a*)* is written (a+)*, which the GBNF parser
+ *  accepts (it refuses a repeated group that can be empty as left recursion). */
+struct piece {
+    std::string                text;
+    bool                       nullable = false;
+    std::optional<std::string> nonempty;
+};
+
+piece solid(std::string text) {
+    piece p;
+    p.nonempty = text;
+    p.text     = std::move(text);
+    return p;
+}
+
+/** `unit` with the quantifier `q`, in parentheses where it ends in a quantifier already. */
+std::string quantified(const std::string & unit, const std::string & q) {
+    const char last = unit.empty() ? ' ' : unit.back();
+    if (last == '*' || last == '+' || last == '?' || last == '}') return "(" + unit + ")" + q;
+    return unit + q;
+}
+
+/** `atom` repeated from `lo` to `hi` times (`hi` nullopt: unbounded); `suffix` as written. */
+piece repeat_piece(const piece & atom, uint32_t lo, std::optional<uint32_t> hi, const std::string & suffix) {
+    piece p;
+    if (atom.nullable) {  // any number up to hi of its non-empty matches
+        p.nullable = true;
+        if (!atom.nonempty || hi == 0u) {
+            p.text = "\"\"";
+            return p;
+        }
+        const std::string & ne = *atom.nonempty;
+        if (!hi) {
+            p.text     = quantified(ne, "*");
+            p.nonempty = quantified(ne, "+");
+        } else {
+            p.text     = quantified(atom.text, suffix);
+            p.nonempty = *hi == 1 ? ne : quantified(ne, "{1," + std::to_string(*hi) + "}");
+        }
+        return p;
+    }
+    p.text     = quantified(atom.text, suffix);
+    p.nullable = lo == 0;
+    if (!p.nullable) {
+        p.nonempty = p.text;
+    } else if (!hi) {
+        p.nonempty = quantified(atom.text, "+");
+    } else if (*hi > 0) {
+        p.nonempty = *hi == 1 ? atom.text : quantified(atom.text, "{1," + std::to_string(*hi) + "}");
+    }
+    return p;
+}
+
 class pattern_parser {
 public:
     explicit pattern_parser(std::vector<uint32_t> cps) : p_(std::move(cps)) {}
 
     std::optional<std::string> run(std::string * error) {
-        std::string out;
+        piece out;
         if (parse_alternatives(0, out) && pos_ != p_.size()) fail("unbalanced ')'");
+        if (err_.empty() && out.text.size() > k_max_pattern_gbnf) fail("the pattern expands to too large a grammar");
         if (!err_.empty()) {
             if (error) *error = "pattern: " + err_;
             return std::nullopt;
         }
-        return out;
+        return out.text;
     }
 
 private:
@@ -152,6 +211,27 @@ private:
         return true;
     }
 
+    /** After \\u: four hexadecimal digits; a UTF-16 surrogate pair (\\uD83D\\uDE00) is one
+     *  code point, a lone surrogate is refused. */
+    bool parse_u_escape(uint32_t & cp) {
+        if (!hex_digits(4, cp)) return false;
+        if (cp < 0xD800 || cp > 0xDFFF) return true;
+        if (cp <= 0xDBFF && pos_ + 6 <= p_.size() && p_[pos_] == '\\' && p_[pos_ + 1] == 'u') {
+            const size_t back = pos_;
+            uint32_t     low  = 0;
+            pos_ += 2;
+            if (hex_digits(4, low) && low >= 0xDC00 && low <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                return true;
+            }
+            pos_ = back;
+            if (!err_.empty()) return false;
+        }
+        return fail("a lone UTF-16 surrogate \\u" + std::string(1, "0123456789ABCDEF"[(cp >> 12) & 15]) +
+                    "0123456789ABCDEF"[(cp >> 8) & 15] + "0123456789ABCDEF"[(cp >> 4) & 15] +
+                    "0123456789ABCDEF"[cp & 15] + " is not a character");
+    }
+
     /** After a backslash: a class escape (\d \w \s and negations) into `set`, or one code
      *  point into `cp` (then `set` stays empty). */
     bool parse_escape(char_set & set, uint32_t & cp, bool in_class) {
@@ -175,7 +255,7 @@ private:
         case 'f': cp = '\f'; return true;
         case 'v': cp = '\v'; return true;
         case 'x': return hex_digits(2, cp);
-        case 'u': return hex_digits(4, cp);
+        case 'u': return parse_u_escape(cp);
         case 'b':
             if (in_class) {
                 cp = '\b';
@@ -244,7 +324,15 @@ private:
         return true;
     }
 
-    bool parse_atom(int depth, std::string & out) {
+    bool parse_atom(int depth, piece & result) {
+        std::string out;
+        if (!parse_atom_text(depth, out, result)) return false;
+        if (!out.empty()) result = solid(std::move(out));
+        return true;
+    }
+
+    /** One atom: a character set into `out`, or a group into `group` (then `out` stays empty). */
+    bool parse_atom_text(int depth, std::string & out, piece & group) {
         at_              = pos_;
         const uint32_t c = p_[pos_++];
         if (c == '(') {
@@ -255,11 +343,13 @@ private:
                     return fail("look-arounds and named groups are not supported");
                 }
             }
-            std::string inner;
+            piece inner;
             if (!parse_alternatives(depth + 1, inner)) return false;
             if (peek() != ')') return fail("unclosed '('");
             ++pos_;
-            out = "(" + inner + ")";
+            group.text     = "(" + inner.text + ")";
+            group.nullable = inner.nullable;
+            group.nonempty = inner.nonempty;
             return true;
         }
         if (c == '[') return parse_class(out);
@@ -275,24 +365,29 @@ private:
         return emit_set({{{cp, cp}}, false}, out);
     }
 
-    bool parse_sequence(int depth, std::string & out) {
+    bool parse_sequence(int depth, piece & out) {
+        std::vector<piece> items;
         while (!at_end() && peek() != '|' && peek() != ')') {
-            std::string atom;
+            piece atom;
             if (!parse_atom(depth, atom)) return false;
             at_              = pos_;
             const uint32_t q = peek();
             if (q == '*' || q == '+' || q == '?') {
-                atom += static_cast<char>(q);
                 ++pos_;
+                atom = repeat_piece(atom, q == '+' ? 1 : 0, q == '?' ? std::optional<uint32_t>(1) : std::nullopt,
+                                    std::string(1, static_cast<char>(q)));
             } else if (q == '{') {
                 ++pos_;
                 uint32_t lo = 0, hi = 0;
+                bool     bounded = true;
                 if (!parse_count(lo)) return false;
                 std::string suffix = std::string("{").append(std::to_string(lo));
+                hi                 = lo;
                 if (peek() == ',') {
                     ++pos_;
                     suffix += ",";
-                    if (peek() != '}') {
+                    bounded = peek() != '}';
+                    if (bounded) {
                         if (!parse_count(hi)) return false;
                         if (hi < lo) return fail("a repetition {m,n} with n < m");
                         suffix += std::to_string(hi);
@@ -300,9 +395,9 @@ private:
                 }
                 if (peek() != '}') return fail("expected '}'");
                 ++pos_;
-                atom += suffix + "}";
+                atom = repeat_piece(atom, lo, bounded ? std::optional<uint32_t>(hi) : std::nullopt, suffix + "}");
             } else {
-                out += (out.empty() ? "" : " ") + atom;
+                items.push_back(std::move(atom));
                 continue;
             }
             if (peek() == '?') ++pos_;  // lazy: the same set of strings
@@ -310,24 +405,64 @@ private:
             if (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{') {
                 return fail("a quantifier after a quantifier");
             }
-            out += (out.empty() ? "" : " ") + atom;
+            items.push_back(std::move(atom));
+        }
+        // The non-empty matches of an all-nullable sequence: the first non-empty part is
+        // item i's, the rest as they are.
+        out.nullable = true;
+        for (const piece & p : items) {
+            out.text += (out.text.empty() ? "" : " ") + p.text;
+            out.nullable = out.nullable && p.nullable;
+        }
+        if (!out.nullable) {
+            out.nonempty = items.size() == 1 ? out.text : "(" + out.text + ")";
+            return true;
+        }
+        std::vector<std::string> alts;
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (!items[i].nonempty) continue;
+            std::string alt = *items[i].nonempty;
+            for (size_t k = i + 1; k < items.size(); ++k) alt += " " + items[k].text;
+            alts.push_back(std::move(alt));
+            if (alts.back().size() > k_max_pattern_gbnf) return fail("the pattern expands to too large a grammar");
+        }
+        if (alts.size() == 1 && alts[0] == *items.back().nonempty) {
+            out.nonempty = alts[0];
+        } else if (!alts.empty()) {
+            std::string ne;
+            for (size_t i = 0; i < alts.size(); ++i) ne += (i ? " | " : "") + alts[i];
+            out.nonempty = "(" + ne + ")";
         }
         return true;
     }
 
-    bool parse_alternatives(int depth, std::string & out) {
+    bool parse_alternatives(int depth, piece & out) {
         if (depth > k_max_pattern_depth) {
             return fail("groups nested deeper than " + std::to_string(k_max_pattern_depth));
         }
-        std::vector<std::string> alts(1);
+        std::vector<piece> alts(1);
         if (!parse_sequence(depth, alts.back())) return false;
         while (peek() == '|') {
             ++pos_;
             alts.emplace_back();
             if (!parse_sequence(depth, alts.back())) return false;
         }
-        for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + (alts[i].empty() ? "\"\"" : alts[i]);
-        if (alts.size() > 1) out = "(" + out + ")";
+        std::vector<std::string> ne;
+        for (size_t i = 0; i < alts.size(); ++i) {
+            out.text += (i ? " | " : "") + (alts[i].text.empty() ? "\"\"" : alts[i].text);
+            out.nullable = out.nullable || alts[i].nullable;
+            if (alts[i].nonempty) ne.push_back(*alts[i].nonempty);
+        }
+        if (alts.size() > 1) out.text = "(" + out.text + ")";
+        if (!out.nullable) {
+            out.nonempty = out.text;
+        } else if (ne.size() == 1) {
+            out.nonempty = ne[0];
+        } else if (!ne.empty()) {
+            std::string e;
+            for (size_t i = 0; i < ne.size(); ++i) e += (i ? " | " : "") + ne[i];
+            out.nonempty = "(" + e + ")";
+        }
         return true;
     }
 };

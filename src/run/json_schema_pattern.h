@@ -5,7 +5,9 @@
 // ends with $. Supported: literal characters, `.`, classes [a-z] [^...] with \d \w \s
 // inside, \d \w \s \D \W \S, the escapes \n \r \t \f \v \xHH \uHHHH and escaped
 // punctuation, groups ( ) and (?: ), alternatives |, and the quantifiers * + ? {m} {m,}
-// {m,n} (a lazy `?` after one is accepted and means the same here). The text is JSON:
+// {m,n} (a lazy `?` after one is accepted and means the same here; a repeated group that can
+// match the empty string, as (a*)*, repeats its non-empty matches). \uHHHH surrogate pairs
+// are one character; a lone surrogate is refused. The text is JSON:
 // a quote or backslash in the pattern is written escaped (\" \\), a tab, newline or other
 // control character as its JSON escape; classes and `.` match the characters a JSON string
 // holds unescaped (not ", \ or controls). Refused with a message: anchors elsewhere,

@@ -191,8 +191,9 @@ TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
                           "cannot read --grammar-file");
     expect_one_line_error(run_gk_run({"-m", m, "--grammar-file", scratch().string()}),
                           "cannot read --grammar-file '" + scratch().string() + "': it is a directory");
-    expect_one_line_error(run_gk_run({"-m", m, "-j", R"({"type": "string", "pattern": "a+"})"}),
-                          "--json-schema: pattern: only patterns that match the whole string (^...$) are supported");
+    expect_one_line_error(
+        run_gk_run({"-m", m, "-j", R"({"type": "string", "pattern": "a+"})"}),
+        "--json-schema: at /: pattern: only patterns that match the whole string (^...$) are supported");
     expect_one_line_error(run_gk_run({"-m", m, "-j", "{"}), "--json-schema: the schema is not JSON");
     const fs::path bad = write_file("bad.json", R"({"type": "object", "properties": {"x": {"minProperties": 1}}})");
     expect_one_line_error(
@@ -203,6 +204,44 @@ TEST(GkRunGrammar, BadGrammarsAreOneLineErrors) {
     for (int i = 0; i < 5000; ++i) wide += " | \"a\" \"b\"";
     expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "--grammar", wide}),
                           "gk-run: error: the grammar is too ambiguous to follow (more than 4096 parse stacks at once)");
+}
+
+TEST(GkRunGrammar, EmptyGrammarOrSchemaIsAnError) {
+    // Given but empty is an error, not an unconstrained run.
+    const std::string m     = k_stories.string();
+    const fs::path    empty = write_file("empty.txt", "");
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "--grammar", ""}),
+                          "--grammar: 1:1: the grammar is empty (it has no 'root' rule)", true);
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "--grammar-file", empty.string()}),
+                          "--grammar-file " + empty.string() + ": 1:1: the grammar is empty", true);
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "-j", ""}),
+                          "--json-schema: the schema is empty (an empty text is not JSON)", true);
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "-jf", empty.string()}),
+                          "--json-schema-file " + empty.string() + ": the schema is empty", true);
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "--grammar", "", "-j", "{}"}), "give only one of");
+}
+
+TEST(GkRunGrammar, SchemasThatAcceptNothingAreErrors) {
+    const std::string m = k_stories.string();
+    for (const char * schema :
+         {R"({"type": "string", "enum": [1, 2]})", R"({"type": "integer", "enum": ["a", "b"]})",
+          R"({"type": "string", "const": 5})", R"({"type": "integer", "minimum": 3, "const": 1})"}) {
+        expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "-j", schema}),
+                              "satisfies the rest of the schema: it accepts nothing", true);
+    }
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "-j",
+                                      R"({"type": "object", "properties": {"a": {"type": "integer"}},
+                                          "additionalProperties": false, "const": {"b": 1}})"}),
+                          "--json-schema: at /: 'const' together with 'properties' is not supported", true);
+    expect_one_line_error(run_gk_run({"-m", m, "-p", "Once", "--grammar", R"(root ::= "\uD800")"}),
+                          "--grammar: 1:11: escape of a UTF-16 surrogate", true);
+    // A string enum under its type still runs, and prints one of the values.
+    const run_result r = run_gk_run({"-m", m, "-p", "Once", "--no-display-prompt", "-s", "2", "-j",
+                                     R"({"type": "string", "enum": ["yes", "no"]})"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string text = generated(r);
+    text.erase(text.find_last_not_of(" \t\n") + 1);  // the whitespace the schema allows after a value
+    EXPECT_TRUE(text == R"("yes")" || text == R"("no")") << r.out;
 }
 
 } // namespace

@@ -179,6 +179,26 @@ TEST(Grammar, ErrorsNameLineAndColumn) {
     EXPECT_EQ(parse_error("root ::= \"a\"{100000}\n"), "1:14: repetition count above 10000");
 }
 
+TEST(Grammar, SurrogateEscapesRefused) {
+    // U+D800..U+DFFF are not characters: refused where they are written, as \U00110000 is.
+    const std::string surrogate = "escape of a UTF-16 surrogate (U+D800 to U+DFFF is not a character)";
+    EXPECT_EQ(parse_error("root ::= \"\\U00110000\"\n"), "1:11: escape beyond U+10FFFF");
+    EXPECT_EQ(parse_error("root ::= \"\\uD800\"\n"), "1:11: " + surrogate);
+    EXPECT_EQ(parse_error("root ::= \"a\" \"\\udfff\"\n"), "1:15: " + surrogate);
+    EXPECT_EQ(parse_error("root ::= [\\U0000DC00]\n"), "1:11: " + surrogate);
+    EXPECT_EQ(parse_error("root ::= [a-\\uDBFF]\n"), "1:13: " + surrogate);
+    // Either side of the surrogates is fine, and so is a range across them.
+    auto g = parse_ok("root ::= \"\\uD7FF\\uE000\" [\\uD000-\\uE000]\n");
+    ASSERT_TRUE(g);
+    expect_matches(*g, {"\xed\x9f\xbf\xee\x80\x80\xee\x80\x80", "\xed\x9f\xbf\xee\x80\x80\xed\x80\x80"},
+                   {"\xed\x9f\xbf\xee\x80\x80"});
+}
+
+TEST(Grammar, EmptyGrammarRefused) {
+    EXPECT_EQ(parse_error(""), "1:1: the grammar is empty (it has no 'root' rule)");
+    EXPECT_EQ(parse_error("\n  # nothing\n"), "1:1: the grammar is empty (it has no 'root' rule)");
+}
+
 TEST(Grammar, RuleNamedLikeAGroup) {
     // The group in `root` is made a rule root-1 before the grammar defines its own root-1.
     auto g = parse_ok("root ::= (\"a\" | \"b\") root-1\nroot-1 ::= \"c\"\n");
@@ -611,16 +631,16 @@ TEST(JsonSchema, PatternAndFormat) {
          R"({"d": "2024-02-29", "t": "2024-12-01 07:05:00Z", "u": "123e4567-e89b-12d3-a456-426614174000"})",
          R"({"d": "2024-02-29", "t": "2024-12-01T07:05:00Z", "u": "123e4567e89b12d3a456426614174000"})"});
     EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "a+"})"),
-              "pattern: only patterns that match the whole string (^...$) are supported");
+              "at /: pattern: only patterns that match the whole string (^...$) are supported");
     EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^(?=a)b$"})"),
-              "pattern: look-arounds and named groups are not supported (at character 1 after the ^)");
+              "at /: pattern: look-arounds and named groups are not supported (at character 1 after the ^)");
     EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^(a)\\1$"})"),
-              "pattern: back-references are not supported (at character 4 after the ^)");
+              "at /: pattern: back-references are not supported (at character 4 after the ^)");
     EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^a**$"})"),
-              "pattern: a quantifier after a quantifier (at character 3 after the ^)");
+              "at /: pattern: a quantifier after a quantifier (at character 3 after the ^)");
     EXPECT_EQ(schema_error(R"({"type": "string", "format": "email"})"),
-              "unsupported format \"email\" (supported: date, time, date-time, uuid)");
-    EXPECT_EQ(schema_error(R"({"type": "integer", "pattern": "^1$"})"), "'pattern' applies to strings only");
+              "at /: unsupported format \"email\" (supported: date, time, date-time, uuid)");
+    EXPECT_EQ(schema_error(R"({"type": "integer", "pattern": "^1$"})"), "at /: 'pattern' applies to strings only");
 }
 
 TEST(JsonSchema, ReadmePydanticSummary) {
@@ -676,20 +696,125 @@ TEST(JsonSchema, ReadmePydanticSummary) {
 
 TEST(JsonSchema, UnsupportedKeywordsNamed) {
     EXPECT_EQ(schema_error(R"({"type": "string", "minItems": 1, "contains": {}})"),
-              "unsupported JSON Schema keyword 'contains'");
+              "at /: unsupported JSON Schema keyword 'contains'");
     EXPECT_EQ(schema_error(R"({"properties": {"x": {"not": {}}}})"),
               "at /properties/x: unsupported JSON Schema keyword 'not'");
-    EXPECT_EQ(schema_error(R"({"allOf": [{}]})"), "unsupported JSON Schema keyword 'allOf'");
-    EXPECT_EQ(schema_error(R"({"type": "number", "minimum": 0})"), "'minimum' is supported on integers only");
+    EXPECT_EQ(schema_error(R"({"allOf": [{}]})"), "at /: unsupported JSON Schema keyword 'allOf'");
+    EXPECT_EQ(schema_error(R"({"type": "number", "minimum": 0})"), "at /: 'minimum' is supported on integers only");
     EXPECT_EQ(
         schema_error(R"({"$ref": "http://x/y.json"})"),
         "at /$ref: $ref 'http://x/y.json' is not \"#\", \"#/$defs/NAME\" or \"#/definitions/NAME\" of this schema");
-    EXPECT_EQ(schema_error(R"({"type": "strin"})"), "unknown type 'strin'");
-    EXPECT_EQ(schema_error(R"({"type": "array", "minItems": 5, "maxItems": 2})"), "maxItems is less than minItems");
+    EXPECT_EQ(schema_error(R"({"type": "strin"})"), "at /: unknown type 'strin'");
+    EXPECT_EQ(schema_error(R"({"type": "array", "minItems": 5, "maxItems": 2})"),
+              "at /: maxItems is less than minItems");
     EXPECT_EQ(schema_error(R"({"properties": {"a": {}}, "required": ["b"]})"),
-              "required property 'b' is not in 'properties'");
+              "at /: required property 'b' is not in 'properties'");
     EXPECT_NE(schema_error("{not json").find("the schema is not JSON"), std::string::npos);
-    EXPECT_EQ(schema_error("false"), "the schema false accepts nothing");
+    EXPECT_EQ(schema_error("false"), "at /: the schema false accepts nothing");
+}
+
+TEST(JsonSchema, EmptySchemaRefused) {
+    EXPECT_EQ(schema_error(""), "the schema is empty (an empty text is not JSON)");
+    EXPECT_EQ(schema_error(" \n"), "the schema is empty (an empty text is not JSON)");
+}
+
+TEST(JsonSchema, ErrorsAtTheRootHaveAPointer) {
+    EXPECT_EQ(schema_error(R"({"type": "integer", "minimum": 1e30})"),
+              "at /: 'minimum' must be an integer of at most 16 digits");
+    EXPECT_EQ(schema_error(R"({"type": "string", "minLength": 5, "maxLength": 2})"),
+              "at /: maxLength is less than minLength");
+    EXPECT_EQ(schema_error(R"({"properties": {"n": {"type": "string", "minLength": 5, "maxLength": 2}}})"),
+              "at /properties/n: maxLength is less than minLength");
+    // A property name is escaped as a JSON pointer writes it (~ as ~0, / as ~1).
+    EXPECT_EQ(schema_error(R"({"properties": {"a/b~": {"not": {}}}})"),
+              "at /properties/a~1b~0: unsupported JSON Schema keyword 'not'");
+}
+
+TEST(JsonSchema, EnumAndConstMeetTheRestOfTheSchema) {
+    // Values the other keywords refuse are dropped; none left is refused as `false` is.
+    const std::string nothing_enum  = "at /: no value of 'enum' satisfies the rest of the schema: it accepts nothing";
+    const std::string nothing_const = "at /: no value of 'const' satisfies the rest of the schema: it accepts nothing";
+    EXPECT_EQ(schema_error(R"({"type": "string", "enum": [1, 2]})"), nothing_enum);
+    EXPECT_EQ(schema_error(R"({"type": "integer", "enum": ["a", "b"]})"), nothing_enum);
+    EXPECT_EQ(schema_error(R"({"type": "string", "const": 5})"), nothing_const);
+    EXPECT_EQ(schema_error(R"({"type": "integer", "minimum": 3, "const": 1})"), nothing_const);
+    EXPECT_EQ(schema_error(R"({"type": "string", "maxLength": 1, "enum": ["ab", "cd"]})"), nothing_enum);
+    EXPECT_EQ(schema_error(R"({"const": "a", "enum": ["b", "c"]})"), nothing_const);
+    EXPECT_EQ(schema_error(R"({"properties": {"x": {"type": "null", "enum": [0, false]}}})"),
+              "at /properties/x: no value of 'enum' satisfies the rest of the schema: it accepts nothing");
+    // Keywords that are not checked against the values are refused by name where they apply to one.
+    EXPECT_EQ(schema_error(R"({"type": "object", "properties": {"a": {"type": "integer"}},
+        "additionalProperties": false, "const": {"b": 1}})"),
+              "at /: 'const' together with 'properties' is not supported");
+    EXPECT_EQ(schema_error(R"({"type": "string", "pattern": "^a$", "enum": ["a", "b"]})"),
+              "at /: 'enum' together with 'pattern' is not supported");
+    EXPECT_EQ(schema_error(R"({"enum": [[1], 2], "minItems": 1})"),
+              "at /: 'enum' together with 'minItems' is not supported");
+    EXPECT_EQ(schema_error(R"({"enum": ["a"], "anyOf": [{"type": "string"}]})"),
+              "at /: 'enum' together with 'anyOf' is not supported");
+    EXPECT_EQ(schema_error(R"({"enum": [1], "type": "strin"})"), "at /: unknown type 'strin'");
+    EXPECT_EQ(schema_error(R"({"enum": [1], "minimum": "0"})"), "at /: 'minimum' must be a number");
+    // The common forms keep working.
+    auto str = schema_grammar(R"({"type": "string", "enum": ["a", "b"], "description": "d"})");
+    ASSERT_TRUE(str);
+    expect_matches(*str, {R"("a")", R"("b")"}, {"1", R"("c")"});
+    auto ints = schema_grammar(R"({"type": "integer", "minimum": 2, "maximum": 5, "enum": [1, 3, 4.0, 4.5, "3", 7]})");
+    ASSERT_TRUE(ints);
+    expect_matches(*ints, {"3", "4.0"}, {"1", "4.5", R"("3")", "7"});
+    auto excl = schema_grammar(R"({"exclusiveMinimum": 1, "exclusiveMaximum": 2.5, "enum": [1, 2, 2.5, "x"]})");
+    ASSERT_TRUE(excl);
+    expect_matches(*excl, {"2", R"("x")"}, {"1", "2.5"});
+    auto lens = schema_grammar(R"({"minLength": 1, "maxLength": 2, "enum": ["", "ab", "abc", "éé", 10]})");
+    ASSERT_TRUE(lens);
+    expect_matches(*lens, {R"("ab")", "\"\xc3\xa9\xc3\xa9\"", "10"}, {R"("")", R"("abc")"});
+    // A keyword for another type than the values' is irrelevant to them.
+    auto other = schema_grammar(R"({"enum": [1, 2], "pattern": "^x$", "properties": {"a": {}}})");
+    ASSERT_TRUE(other);
+    expect_matches(*other, {"1", "2"}, {R"("x")"});
+    auto both = schema_grammar(R"({"const": "a", "enum": ["a", "b"]})");
+    ASSERT_TRUE(both);
+    expect_matches(*both, {R"("a")"}, {R"("b")"});
+    auto obj = schema_grammar(R"({"type": ["object", "null"], "const": {"b": 1}})");
+    ASSERT_TRUE(obj);
+    expect_matches(*obj, {R"({"b":1})"}, {"null", R"({"b":2})"});
+}
+
+TEST(JsonSchema, PatternRepeatingAnEmptyMatch) {
+    // A repeated group that can match the empty string: (x*)* is x*, not left recursion.
+    auto g = schema_grammar(R"({"type": "string", "pattern": "^(a*)*$"})");
+    ASSERT_TRUE(g);
+    expect_matches(*g, {R"("")", R"("a")", R"("aaaa")"}, {R"("b")", R"("ab")"});
+    auto ab = schema_grammar(R"({"pattern": "^(a?b?)+c$"})");
+    ASSERT_TRUE(ab);
+    expect_matches(*ab, {R"("c")", R"("abc")", R"("bbaac")"}, {R"("")", R"("ca")", R"("abxc")"});
+    auto alt = schema_grammar(R"({"pattern": "^(|x|y*)*z{0,}$"})");
+    ASSERT_TRUE(alt);
+    expect_matches(*alt, {R"("")", R"("xyyxz")", R"("zz")"}, {R"("zx")", R"("w")"});
+    auto nested = schema_grammar(R"({"pattern": "^((a*)*(b?)+)*(){2,}(c*){2,3}d$"})");
+    ASSERT_TRUE(nested);
+    expect_matches(*nested, {R"("d")", R"("abbaccd")", R"("cccd")"}, {R"("dd")", R"("da")"});
+    auto at_least = schema_grammar(R"({"pattern": "^(a?){2,}b$"})");
+    ASSERT_TRUE(at_least);
+    expect_matches(*at_least, {R"("b")", R"("aaab")"}, {R"("ba")"});
+    // A pattern whose grammar is too large is refused naming the pattern, not the converter's rules.
+    std::string big = "^";
+    for (int i = 0; i < 420; ++i) big += "a{10000}";
+    big += "$";
+    EXPECT_EQ(schema_error(R"({"properties": {"p": {"pattern": ")" + big + "\"}}}"),
+              "at /properties/p: pattern \"" + big + "\" is not supported (its grammar expands to too many elements)");
+}
+
+TEST(JsonSchema, PatternSurrogateEscapes) {
+    // A surrogate pair is one character; a lone surrogate is refused.
+    auto g = schema_grammar(R"({"pattern": "^\\uD83D\\uDE00[\\uD83D\\uDE01-\\uD83D\\uDE02]$"})");
+    ASSERT_TRUE(g);
+    expect_matches(*g, {"\"\xf0\x9f\x98\x80\xf0\x9f\x98\x82\""}, {"\"\xf0\x9f\x98\x80\xf0\x9f\x98\x83\""});
+    EXPECT_EQ(schema_error(R"({"pattern": "^a\\uD800$"})"),
+              "at /: pattern: a lone UTF-16 surrogate \\uD800 is not a character (at character 2 after the ^)");
+    EXPECT_EQ(schema_error(R"({"pattern": "^[\\uDC00-\\uDFFF]$"})"),
+              "at /: pattern: a lone UTF-16 surrogate \\uDC00 is not a character (at character 2 after the ^)");
+    EXPECT_EQ(schema_error(R"({"pattern": "^\\uD800\\u0041$"})"),
+              "at /: pattern: a lone UTF-16 surrogate \\uD800 is not a character (at character 1 after the ^)");
 }
 
 } // namespace

@@ -347,31 +347,42 @@ std::string finish_sampling_options(const CLI::App & app, gk::run::sampler_param
 }
 /** Constrained output: the text of --grammar, --grammar-file, -j or -jf (at most one). */
 struct grammar_args {
-    std::string grammar, grammar_file, json_schema, json_schema_file;
+    std::string   grammar, grammar_file, json_schema, json_schema_file;
+    CLI::Option * grammar_opt          = nullptr;  // given is count() > 0: "" is given, and refused
+    CLI::Option * grammar_file_opt     = nullptr;
+    CLI::Option * json_schema_opt      = nullptr;
+    CLI::Option * json_schema_file_opt = nullptr;
 
     void add_to(CLI::App & app) {
-        app.add_option("--grammar", grammar, "constrain the output to this GBNF grammar (llama.cpp's format)");
-        app.add_option("--grammar-file", grammar_file, "constrain the output to the GBNF grammar in FILE")
-            ->type_name("FILE");
-        app.add_option("-j,--json-schema", json_schema, "constrain the output to JSON valid for this JSON Schema");
-        app.add_option("--json-schema-file", json_schema_file, "(-jf) the same, with the schema read from FILE")
-            ->type_name("FILE");
+        grammar_opt      = app.add_option("--grammar", grammar,
+                                          "constrain the output to this GBNF grammar (llama.cpp's format)");
+        grammar_file_opt = app.add_option("--grammar-file", grammar_file,
+                                          "constrain the output to the GBNF grammar in FILE")
+                               ->type_name("FILE");
+        json_schema_opt      = app.add_option("-j,--json-schema", json_schema,
+                                              "constrain the output to JSON valid for this JSON Schema");
+        json_schema_file_opt = app.add_option("--json-schema-file", json_schema_file,
+                                              "(-jf) the same, with the schema read from FILE")
+                                   ->type_name("FILE");
     }
 
-    /** Parse the one given into opt.grammar. Returns the error ("" when none). */
+    /** Parse the one given into opt.grammar. Returns the error ("" when none). An empty
+     *  grammar or schema (given as "" or in an empty file) is refused, not ignored. */
     std::string resolve(run_options & opt) const {
-        const int n_given = !grammar.empty() + !grammar_file.empty() + !json_schema.empty() + !json_schema_file.empty();
+        const bool has_grammar = grammar_opt->count() > 0, has_grammar_file = grammar_file_opt->count() > 0;
+        const bool has_schema = json_schema_opt->count() > 0, has_schema_file = json_schema_file_opt->count() > 0;
+        const int  n_given = has_grammar + has_grammar_file + has_schema + has_schema_file;
         if (n_given == 0) return "";
         if (n_given > 1) return "give only one of --grammar, --grammar-file, --json-schema and --json-schema-file";
-        std::string text = !grammar.empty() ? grammar : json_schema, msg;
-        std::string what = !grammar.empty() ? "--grammar" : "--json-schema";
+        std::string text = has_grammar ? grammar : json_schema, msg;
+        std::string what = has_grammar ? "--grammar" : "--json-schema";
         for (const std::string * file : {&grammar_file, &json_schema_file}) {
-            if (file->empty()) continue;
+            if (file == &grammar_file ? !has_grammar_file : !has_schema_file) continue;
             const char * option = file == &grammar_file ? "--grammar-file" : "--json-schema-file";
             what                = std::string(option) + " " + *file;
             if (!read_text_input(*file, option, text, &msg)) return msg;
         }
-        if (!json_schema.empty() || !json_schema_file.empty()) {
+        if (has_schema || has_schema_file) {
             auto gbnf = gk::run::json_schema_to_grammar(text, &msg);
             if (!gbnf) return what + ": " + msg;
             text = *gbnf;
