@@ -231,6 +231,11 @@ uint64_t gk_gguf_write_size(const gk_gguf * ctx);
  *  the file a symlink names); a device or FIFO is written directly. */
 enum gk_gguf_status gk_gguf_write(const gk_gguf * ctx, const char * path, gk_gguf_error * err);
 
+/** The same bytes to the open descriptor `fd`, at its position (at the end when it was
+ *  opened for append: a shell's `>>`), which is left open; `name` (or NULL) names it in
+ *  messages. No temporary file: what a shell opened is written as it was opened. */
+enum gk_gguf_status gk_gguf_write_fd(const gk_gguf * ctx, int fd, const char * name, gk_gguf_error * err);
+
 /** The same bytes into `dst` of `size` bytes (>= gk_gguf_write_size). */
 enum gk_gguf_status gk_gguf_write_memory(const gk_gguf * ctx, void * dst, uint64_t size, gk_gguf_error * err);
 

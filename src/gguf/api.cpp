@@ -456,6 +456,14 @@ enum gk_gguf_status gk_gguf_write(const gk_gguf * ctx, const char * path, gk_ggu
     });
 }
 
+enum gk_gguf_status gk_gguf_write_fd(const gk_gguf * ctx, int fd, const char * name, gk_gguf_error * err) {
+    return guarded(err, [&] {
+        require(ctx != nullptr, "context is NULL");
+        require(fd >= 0, "descriptor is negative");
+        gk::gguf::write_descriptor(*ctx, fd, name ? name : ("descriptor " + std::to_string(fd)).c_str());
+    });
+}
+
 enum gk_gguf_status gk_gguf_write_memory(const gk_gguf * ctx, void * dst, uint64_t size, gk_gguf_error * err) {
     return guarded(err, [&] {
         require(ctx != nullptr, "context is NULL");

@@ -115,6 +115,7 @@ void write_to(const gk_gguf & ctx, sink & out);
 /// Write the context to `path` through a temporary file renamed over it, or into
 /// `dst` of `size` bytes (output.cpp). Throw failures.
 void write_file(const gk_gguf & ctx, const char * path);
+void write_descriptor(const gk_gguf & ctx, int fd, const char * name);
 void write_memory(const gk_gguf & ctx, void * dst, uint64_t size);
 
 } // namespace gk::gguf

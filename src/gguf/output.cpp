@@ -138,6 +138,16 @@ void write_file(const gk_gguf & ctx, const char * path) {
     }
 }
 
+void write_descriptor(const gk_gguf & ctx, int fd, const char * name) {
+    // A duplicate, closed when done, so that `fd` stays open; it shares the position and
+    // the flags (O_APPEND included) of `fd`.
+    const int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) {
+        io_error(name, "write", errno);
+    }
+    write_fd(ctx, copy, name, "");
+}
+
 void write_memory(const gk_gguf & ctx, void * dst, uint64_t size) {
     if (size < file_bytes(ctx)) {
         fail(GK_GGUF_ERR_ARG, "output buffer of " + std::to_string(size) + " bytes is smaller than the " +

@@ -11,9 +11,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -449,6 +451,138 @@ TEST(QuantizeCli, Options) {
         EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
+}
+
+// The one line an error prints, or a note that there was not exactly one.
+std::string one_line(const result & r) {
+    return std::count(r.err.begin(), r.err.end(), '\n') == 1 ? r.err : "not one line: " + r.err;
+}
+
+// Defect: `gk-quantize IN OUT q8_0 -4` printed CLI11's range of a double (300 digits).
+TEST(QuantizeCli, NthreadsMustBeAPositiveInteger) {
+    const std::string in  = k_models + "stories260K.gguf";
+    const fs::path    out = scratch() / "threads.gguf";
+    for (const char * n : {"-4", "abc", "0", "1.5", "''"}) {
+        const result r = quantize(in, out, std::string("q8_0 ") + n);
+        EXPECT_EQ(r.rc, 1) << n;
+        const std::string shown = std::string(n) == "''" ? "" : n;
+        EXPECT_EQ(one_line(r), "gk-quantize: nthreads: '" + shown + "' is not a positive integer\n");
+        EXPECT_FALSE(fs::exists(out));
+    }
+    const result r = quantize(in, out, "q8_0 4");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.err.find("runs on one thread; nthreads 4 is not used"), std::string::npos) << r.err;
+}
+
+// Defect: llama-quantize's options that gk-quantize does not take (`--tensor-type attn=q4_0`)
+// were taken for positionals and refused as a bad nthreads.
+TEST(QuantizeCli, UnsupportedOptionsAreRefusedByName) {
+    const std::string in   = quote(k_models + "stories260K.gguf");
+    const std::string out  = quote((scratch() / "unsupported.gguf").string());
+    const std::string help = sh(k_tool + " --help").out;
+    const struct {
+        const char * name;
+        const char * value;
+    } opts[] = {
+        {"--tensor-type", "attn=q4_0"}, {"--tensor-type-file", "F"}, {"--include-weights", "X"},
+        {"--exclude-weights", "X"},     {"--prune-layers", "1"},     {"--override-kv", "a=int:1"},
+        {"--keep-split", ""},           {"--dry-run", ""},
+    };
+    for (const auto & o : opts) {
+        const std::string opt = std::string(o.name) + (*o.value ? " " : "") + o.value;
+        for (const std::string & args : {opt + " " + in + " " + out + " q8_0", in + " " + out + " q8_0 " + opt}) {
+            const result r = sh(k_tool + " " + args);
+            EXPECT_EQ(r.rc, 1) << args;
+            EXPECT_EQ(one_line(r).rfind("gk-quantize: option " + std::string(o.name) + " is not supported (", 0), 0u)
+                << args << ": " << r.err;
+        }
+        EXPECT_NE(help.find(std::string(o.name) + ","), help.find(std::string(o.name) + "\n")) << o.name;
+    }
+    for (const std::string & args :
+         {"--frobnicate " + in + " " + out + " q8_0", in + " " + out + " q8_0 --frobnicate=2"}) {
+        const result r = sh(k_tool + " " + args);
+        EXPECT_EQ(r.rc, 1) << args;
+        EXPECT_EQ(one_line(r), "gk-quantize: unknown option --frobnicate (see --help)\n") << args;
+    }
+    EXPECT_FALSE(fs::exists(scratch() / "unsupported.gguf"));
+}
+
+// Defect: an empty OUT was found out after every tensor was quantized (`cannot rename a
+// temporary file to : No such file or directory`).
+TEST(QuantizeCli, OutIsCheckedBeforeAnyWork) {
+    const std::string in       = k_models + "stories260K.gguf";
+    const fs::path    readonly = scratch() / "readonly";
+    fs::create_directories(readonly);
+    fs::permissions(readonly, fs::perms::owner_read | fs::perms::owner_exec);
+    const struct {
+        std::string out, message;
+    } bad[] = {
+        {"", "gk-quantize: OUT is empty; name the output file\n"},
+        {scratch().string(), "gk-quantize: " + scratch().string() + ": is a directory\n"},
+        {(scratch() / "nofolder/").string(),
+         "gk-quantize: " + (scratch() / "nofolder/").string() + ": is a directory\n"},
+        {(scratch() / "no" / "x.gguf").string(), "gk-quantize: " + (scratch() / "no" / "x.gguf").string() +
+                                                     ": no folder " + (scratch() / "no").string() + "\n"},
+        {"/dev/stderr", "gk-quantize: /dev/stderr: the messages go to stderr; write the output elsewhere\n"},
+    };
+    for (const auto & c : bad) {
+        const result r = quantize(in, c.out, "q8_0");
+        EXPECT_EQ(r.rc, 1) << c.out;
+        EXPECT_EQ(one_line(r), c.message);  // and no progress line: refused before any work
+    }
+    if (geteuid() != 0) {  // root writes anywhere
+        const result r = quantize(in, readonly / "x.gguf", "q8_0");
+        EXPECT_EQ(r.rc, 1);
+        EXPECT_EQ(one_line(r).rfind("gk-quantize: " + (readonly / "x.gguf").string() + ": cannot write in ", 0), 0u)
+            << r.err;
+    }
+    fs::permissions(readonly, fs::perms::owner_all);
+}
+
+ino_t inode(const fs::path & p) {
+    struct stat st {};
+    EXPECT_EQ(stat(p.c_str(), &st), 0) << p;
+    return st.st_ino;
+}
+
+// Defect: `gk-quantize IN /dev/stdout q8_0 >> f` renamed a temporary file over f, losing
+// what f held. Now the descriptor is written through: >> appends, > truncates, f stays.
+TEST(QuantizeCli, StdoutRedirectedToAFileAppendsOrTruncates) {
+    const std::string in  = k_models + "stories260K.gguf";
+    const fs::path    ref = scratch() / "ref.gguf", f = scratch() / "redirect.gguf";
+    ASSERT_EQ(quantize(in, ref, "q8_0").rc, 0);
+    std::ofstream(f, std::ios::binary) << "kept before\n";
+    const ino_t  before = inode(f);
+    const result a      = sh(k_tool + " " + quote(in) + " /dev/stdout q8_0 >> " + quote(f.string()));
+    ASSERT_EQ(a.rc, 0) << a.err;
+    EXPECT_EQ(inode(f), before);
+    EXPECT_TRUE(read_all(f) == "kept before\n" + read_all(ref)) << "appended output differs";
+    const result t = sh(k_tool + " " + quote(in) + " /dev/stdout q8_0 > " + quote(f.string()));
+    ASSERT_EQ(t.rc, 0) << t.err;
+    EXPECT_EQ(inode(f), before);
+    EXPECT_TRUE(read_all(f) == read_all(ref)) << "truncated output differs";
+    // /dev/fd/1 is the same descriptor; a stdout open for reading only is refused up front.
+    const result d = sh(k_tool + " " + quote(in) + " /dev/fd/1 q8_0 >> " + quote(f.string()));
+    ASSERT_EQ(d.rc, 0) << d.err;
+    EXPECT_TRUE(read_all(f) == read_all(ref) + read_all(ref)) << "/dev/fd/1 output differs";
+    const result r = sh(k_tool + " " + quote(in) + " /dev/stdout q8_0 1< " + quote(ref.string()));
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(one_line(r), "gk-quantize: /dev/stdout: cannot write: open for reading only\n");
+}
+
+// Defect: --help did not say that IQ3_XXS needs an imatrix; it now reads the refusal's table.
+TEST(QuantizeCli, HelpSaysWhichTypesNeedAnImatrix) {
+    const std::string help = sh(k_tool + " --help").out;
+    for (const mixture & m : mixtures()) {
+        const size_t at = help.find(" " + std::string(m.name) + " ");
+        ASSERT_NE(at, std::string::npos) << m.name;
+        const std::string line = help.substr(at, help.find('\n', at) - at);
+        EXPECT_EQ(line.find("needs an imatrix") != std::string::npos, mixture_needs_imatrix(m)) << line;
+    }
+    EXPECT_NE(help.find(imatrix_needs_text()), std::string::npos) << help;
+    EXPECT_NE(help.find("IQ3_XXS   : iq3_xxs (3.06 bpw); attn_q/attn_k iq2_s, attn_output iq3_s; needs an imatrix"),
+              std::string::npos)
+        << help;
 }
 
 fs::path gemma3_270m() {

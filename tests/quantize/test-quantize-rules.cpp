@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,30 @@ TEST(QuantizeRules, VeryLowBitMixtures) {
     EXPECT_FALSE(needs_imatrix(GK_TYPE_Q2_K, "token_embd.weight", FTYPE_Q2_K_S));
     EXPECT_FALSE(needs_imatrix(GK_TYPE_Q2_K, "blk.0.attn_q.weight", FTYPE_Q2_K));
     EXPECT_FALSE(needs_imatrix(GK_TYPE_IQ4_NL, "blk.0.attn_q.weight", FTYPE_IQ1_S));
+}
+
+// Defect: --help named no imatrix need for IQ3_XXS, whose iq2_s attn_q/attn_k are refused
+// without one; the help, the refusal and this test now read one table.
+TEST(QuantizeRules, WhichMixturesNeedAnImatrix) {
+    std::set<std::string> need;
+    for (const mixture & m : mixtures()) {
+        if (mixture_needs_imatrix(m)) {
+            need.insert(m.name);
+        }
+    }
+    EXPECT_EQ(need,
+              (std::set<std::string>{"IQ1_M", "IQ1_S", "IQ2_M", "IQ2_S", "IQ2_XS", "IQ2_XXS", "IQ3_XXS", "Q2_K_S"}));
+    for (const imatrix_need & n : imatrix_needs()) {
+        const ftype id = n.only_in >= 0 ? static_cast<ftype>(n.only_in) : FTYPE_IQ2_XXS;
+        EXPECT_TRUE(needs_imatrix(n.type, "blk.0.ffn_up.weight", id)) << gk_type_name(n.type);
+        for (const char * x : n.except) {
+            if (x) {
+                EXPECT_FALSE(needs_imatrix(n.type, x, id)) << x;
+            }
+        }
+    }
+    EXPECT_EQ(imatrix_needs_text(),
+              "iq2_xxs, iq2_xs, iq2_s, iq1_s, iq1_m (but token_embd, output), q2_K under Q2_K_S (but token_embd)");
 }
 
 // Without output.weight, token_embd is the output and gets the output's type.

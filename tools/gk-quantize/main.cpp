@@ -19,11 +19,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
+#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <csignal>
@@ -33,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -61,8 +65,10 @@ void check(gk_gguf_status s, const gk_gguf_error & err, const std::string & what
 constexpr uint32_t k_quantization_version = 2;
 
 struct options {
-    std::string in_path, out_path, type_name, imatrix_path, output_type, token_embd_type;
+    std::string in_path, out_path, type_name, imatrix_path, output_type, token_embd_type, n_threads_text;
     int         n_threads        = 0;
+    bool        n_threads_given  = false;
+    int         out_fd           = -1;  // OUT names this open descriptor (/dev/stdout): written through it
     bool        allow_requantize = false;
     bool        leave_output     = false;
     bool        pure             = false;
@@ -198,13 +204,52 @@ void write_metadata(const gk_gguf * in, gk_gguf * out, const settings & s, const
     }
 }
 
+// The descriptor OUT names when it is one of this process's (/dev/stdout, /dev/fd/N,
+// /proc/self/fd/N); -1 otherwise.
+int named_descriptor(const std::string & out_path) {
+    if (out_path == "/dev/stdout") {
+        return STDOUT_FILENO;
+    }
+    if (out_path == "/dev/stderr") {
+        return STDERR_FILENO;
+    }
+    for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+        if (out_path.starts_with(prefix)) {
+            const char * p       = out_path.c_str() + prefix.size();
+            const char * e       = out_path.c_str() + out_path.size();
+            int          fd      = -1;
+            const auto [end, ec] = std::from_chars(p, e, fd);
+            return ec == std::errc() && end == e && p != e ? fd : -1;
+        }
+    }
+    return -1;
+}
+
 // Refuse an output path that cannot be written, or that names the input, before any
-// work is done. A device or FIFO (/dev/stdout, a pipe) is written in place; a file is
+// work is done; returns the descriptor to write through, or -1. A descriptor OUT names
+// (/dev/stdout: a pipe, a device, or a file the shell opened with > or >>) is written
+// through, at its position; another device or FIFO is written in place; a file is
 // written through a temporary file in its folder, renamed over it at the end.
-void check_output(const std::string & in_path, const std::string & out_path) {
+int check_output(const std::string & in_path, const std::string & out_path) {
+    if (out_path.empty()) {
+        fail("OUT is empty; name the output file");
+    }
     std::error_code ec;
     if (fs::equivalent(in_path, out_path, ec)) {
         fail(out_path + ": is the input file; write the output to another path");
+    }
+    if (const int fd = named_descriptor(out_path); fd >= 0) {
+        if (fd == STDERR_FILENO) {
+            fail(out_path + ": the messages go to stderr; write the output elsewhere");
+        }
+        const int flags = fcntl(fd, F_GETFL);
+        if (flags < 0) {
+            fail(out_path + ": cannot write: " + std::strerror(errno));
+        }
+        if ((flags & O_ACCMODE) == O_RDONLY) {
+            fail(out_path + ": cannot write: open for reading only");
+        }
+        return fd;
     }
     struct stat st {};
     if (stat(out_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -214,10 +259,13 @@ void check_output(const std::string & in_path, const std::string & out_path) {
         if (access(out_path.c_str(), W_OK) != 0) {
             fail(out_path + ": cannot write: " + std::strerror(errno));
         }
-        return;
+        return -1;
+    }
+    if (out_path.ends_with('/')) {
+        fail(out_path + ": is a directory");
     }
     fs::path out(out_path);
-    if (fs::is_symlink(out, ec)) {  // /dev/stdout redirected to a file: that file's folder
+    if (fs::is_symlink(out, ec)) {
         out = fs::weakly_canonical(out, ec);
     }
     const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
@@ -227,6 +275,17 @@ void check_output(const std::string & in_path, const std::string & out_path) {
     if (access(dir.c_str(), W_OK) != 0) {
         fail(out_path + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
     }
+    return -1;
+}
+
+// NTHREADS, when given: a positive integer.
+int parse_threads(const std::string & text) {
+    int n               = 0;
+    const auto [end, e] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (e != std::errc() || end != text.data() + text.size() || n < 1) {
+        fail("nthreads: '" + text + "' is not a positive integer");
+    }
+    return n;
 }
 
 // A ggml type name given to --output-tensor-type / --token-embedding-type.
@@ -301,9 +360,12 @@ void check_plan(const gk_gguf * in, const std::vector<decision> & plan, const se
     }
 }
 
-int run(const options & o) {
+int run(options & o) {
+    if (o.n_threads_given) {
+        o.n_threads = parse_threads(o.n_threads_text);
+    }
+    o.out_fd         = check_output(o.in_path, o.out_path);
     const settings s = parse_settings(o);
-    check_output(o.in_path, o.out_path);
     if (o.n_threads > 1) {
         std::fprintf(stderr, "gk-quantize: runs on one thread; nthreads %d is not used\n", o.n_threads);
     }
@@ -363,7 +425,9 @@ int run(const options & o) {
         }
         convert_tensor(in.get(), i, d, imp, note, out.get(), sum);
     }
-    if (gk_gguf_write(out.get(), o.out_path.c_str(), &e) != GK_GGUF_OK) {
+    const gk_gguf_status written = o.out_fd >= 0 ? gk_gguf_write_fd(out.get(), o.out_fd, o.out_path.c_str(), &e)
+                                                 : gk_gguf_write(out.get(), o.out_path.c_str(), &e);
+    if (written != GK_GGUF_OK) {
         fail(e.message);  // names the file and the system's reason
     }
     std::string types;
@@ -379,18 +443,88 @@ int run(const options & o) {
     return 0;
 }
 
+// llama-quantize's options that gk-quantize does not take, refused by name.
+struct unsupported_option {
+    const char * name;
+    const char * why;
+};
+
+constexpr unsupported_option k_unsupported[] = {
+    {"--tensor-type", "no per-tensor type overrides; --output-tensor-type and --token-embedding-type are taken"},
+    {"--tensor-type-file", "no per-tensor type overrides"},
+    {"--include-weights", "the imatrix applies to every tensor it has an entry for"},
+    {"--exclude-weights", "the imatrix applies to every tensor it has an entry for"},
+    {"--prune-layers", "layers are not removed"},
+    {"--override-kv", "metadata is copied as stored"},
+    {"--keep-split", "split models are not read or written"},
+    {"--dry-run", "every run writes OUT"},
+};
+
+// The options gk-quantize takes (CLI11 parses them) and whether they take a value.
+constexpr std::pair<const char *, bool> k_options[] = {
+    {"--imatrix", true},
+    {"--allow-requantize", false},
+    {"--leave-output-tensor", false},
+    {"--pure", false},
+    {"--output-tensor-type", true},
+    {"--token-embedding-type", true},
+    {"--help", false},
+    {"-h", false},
+};
+
+// Refuse, naming it, an option of llama-quantize's that is not taken or an unknown one,
+// wherever it stands; CLI11 would take it for a positional.
+void check_option_names(int argc, char ** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--") {
+            return;
+        }
+        if (arg.size() < 2 || arg[0] != '-' || std::isdigit(static_cast<unsigned char>(arg[1]))) {
+            continue;  // a positional, or a number (NTHREADS, checked later)
+        }
+        const std::string name  = arg.substr(0, arg.find('='));
+        bool              known = false;
+        for (const auto & [opt, value] : k_options) {
+            if (name == opt) {
+                known = true;
+                i += value && name == arg ? 1 : 0;  // skip its value
+            }
+        }
+        for (const unsupported_option & u : k_unsupported) {
+            if (name == u.name) {
+                fail("option " + name + " is not supported (" + u.why + ")");
+            }
+        }
+        if (!known) {
+            fail("unknown option " + name + " (see --help)");
+        }
+    }
+}
+
 std::string type_list() {
     std::string text = "\nTYPE (any case, or the number):\n";
     for (const mixture & m : mixtures()) {
-        char line[160];
+        char         line[200];
+        const char * need = mixture_needs_imatrix(m) ? "; needs an imatrix" : "";
         if (m.copy) {
-            std::snprintf(line, sizeof line, "          %-9s : %s\n", m.name, m.description);
+            std::snprintf(line, sizeof line, "          %-9s : %s%s\n", m.name, m.description, need);
         } else {
-            std::snprintf(line, sizeof line, "  %2d  or  %-9s : %s\n", static_cast<int>(m.id), m.name, m.description);
+            std::snprintf(line, sizeof line, "  %2d  or  %-9s : %s%s\n", static_cast<int>(m.id), m.name, m.description,
+                          need);
         }
         text += line;
     }
     text += "  or a gk type name none of these has (q2_0, nvfp4, ...): every matrix that type, as --pure\n";
+    text +=
+        "\nWithout --imatrix, these matrix types are refused (a type above needs an imatrix when its rules\n"
+        "give some matrix one of them):\n  " +
+        imatrix_needs_text() + "\n";
+    std::string names;
+    for (const unsupported_option & u : k_unsupported) {
+        names += (names.empty() ? "" : ", ") + std::string(u.name);
+    }
+    text += "\nllama-quantize options not taken:\n  " + names + "\n";
     return text;
 }
 
@@ -400,11 +534,12 @@ int main(int argc, char ** argv) {
     CLI::App app{"gk-quantize: re-encode a GGUF model's weight matrices as llama-quantize does", "gk-quantize"};
     options  o;
     app.add_option("in", o.in_path, "input GGUF model")->required();
-    app.add_option("out", o.out_path, "output GGUF file (a device such as /dev/stdout is written in place)")
+    app.add_option("out", o.out_path, "output GGUF file (/dev/stdout is written through: > truncates, >> appends)")
         ->required();
     app.add_option("type", o.type_name, "quantization type (see the list below)")->required();
-    app.add_option("nthreads", o.n_threads, "accepted for llama-quantize's command line; gk-quantize uses one thread")
-        ->check(CLI::NonNegativeNumber);
+    CLI::Option * threads = app.add_option(
+        "nthreads", o.n_threads_text,
+        "a positive integer, accepted for llama-quantize's command line; gk-quantize uses one thread");
     app.add_option("--imatrix", o.imatrix_path, "importance matrix (GGUF, as written by llama-imatrix)");
     app.add_flag("--allow-requantize", o.allow_requantize,
                  "allow re-encoding tensors that are already quantized (quality suffers against f16/f32 sources)");
@@ -414,6 +549,12 @@ int main(int argc, char ** argv) {
     app.add_option("--token-embedding-type", o.token_embd_type, "type of token_embd.weight (a ggml type name)");
     app.footer(type_list());
     try {
+        check_option_names(argc, argv);
+    } catch (const error & e) {
+        std::fprintf(stderr, "gk-quantize: %s\n", e.message.c_str());
+        return 1;
+    }
+    try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError & e) {
         if (e.get_exit_code() == 0) {  // --help
@@ -422,6 +563,7 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "gk-quantize: %s (see --help)\n", e.what());
         return 1;
     }
+    o.n_threads_given = threads->count() > 0;
     // A reader that goes away (`gk-quantize ... /dev/stdout q8_0 | head -c 10`) is a failed
     // write, reported as any other, not a silent death by SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);

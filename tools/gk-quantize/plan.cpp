@@ -458,17 +458,98 @@ std::vector<decision> plan(const settings & s, const model_info & m, const std::
     return out;
 }
 
+namespace {
+
+// The one table of what llama-quantize refuses to write without importance weights
+// (llama-quant.cpp's check before each tensor): needs_imatrix, --help and the refusal read it.
+constexpr imatrix_need k_imatrix_needs[] = {
+    {GK_TYPE_IQ2_XXS, -1, {nullptr, nullptr}},
+    {GK_TYPE_IQ2_XS, -1, {nullptr, nullptr}},
+    {GK_TYPE_IQ2_S, -1, {nullptr, nullptr}},
+    {GK_TYPE_IQ1_S, -1, {nullptr, nullptr}},
+    {GK_TYPE_IQ1_M, -1, {"token_embd.weight", "output.weight"}},
+    {GK_TYPE_Q2_K, FTYPE_Q2_K_S, {"token_embd.weight", nullptr}},
+};
+
+}  // namespace
+
+std::span<const imatrix_need> imatrix_needs() { return k_imatrix_needs; }
+
 bool needs_imatrix(gk_type type, const std::string & name, ftype id) {
-    const bool embd_or_output = name == "token_embd.weight" || name == "output.weight";
-    switch (type) {
-    case GK_TYPE_IQ2_XXS:
-    case GK_TYPE_IQ2_XS:
-    case GK_TYPE_IQ2_S:
-    case GK_TYPE_IQ1_S: return true;
-    case GK_TYPE_IQ1_M: return !embd_or_output;
-    case GK_TYPE_Q2_K: return id == FTYPE_Q2_K_S && name != "token_embd.weight";
-    default: return false;
+    for (const imatrix_need & n : k_imatrix_needs) {
+        if (n.type != type || (n.only_in >= 0 && n.only_in != id)) {
+            continue;
+        }
+        for (const char * x : n.except) {
+            if (x && name == x) {
+                return false;
+            }
+        }
+        return true;
     }
+    return false;
+}
+
+std::string imatrix_needs_text() {
+    std::string text;
+    for (const imatrix_need & n : k_imatrix_needs) {
+        text += (text.empty() ? "" : ", ") + std::string(gk_type_name(n.type));
+        if (n.only_in >= 0) {
+            text += std::string(" under ") + file_type_name(n.only_in);
+        }
+        std::string but;
+        for (const char * x : n.except) {
+            if (x) {
+                but += (but.empty() ? "" : ", ") + std::string(x, std::strlen(x) - std::strlen(".weight"));
+            }
+        }
+        if (!but.empty()) {
+            text += " (but " + but + ")";
+        }
+    }
+    return text;
+}
+
+bool mixture_needs_imatrix(const mixture & m) {
+    if (m.copy || !gk_is_quantized(m.base)) {
+        return false;
+    }
+    // A dense llama of 8 layers whose rows are whole blocks of every type (no fallback).
+    const int64_t            embd = 4096, ff = 11008, vocab = 32000;
+    std::vector<tensor_desc> t;
+    const auto               add = [&](const std::string & name, int64_t ne0, int64_t ne1) {
+        tensor_desc d;
+        d.name   = name;
+        d.n_dims = 2;
+        d.ne[0]  = ne0;
+        d.ne[1]  = ne1;
+        t.push_back(d);
+    };
+    add("token_embd.weight", embd, vocab);
+    add("output.weight", embd, vocab);
+    model_info info;
+    info.arch       = "llama";
+    info.n_layer    = 8;
+    info.has_output = true;
+    for (int64_t l = 0; l < info.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        for (const char * x : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
+            add(b + x + ".weight", embd, embd);
+        }
+        add(b + "ffn_gate.weight", embd, ff);
+        add(b + "ffn_up.weight", embd, ff);
+        add(b + "ffn_down.weight", ff, embd);
+    }
+    settings s;
+    s.id                          = m.id;
+    s.base                        = m.base;
+    const std::vector<decision> d = plan(s, info, t);
+    for (size_t k = 0; k < t.size(); ++k) {
+        if (d[k].quantize && needs_imatrix(d[k].type, t[k].name, m.id)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 int recorded_file_type(const settings & s, const std::vector<decision> & d) {

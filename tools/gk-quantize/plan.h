@@ -10,6 +10,7 @@
 #include "gk/gk-type.h"
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -67,10 +68,28 @@ struct decision {
 /// stops. Throws std::invalid_argument when an expert tensor's name has no layer number.
 std::vector<decision> plan(const settings & s, const model_info & m, const std::vector<tensor_desc> & tensors);
 
+/// A type llama-quantize refuses to write without importance weights: in every mixture,
+/// or only in `only_in` (>= 0), but for the tensors named in `except` (nullptr: none).
+struct imatrix_need {
+    gk_type      type;
+    int          only_in;
+    const char * except[2];
+};
+
+/// Every such type (iq2_xxs, iq2_xs, iq2_s, iq1_s; iq1_m but for token_embd and output;
+/// q2_K in Q2_K_S but for token_embd), the one table of the rules below.
+std::span<const imatrix_need> imatrix_needs();
+
 /// True when llama-quantize refuses to write `type` for tensor `name` of mixture `id`
-/// without importance weights (iq2_xxs, iq2_xs, iq2_s, iq1_s; iq1_m but for token_embd and
-/// output; q2_K in Q2_K_S but for token_embd).
+/// without importance weights (a row of imatrix_needs()).
 bool needs_imatrix(gk_type type, const std::string & name, ftype id);
+
+/// imatrix_needs() in words for --help: "iq2_xxs, ..., iq1_m (but token_embd, output), ...".
+std::string imatrix_needs_text();
+
+/// True when mixture `m` gives some matrix of a dense llama (rows of 4096, no fallback) a
+/// type that needs importance weights (IQ3_XXS does, through its iq2_s attn_q/attn_k).
+bool mixture_needs_imatrix(const mixture & m);
 
 /// The file type to record (-1 for COPY, which keeps the input's): the mixture's, as
 /// llama-quantize records it, when at least one matrix is written in the mixture's default
