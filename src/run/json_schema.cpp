@@ -309,7 +309,10 @@ private:
                                                                       {"prefixItems", "array"},
                                                                       {"minItems", "array"},
                                                                       {"maxItems", "array"}};
-        for (const auto & [key, x] : s.items()) {
+        for (const auto & item : s.items()) {
+            // Named copies, not structured bindings: lambdas below capture them (clang 14 refuses bindings).
+            const std::string key = item.key();
+            const json &      x   = item.value();
             if (key == "enum" || key == "const" || key == "type" || annotations().count(key)) continue;
             auto       it       = applies_to.find(key);
             const bool relevant = it == applies_to.end() ||
