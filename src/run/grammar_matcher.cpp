@@ -19,6 +19,26 @@ bool normalise(std::vector<std::vector<uint32_t>> & stacks) {
     return stacks.size() <= k_grammar_max_stacks && n <= k_grammar_max_stack_elements;
 }
 
+/** Calls visit(lo, hi) on each range of the character set at `pos` (not chr_any; its
+ *  first element is chr or chr_not), in order, until visit returns true. Returns the
+ *  position past the set, or past the last range visited when visit stopped. */
+template <class Visit>
+uint32_t visit_ranges(const std::vector<grammar_element> & el, uint32_t pos, Visit && visit) {
+    uint32_t p = pos;
+    do {
+        const uint32_t lo = el[p].value;
+        uint32_t       hi = lo;
+        if (el[p + 1].op == grammar_op::chr_range_upper) {
+            hi = el[p + 1].value;
+            p += 2;
+        } else {
+            p += 1;
+        }
+        if (visit(lo, hi)) break;
+    } while (el[p].op == grammar_op::chr_alt);
+    return p;
+}
+
 } // namespace
 
 /** Push `stack` expanded (every top a character set, or empty) onto `out`. False on overflow. */
@@ -59,19 +79,10 @@ bool GrammarMatcher::set_contains(uint32_t pos, uint32_t cp, uint32_t & after) c
     }
     const bool negated = el[pos].op == grammar_op::chr_not;
     bool       found   = false;
-    uint32_t   p       = pos;
-    do {
-        const uint32_t lo = el[p].value;
-        uint32_t       hi = lo;
-        if (el[p + 1].op == grammar_op::chr_range_upper) {
-            hi = el[p + 1].value;
-            p += 2;
-        } else {
-            p += 1;
-        }
+    after              = visit_ranges(el, pos, [&](uint32_t lo, uint32_t hi) {
         found = found || (cp >= lo && cp <= hi);
-    } while (el[p].op == grammar_op::chr_alt);
-    after = p;
+        return false;  // every range, to find the position past the set
+    });
     return found != negated;
 }
 
@@ -81,20 +92,13 @@ bool GrammarMatcher::set_meets(uint32_t pos, uint32_t lo, uint32_t hi) const {
     if (el[pos].op == grammar_op::chr_any) return true;
     const bool                                 negated = el[pos].op == grammar_op::chr_not;
     std::vector<std::pair<uint32_t, uint32_t>> ranges;
-    uint32_t                                   p = pos;
-    do {
-        const uint32_t a = el[p].value;
-        uint32_t       b = a;
-        if (el[p + 1].op == grammar_op::chr_range_upper) {
-            b = el[p + 1].value;
-            p += 2;
-        } else {
-            p += 1;
-        }
-        if (!negated && a <= hi && b >= lo) return true;
+    bool                                       met = false;
+    visit_ranges(el, pos, [&](uint32_t a, uint32_t b) {
+        met = !negated && a <= hi && b >= lo;
         ranges.emplace_back(a, b);
-    } while (el[p].op == grammar_op::chr_alt);
-    if (!negated) return false;
+        return met;
+    });
+    if (!negated) return met;
     // Negated: some code point of [lo, hi] is outside every range.
     std::sort(ranges.begin(), ranges.end());
     uint64_t next = lo;  // the lowest code point not yet known to be covered

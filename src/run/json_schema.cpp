@@ -3,6 +3,7 @@
 
 #include "grammar.h"
 #include "json_schema_pattern.h"
+#include "tokenizer_utf8.h"
 
 #include <nlohmann/json.hpp>
 
@@ -660,13 +661,7 @@ private:
         for (const std::string & key : keys) {
             size_t at = 0;
             for (size_t i = 0; i < key.size();) {
-                const auto c   = static_cast<unsigned char>(key[i]);
-                const int  len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-                uint32_t   cp  = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-                for (int k = 1; k < len && i + k < key.size(); ++k) {
-                    cp = (cp << 6) | (static_cast<unsigned char>(key[i + k]) & 0x3Fu);
-                }
-                i += len;
+                const uint32_t cp = utf8::next(key, i);  // well-formed: nlohmann-json checked it
                 if (cp == '"' || cp == '\\' || cp < 0x20 || cp == 0x7F) {
                     return fail(where,
                                 "'additionalProperties' next to a property name that needs escapes is not supported");

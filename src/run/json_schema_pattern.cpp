@@ -2,6 +2,7 @@
 #include "json_schema_pattern.h"
 
 #include "grammar.h"
+#include "tokenizer_utf8.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -471,16 +472,7 @@ private:
 
 std::optional<std::string> json_pattern_to_gbnf(std::string_view pattern, std::string * error) {
     std::vector<uint32_t> cps;
-    for (size_t i = 0; i < pattern.size();) {
-        const auto c   = static_cast<unsigned char>(pattern[i]);
-        const int  len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-        uint32_t   cp  = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-        for (int k = 1; k < len && i + k < pattern.size(); ++k) {
-            cp = (cp << 6) | (static_cast<unsigned char>(pattern[i + k]) & 0x3Fu);
-        }
-        cps.push_back(cp);
-        i += static_cast<size_t>(len);
-    }
+    for (size_t i = 0; i < pattern.size();) cps.push_back(utf8::next(pattern, i));
     const bool escaped_end = cps.size() >= 2 && cps[cps.size() - 2] == '\\';
     if (cps.size() < 2 || cps.front() != '^' || cps.back() != '$' || escaped_end) {
         if (error) *error = "pattern: only patterns that match the whole string (^...$) are supported";
