@@ -469,6 +469,52 @@ TEST(Executor, RuntimeErrorsNameTheSite) {
     EXPECT_EQ(msg.rfind("f/%2: ", 0), 0u) << msg;
 }
 
+// ---- the backend seam ----
+
+TEST(Backend, NamesAndOptions) {
+    for (auto b : {realize::Backend::Kernel, realize::Backend::Native, realize::Backend::Cc})
+        EXPECT_EQ(realize::parse_backend(realize::backend_name(b)), b);
+    EXPECT_EQ(error_of([] { realize::parse_backend("interp"); }), "--backend interp: the kernel backends are kernel, native and cc");
+    core::Program p = program(example("tutorial/01_linear.psk"), "Linear{3, 2}.apply", {{"batch", 4}});
+    realize::ExecOptions o;
+    o.threads = 0;
+    EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "threads must be at least 1, not 0");
+    o.threads = 1;
+    o.lanes = 3;
+    EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "lanes must be 1, 2 or 4, not 3");
+}
+
+// native and cc compile each kernel to machine code on first use (compile_native): until a
+// compiler is connected there, a launch fails cleanly, naming the site and the kernel; once it
+// is, every output has the kernel interpreter's bits, at one lane and at four.
+TEST(Backend, MachineCodeGivesTheInterpretersBitsOrSaysItIsNotBuilt) {
+    core::Program p = program(example("minigpt.psk"), "MiniGPT{16, 8, 2, 2}.apply", {{"B", 2}, {"T", 4}});
+    ref::Interp interp(p, {256, 7, false});
+    const auto args = interp.entry_args();
+    for (const char* r : {"f64", "f32", "bf16"}) {
+        Executor kernel(p, parse_realization(r), {7});
+        std::ostringstream want;
+        realize::write_text(want, kernel.call(p.entry, args), 17);
+        for (auto b : {realize::Backend::Native, realize::Backend::Cc})
+            for (int lanes : {1, 4}) {
+                realize::ExecOptions o{7};
+                o.backend = b;
+                o.lanes = lanes;
+                Executor ex(p, parse_realization(r), o);
+                std::ostringstream got;
+                const std::string err = error_of([&] { realize::write_text(got, ex.call(p.entry, args), 17); });
+                const std::string what = std::string(r) + " " + realize::backend_name(b) + " lanes " + std::to_string(lanes);
+                if (!err.empty()) {
+                    EXPECT_NE(err.find(": kernel "), std::string::npos) << what << ": " << err;
+                    EXPECT_NE(err.find(std::string(": the ") + realize::backend_name(b) + " backend is not built"), std::string::npos)
+                        << what << ": " << err;
+                    continue;
+                }
+                EXPECT_EQ(got.str(), want.str()) << what;
+            }
+    }
+}
+
 // ---- randomness on the host ----
 
 TEST(Host, SamplePicksTheReferencesTokens) {

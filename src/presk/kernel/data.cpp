@@ -75,10 +75,15 @@ bool fills_fresh_buffers() { return fill_on(); }
 struct Pool::Lists {
     bool open = true;
     std::map<size_t, std::vector<void*>> free;  // by bytes
+    int64_t fresh = 0;
 
     void* take(size_t bytes) {
         auto it = free.find(bytes);
-        if (it == free.end() || it->second.empty()) return allocate(bytes);
+        if (it == free.end() || it->second.empty()) {
+            void* p = allocate(bytes);
+            ++fresh;
+            return p;
+        }
         void* p = it->second.back();
         it->second.pop_back();
         return p;
@@ -107,6 +112,8 @@ Pool::~Pool() {
     lists_->open = false;
     lists_->clear();
 }
+
+int64_t Pool::fresh_blocks() const { return lists_->fresh; }
 
 int64_t Pool::free_buffers() const {
     int64_t n = 0;

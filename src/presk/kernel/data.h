@@ -55,6 +55,8 @@ public:
 
     /// The buffers on the free lists now.
     int64_t free_buffers() const;
+    /// The blocks allocated new so far (not taken from the free lists).
+    int64_t fresh_blocks() const;
 
 private:
     friend class Data;

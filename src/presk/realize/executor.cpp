@@ -514,4 +514,6 @@ int64_t Executor::unfused_launches() const { return impl_->unfused; }
 
 std::vector<const kernel::Kernel*> Executor::kernels() const { return impl_->first; }
 
+const kernel::Pool& Executor::pool() const { return impl_->pool; }
+
 } // namespace presk::realize
