@@ -53,14 +53,21 @@ struct SiteInfo {
 
 } // namespace
 
+using Code = std::variant<kernel::Compiled, kernel::NativeCode>;
+
+Code compile(Backend b, const Kernel& k) {
+    if (b == Backend::Kernel) return kernel::Compiled(k);
+    return compile_native(b, k);
+}
+
 /// A kernel of the cache and its compiled form (translated once, run at every launch): the
-/// interpreter's program (Backend::Kernel) or machine code (Native, Cc).
+/// interpreter's program (Backend::Kernel) or machine code (Native, Cc) with the loop a call
+/// runs a range of.
 struct Cached {
     Kernel k;
-    std::variant<kernel::Compiled, kernel::NativeCode> code;
-    Cached(Kernel kernel, Backend b)
-        : k(std::move(kernel)),
-          code(b == Backend::Kernel ? decltype(code)(kernel::Compiled(k)) : decltype(code)(compile_native(b, k))) {}
+    Code code;
+    std::optional<kernel::Split> split;
+    Cached(Kernel kernel, Backend b) : k(std::move(kernel)), code(compile(b, k)), split(kernel::split_loop(k)) {}
 };
 
 /// Runs `c` on `in` into `out` (of the output's type and count, shared with no other Data):
@@ -75,10 +82,9 @@ void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, ker
     std::vector<void*> bufs;
     for (const kernel::Data* d : in) bufs.push_back(const_cast<void*>(d->raw()));  // a kernel writes only its output
     bufs.push_back(out.raw());
-    const std::optional<kernel::Split> split = kernel::split_loop(c.k);
     int64_t err[3] = {0, 0, 0};
     // One call over the whole split loop; the worker pool (ExecOptions::threads) divides it.
-    const int status = code.fn(bufs.data(), split ? split->lo : 0, split ? split->hi : 0, err);
+    const int status = code.fn(bufs.data(), c.split ? c.split->lo : 0, c.split ? c.split->hi : 0, err);
     if (status != PRESK_OK) throw Error({}, kernel::status_message(c.k, status, err));
 }
 
@@ -206,7 +212,7 @@ struct Executor::Impl {
             if ((want == DType::I64) != (in[i]->t->dtype() == DType::I64))
                 throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " +
                                     kernel::dtype_name(in[i]->t->dtype()) + ", declared " + kernel::dtype_name(want));
-            held.push_back(detail::convert(*in[i]->t, want));
+            held.push_back(detail::convert(*in[i]->t, want, &pool));
             ptrs.push_back(&held.back());
         }
         kernel::Data out(k.output.dtype, type->numel(), &pool);
