@@ -23,7 +23,8 @@ inline std::string describe(const Result& r) {
     o << r.name << " in " << r.realization << ": " << (r.error.empty() ? "" : r.error + "; ") << r.outside << " of "
       << r.compared << " outside the band (" << r.cancelling << " of them cancelling), worst gap " << r.worst << " = "
       << r.worst_factor << " x eps at " << r.worst_leaf << " (exact " << r.worst_exact << ", computed " << r.worst_got
-      << "), " << r.int_mismatch << " integers differ, " << r.bits_differ << " elements differ from the kernel interpreter's bits";
+      << "), " << r.int_mismatch << " integers differ, " << r.bits_differ
+      << " elements differ from the kernel interpreter's bits";
     return o.str();
 }
 

@@ -166,13 +166,15 @@ TEST(Values, AStacksLayerIsAViewOfIt) {
 // A stack of parts is one buffer in the widest of their types, each part's elements once.
 TEST(Values, AStackIsLaidOutOnce) {
     const TypeP t = tensor_type(Elem::Real, {{"", 2}});
-    const realize::Value a = tensor(t, Data::from_reals(DType::BF16, {1, 2})), b = tensor(t, Data::from_reals(DType::F32, {0.1, 4}));
+    const realize::Value a = tensor(t, Data::from_reals(DType::BF16, {1, 2}));
+    const realize::Value b = tensor(t, Data::from_reals(DType::F32, {0.1, 4}));
     const realize::Value s = realize::detail::stack_first({a, b});
     EXPECT_EQ(to_string(*s.type), "[2, 2]");
     EXPECT_EQ(s.t->dtype(), DType::F32);
     EXPECT_EQ(s.t->reals(), (std::vector<double>{1, 2, (double)0.1f, 4}));
     const TypeP it = tensor_type(Elem::Int, {{"", 1}}, 9);
-    const realize::Value ids = realize::detail::stack_first({tensor(it, Data::from_ints({3})), tensor(it, Data::from_ints({8}))});
+    const realize::Value ids =
+        realize::detail::stack_first({tensor(it, Data::from_ints({3})), tensor(it, Data::from_ints({8}))});
     EXPECT_EQ(ids.t->ints(), (std::vector<int64_t>{3, 8}));
     EXPECT_THROW(realize::detail::stack_first({a, tensor(it, Data::from_ints({3, 4}))}), Error);
 }
@@ -198,7 +200,8 @@ TEST(Values, ContiguousSlicesAreViews) {
         const std::vector<realize::Value> in = ex.convert_args(fn, args);
         const realize::Value got = ex.call_values(fn, in);
         ASSERT_EQ(got.t->size(), (int64_t)want.t->re.size());
-        for (int64_t i = 0; i < got.t->size(); ++i) EXPECT_EQ(got.t->real(i), want.t->re[(size_t)i].to_double()) << fn << " " << i;
+        for (int64_t i = 0; i < got.t->size(); ++i)
+            EXPECT_EQ(got.t->real(i), want.t->re[(size_t)i].to_double()) << fn << " " << i;
         const bool view = got.t->raw() == in[0].t->data<double>() + 5;
         EXPECT_EQ(view, std::string(fn) == "rows") << fn;
     }

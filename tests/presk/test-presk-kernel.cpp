@@ -163,7 +163,7 @@ TEST(KernelEval, DotF64MatchesDoubleLoop) {
     std::vector<double> want((size_t)(M * N), 0.0);
     for (int64_t m = 0; m < M; ++m)
         for (int64_t k = 0; k < K; ++k)
-            for (int64_t n = 0; n < N; ++n) want[(size_t)(m * N + n)] += a.real((size_t)(m * K + k)) * b.real((size_t)(k * N + n));
+            for (int64_t n = 0; n < N; ++n) want[(size_t)(m * N + n)] += a.real(m * K + k) * b.real(k * N + n);
     EXPECT_TRUE(same_bits(out.reals(), want));
 }
 

@@ -345,7 +345,8 @@ TEST(PreskLower, EveryLetOfTheExamplesLowersAndRuns) {
                     Node n{l.name, l.ints, l.text, ops, l.type};
                     std::vector<Data> in = draw_operands(c, t);
                     for (size_t i = 0; i < in.size(); ++i)  // an int of unknown bound: zeros
-                        if (ops[i]->elem == Elem::Int && ops[i]->bound == 0) in[i] = Data::from_ints(std::vector<int64_t>((size_t)in[i].size(), 0));
+                        if (ops[i]->elem == Elem::Int && ops[i]->bound == 0)
+                            in[i] = Data::from_ints(std::vector<int64_t>((size_t)in[i].size(), 0));
                     try {
                         Data out = run_kernel(kernel::lower(n, t), in);
                         EXPECT_EQ(out.size(), l.type->numel());

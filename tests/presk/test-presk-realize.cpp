@@ -474,7 +474,8 @@ TEST(Executor, RuntimeErrorsNameTheSite) {
 TEST(Backend, NamesAndOptions) {
     for (auto b : {realize::Backend::Kernel, realize::Backend::Native, realize::Backend::Cc})
         EXPECT_EQ(realize::parse_backend(realize::backend_name(b)), b);
-    EXPECT_EQ(error_of([] { realize::parse_backend("interp"); }), "--backend interp: the kernel backends are kernel, native and cc");
+    EXPECT_EQ(error_of([] { realize::parse_backend("interp"); }),
+              "--backend interp: the kernel backends are kernel, native and cc");
     core::Program p = program(example("tutorial/01_linear.psk"), "Linear{3, 2}.apply", {{"batch", 4}});
     realize::ExecOptions o;
     o.threads = 0;
@@ -503,11 +504,12 @@ TEST(Backend, MachineCodeGivesTheInterpretersBitsOrSaysItIsNotBuilt) {
                 Executor ex(p, parse_realization(r), o);
                 std::ostringstream got;
                 const std::string err = error_of([&] { realize::write_text(got, ex.call(p.entry, args), 17); });
-                const std::string what = std::string(r) + " " + realize::backend_name(b) + " lanes " + std::to_string(lanes);
+                const std::string what =
+                    std::string(r) + " " + realize::backend_name(b) + " lanes " + std::to_string(lanes);
                 if (!err.empty()) {
                     EXPECT_NE(err.find(": kernel "), std::string::npos) << what << ": " << err;
-                    EXPECT_NE(err.find(std::string(": the ") + realize::backend_name(b) + " backend is not built"), std::string::npos)
-                        << what << ": " << err;
+                    const std::string not_built = std::string(": the ") + realize::backend_name(b) + " backend is not built";
+                    EXPECT_NE(err.find(not_built), std::string::npos) << what << ": " << err;
                     continue;
                 }
                 EXPECT_EQ(got.str(), want.str()) << what;

@@ -221,8 +221,8 @@ int conformance(const Args& a, const SuiteArgs& s) {
                     else
                         m << r.outside << " of " << r.compared << " outside the band (" << r.cancelling
                           << " sums that cancel), up to " << r.worst_factor << " times it at " << r.worst_leaf << " (exact "
-                          << r.worst_exact << ", computed " << r.worst_got << ")" << (r.int_mismatch ? ", integers differ" : "")
-                          << (r.bits_differ ? ", " + std::to_string(r.bits_differ) + " elements differ from the kernel interpreter's bits" : "");
+                          << r.worst_exact << ", computed " << r.worst_got << ")" << (r.int_mismatch ? ", integers differ" : "");
+                    if (r.bits_differ) m << ", " << r.bits_differ << " elements differ from the kernel interpreter's bits";
                     notes += m.str() + "\n";
                 }
             std::cout << "## " << title << (s.zeros_drawn ? ", zeros drawn" : "") << ": worst |x - x^| / (|x| + a)\n\n"
@@ -321,7 +321,8 @@ int main(int argc, char** argv) {
     benchc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     SuiteArgs suite;
     auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
-    conf->add_option("--backend", suite.backend, "kernel | native | cc (the backend measured; native and cc also against the kernel interpreter's bits)");
+    conf->add_option("--backend", suite.backend,
+                     "kernel | native | cc (the backend measured; native and cc also against the interpreter's bits)");
     conf->add_option("--realize", suite.realize, "a realization (repeatable; default f64 f32 for primitives, f64 f32 bf16 for examples)");
     conf->add_option("--examples", suite.examples, "the examples folder (default: the source tree's)");
     conf->add_flag("--zeros-drawn", suite.zeros_drawn, "draw every parameter initialised to zeros");

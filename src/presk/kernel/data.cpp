@@ -40,7 +40,8 @@ void release(void* p) { ::operator delete(p, std::align_val_t(kAlign)); }
 size_t block_bytes(DType t, int64_t n) {
     if (n < 0) fail("a negative element count " + std::to_string(n));
     const size_t e = element_size(t);
-    if ((uint64_t)n > (std::numeric_limits<size_t>::max() - kAlign) / e) fail(std::to_string(n) + " elements are too many");
+    if ((uint64_t)n > (std::numeric_limits<size_t>::max() - kAlign) / e)
+        fail(std::to_string(n) + " elements are too many");
     const size_t b = std::max<size_t>((size_t)n * e, 1);
     return (b + kAlign - 1) / kAlign * kAlign;
 }
@@ -128,7 +129,9 @@ struct Data::Block {
     size_t bytes = 0;
     std::shared_ptr<Pool::Lists> pool;  // where the memory goes back, or null
 
-    Block(size_t b, const std::shared_ptr<Pool::Lists>& from) : bytes(b), pool(from) { p = pool ? pool->take(b) : allocate(b); }
+    Block(size_t b, const std::shared_ptr<Pool::Lists>& from) : bytes(b), pool(from) {
+        p = pool ? pool->take(b) : allocate(b);
+    }
     ~Block() {
         if (pool) pool->give(p, bytes);
         else release(p);

@@ -585,8 +585,8 @@ void check_buffers(const Kernel& k, const std::vector<const Data*>& in, const Da
     check_inputs(k, n, in, out);
     if (out.dtype() != k.output.dtype || out.size() != n.back() || out.shared())
         fail(k, "the output buffer is " + std::string(dtype_name(out.dtype())) + " of " + std::to_string(out.size()) +
-                    " elements" + (out.shared() ? ", shared" : "") + ", declared " + dtype_name(k.output.dtype) + " of " +
-                    std::to_string(n.back()));
+                    " elements" + (out.shared() ? ", shared" : "") + ", declared " + dtype_name(k.output.dtype) +
+                    " of " + std::to_string(n.back()));
 }
 
 // The kernel's declaration (its name and buffer types: what the checks and messages read) and

@@ -74,12 +74,14 @@ struct Compare {
     void tensor(const ref::Tensor& x, const kernel::Data& y, const std::string& path) {
         if (x.type->elem != Elem::Real) {
             for (size_t i = 0; i < x.in.size(); ++i)
-                r.int_mismatch += y.dtype() != kernel::DType::I64 || y.size() <= (int64_t)i || y.integer((int64_t)i) != x.in[i];
+                r.int_mismatch +=
+                    y.dtype() != kernel::DType::I64 || y.size() <= (int64_t)i || y.integer((int64_t)i) != x.in[i];
             return;
         }
         if (y.dtype() == kernel::DType::I64 || y.size() != (int64_t)x.re.size())
             throw Error({}, "the backend returned " + std::to_string(y.size()) + " " + kernel::dtype_name(y.dtype()) +
-                                " elements at " + (path.empty() ? "the output" : path) + " for " + std::to_string(x.re.size()) + " reals");
+                                " elements at " + (path.empty() ? "the output" : path) + " for " +
+                                std::to_string(x.re.size()) + " reals");
         mpfr_t d;
         mpfr_init2(d, 64);
         for (size_t i = 0; i < x.re.size(); ++i) {
@@ -139,8 +141,9 @@ int64_t bits_differ(const Value& want, const Value& got) {
         for (int64_t i = 0; i < want.t->size(); ++i) n += std::memcmp(a + (size_t)i * e, b + (size_t)i * e, e) != 0;
         return n;
     }
+    const Value none;
     for (size_t i = 0; i < want.items.size(); ++i)
-        n += i < got.items.size() && !got.t ? bits_differ(want.items[i], got.items[i]) : bits_differ(want.items[i], Value{});
+        n += bits_differ(want.items[i], i < got.items.size() && !got.t ? got.items[i] : none);
     return n;
 }
 

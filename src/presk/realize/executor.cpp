@@ -51,14 +51,17 @@ struct SiteInfo {
     std::string root;   // Member: the site of its group's root
 };
 
-} // namespace
-
+/// What a launch runs: the interpreter's program, or machine code.
 using Code = std::variant<kernel::Compiled, kernel::NativeCode>;
 
 Code compile(Backend b, const Kernel& k) {
     if (b == Backend::Kernel) return kernel::Compiled(k);
-    return compile_native(b, k);
+    kernel::NativeCode c = compile_native(b, k);
+    if (!c.fn) throw Error({}, "kernel " + k.name + ": the " + backend_name(b) + " backend gave no function");
+    return c;
 }
+
+} // namespace
 
 /// A kernel of the cache and its compiled form (translated once, run at every launch): the
 /// interpreter's program (Backend::Kernel) or machine code (Native, Cc) with the loop a call
@@ -69,6 +72,8 @@ struct Cached {
     std::optional<kernel::Split> split;
     Cached(Kernel kernel, Backend b) : k(std::move(kernel)), code(compile(b, k)), split(kernel::split_loop(k)) {}
 };
+
+namespace {
 
 /// Runs `c` on `in` into `out` (of the output's type and count, shared with no other Data):
 /// every launch of every backend goes through here.
@@ -87,6 +92,8 @@ void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, ker
     const int status = code.fn(bufs.data(), c.split ? c.split->lo : 0, c.split ? c.split->hi : 0, err);
     if (status != PRESK_OK) throw Error({}, kernel::status_message(c.k, status, err));
 }
+
+} // namespace
 
 /// Where a kernel is launched from (a fused group, or one member of it run alone): its kernel,
 /// lowered on first use, and the variants that declare some inputs in other types.
@@ -259,7 +266,8 @@ struct Executor::Impl {
             std::vector<const Value*> in;
             for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
             const Cached* k = kernel_for(pg.fused, pg.dtype, in, [&] {
-                return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype) : kernel::lower(fg.node, pg.dtype, lanes());
+                return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype)
+                                      : kernel::lower(fg.node, pg.dtype, lanes());
             });
             unfused += (int64_t)fg.lets.size();
             return launch(*k, pg.site, in, l.type);
@@ -267,7 +275,8 @@ struct Executor::Impl {
         const size_t m = (size_t)(std::find(fg.lets.begin(), fg.lets.end(), (int)pos) - fg.lets.begin());
         std::vector<const Value*> in;
         for (int id : l.args) in.push_back(&env[(size_t)id]);
-        const Cached* k = kernel_for(pg.members[m], pg.dtype, in, [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes()); });
+        const Cached* k = kernel_for(pg.members[m], pg.dtype, in,
+                                     [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes()); });
         ++unfused;
         return launch(*k, detail::site_of(f, l), in, l.type);
     }
@@ -476,7 +485,8 @@ kernel::NativeCode compile_native(Backend b, const Kernel& k) {
 
 Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_(std::make_unique<Impl>(p, std::move(r), o)) {
     if (o.threads < 1) throw Error({}, "threads must be at least 1, not " + std::to_string(o.threads));
-    if (o.lanes != 1 && o.lanes != 2 && o.lanes != 4) throw Error({}, "lanes must be 1, 2 or 4, not " + std::to_string(o.lanes));
+    if (o.lanes != 1 && o.lanes != 2 && o.lanes != 4)
+        throw Error({}, "lanes must be 1, 2 or 4, not " + std::to_string(o.lanes));
     impl_->check();
 }
 
