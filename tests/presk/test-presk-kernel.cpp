@@ -436,6 +436,36 @@ TEST(KernelEval, InputsAreCheckedAgainstTheirDeclarations) {
     EXPECT_THROW(run(k, {&out, &ids}, out), Error);
 }
 
+// What a machine-code backend checks before it calls a kernel: the inputs as Compiled::run
+// checks them, and an output of the declared type and count that no other Data reads.
+TEST(KernelEval, BuffersAreCheckedForMachineCode) {
+    const Kernel k = gather();
+    const Data table = data(DType::F32, values(DType::F32, 10, 6));
+    const Data ids = Data::from_ints({0, 1, 2});
+    Data out(DType::F32, 6);
+    EXPECT_NO_THROW(check_buffers(k, {&table, &ids}, out));
+    try {
+        check_buffers(k, {&table}, out);
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "kernel embed: given 1 inputs, declared 2");
+    }
+    const Data reader = out;
+    try {
+        check_buffers(k, {&table, &ids}, out);
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "kernel embed: the output buffer is f32 of 6 elements, shared, declared f32 of 6");
+    }
+    const Data small(DType::BF16, 5);
+    EXPECT_THROW(check_buffers(k, {&table, &ids}, small), Error);
+    // The interpreter writes a fresh buffer in place of a shared one: the reader keeps its elements.
+    const std::vector<double> before = reader.reals();
+    run(k, {&table, &ids}, out);
+    EXPECT_NE(std::as_const(out).raw(), reader.raw());
+    EXPECT_TRUE(same_bits(reader.reals(), before));
+}
+
 TEST(KernelEval, IntegerFaultsAreErrors) {
     Kernel k;
     k.name = "ints";
