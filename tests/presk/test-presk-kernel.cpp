@@ -143,7 +143,7 @@ std::vector<double> values(DType t, size_t n, uint64_t seed) {
     return v;
 }
 
-Data data(DType t, std::vector<double> re) { return {t, std::move(re), {}}; }
+Data data(DType t, const std::vector<double>& re) { return Data::from_reals(t, re); }
 
 Data run1(const Kernel& k, const std::vector<const Data*>& in) {
     Data out;
@@ -159,12 +159,12 @@ TEST(KernelEval, DotF64MatchesDoubleLoop) {
     const int64_t M = 3, K = 5, N = 4;
     const Data a = data(DType::F64, values(DType::F64, M * K, 1)), b = data(DType::F64, values(DType::F64, K * N, 2));
     const Data out = run1(dot(DType::F64, M, K, N), {&a, &b});
-    ASSERT_EQ(out.dtype, DType::F64);
+    ASSERT_EQ(out.dtype(), DType::F64);
     std::vector<double> want((size_t)(M * N), 0.0);
     for (int64_t m = 0; m < M; ++m)
         for (int64_t k = 0; k < K; ++k)
-            for (int64_t n = 0; n < N; ++n) want[(size_t)(m * N + n)] += a.re[(size_t)(m * K + k)] * b.re[(size_t)(k * N + n)];
-    EXPECT_TRUE(same_bits(out.re, want));
+            for (int64_t n = 0; n < N; ++n) want[(size_t)(m * N + n)] += a.real(m * K + k) * b.real(k * N + n);
+    EXPECT_TRUE(same_bits(out.reals(), want));
 }
 
 // (a * b + c) * 0.1 in an f32 kernel is four float operations, each rounded, with 0.1
@@ -182,12 +182,12 @@ TEST(KernelEval, F32RoundsEveryOperation) {
     const Data out = run1(k, {&a, &b, &c});
     int differs_from_double = 0;
     for (size_t j = 0; j < (size_t)n; ++j) {
-        const float fa = (float)a.re[j], fb = (float)b.re[j], fc = (float)c.re[j];
+        const float fa = (float)a.real(j), fb = (float)b.real(j), fc = (float)c.real(j);
         const float prod = fa * fb;
         const float sum = prod + fc;
         const float want = sum * 0.1f;
-        EXPECT_EQ(std::bit_cast<uint64_t>(out.re[j]), std::bit_cast<uint64_t>((double)want)) << j;
-        differs_from_double += (double)want != (double)(float)((a.re[j] * b.re[j] + c.re[j]) * 0.1);
+        EXPECT_EQ(std::bit_cast<uint64_t>(out.real(j)), std::bit_cast<uint64_t>((double)want)) << j;
+        differs_from_double += (double)want != (double)(float)((a.real(j) * b.real(j) + c.real(j)) * 0.1);
     }
     EXPECT_GT(differs_from_double, 0);  // the test tells the two apart
 }
@@ -200,7 +200,7 @@ TEST(KernelEval, F64ConstantsAreNotRounded) {
     k.output = buf(DType::F64, {{"", 1}});
     k.body = {store(1, {integer(0)}, mul(load(0, {integer(0)}), real(0.1)))};
     const Data a = data(DType::F64, {3.0});
-    EXPECT_EQ(run1(k, {&a}).re[0], 3.0 * 0.1);
+    EXPECT_EQ(run1(k, {&a}).real(0), 3.0 * 0.1);
 }
 
 // Each function of an f64 kernel is pmath's double one, of an f32 kernel its float one;
@@ -240,7 +240,7 @@ TEST(KernelEval, FunctionsArePmathsInTheArithmeticType) {
                          : fn == "sin" ? presk_sinf(y) : fn == "cos" ? presk_cosf(y) : fn == "erf" ? presk_erff(y)
                          : fn == "erfc" ? presk_erfcf(y) : fn == "sqrt" ? std::sqrt(y) : presk_powf(y, 1.7f);
                 }
-                EXPECT_EQ(std::bit_cast<uint64_t>(out.re[(size_t)(f * n + j)]), std::bit_cast<uint64_t>(want))
+                EXPECT_EQ(std::bit_cast<uint64_t>(out.real((size_t)(f * n + j))), std::bit_cast<uint64_t>(want))
                     << dtype_name(t) << " " << fn << "(" << x << ")";
             }
         }
@@ -266,13 +266,13 @@ TEST(KernelEval, Bf16StoresRoundToNearestEven) {
     const std::vector<double> want = {1, 1 + 0x1p-6, 1 + 0x1p-7, -1, 1, 0x1p-133, nan, INFINITY};
     const Data x = data(DType::F32, in);
     const Data out = run1(copy(DType::BF16, DType::F32, DType::BF16, (int64_t)in.size()), {&x});
-    ASSERT_EQ(out.dtype, DType::BF16);
+    ASSERT_EQ(out.dtype(), DType::BF16);
     for (size_t j = 0; j < in.size(); ++j) {
         const double r = round_to(DType::BF16, in[j]);
         if (std::isnan(want[j])) {
-            EXPECT_TRUE(std::isnan(out.re[j]) && std::isnan(r)) << j;
+            EXPECT_TRUE(std::isnan(out.real(j)) && std::isnan(r)) << j;
         } else {
-            EXPECT_EQ(out.re[j], want[j]) << j;
+            EXPECT_EQ(out.real(j), want[j]) << j;
             EXPECT_EQ(r, want[j]) << j;
         }
     }
@@ -288,7 +288,7 @@ TEST(KernelEval, Bf16InteriorIsF32) {
     k.output = buf(DType::BF16, {});
     k.body = {store(2, {}, add(add(load(0, {}), load(1, {})), load(1, {})))};
     const Data a = data(DType::BF16, {1.0}), b = data(DType::BF16, {0x1p-8});
-    EXPECT_EQ(run1(k, {&a, &b}).re[0], 1 + 0x1p-7);
+    EXPECT_EQ(run1(k, {&a, &b}).real(0), 1 + 0x1p-7);
 }
 
 TEST(KernelEval, RoundToTakesF64ThroughF32ToBf16) {
@@ -299,8 +299,8 @@ TEST(KernelEval, RoundToTakesF64ThroughF32ToBf16) {
     EXPECT_TRUE(std::isnan(round_to(DType::BF16, std::numeric_limits<double>::quiet_NaN())));
     // The same two roundings at the store of an f64 kernel into a bf16 buffer.
     const Data in = data(DType::F64, {x});
-    EXPECT_EQ(run1(copy(DType::F64, DType::F64, DType::BF16, 1), {&in}).re[0], 1.0);
-    EXPECT_EQ(run1(copy(DType::F64, DType::F64, DType::F32, 1), {&in}).re[0], 1 + 0x1p-8);
+    EXPECT_EQ(run1(copy(DType::F64, DType::F64, DType::BF16, 1), {&in}).real(0), 1.0);
+    EXPECT_EQ(run1(copy(DType::F64, DType::F64, DType::F32, 1), {&in}).real(0), 1 + 0x1p-8);
     EXPECT_THROW(round_to(DType::I64, 1), Error);
 }
 
@@ -316,11 +316,11 @@ TEST(KernelEval, MaxMinKeepTheFirstOperandUnlessTheSecondIsBeyondIt) {
         k.body = {for_loop(0, 0, 5, {store(2, {i(0)}, binary(op, load(0, {i(0)}), load(1, {i(0)})))})};
         const Data x = data(DType::F64, a), y = data(DType::F64, b);
         const Data out = run1(k, {&x, &y});
-        EXPECT_TRUE(std::isnan(out.re[0])) << op;
-        EXPECT_EQ(out.re[1], 1) << op;
-        EXPECT_TRUE(std::signbit(out.re[2])) << op;
-        EXPECT_FALSE(std::signbit(out.re[3])) << op;
-        EXPECT_EQ(out.re[4], std::string(op) == "max" ? 3 : 2) << op;
+        EXPECT_TRUE(std::isnan(out.real(0))) << op;
+        EXPECT_EQ(out.real(1), 1) << op;
+        EXPECT_TRUE(std::signbit(out.real(2))) << op;
+        EXPECT_FALSE(std::signbit(out.real(3))) << op;
+        EXPECT_EQ(out.real(4), std::string(op) == "max" ? 3 : 2) << op;
     }
 }
 
@@ -337,7 +337,7 @@ TEST(KernelEval, IntegersConditionsAndSelect) {
                        {if_else(odd, {store(0, {j}, to_real(binary("mod", binary("mul", j, integer(7)), integer(3))))},
                                 {assign(0, select(odd, real(9), unary("neg", to_real(binary("div", j, integer(2)))))),
                                  store(0, {j}, s(0))})})};
-    EXPECT_EQ(run1(k, {}).re, (std::vector<double>{-0.0, 1, -1, 0, -2, 2}));
+    EXPECT_EQ(run1(k, {}).reals(), (std::vector<double>{-0.0, 1, -1, 0, -2, 2}));
 
     Kernel m;
     m.name = "clamp";
@@ -345,9 +345,8 @@ TEST(KernelEval, IntegersConditionsAndSelect) {
     m.output = buf(DType::I64, {{"", n}});
     m.body = {for_loop(0, 0, n, {store(0, {j}, binary("max", binary("sub", j, integer(2)), integer(0)))})};
     const Data out = run1(m, {});
-    ASSERT_EQ(out.dtype, DType::I64);
-    EXPECT_EQ(out.in, (std::vector<int64_t>{0, 0, 0, 1, 2, 3}));
-    EXPECT_TRUE(out.re.empty());
+    ASSERT_EQ(out.dtype(), DType::I64);
+    EXPECT_EQ(out.ints(), (std::vector<int64_t>{0, 0, 0, 1, 2, 3}));
 }
 
 std::string error_of(const Kernel& k, const std::vector<const Data*>& in) {
@@ -372,13 +371,13 @@ Kernel gather() {
 
 TEST(KernelEval, IndicesOutOfRangeAreErrors) {
     const Data table = data(DType::F32, values(DType::F32, 10, 6));
-    Data ids{DType::I64, {}, {0, 4, 1}};
+    Data ids = Data::from_ints({0, 4, 1});
     const Data good = run1(gather(), {&table, &ids});
-    EXPECT_EQ(good.re[2], table.re[8]);
-    ids.in = {0, 7, 1};
+    EXPECT_EQ(good.real(2), table.real(8));
+    ids = Data::from_ints({0, 7, 1});
     EXPECT_EQ(error_of(gather(), {&table, &ids}),
               "kernel embed: %0[7, 0] index 7 out of range: axis 0 has size 5");
-    ids.in = {-1, 0, 0};
+    ids = Data::from_ints({-1, 0, 0});
     EXPECT_EQ(error_of(gather(), {&table, &ids}),
               "kernel embed: %0[-1, 0] index -1 out of range: axis 0 has size 5");
 
@@ -392,8 +391,11 @@ TEST(KernelEval, IndicesOutOfRangeAreErrors) {
     const Data a = data(DType::F32, {1}), b = data(DType::F32, values(DType::F32, 8, 7));
     Data out;
     run(vl, {&a, &b}, out);
-    EXPECT_EQ(out.re[2], 0);
-    EXPECT_EQ(std::vector<double>(out.re.begin() + 4, out.re.end()), std::vector<double>(b.re.begin() + 2, b.re.begin() + 6));
+    const std::vector<double> got = out.reals(), from = b.reals();
+    if (fills_fresh_buffers()) {
+        EXPECT_TRUE(std::isnan(got[2]));  // not written, and the output is not zeroed
+    }
+    EXPECT_EQ(std::vector<double>(got.begin() + 4, got.end()), std::vector<double>(from.begin() + 2, from.begin() + 6));
     vl.body = {vstore(2, {integer(0), integer(0)}, vload(1, {integer(0), integer(5)}, 4))};
     EXPECT_EQ(error_of(vl, {&a, &b}), "kernel dot: %1[0, 5..+4] index 5 out of range: axis 1 has size 8");
 }
@@ -407,10 +409,10 @@ TEST(KernelEval, CompiledRunsAsOften) {
         const Data a = data(DType::F32, values(DType::F32, 15, seed)), b = data(DType::F32, values(DType::F32, 20, seed + 10));
         c.run({&a, &b}, out);
         const Data fresh = run1(dot(DType::F32, 3, 5, 4), {&a, &b});
-        EXPECT_EQ(out.dtype, DType::F32);
-        EXPECT_TRUE(same_bits(out.re, fresh.re));
+        EXPECT_EQ(out.dtype(), DType::F32);
+        EXPECT_TRUE(same_bits(out.reals(), fresh.reals()));
     }
-    const Data ids{DType::I64, {}, {0, 1, 2}};
+    const Data ids = Data::from_ints({0, 1, 2});
     try {
         c.run({&ids}, out);
         ADD_FAILURE() << "no error";
@@ -422,19 +424,46 @@ TEST(KernelEval, CompiledRunsAsOften) {
 TEST(KernelEval, InputsAreCheckedAgainstTheirDeclarations) {
     const Kernel k = gather();
     const Data table = data(DType::F32, values(DType::F32, 10, 6));
-    const Data ids{DType::I64, {}, {0, 1, 2}};
+    const Data ids = Data::from_ints({0, 1, 2});
     EXPECT_EQ(error_of(k, {&table}), "kernel embed: given 1 inputs, declared 2");
     EXPECT_EQ(error_of(k, {&table, nullptr}), "kernel embed: %1 is missing");
     EXPECT_EQ(error_of(k, {&ids, &ids}), "kernel embed: %0 is i64, declared f32");
     const Data short_table = data(DType::F32, values(DType::F32, 9, 6));
     EXPECT_EQ(error_of(k, {&short_table, &ids}), "kernel embed: %0 has 9 elements, declared 10");
-    Data wide = table;
-    wide.re[3] = 0.1;
-    EXPECT_EQ(error_of(k, {&wide, &ids}), "kernel embed: %0[3] = 0.100000 is not a f32 value");
     Data same = table;
     EXPECT_EQ(error_of(k, {&same, &ids}), error_of(k, {&table, &ids}));
     Data out;
     EXPECT_THROW(run(k, {&out, &ids}, out), Error);
+}
+
+// What a machine-code backend checks before it calls a kernel: the inputs as Compiled::run
+// checks them, and an output of the declared type and count that no other Data reads.
+TEST(KernelEval, BuffersAreCheckedForMachineCode) {
+    const Kernel k = gather();
+    const Data table = data(DType::F32, values(DType::F32, 10, 6));
+    const Data ids = Data::from_ints({0, 1, 2});
+    Data out(DType::F32, 6);
+    EXPECT_NO_THROW(check_buffers(k, {&table, &ids}, out));
+    try {
+        check_buffers(k, {&table}, out);
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "kernel embed: given 1 inputs, declared 2");
+    }
+    const Data reader = out;
+    try {
+        check_buffers(k, {&table, &ids}, out);
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "kernel embed: the output buffer is f32 of 6 elements, shared, declared f32 of 6");
+    }
+    const Data small(DType::BF16, 5);
+    EXPECT_THROW(check_buffers(k, {&table, &ids}, small), Error);
+    // The interpreter writes a fresh buffer in place of a shared one: the reader keeps its elements.
+    const std::vector<double> before = reader.reals();
+    run(k, {&table, &ids}, out);
+    EXPECT_NE(std::as_const(out).raw(), reader.raw());
+    EXPECT_TRUE(same_bits(reader.reals(), before));
 }
 
 TEST(KernelEval, IntegerFaultsAreErrors) {
@@ -447,14 +476,14 @@ TEST(KernelEval, IntegerFaultsAreErrors) {
         k.body = {store(1, {}, binary(op, load(0, {integer(0)}, true), load(0, {integer(1)}, true)))};
         return k;
     };
-    const Data zero{DType::I64, {}, {5, 0}};
+    const Data zero = Data::from_ints({5, 0});
     EXPECT_EQ(error_of(with("div"), {&zero}), "kernel ints: integer division by zero");
     EXPECT_EQ(error_of(with("mod"), {&zero}), "kernel ints: integer remainder by zero");
-    const Data big{DType::I64, {}, {INT64_MAX, 1}};
+    const Data big = Data::from_ints({INT64_MAX, 1});
     EXPECT_EQ(error_of(with("add"), {&big}), "kernel ints: integer overflow");
-    const Data low{DType::I64, {}, {INT64_MIN, -1}};
+    const Data low = Data::from_ints({INT64_MIN, -1});
     EXPECT_EQ(error_of(with("div"), {&low}), "kernel ints: integer overflow");
-    EXPECT_EQ(run1(with("mod"), {&big}).in[0], 0);
+    EXPECT_EQ(run1(with("mod"), {&big}).ints()[0], 0);
 }
 
 TEST(KernelEval, MalformedKernelsAreErrors) {
@@ -513,10 +542,10 @@ TEST(KernelEval, VectorFormIsBitIdenticalToScalarForm) {
         const Data a = data(t, values(t, M * K, 8)), b = data(t, values(t, K * N, 9));
         const Data rows = run1(dot(t, M, K, N), {&a, &b});
         const Data scalar = run1(tiled_dot(t, M, K, N, 1), {&a, &b});
-        EXPECT_TRUE(same_bits(rows.re, scalar.re)) << dtype_name(t);
+        EXPECT_TRUE(same_bits(rows.reals(), scalar.reals())) << dtype_name(t);
         for (int lanes : {2, 4}) {
             const Data vec = run1(tiled_dot(t, M, K, N, lanes), {&a, &b});
-            EXPECT_TRUE(same_bits(vec.re, scalar.re)) << dtype_name(t) << " lanes " << lanes;
+            EXPECT_TRUE(same_bits(vec.reals(), scalar.reals())) << dtype_name(t) << " lanes " << lanes;
         }
     }
 }

@@ -73,27 +73,27 @@ std::vector<Data> draw_operands(const Case& c, DType t, uint64_t seed = 1) {
     std::vector<Data> out;
     for (size_t i = 0; i < c.ops.size(); ++i) {
         const Type& ty = *c.ops[i];
-        Data d;
         int64_t n = ty.numel();
         if (ty.elem != Elem::Real) {
-            d.dtype = DType::I64;
+            std::vector<int64_t> ids;
             for (int64_t k = 0; k < n; ++k)
-                d.in.push_back(c.draws[i] == Draw::Mask ? (int64_t)(rng.next_unit() < 0.5)
-                                                        : (int64_t)(rng.next_unit() * (double)ty.bound));
+                ids.push_back(c.draws[i] == Draw::Mask ? (int64_t)(rng.next_unit() < 0.5)
+                                                       : (int64_t)(rng.next_unit() * (double)ty.bound));
             if (c.draws[i] == Draw::Mask) {
                 int64_t V = ty.axes.back().size;
-                for (int64_t r = 0; r < n / V; ++r) d.in[(size_t)(r * V + (int64_t)(rng.next_unit() * (double)V))] = 1;
+                for (int64_t r = 0; r < n / V; ++r) ids[(size_t)(r * V + (int64_t)(rng.next_unit() * (double)V))] = 1;
             }
+            out.push_back(Data::from_ints(ids));
         } else {
-            d.dtype = t;
+            std::vector<double> re;
             for (int64_t k = 0; k < n; ++k) {
                 double v = c.draws[i] == Draw::Gelu ? 24 * rng.next_unit() - 12 : normal();
                 if (c.draws[i] == Draw::Positive) v = 0.25 + std::fabs(v);
                 if (c.draws[i] == Draw::Away) v = (v < 0 ? -0.5 : 0.5) + v;
-                d.re.push_back(kernel::round_to(t, v));
+                re.push_back(v);
             }
+            out.push_back(Data::from_reals(t, re));  // each rounded to t
         }
-        out.push_back(std::move(d));
     }
     return out;
 }
@@ -117,11 +117,12 @@ ref::Tensor reference(const Node& n, const std::vector<Data>& in) {
         f.param_types.push_back(n.operands[i]);
         ref::Tensor t;
         t.type = n.operands[i];
-        t.in = in[i].in;
-        for (double v : in[i].re) {
-            t.re.emplace_back(kBits);
-            mpfr_set_d(t.re.back().get(), v, MPFR_RNDN);
-        }
+        if (in[i].dtype() == DType::I64) t.in = in[i].ints();
+        else
+            for (double v : in[i].reals()) {
+                t.re.emplace_back(kBits);
+                mpfr_set_d(t.re.back().get(), v, MPFR_RNDN);
+            }
         args.push_back(ref::make_tensor(std::move(t)));
     }
     core::Let l;
@@ -145,21 +146,22 @@ double floor_of(DType t) { return t == DType::F64 ? std::ldexp(1, -50) : t == DT
 /// relative gap |x - x̂| / (|x| + a).
 double compare(const ref::Tensor& want, const Data& got, DType t, const std::string& what) {
     if (want.type->elem != Elem::Real) {
-        EXPECT_EQ(got.in, want.in) << what;
+        EXPECT_EQ(got.ints(), want.in) << what;
         return 0;
     }
-    EXPECT_EQ(got.re.size(), want.re.size()) << what;
-    if (got.re.size() != want.re.size()) return INFINITY;
+    EXPECT_EQ((size_t)got.size(), want.re.size()) << what;
+    if ((size_t)got.size() != want.re.size() || got.dtype() == DType::I64) return INFINITY;
     double worst = 0;
     ref::Real d(kBits), den(kBits);
+    const std::vector<double> g = got.reals();
     for (size_t k = 0; k < want.re.size(); ++k) {
-        mpfr_sub_d(d.get(), want.re[k].get(), got.re[k], MPFR_RNDN);
+        mpfr_sub_d(d.get(), want.re[k].get(), g[k], MPFR_RNDN);
         mpfr_abs(d.get(), d.get(), MPFR_RNDN);
         mpfr_abs(den.get(), want.re[k].get(), MPFR_RNDN);
         mpfr_add_d(den.get(), den.get(), floor_of(t), MPFR_RNDN);
         mpfr_div(d.get(), d.get(), den.get(), MPFR_RNDN);
-        double gap = mpfr_nan_p(want.re[k].get()) && std::isnan(got.re[k]) ? 0 : mpfr_get_d(d.get(), MPFR_RNDU);
-        EXPECT_LE(gap, eps_of(t)) << what << " element " << k << ": kernel " << got.re[k] << ", reference "
+        double gap = mpfr_nan_p(want.re[k].get()) && std::isnan(g[k]) ? 0 : mpfr_get_d(d.get(), MPFR_RNDU);
+        EXPECT_LE(gap, eps_of(t)) << what << " element " << k << ": kernel " << g[k] << ", reference "
                                   << want.re[k].text(20);
         if (!(gap <= worst)) worst = gap;
     }
@@ -294,8 +296,8 @@ TEST(PreskLower, ZeroSizedAxes) {
         }
     // argmax of empty rows is 0, as the reference writes it.
     Node am = node("argmax", {real_t({B, Z})});
-    EXPECT_EQ(run_kernel(kernel::lower(am, DType::F32), {Data{DType::F32, {}, {}}}).in, (std::vector<int64_t>{0, 0}));
-    EXPECT_EQ(reference(am, {Data{DType::F32, {}, {}}}).in, (std::vector<int64_t>{0, 0}));
+    EXPECT_EQ(run_kernel(kernel::lower(am, DType::F32), {Data(DType::F32, 0)}).ints(), (std::vector<int64_t>{0, 0}));
+    EXPECT_EQ(reference(am, {Data(DType::F32, 0)}).in, (std::vector<int64_t>{0, 0}));
 }
 
 // Every primitive let of the examples' entries (gradients included) lowers in every type, and
@@ -343,7 +345,8 @@ TEST(PreskLower, EveryLetOfTheExamplesLowersAndRuns) {
                     Node n{l.name, l.ints, l.text, ops, l.type};
                     std::vector<Data> in = draw_operands(c, t);
                     for (size_t i = 0; i < in.size(); ++i)  // an int of unknown bound: zeros
-                        if (ops[i]->elem == Elem::Int && ops[i]->bound == 0) std::fill(in[i].in.begin(), in[i].in.end(), 0);
+                        if (ops[i]->elem == Elem::Int && ops[i]->bound == 0)
+                            in[i] = Data::from_ints(std::vector<int64_t>((size_t)in[i].size(), 0));
                     try {
                         Data out = run_kernel(kernel::lower(n, t), in);
                         EXPECT_EQ(out.size(), l.type->numel());
@@ -385,42 +388,42 @@ TEST(PreskLower, ArgmaxKeepsTheLastOfEqualMaxima) {
     Node n = node("argmax", {real_t({{"", 2}, {"", 5}})});
     std::vector<Data> in(1);
     for (DType t : kTypes) {
-        in[0] = Data{t, {1, 3, 2, 3, 0, 7, 7, 7, -1, 7}, {}};
+        in[0] = Data::from_reals(t, {1, 3, 2, 3, 0, 7, 7, 7, -1, 7});
         Data out = run_kernel(kernel::lower(n, t), in);
-        EXPECT_EQ(out.in, (std::vector<int64_t>{3, 9 - 5}));
-        EXPECT_EQ(out.in, reference(n, in).in);
+        EXPECT_EQ(out.ints(), (std::vector<int64_t>{3, 9 - 5}));
+        EXPECT_EQ(out.ints(), reference(n, in).in);
     }
     Node g = node("max_grad", {real_t({{"", 2}, {"", 5}}), real_t({{"", 2}, {"", 5}})}, {1});
-    in.push_back(Data{DType::F64, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {}});
-    in[0].dtype = DType::F64;
+    in.push_back(Data::from_reals(DType::F64, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+    in[0] = Data::from_reals(DType::F64, in[0].reals());
     Data out = run_kernel(kernel::lower(g, DType::F64), in);
-    EXPECT_EQ(out.re, (std::vector<double>{0, 0, 0, 4, 0, 0, 0, 0, 0, 10}));
+    EXPECT_EQ(out.reals(), (std::vector<double>{0, 0, 0, 4, 0, 0, 0, 0, 0, 10}));
 }
 
 TEST(PreskLower, MaskedSoftmaxRowWithNothingAllowedGivesZeros) {
     Node n = node("softmax", {real_t({{"", 3}, {"", 4}}), bool_t({{"", 3}, {"", 4}})});
     for (DType t : kTypes) {
-        std::vector<Data> in{Data{t, {1, 2, 3, 4, 5, 6, 7, 8, -1, 0, 1, 2}, {}},
-                             Data{DType::I64, {}, {1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0}}};
+        std::vector<Data> in{Data::from_reals(t, {1, 2, 3, 4, 5, 6, 7, 8, -1, 0, 1, 2}),
+                             Data::from_ints({1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0})};
         Data out = run_kernel(kernel::lower(n, t), in);
-        ASSERT_EQ(out.re.size(), 12u);
-        for (int j = 4; j < 8; ++j) EXPECT_EQ(out.re[(size_t)j], 0.0) << j;
-        EXPECT_EQ(out.re[1], 0.0);
-        EXPECT_EQ(out.re[9], 1.0);
-        double s = out.re[0] + out.re[2] + out.re[3];
+        ASSERT_EQ(out.size(), 12u);
+        for (int j = 4; j < 8; ++j) EXPECT_EQ(out.real((size_t)j), 0.0) << j;
+        EXPECT_EQ(out.real(1), 0.0);
+        EXPECT_EQ(out.real(9), 1.0);
+        double s = out.real(0) + out.real(2) + out.real(3);
         EXPECT_NEAR(s, 1.0, t == DType::BF16 ? 1e-2 : 1e-6);
         // The allowed rows agree with the reference on those rows alone.
         Node r = node("softmax", {real_t({{"", 1}, {"", 4}}), bool_t({{"", 1}, {"", 4}})});
-        std::vector<Data> row{Data{t, {1, 2, 3, 4}, {}}, Data{DType::I64, {}, {1, 0, 1, 1}}};
+        std::vector<Data> row{Data::from_reals(t, {1, 2, 3, 4}), Data::from_ints({1, 0, 1, 1})};
         ref::Tensor want = reference(r, row);
-        Data got{t, {out.re[0], out.re[1], out.re[2], out.re[3]}, {}};
+        Data got = Data::from_reals(t, {out.real(0), out.real(1), out.real(2), out.real(3)});
         compare(want, got, t, "masked softmax row 0");
     }
 }
 
 /// Runs `n` on operands where operand `bad` holds `id` at position `at`; expects an error.
 void expect_out_of_range(const Node& n, std::vector<Data> in, size_t bad, size_t at, int64_t id) {
-    in[bad].in[at] = id;
+    in[bad].set_integer((int64_t)at, id);
     SCOPED_TRACE(n.prim + " with index " + std::to_string(id));
     EXPECT_THROW(run_kernel(kernel::lower(n, DType::F32), in), Error);
 }
@@ -439,8 +442,8 @@ TEST(PreskLower, AnIndexOutOfRangeIsAnError) {
         // The first position: a flat offset there would still land inside the buffer.
         expect_out_of_range(n, in, bad, 0, rows);
         expect_out_of_range(n, in, bad, 0, -1);
-        expect_out_of_range(n, in, bad, in[bad].in.size() - 1, rows);
-        EXPECT_THROW(reference(n, [&] { auto v = in; v[bad].in[0] = rows; return v; }()), Error);
+        expect_out_of_range(n, in, bad, (size_t)in[bad].size() - 1, rows);
+        EXPECT_THROW(reference(n, [&] { auto v = in; v[bad].set_integer(0, rows); return v; }()), Error);
     }
 }
 
@@ -466,16 +469,16 @@ TEST(PreskLower, FusionGroupStoresOnlyItsRoot) {
         Data mu = run_kernel(kernel::lower(m, t), {ex, in[1]});
         Data chain = run_kernel(kernel::lower(a, t), {mu, in[2]});
         if (t != DType::BF16) {
-            EXPECT_EQ(fused.re, chain.re);  // the storage is the arithmetic type
+            EXPECT_EQ(fused.reals(), chain.reals());  // the storage is the arithmetic type
         }
         // Both within the band of the exact exp(x) * y + z.
         std::vector<Data> exact_in{in[0]};
         ref::Tensor rx = reference(e, exact_in);
-        Data rxd{DType::F64, {}, {}};
-        for (const auto& r : rx.re) rxd.re.push_back(r.to_double());
-        ref::Tensor rm = reference(m, {rxd, in[1]});
-        Data rmd{DType::F64, {}, {}};
-        for (const auto& r : rm.re) rmd.re.push_back(r.to_double());
+        std::vector<double> rxv, rmv;
+        for (const auto& r : rx.re) rxv.push_back(r.to_double());
+        ref::Tensor rm = reference(m, {Data::from_reals(DType::F64, rxv), in[1]});
+        for (const auto& r : rm.re) rmv.push_back(r.to_double());
+        const Data rmd = Data::from_reals(DType::F64, rmv);
         ref::Tensor want = reference(a, {rmd, in[2]});
         compare(want, fused, t, "fused");
         compare(want, chain, t, "chain");
@@ -492,12 +495,12 @@ TEST(PreskLower, FusionGroupBindsSharedMembers) {
     std::string text = kernel::to_string(k);
     EXPECT_NE(text.find("s0 = tanh(%1[i1])"), std::string::npos) << text;
     EXPECT_NE(text.find("%3[i0, i1] = (%0[i0, i1] * (%2[] - (s0 * s0)))"), std::string::npos) << text;
-    std::vector<Data> in{Data{DType::F64, {1, 2, 3, 4, 5, 6}, {}}, Data{DType::F64, {0.5, -1, 2}, {}},
-                         Data{DType::F64, {1}, {}}};
+    std::vector<Data> in{Data::from_reals(DType::F64, {1, 2, 3, 4, 5, 6}), Data::from_reals(DType::F64, {0.5, -1, 2}),
+                         Data::from_reals(DType::F64, {1})};
     Data out = run_kernel(k, in);
     for (int i = 0; i < 6; ++i) {
-        double t = std::tanh(in[1].re[(size_t)(i % 3)]);
-        EXPECT_NEAR(out.re[(size_t)i], in[0].re[(size_t)i] * (1 - t * t), 1e-15);
+        double t = std::tanh(in[1].real((size_t)(i % 3)));
+        EXPECT_NEAR(out.real((size_t)i), in[0].real((size_t)i) * (1 - t * t), 1e-15);
     }
     kernel::Group bad = g;
     bad.members[1].prim = "dot";
@@ -523,11 +526,11 @@ TEST(PreskLower, FusedGeluChainStaysLinear) {
     EXPECT_LT(text.size(), 200u * n) << text.substr(0, 2000);
     EXPECT_NE(text.find("s0 = ((%0[i0, i1] * erfc((neg(%0[i0, i1]) / sqrt(2)))) / 2)"), std::string::npos) << text;
     // The same bits as the gelus launched one by one.
-    Data in{DType::F64, {-2, -0.5, 0, 0.25, 1, 3}, {}};
+    Data in = Data::from_reals(DType::F64, {-2, -0.5, 0, 0.25, 1, 3});
     Data fused = run_kernel(k, {in});
     Data chain = in;
     for (int m = 0; m < n; ++m) chain = run_kernel(kernel::lower(node("gelu", {x}), DType::F64), {chain});
-    EXPECT_EQ(fused.re, chain.re);
+    EXPECT_EQ(fused.reals(), chain.reals());
 }
 
 TEST(PreskLower, LanesAreBitIdenticalToTheScalarTile) {
@@ -545,9 +548,9 @@ TEST(PreskLower, LanesAreBitIdenticalToTheScalarTile) {
                     EXPECT_EQ(kv.n_vectors, 8 / lanes) << kernel::to_string(kv);
                 }
                 Data v = run_kernel(kv, in);
-                ASSERT_EQ(v.re.size(), scalar.re.size());
-                for (size_t i = 0; i < v.re.size(); ++i)
-                    EXPECT_EQ(std::bit_cast<uint64_t>(v.re[i]), std::bit_cast<uint64_t>(scalar.re[i])) << i;
+                ASSERT_EQ(v.size(), scalar.size());
+                for (int64_t i = 0; i < v.size(); ++i)
+                    EXPECT_EQ(std::bit_cast<uint64_t>(v.real(i)), std::bit_cast<uint64_t>(scalar.real(i))) << i;
             }
         }
     }

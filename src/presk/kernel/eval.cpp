@@ -13,9 +13,10 @@
 // except under !=). Integers are int64; overflow, division or remainder by zero are errors;
 // division truncates toward zero as in C (the lowering divides non-negatives only).
 //
-// Memory: a real load gives R (a bf16 or f32 element widens exactly); a store rounds R to the
-// buffer's storage type (f32: one rounding; bf16: to f32, then to nearest even bf16, which for
-// an f64 kernel is the language's two roundings). Every index is checked against its axis.
+// Memory: buffers are in their storage types (kernel/data.h). A real load gives R (a bf16 or
+// f32 element widens exactly; an f64 element in an f32 kernel rounds once); a store rounds R to
+// the buffer's storage type (f32: one rounding; bf16: to f32, then to nearest even bf16, which
+// for an f64 kernel is the language's two roundings). Every index is checked against its axis.
 #include <bit>
 #include <cmath>
 #include <map>
@@ -58,7 +59,8 @@ enum class Op : uint8_t {
     IMov, INeg, IAdd, ISub, IMul, IDiv, IMod, IMin, IMax,
     ILt, ILe, IGt, IGe, IEq, INe,
     ISel,                                                    // d = c ? a : b
-    RLoad, ILoad, RStore, IStore,                            // access k: d = buf[...] / buf[...] = a
+    RLoad64, RLoad32, RLoad16, ILoad,                        // access k: d = buf[...] (f64, f32, bf16, i64)
+    RStore64, RStore32, RStore16, IStore,                    // access k: buf[...] = a
     For,                                                     // int d = k; if d >= k2 goto c
     Next,                                                    // if ++d < k2 goto c
     Jz,                                                      // if int a == 0 goto c
@@ -90,14 +92,9 @@ struct Program {
     int n_real = 0, n_int = 0;
 };
 
-// round_to for a real storage type `t` (an i64 `t` returns x), inlined in the stores.
-inline double round_real(DType t, double x) {
-    switch (t) {
-    case DType::F32: return (double)(float)x;
-    case DType::BF16: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)x));
-    default: return x;
-    }
-}
+// The load and store of a real buffer of type `t`.
+Op real_load(DType t) { return t == DType::F64 ? Op::RLoad64 : t == DType::F32 ? Op::RLoad32 : Op::RLoad16; }
+Op real_store(DType t) { return t == DType::F64 ? Op::RStore64 : t == DType::F32 ? Op::RStore32 : Op::RStore16; }
 
 // "%3": buffer 3 as the kernel text names it.
 std::string pct(int64_t b) {
@@ -289,7 +286,7 @@ private:
         case Expr::VLoad: {
             const int a = access(e.buf, e.args, lanes, e.integer, false);
             const int d = out();
-            emit({e.integer ? Op::ILoad : Op::RLoad, lanes, d, 0, 0, 0, a});
+            emit({e.integer ? Op::ILoad : real_load(buffer(e.buf).dtype), lanes, d, 0, 0, 0, a});
             return d;
         }
         case Expr::Splat: {
@@ -358,7 +355,7 @@ private:
             const Expr& e = *s.value;
             const int v = expr(e);
             const int a = access(s.buf, s.index, e.lanes, e.integer, true);
-            emit({e.integer ? Op::IStore : Op::RStore, e.lanes, 0, v, 0, 0, a});
+            emit({e.integer ? Op::IStore : real_store(buffer(s.buf).dtype), e.lanes, 0, v, 0, 0, a});
             return;
         }
         case Stmt::If: {
@@ -379,22 +376,17 @@ private:
     }
 };
 
-// A buffer during a run: its elements.
-struct Buf {
-    const double* re = nullptr;
-    const int64_t* in = nullptr;
-};
-
+// A run's buffers: the first element of each (the inputs', then the output's), in its storage
+// type; the machine writes only the output's.
 template <class R>
 class Machine {
 public:
-    Machine(const Kernel& k, const Program& p, const std::vector<Buf>& bufs, Data& out)
-        : k_(k), p_(p), out_(out), rr_((size_t)p.n_real), ir_((size_t)p.n_int) {
+    Machine(const Kernel& k, const Program& p, const std::vector<void*>& bufs)
+        : k_(k), p_(p), rr_((size_t)p.n_real), ir_((size_t)p.n_int) {
         acc_.reserve(p.acc.size());
         for (const Access& c : p.acc) {
             const auto f = (size_t)c.first;
-            acc_.push_back({bufs[(size_t)c.buf].re, bufs[(size_t)c.buf].in, p.idx.data() + f, p.last.data() + f,
-                            p.stride.data() + f, c.n, &c});
+            acc_.push_back({bufs[(size_t)c.buf], p.idx.data() + f, p.last.data() + f, p.stride.data() + f, c.n, &c});
         }
         for (auto [r, v] : p.rconst) rr_[(size_t)r] = (R)v;
         for (auto [r, v] : p.iconst) ir_[(size_t)r] = v;
@@ -403,9 +395,6 @@ public:
     void run() {
         R* r = rr_.data();
         int64_t* n = ir_.data();
-        double* ore = out_.re.data();
-        int64_t* oin = out_.in.data();
-        const DType odt = out_.dtype;
         const Ins* code = p_.code.data();
         for (const Ins* x = code;; ++x) {
             const int L = x->lanes;
@@ -459,23 +448,38 @@ public:
             case Op::IEq: n[x->d] = n[x->a] == n[x->b]; break;
             case Op::INe: n[x->d] = n[x->a] != n[x->b]; break;
             case Op::ISel: n[x->d] = n[x->c] != 0 ? n[x->a] : n[x->b]; break;
-            case Op::RLoad: {
-                const Bound& c = acc_[(size_t)x->k];
-                const double* src = c.re + offset(c, n);
+            case Op::RLoad64: {
+                const double* src = at<double>(acc_[(size_t)x->k], n);
                 for (int j = 0; j < L; ++j) d[j] = (R)src[j];
                 break;
             }
-            case Op::ILoad: {
-                const Bound& c = acc_[(size_t)x->k];
-                n[x->d] = c.in[offset(c, n)];
+            case Op::RLoad32: {
+                const float* src = at<float>(acc_[(size_t)x->k], n);
+                for (int j = 0; j < L; ++j) d[j] = (R)src[j];
                 break;
             }
-            case Op::RStore: {
-                double* dst = ore + offset(acc_[(size_t)x->k], n);
-                for (int j = 0; j < L; ++j) dst[j] = round_real(odt, (double)a[j]);
+            case Op::RLoad16: {
+                const uint16_t* src = at<uint16_t>(acc_[(size_t)x->k], n);
+                for (int j = 0; j < L; ++j) d[j] = (R)gk::bf16_to_fp32(src[j]);
                 break;
             }
-            case Op::IStore: oin[offset(acc_[(size_t)x->k], n)] = n[x->a]; break;
+            case Op::ILoad: n[x->d] = *at<int64_t>(acc_[(size_t)x->k], n); break;
+            case Op::RStore64: {
+                double* dst = at<double>(acc_[(size_t)x->k], n);
+                for (int j = 0; j < L; ++j) dst[j] = (double)a[j];
+                break;
+            }
+            case Op::RStore32: {
+                float* dst = at<float>(acc_[(size_t)x->k], n);
+                for (int j = 0; j < L; ++j) dst[j] = (float)a[j];
+                break;
+            }
+            case Op::RStore16: {
+                uint16_t* dst = at<uint16_t>(acc_[(size_t)x->k], n);
+                for (int j = 0; j < L; ++j) dst[j] = gk::fp32_to_bf16((float)a[j]);
+                break;
+            }
+            case Op::IStore: *at<int64_t>(acc_[(size_t)x->k], n) = n[x->a]; break;
             case Op::For:
                 n[x->d] = x->k;
                 if (x->k >= x->k2) x = code + x->c - 1;
@@ -497,8 +501,7 @@ private:
     const Program& p_;
     // An access bound to its buffer and its rows of the index tables.
     struct Bound {
-        const double* re;
-        const int64_t* in;
+        void* base;
         const int32_t* idx;
         const int64_t* last;
         const int64_t* stride;
@@ -506,19 +509,20 @@ private:
         const Access* c;
     };
     std::vector<Bound> acc_;
-    Data& out_;
     std::vector<R> rr_;
     std::vector<int64_t> ir_;
 
-    // The element offset of access `c` at the current index registers, every index checked.
-    int64_t offset(const Bound& c, const int64_t* n) const {
+    // The element of access `c` (of storage type T) at the current index registers, every
+    // index checked.
+    template <class T>
+    T* at(const Bound& c, const int64_t* n) const {
         int64_t off = 0;
         for (int j = 0; j < c.n; ++j) {
             const int64_t i = n[c.idx[j]];
             if (i < 0 || i > c.last[j]) out_of_range(*c.c, n, j);
             off += i * c.stride[j];
         }
-        return off;
+        return static_cast<T*>(c.base) + off;
     }
 
     [[noreturn]] void out_of_range(const Access& c, const int64_t* n, int axis) const {
@@ -560,25 +564,29 @@ void check_inputs(const Kernel& k, const std::vector<int64_t>& n, const std::vec
         const BufferType& t = k.inputs[i];
         if (!d) fail(k, pct(i) + " is missing");
         if (d == &out) fail(k, pct(i) + " is also the output");
-        if (d->dtype != t.dtype)
-            fail(k, pct(i) + " is " + dtype_name(d->dtype) + ", declared " + dtype_name(t.dtype));
+        if (d->dtype() != t.dtype)
+            fail(k, pct(i) + " is " + dtype_name(d->dtype()) + ", declared " + dtype_name(t.dtype));
         if (d->size() != n[i])
             fail(k, pct(i) + " has " + std::to_string(d->size()) + " elements, declared " + std::to_string(n[i]));
-        if (t.dtype == DType::F32 || t.dtype == DType::BF16) {
-            for (size_t j = 0; j < d->re.size(); ++j) {
-                const double v = d->re[j];
-                if (!std::isnan(v) && round_real(t.dtype, v) != v)
-                    fail(k, pct(i) + "[" + std::to_string(j) + "] = " + std::to_string(v) + " is not a " + dtype_name(t.dtype) + " value");
-            }
-        }
     }
+}
+
+// The element count of every buffer of `k`, the output's last.
+std::vector<int64_t> counts(const Kernel& k) {
+    std::vector<int64_t> n;
+    for (int b = 0; b <= k.out_buf(); ++b) n.push_back(numel(k, b == k.out_buf() ? k.output : k.inputs[(size_t)b], b));
+    return n;
 }
 
 } // namespace
 
-double round_to(DType t, double x) {
-    if (t == DType::I64) throw Error({}, "round_to: i64 is not a real type");
-    return round_real(t, x);
+void check_buffers(const Kernel& k, const std::vector<const Data*>& in, const Data& out) {
+    const std::vector<int64_t> n = counts(k);
+    check_inputs(k, n, in, out);
+    if (out.dtype() != k.output.dtype || out.size() != n.back() || out.shared())
+        fail(k, "the output buffer is " + std::string(dtype_name(out.dtype())) + " of " + std::to_string(out.size()) +
+                    " elements" + (out.shared() ? ", shared" : "") + ", declared " + dtype_name(k.output.dtype) +
+                    " of " + std::to_string(n.back()));
 }
 
 // The kernel's declaration (its name and buffer types: what the checks and messages read) and
@@ -591,7 +599,7 @@ struct Compiled::Impl {
 
 Compiled::Compiled(const Kernel& k) {
     auto c = std::make_unique<Impl>();
-    for (int b = 0; b <= k.out_buf(); ++b) c->n.push_back(numel(k, b == k.out_buf() ? k.output : k.inputs[(size_t)b], b));
+    c->n = counts(k);
     c->decl.name = k.name;
     c->decl.dtype = k.dtype;
     c->decl.inputs = k.inputs;
@@ -607,16 +615,14 @@ Compiled& Compiled::operator=(Compiled&&) noexcept = default;
 void Compiled::run(const std::vector<const Data*>& in, Data& out) const {
     const Kernel& k = impl_->decl;
     check_inputs(k, impl_->n, in, out);
-    const auto n_out = (size_t)impl_->n.back();
-    out.dtype = k.output.dtype;
-    out.re.assign(out.dtype == DType::I64 ? 0 : n_out, 0.0);
-    out.in.assign(out.dtype == DType::I64 ? n_out : 0, 0);
-    std::vector<Buf> bufs;
+    const int64_t n_out = impl_->n.back();
+    if (out.dtype() != k.output.dtype || out.size() != n_out || out.shared()) out = Data(k.output.dtype, n_out);
+    std::vector<void*> bufs;
     bufs.reserve(in.size() + 1);
-    for (const Data* d : in) bufs.push_back({d->re.data(), d->in.data()});
-    bufs.push_back({out.re.data(), out.in.data()});
-    if (arith_type(k.dtype) == DType::F64) Machine<double>(k, impl_->p, bufs, out).run();
-    else Machine<float>(k, impl_->p, bufs, out).run();
+    for (const Data* d : in) bufs.push_back(const_cast<void*>(d->raw()));  // only the output is written
+    bufs.push_back(out.raw());
+    if (arith_type(k.dtype) == DType::F64) Machine<double>(k, impl_->p, bufs).run();
+    else Machine<float>(k, impl_->p, bufs).run();
 }
 
 void run(const Kernel& k, const std::vector<const Data*>& in, Data& out) { Compiled(k).run(in, out); }

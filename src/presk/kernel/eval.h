@@ -3,28 +3,13 @@
 // storage), stores rounded to the buffer's storage type (bf16: round to nearest even), the
 // transcendental functions from pmath.h so that every backend computes the same bits.
 #pragma once
-#include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "kernel/data.h"
 #include "kernel/ir.h"
 
 namespace presk::kernel {
-
-/// A buffer's contents, row-major. Reals of f64/f32/bf16 buffers are held in `re` as doubles
-/// (every f32 and bf16 value is one exactly); i64 buffers hold `in`.
-struct Data {
-    DType dtype = DType::F32;
-    std::vector<double> re;
-    std::vector<int64_t> in;
-
-    int64_t size() const { return dtype == DType::I64 ? (int64_t)in.size() : (int64_t)re.size(); }
-};
-
-/// `x` rounded to storage type `t`: f64 unchanged, f32 one rounding to nearest even, bf16
-/// through f32 then to bf16 (two roundings, the language's rule for an f64 value reaching
-/// bf16). Not for I64.
-double round_to(DType t, double x);
 
 /// A kernel checked and translated once for the interpreter, then run any number of times.
 /// It keeps what it needs of the kernel (a copy: no reference to `k`).
@@ -41,9 +26,10 @@ public:
     Compiled& operator=(Compiled&&) noexcept;
 
     /// Runs the kernel on `in` (one Data per input, of the declared dtype and element count)
-    /// and writes every element of `out` (resized to the output's element count, dtype set;
-    /// its storage reused when large enough). Throws presk::Error naming the
-    /// kernel when an input does not match its declaration or a load or store index falls
+    /// and writes every element of `out`: `out` itself when it has the output's dtype and
+    /// element count and shares its elements with no other Data, else a fresh buffer put in its
+    /// place. Loads and stores are in the buffers' storage types. Throws presk::Error naming
+    /// the kernel when an input does not match its declaration or a load or store index falls
     /// outside its buffer (an embed id out of range, say); nothing is read or written out of
     /// bounds.
     void run(const std::vector<const Data*>& in, Data& out) const;
@@ -52,6 +38,12 @@ private:
     struct Impl;
     std::unique_ptr<const Impl> impl_;
 };
+
+/// The checks Compiled::run makes of its buffers, for a backend that runs machine code on
+/// them: `in` one Data per input of `k` of the declared dtype and element count, none of them
+/// `out`, and `out` of the output's dtype and element count, sharing its elements with no
+/// other Data. Throws presk::Error naming the kernel (its messages are Compiled::run's).
+void check_buffers(const Kernel& k, const std::vector<const Data*>& in, const Data& out);
 
 /// Compiled(k).run(in, out): for a kernel run once.
 void run(const Kernel& k, const std::vector<const Data*>& in, Data& out);

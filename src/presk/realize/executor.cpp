@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <variant>
 
 #include "kernel/lower.h"
 #include "lang/source.h"
@@ -50,14 +51,49 @@ struct SiteInfo {
     std::string root;   // Member: the site of its group's root
 };
 
+/// What a launch runs: the interpreter's program, or machine code.
+using Code = std::variant<kernel::Compiled, kernel::NativeCode>;
+
+Code compile(Backend b, const Kernel& k) {
+    if (b == Backend::Kernel) return kernel::Compiled(k);
+    kernel::NativeCode c = compile_native(b, k);
+    if (!c.fn) throw Error({}, "kernel " + k.name + ": the " + backend_name(b) + " backend gave no function");
+    return c;
+}
+
 } // namespace
 
-/// A kernel of the cache and its compiled form (translated once, run at every launch).
+/// A kernel of the cache and its compiled form (translated once, run at every launch): the
+/// interpreter's program (Backend::Kernel) or machine code (Native, Cc) with the loop a call
+/// runs a range of.
 struct Cached {
     Kernel k;
-    kernel::Compiled c;
-    explicit Cached(Kernel kernel) : k(std::move(kernel)), c(k) {}
+    Code code;
+    std::optional<kernel::Split> split;
+    Cached(Kernel kernel, Backend b) : k(std::move(kernel)), code(compile(b, k)), split(kernel::split_loop(k)) {}
 };
+
+namespace {
+
+/// Runs `c` on `in` into `out` (of the output's type and count, shared with no other Data):
+/// every launch of every backend goes through here.
+void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, kernel::Data& out) {
+    if (const auto* interp = std::get_if<kernel::Compiled>(&c.code)) {
+        interp->run(in, out);
+        return;
+    }
+    const kernel::NativeCode& code = std::get<kernel::NativeCode>(c.code);
+    kernel::check_buffers(c.k, in, out);
+    std::vector<void*> bufs;
+    for (const kernel::Data* d : in) bufs.push_back(const_cast<void*>(d->raw()));  // a kernel writes only its output
+    bufs.push_back(out.raw());
+    int64_t err[3] = {0, 0, 0};
+    // One call over the whole split loop; the worker pool (ExecOptions::threads) divides it.
+    const int status = code.fn(bufs.data(), c.split ? c.split->lo : 0, c.split ? c.split->hi : 0, err);
+    if (status != PRESK_OK) throw Error({}, kernel::status_message(c.k, status, err));
+}
+
+} // namespace
 
 /// Where a kernel is launched from (a fused group, or one member of it run alone): its kernel,
 /// lowered on first use, and the variants that declare some inputs in other types.
@@ -94,8 +130,13 @@ struct Executor::Impl {
     int64_t unfused = 0;
     std::vector<std::string> ctx;  // the enclosing fold steps, for random keys
     int depth = 0;
+    kernel::Pool pool;  // the launches' outputs
 
     Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {}
+
+    /// The lanes kernels are lowered at: ExecOptions::lanes on the machine-code backends, 1 on
+    /// the interpreter.
+    int lanes() const { return o.backend == Backend::Kernel ? 1 : o.lanes; }
 
     FnPlan& plan(const core::Function& f) {
         auto it = plans.find(f.name);
@@ -123,7 +164,7 @@ struct Executor::Impl {
     template <class Lower>
     const Cached* cached(const std::string& sig, Lower lower) {
         auto& slot = cache[sig];
-        if (!slot) slot = std::make_unique<Cached>(lower());
+        if (!slot) slot = std::make_unique<Cached>(lower(), o.backend);
         return slot.get();
     }
 
@@ -142,8 +183,9 @@ struct Executor::Impl {
         for (size_t i = 0; i < declared.size() && i < in.size(); ++i) {
             DType d = declared[i].dtype;
             if (d != DType::I64 && in[i]->t) {
+                const DType has = in[i]->t->dtype();
                 if (i < s.literal.size() && s.literal[i]) d = kernel::arith_type(t);
-                else if (in[i]->t->dtype != DType::I64 && rank(in[i]->t->dtype) < rank(t)) d = in[i]->t->dtype;
+                else if (has != DType::I64 && rank(has) < rank(t)) d = has;
             }
             same = same && d == declared[i].dtype;
             want.push_back(d);
@@ -168,19 +210,20 @@ struct Executor::Impl {
         if (in.size() != k.inputs.size()) throw Error({}, "kernel " + k.name + " takes " + std::to_string(k.inputs.size()) + " inputs");
         if (type->numel() > kMaxElements)
             throw Error({}, "a result of " + std::to_string(type->numel()) + " elements is too large for the kernel backend");
-        std::vector<std::shared_ptr<const kernel::Data>> held;
+        std::vector<kernel::Data> held;
+        held.reserve(in.size());
         std::vector<const kernel::Data*> ptrs;
         for (size_t i = 0; i < in.size(); ++i) {
             if (!in[i]->t) throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is not a tensor");
             const DType want = k.inputs[i].dtype;
-            if ((want == DType::I64) != (in[i]->t->dtype == DType::I64))
-                throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " + kernel::dtype_name(in[i]->t->dtype) +
-                                    ", declared " + kernel::dtype_name(want));
-            held.push_back(detail::convert(in[i]->t, want));
-            ptrs.push_back(held.back().get());
+            if ((want == DType::I64) != (in[i]->t->dtype() == DType::I64))
+                throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " +
+                                    kernel::dtype_name(in[i]->t->dtype()) + ", declared " + kernel::dtype_name(want));
+            held.push_back(detail::convert(*in[i]->t, want, &pool));
+            ptrs.push_back(&held.back());
         }
-        kernel::Data out;
-        c.c.run(ptrs, out);
+        kernel::Data out(k.output.dtype, type->numel(), &pool);
+        run_kernel(c, ptrs, out);
         launches.push_back({site, &k});
         if (seen.insert(&k).second) first.push_back(&k);
         return detail::tensor_value(type, std::move(out));
@@ -223,7 +266,8 @@ struct Executor::Impl {
             std::vector<const Value*> in;
             for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
             const Cached* k = kernel_for(pg.fused, pg.dtype, in, [&] {
-                return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype) : kernel::lower(fg.node, pg.dtype);
+                return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype)
+                                      : kernel::lower(fg.node, pg.dtype, lanes());
             });
             unfused += (int64_t)fg.lets.size();
             return launch(*k, pg.site, in, l.type);
@@ -231,7 +275,8 @@ struct Executor::Impl {
         const size_t m = (size_t)(std::find(fg.lets.begin(), fg.lets.end(), (int)pos) - fg.lets.begin());
         std::vector<const Value*> in;
         for (int id : l.args) in.push_back(&env[(size_t)id]);
-        const Cached* k = kernel_for(pg.members[m], pg.dtype, in, [&] { return kernel::lower(detail::node_of(f, l), pg.dtype); });
+        const Cached* k = kernel_for(pg.members[m], pg.dtype, in,
+                                     [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes()); });
         ++unfused;
         return launch(*k, detail::site_of(f, l), in, l.type);
     }
@@ -277,10 +322,7 @@ struct Executor::Impl {
         ref::Real x(256);
         if (l.text == "pi") mpfr_const_pi(x.get(), MPFR_RNDN);
         else if (mpfr_set_str(x.get(), l.text.c_str(), 10, MPFR_RNDN) != 0) throw Error({}, "bad literal '" + l.text + "'");
-        kernel::Data d;
-        d.dtype = DType::F64;
-        d.re.push_back(x.to_double());
-        return detail::tensor_value(l.type, std::move(d));
+        return detail::tensor_value(l.type, kernel::Data::from_reals(DType::F64, {x.to_double()}));
     }
 
     /// fold/scan as the reference runs it (ref/interp.cpp, Interp::loop).
@@ -421,7 +463,30 @@ struct Executor::Impl {
     }
 };
 
+const char* backend_name(Backend b) {
+    switch (b) {
+    case Backend::Kernel: return "kernel";
+    case Backend::Native: return "native";
+    case Backend::Cc: return "cc";
+    }
+    return "?";
+}
+
+Backend parse_backend(const std::string& name) {
+    for (Backend b : {Backend::Kernel, Backend::Native, Backend::Cc})
+        if (name == backend_name(b)) return b;
+    throw Error({}, "--backend " + name + ": the kernel backends are kernel, native and cc");
+}
+
+// The machine-code compilers connect here (kernel/llvm_jit.cpp for native, kernel/cc.cpp for cc).
+kernel::NativeCode compile_native(Backend b, const Kernel& k) {
+    throw Error({}, std::string("kernel ") + k.name + ": the " + backend_name(b) + " backend is not built");
+}
+
 Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_(std::make_unique<Impl>(p, std::move(r), o)) {
+    if (o.threads < 1) throw Error({}, "threads must be at least 1, not " + std::to_string(o.threads));
+    if (o.lanes != 1 && o.lanes != 2 && o.lanes != 4)
+        throw Error({}, "lanes must be 1, 2 or 4, not " + std::to_string(o.lanes));
     impl_->check();
 }
 
@@ -464,5 +529,7 @@ const std::vector<Launch>& Executor::launches() const { return impl_->launches; 
 int64_t Executor::unfused_launches() const { return impl_->unfused; }
 
 std::vector<const kernel::Kernel*> Executor::kernels() const { return impl_->first; }
+
+const kernel::Pool& Executor::pool() const { return impl_->pool; }
 
 } // namespace presk::realize

@@ -6,6 +6,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,16 +14,18 @@
 #include "core/core.h"
 #include "kernel/eval.h"
 #include "kernel/ir.h"
+#include "kernel/native.h"
 #include "realize/realization.h"
 #include "ref/values.h"
 
 namespace presk::realize {
 
 /// A runtime value of the kernel backend: a tensor (`t`, its buffer in the storage type of
-/// the site that produced it) or a tuple/record of values (`items`); `type` is always set.
+/// the site that produced it, its elements shared with every value that reads them) or a
+/// tuple/record of values (`items`); `type` is always set.
 struct Value {
     TypeP type;
-    std::shared_ptr<const kernel::Data> t;
+    std::optional<kernel::Data> t;
     std::vector<Value> items;
 };
 
@@ -43,11 +46,28 @@ struct Launch {
     const kernel::Kernel* kernel = nullptr;
 };
 
+/// What runs a launch's kernel: the kernel interpreter (kernel::Compiled), or machine code
+/// (kernel::NativeCode) from the in-process compiler (native) or the system C compiler (cc).
+enum class Backend { Kernel, Native, Cc };
+
+/// "kernel", "native", "cc".
+const char* backend_name(Backend b);
+/// The backend named `name`. Throws presk::Error naming the three otherwise.
+Backend parse_backend(const std::string& name);
+
 struct ExecOptions {
     uint64_t seed = 0;    // the reference's seed, for sample and dropout streams
     bool train = false;   // dropout draws its mask only when training
     bool fuse = true;     // form fusion groups (off: one launch per primitive)
+    Backend backend = Backend::Kernel;
+    int threads = 1;      // workers a machine-code kernel's split loop may be divided among
+    int lanes = 1;        // the vector width native and cc kernels are lowered at (kernel::lower)
 };
+
+/// Compiles `k` to machine code for backend `b` (Native or Cc): the one place the machine-code
+/// compilers connect to the executor. Throws presk::Error when the backend is not built or
+/// refuses the kernel.
+kernel::NativeCode compile_native(Backend b, const kernel::Kernel& k);
 
 /// prepare(entry, realization) then call(values), as the seam says.
 class Executor {
@@ -55,7 +75,8 @@ public:
     /// Binds `p` (kept by reference) to realization `r`. Throws presk::Error with code E7002
     /// naming the site when the kernel backend refuses the realization (an accumulation type
     /// other than the storage's arithmetic type, an interleaved order, ...), or naming a site
-    /// or parameter the realization mentions that the program does not have.
+    /// or parameter the realization mentions that the program does not have; or when
+    /// `o.threads` is below 1 or `o.lanes` is not 1, 2 or 4.
     Executor(const core::Program& p, Realization r, ExecOptions o = {});
     ~Executor();
 
@@ -75,6 +96,8 @@ public:
     int64_t unfused_launches() const;
     /// The distinct kernels launched, in the order of their first launch.
     std::vector<const kernel::Kernel*> kernels() const;
+    /// The free lists the launches' outputs come from (kernel::Pool; its counts show the reuse).
+    const kernel::Pool& pool() const;
 
 private:
     struct Impl;

@@ -3,6 +3,7 @@
 // dropout draw from the reference's ChaCha streams, under the reference's keys, and compute in
 // the arithmetic type of their site's storage (docs/presk.md, "The host program").
 #include <cmath>
+#include <cstring>
 
 #include "kernel/pmath.h"
 #include "lang/source.h"
@@ -38,19 +39,16 @@ Value part(const core::Let& l, const std::vector<const Value*>& a) {
     const int64_t n_small = (down ? l.type : a[0]->type)->numel(), n_big = (down ? a[0]->type : l.type)->numel();
     if (start < 0 || len < 0 || start + len > sb.n || sb.outer * len * sb.inner != n_small || x.size() != (down ? n_big : n_small))
         fail(l, "the part at " + std::to_string(start) + " does not fit " + axes_string(big));
-    Data r;
-    r.dtype = x.dtype;
-    const int64_t total = l.type->numel();
-    if (r.dtype == DType::I64) r.in.assign((size_t)total, 0);
-    else r.re.assign((size_t)total, 0.0);
-    for (int64_t o = 0; o < sb.outer; ++o)
-        for (int64_t j = 0; j < len; ++j)
-            for (int64_t i = 0; i < sb.inner; ++i) {
-                const int64_t b = (o * sb.n + start + j) * sb.inner + i, s = (o * len + j) * sb.inner + i;
-                const int64_t from = down ? b : s, to = down ? s : b;
-                if (r.dtype == DType::I64) r.in[(size_t)to] = x.in[(size_t)from];
-                else r.re[(size_t)to] = x.re[(size_t)from];
-            }
+    if (down && sb.outer == 1) return tensor_value(l.type, x.view(start * sb.inner, n_small));  // contiguous
+    Data r(x.dtype(), l.type->numel());
+    const size_t e = kernel::element_size(x.dtype()), run = (size_t)(len * sb.inner) * e;
+    char* to = static_cast<char*>(r.raw());
+    const char* from = static_cast<const char*>(x.raw());
+    if (!down) std::memset(to, 0, (size_t)n_big * e);  // zeros of every type are the zero bits
+    for (int64_t o = 0; o < sb.outer; ++o) {
+        const size_t big = (size_t)((o * sb.n + start) * sb.inner) * e, small = (size_t)(o * len * sb.inner) * e;
+        if (run) std::memcpy(to + (down ? small : big), from + (down ? big : small), run);
+    }
     return tensor_value(l.type, std::move(r));
 }
 
@@ -59,18 +57,16 @@ Value part(const core::Let& l, const std::vector<const Value*>& a) {
 template <class T>
 Value dropout(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
     if (!c.train) return *a[0];
-    const auto x = convert(a[0]->t, c.dtype);
-    const auto pd = convert(a[1]->t, kernel::arith_type(c.dtype));  // a rate is a constant: never bf16
-    if (pd->re.size() != 1) fail(l, "the rate is not a scalar");
-    const T p = (T)pd->re[0];
+    const Data x = convert(*a[0]->t, c.dtype);
+    const Data pd = convert(*a[1]->t, kernel::arith_type(c.dtype));  // a rate is a constant: never bf16
+    if (pd.size() != 1) fail(l, "the rate is not a scalar");
+    const T p = (T)pd.real(0);
     const T keep = (T)1 - p;
     ref::ChaCha rng(c.seed, c.key);
-    Data r;
-    r.dtype = c.dtype;
-    r.re.resize(x->re.size());
-    for (size_t k = 0; k < x->re.size(); ++k) {
+    Data r(c.dtype, x.size());
+    for (int64_t k = 0; k < x.size(); ++k) {
         const bool on = (double)p <= rng.next_unit();
-        r.re[k] = on ? kernel::round_to(c.dtype, (double)((T)x->re[k] / keep)) : 0.0;
+        r.set_real(k, on ? (double)((T)x.real(k) / keep) : 0.0);  // rounded to the storage type
     }
     return tensor_value(l.type, std::move(r));
 }
@@ -84,18 +80,17 @@ float exp_of(float x) { return presk_expf(x); }
 /// last class. The reference forms the same sums exactly (256 bits).
 template <class T>
 Value sample(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
-    const auto x = convert(a[0]->t, c.dtype);
+    const Data x = convert(*a[0]->t, c.dtype);
     const std::vector<Axis>& axes = a[0]->type->axes;
     if (axes.empty() || axes.back().size < 1) fail(l, "sampling needs a non-empty last axis");
     const int64_t V = axes.back().size, rows = l.type->numel();
-    if ((int64_t)x->re.size() != rows * V) fail(l, "the operand does not match its type");
+    if (x.size() != rows * V) fail(l, "the operand does not match its type");
     ref::ChaCha rng(c.seed, c.key);
-    Data r;
-    r.dtype = DType::I64;
-    r.in.resize((size_t)rows);
+    Data r(DType::I64, rows);
+    std::vector<double> xr((size_t)V);  // a row, widened exactly
     std::vector<T> e((size_t)V);
     for (int64_t row = 0; row < rows; ++row) {
-        const double* xr = &x->re[(size_t)(row * V)];
+        for (int64_t j = 0; j < V; ++j) xr[(size_t)j] = x.real(row * V + j);
         int64_t best = 0;
         for (int64_t j = 1; j < V; ++j)
             if (!(xr[j] < xr[best])) best = j;
@@ -115,7 +110,7 @@ Value sample(const core::Let& l, const std::vector<const Value*>& a, const HostC
                 break;
             }
         }
-        r.in[(size_t)row] = pick;
+        r.set_integer(row, pick);
     }
     return tensor_value(l.type, std::move(r));
 }

@@ -21,14 +21,17 @@ Value from_ref(const ref::Value& v, kernel::DType t, const std::map<std::string,
                const std::string& path);
 /// A tensor value of `type` holding `d`.
 Value tensor_value(const TypeP& type, kernel::Data d);
-/// `d` with every real rounded to `t` (round_to); `d` itself when it is already of type `t`.
-/// An i64 buffer is returned unchanged.
-std::shared_ptr<const kernel::Data> convert(const std::shared_ptr<const kernel::Data>& d, kernel::DType t);
+/// `d` with every real rounded to `t` (round_to) in a buffer of its own (from `pool` when
+/// given); `d` itself (sharing its elements) when it is already of type `t`. An i64 buffer is
+/// returned unchanged.
+kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::Pool* pool = nullptr);
 /// The wider of two real storage types (f64 > f32 > bf16): a value of either is exact in it.
 kernel::DType wider(kernel::DType a, kernel::DType b);
-/// Component `l` of every leaf along its first axis (a stack's layer l).
+/// Component `l` of every leaf along its first axis (a stack's layer l): a view of the
+/// stack's elements, no copy.
 Value slice_first(const Value& v, int64_t l);
-/// Stacks values of one type along a new first axis (reals in the widest storage type found).
+/// Stacks values of one type along a new first axis (reals in the widest storage type found):
+/// each leaf laid out once in one buffer, a part of the same type copied as a block.
 Value stack_first(const std::vector<Value>& parts);
 
 // ---- fusion groups (fusion.cpp) ----

@@ -1,6 +1,7 @@
 // Runtime values of the kernel backend: the seam's conversions from and to the reference's
 // values, their printing, and the stack operations a fold needs.
 #include <algorithm>
+#include <cstring>
 
 #include "lang/source.h"
 #include "ref/print.h"
@@ -20,8 +21,8 @@ Value tree(const TypeP& type, std::vector<Value> items) {
 struct Element {
     int digits;
     void operator()(const Value& v, int64_t k, std::string& out) const {
-        if (v.t->dtype == kernel::DType::I64) out += std::to_string(v.t->in[(size_t)k]);
-        else ref::append_real(out, v.t->re[(size_t)k], digits);
+        if (v.t->dtype() == kernel::DType::I64) out += std::to_string(v.t->integer(k));
+        else ref::append_real(out, v.t->real(k), digits);
     }
 };
 
@@ -37,13 +38,13 @@ ref::Value to_ref(const Value& v, long bits) {
     }
     ref::Tensor t;
     t.type = v.type;
-    if (v.t->dtype == kernel::DType::I64) {
-        t.in = v.t->in;
+    if (v.t->dtype() == kernel::DType::I64) {
+        t.in = v.t->ints();
     } else {
-        t.re.reserve(v.t->re.size());
-        for (double x : v.t->re) {
+        t.re.reserve((size_t)v.t->size());
+        for (int64_t i = 0; i < v.t->size(); ++i) {
             t.re.emplace_back(std::max<long>(bits, 53));
-            mpfr_set_d(t.re.back().get(), x, MPFR_RNDN);  // exact: 53 bits or more
+            mpfr_set_d(t.re.back().get(), v.t->real(i), MPFR_RNDN);  // exact: 53 bits or more
         }
     }
     return ref::make_tensor(std::move(t));
@@ -65,32 +66,24 @@ Value from_ref(const ref::Value& v, kernel::DType t, const std::map<std::string,
         }
         return tree(v.type, std::move(items));
     }
-    kernel::Data d;
-    if (v.t->type->elem == Elem::Real) {
-        auto it = by_path.find(path);
-        d.dtype = it == by_path.end() ? t : it->second;
-        d.re.reserve(v.t->re.size());
-        for (const ref::Real& x : v.t->re) d.re.push_back(kernel::round_to(d.dtype, x.to_double()));
-    } else {
-        d.dtype = kernel::DType::I64;
-        d.in = v.t->in;
-    }
+    if (v.t->type->elem != Elem::Real) return tensor_value(v.type, kernel::Data::from_ints(v.t->in));
+    auto it = by_path.find(path);
+    kernel::Data d(it == by_path.end() ? t : it->second, (int64_t)v.t->re.size());
+    for (size_t i = 0; i < v.t->re.size(); ++i) d.set_real((int64_t)i, v.t->re[i].to_double());  // rounded to the type
     return tensor_value(v.type, std::move(d));
 }
 
 Value tensor_value(const TypeP& type, kernel::Data d) {
     Value v;
     v.type = type;
-    v.t = std::make_shared<const kernel::Data>(std::move(d));
+    v.t = std::move(d);
     return v;
 }
 
-std::shared_ptr<const kernel::Data> convert(const std::shared_ptr<const kernel::Data>& d, kernel::DType t) {
-    if (d->dtype == t || d->dtype == kernel::DType::I64 || t == kernel::DType::I64) return d;
-    auto c = std::make_shared<kernel::Data>();
-    c->dtype = t;
-    c->re.reserve(d->re.size());
-    for (double x : d->re) c->re.push_back(kernel::round_to(t, x));
+kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::Pool* pool) {
+    if (d.dtype() == t || d.dtype() == kernel::DType::I64 || t == kernel::DType::I64) return d;
+    kernel::Data c(t, d.size(), pool);
+    for (int64_t i = 0; i < d.size(); ++i) c.set_real(i, d.real(i));
     return c;
 }
 
@@ -109,11 +102,7 @@ Value slice_first(const Value& v, int64_t l) {
     const int64_t n = type->numel();
     if (v.type->axes.empty() || l < 0 || l >= v.type->axes[0].size)
         throw Error({}, "layer " + std::to_string(l) + " of a stack of type " + to_string(*v.type));
-    kernel::Data d;
-    d.dtype = v.t->dtype;
-    if (d.dtype == kernel::DType::I64) d.in.assign(v.t->in.begin() + l * n, v.t->in.begin() + (l + 1) * n);
-    else d.re.assign(v.t->re.begin() + l * n, v.t->re.begin() + (l + 1) * n);
-    return tensor_value(type, std::move(d));
+    return tensor_value(type, v.t->view(l * n, n));
 }
 
 Value stack_first(const std::vector<Value>& parts) {
@@ -133,13 +122,21 @@ Value stack_first(const std::vector<Value>& parts) {
     }
     auto axes = p0.type->axes;
     axes.insert(axes.begin(), Axis{"", (int64_t)parts.size()});
-    kernel::Data d;
-    d.dtype = p0.t->dtype;
-    for (const Value& p : parts) d.dtype = d.dtype == kernel::DType::I64 ? d.dtype : wider(d.dtype, p.t->dtype);
+    kernel::DType dt = p0.t->dtype();
+    int64_t total = 0;
     for (const Value& p : parts) {
-        auto c = convert(p.t, d.dtype);  // exact: every part's type is at most as wide
-        d.re.insert(d.re.end(), c->re.begin(), c->re.end());
-        d.in.insert(d.in.end(), c->in.begin(), c->in.end());
+        if (!p.t || (p.t->dtype() == kernel::DType::I64) != (dt == kernel::DType::I64))
+            throw Error({}, "a stack of values of different types");
+        if (dt != kernel::DType::I64) dt = wider(dt, p.t->dtype());
+        total += p.t->size();
+    }
+    kernel::Data d(dt, total);
+    char* at = static_cast<char*>(d.raw());
+    const size_t e = kernel::element_size(dt);
+    for (const Value& p : parts) {
+        const kernel::Data c = convert(*p.t, dt);  // exact: every part's type is at most as wide
+        if (c.size()) std::memcpy(at, c.raw(), (size_t)c.size() * e);
+        at += (size_t)c.size() * e;
     }
     return tensor_value(tensor_type(p0.type->elem, axes, p0.type->bound), std::move(d));
 }

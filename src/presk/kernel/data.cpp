@@ -1,0 +1,232 @@
+// A buffer's elements: 64-byte-aligned blocks shared by reference count, the executor's free
+// lists by length, copy before a write to shared elements, and the fill of fresh buffers.
+#include "kernel/data.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <new>
+
+#include "../../quant/fp16.h"
+#include "lang/source.h"
+
+namespace presk::kernel {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+#if !defined(NDEBUG) || defined(PRESK_FILL_BUFFERS)
+constexpr bool kFillBuild = true;
+#else
+constexpr bool kFillBuild = false;
+#endif
+
+// The fill is on in a debug or sanitizer build, or where GK_NAN_FILL=1 (the tests' setting).
+bool fill_on() {
+    static const bool on = [] {
+        const char* v = std::getenv("GK_NAN_FILL");
+        return kFillBuild || (v && std::string(v) == "1");
+    }();
+    return on;
+}
+
+[[noreturn]] void fail(const std::string& msg) { throw Error({}, "buffer: " + msg); }
+
+void* allocate(size_t bytes) { return ::operator new(bytes, std::align_val_t(kAlign)); }
+void release(void* p) { ::operator delete(p, std::align_val_t(kAlign)); }
+
+// The bytes of a block of `n` elements of `t`: a whole number of 64-byte lines, at least one.
+size_t block_bytes(DType t, int64_t n) {
+    if (n < 0) fail("a negative element count " + std::to_string(n));
+    const size_t e = element_size(t);
+    if ((uint64_t)n > (std::numeric_limits<size_t>::max() - kAlign) / e)
+        fail(std::to_string(n) + " elements are too many");
+    const size_t b = std::max<size_t>((size_t)n * e, 1);
+    return (b + kAlign - 1) / kAlign * kAlign;
+}
+
+void fill(DType t, void* p, int64_t n) {
+    switch (t) {
+    case DType::F64: std::fill_n(static_cast<double*>(p), n, std::numeric_limits<double>::quiet_NaN()); break;
+    case DType::F32: std::fill_n(static_cast<float*>(p), n, std::numeric_limits<float>::quiet_NaN()); break;
+    case DType::BF16: std::fill_n(static_cast<uint16_t*>(p), n, uint16_t(0x7FC0)); break;
+    case DType::I64: std::fill_n(static_cast<int64_t*>(p), n, std::numeric_limits<int64_t>::min()); break;
+    }
+}
+
+} // namespace
+
+double round_to(DType t, double x) {
+    switch (t) {
+    case DType::F64: return x;
+    case DType::F32: return (double)(float)x;
+    case DType::BF16: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)x));
+    case DType::I64: break;
+    }
+    throw Error({}, "round_to: i64 is not a real type");
+}
+
+size_t element_size(DType t) { return t == DType::F32 ? 4 : t == DType::BF16 ? 2 : 8; }
+
+bool fills_fresh_buffers() { return fill_on(); }
+
+// ---- the pool ----
+
+struct Pool::Lists {
+    bool open = true;
+    std::map<size_t, std::vector<void*>> free;  // by bytes
+    int64_t fresh = 0;
+
+    void* take(size_t bytes) {
+        auto it = free.find(bytes);
+        if (it == free.end() || it->second.empty()) {
+            void* p = allocate(bytes);
+            ++fresh;
+            return p;
+        }
+        void* p = it->second.back();
+        it->second.pop_back();
+        return p;
+    }
+    void give(void* p, size_t bytes) {
+        if (!open) {
+            release(p);
+            return;
+        }
+        try {
+            free[bytes].push_back(p);
+        } catch (...) {  // no memory for the list: free the block instead
+            release(p);
+        }
+    }
+    void clear() {
+        for (auto& [bytes, ps] : free)
+            for (void* p : ps) release(p);
+        free.clear();
+    }
+};
+
+Pool::Pool() : lists_(std::make_shared<Lists>()) {}
+
+Pool::~Pool() {
+    lists_->open = false;
+    lists_->clear();
+}
+
+int64_t Pool::fresh_blocks() const { return lists_->fresh; }
+
+int64_t Pool::free_buffers() const {
+    int64_t n = 0;
+    for (const auto& [bytes, ps] : lists_->free) n += (int64_t)ps.size();
+    return n;
+}
+
+// ---- the buffer ----
+
+struct Data::Block {
+    void* p = nullptr;
+    size_t bytes = 0;
+    std::shared_ptr<Pool::Lists> pool;  // where the memory goes back, or null
+
+    Block(size_t b, const std::shared_ptr<Pool::Lists>& from) : bytes(b), pool(from) {
+        p = pool ? pool->take(b) : allocate(b);
+    }
+    ~Block() {
+        if (pool) pool->give(p, bytes);
+        else release(p);
+    }
+    Block(const Block&) = delete;
+    Block& operator=(const Block&) = delete;
+};
+
+Data::Data(DType t, int64_t n, Pool* pool) : dtype_(t), size_(n) {
+    block_ = std::make_shared<Block>(block_bytes(t, n), pool ? pool->lists_ : nullptr);
+    ptr_ = block_->p;
+    if (fill_on()) fill(t, ptr_, n);
+}
+
+Data Data::from_reals(DType t, const std::vector<double>& x) {
+    if (t == DType::I64) fail("from_reals to an i64 buffer");
+    Data d(t, (int64_t)x.size());
+    for (size_t i = 0; i < x.size(); ++i) d.set_real((int64_t)i, x[i]);
+    return d;
+}
+
+Data Data::from_ints(const std::vector<int64_t>& x) {
+    Data d(DType::I64, (int64_t)x.size());
+    if (!x.empty()) std::memcpy(d.ptr_, x.data(), x.size() * sizeof(int64_t));
+    return d;
+}
+
+void* Data::raw() {
+    if (shared()) {  // another Data reads these elements: write a copy of them
+        Data c(dtype_, size_, nullptr);
+        if (size_) std::memcpy(c.ptr_, ptr_, (size_t)size_ * element_size(dtype_));
+        *this = std::move(c);
+    }
+    return ptr_;
+}
+
+void Data::check_type(DType t) const {
+    if (t != dtype_) fail(std::string("a ") + dtype_name(dtype_) + " buffer read as " + dtype_name(t));
+}
+
+void Data::check_index(int64_t i, bool integer) const {
+    if (integer != (dtype_ == DType::I64))
+        fail(std::string(integer ? "an integer" : "a real") + " element of a " + dtype_name(dtype_) + " buffer");
+    if (i < 0 || i >= size_) fail("element " + std::to_string(i) + " of " + std::to_string(size_));
+}
+
+double Data::real(int64_t i) const {
+    check_index(i, false);
+    switch (dtype_) {
+    case DType::F64: return static_cast<const double*>(ptr_)[i];
+    case DType::F32: return static_cast<const float*>(ptr_)[i];
+    default: return gk::bf16_to_fp32(static_cast<const uint16_t*>(ptr_)[i]);
+    }
+}
+
+void Data::set_real(int64_t i, double x) {
+    check_index(i, false);
+    void* p = raw();
+    switch (dtype_) {
+    case DType::F64: static_cast<double*>(p)[i] = x; break;
+    case DType::F32: static_cast<float*>(p)[i] = (float)x; break;
+    default: static_cast<uint16_t*>(p)[i] = gk::fp32_to_bf16((float)x); break;
+    }
+}
+
+int64_t Data::integer(int64_t i) const {
+    check_index(i, true);
+    return static_cast<const int64_t*>(ptr_)[i];
+}
+
+void Data::set_integer(int64_t i, int64_t v) {
+    check_index(i, true);
+    static_cast<int64_t*>(raw())[i] = v;
+}
+
+std::vector<double> Data::reals() const {
+    std::vector<double> out((size_t)size_);
+    for (int64_t i = 0; i < size_; ++i) out[(size_t)i] = real(i);
+    return out;
+}
+
+std::vector<int64_t> Data::ints() const {
+    std::vector<int64_t> out((size_t)size_);
+    for (int64_t i = 0; i < size_; ++i) out[(size_t)i] = integer(i);
+    return out;
+}
+
+Data Data::view(int64_t first, int64_t n) const {
+    if (first < 0 || n < 0 || first > size_ || n > size_ - first)
+        fail("elements [" + std::to_string(first) + ", " + std::to_string(first) + " + " + std::to_string(n) + ") of " +
+             std::to_string(size_));
+    Data v = *this;
+    v.size_ = n;
+    v.ptr_ = static_cast<char*>(ptr_) + (size_t)first * element_size(dtype_);
+    return v;
+}
+
+} // namespace presk::kernel
