@@ -79,10 +79,10 @@ TEST(Pool, OneWorkerRunsInlineInOrder) {
 TEST(Pool, ManySmallRunsParkAndWake) {
     Pool pool(4);
     std::vector<int64_t> sum(4, 0);
-    const int runs = 20000;
+    const int runs = 1000;
     for (int r = 0; r < runs; ++r) {
         pool.run(4, [&](int64_t i) { sum[(size_t)i] += i + 1; });
-        if (r % 5000 == 4999) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (r % 250 == 249) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(sum[(size_t)i], runs * (i + 1));
 }
