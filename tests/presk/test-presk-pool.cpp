@@ -198,7 +198,7 @@ TEST(SplitRule, Work) {
     // An If counts its condition and the larger branch.
     const ExprP c = compare("lt", loop_var(0), integer(2));
     EXPECT_EQ(work(one_loop({if_else(c, {store(1, {loop_var(0)}, real(1))}, {})})), 4 * (1 + 3 + 3));
-    // The seed's dot at [4, 3] x [3, 2] (its text in the SplitRule test above).
+    // The lowered dot at [4, 3] x [3, 2]: for i0 { zero a row; for i1 { s0 = ...; for i2 { ... } } }.
     EXPECT_EQ(work(lowered("dot", {real_t({Axis{"batch", 4}, p(3)}), real_t({p(3), p(2)})})), 416);
 }
 
