@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "../../src/quant/fp16.h"
 #include "kernel/eval.h"
 #include "kernel/native.h"
 #include "lang/checker.h"
@@ -49,57 +48,28 @@ inline std::vector<kernel::Data> draw_inputs(const kernel::Kernel& k, uint64_t s
     for (const kernel::BufferType& b : k.inputs) {
         int64_t n = 1;
         for (const Axis& a : b.axes) n *= a.size;
-        kernel::Data d;
-        d.dtype = b.dtype;
-        for (int64_t j = 0; j < n; ++j) {
-            if (b.dtype == kernel::DType::I64) {
-                d.in.push_back((int64_t)(g() & 1));
-                continue;
-            }
-            double x = normal(g);
+        if (b.dtype == kernel::DType::I64) {
+            std::vector<int64_t> v((size_t)n);
+            for (int64_t& x : v) x = (int64_t)(g() & 1);
+            in.push_back(kernel::Data::from_ints(v));
+            continue;
+        }
+        std::vector<double> v((size_t)n);
+        for (double& x : v) {
+            x = normal(g);
             if (specials) {
                 static const double sp[] = {0.0, -0.0, 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0};
                 if (g() % 16 == 0) x = sp[g() % 5];
             }
-            d.re.push_back(kernel::round_to(b.dtype, x));
         }
-        in.push_back(std::move(d));
+        in.push_back(kernel::Data::from_reals(b.dtype, v));
     }
     return in;
 }
 
-/// `d` as the typed row-major buffer a machine-code kernel reads (native.h).
-inline std::vector<unsigned char> typed(const kernel::Data& d) {
-    std::vector<unsigned char> b;
-    auto put = [&](const void* p, size_t n) { b.insert(b.end(), (const unsigned char*)p, (const unsigned char*)p + n); };
-    switch (d.dtype) {
-    case kernel::DType::F64:
-        for (double x : d.re) put(&x, 8);
-        break;
-    case kernel::DType::F32:
-        for (double x : d.re) {
-            const float f = (float)x;
-            put(&f, 4);
-        }
-        break;
-    case kernel::DType::BF16:
-        for (double x : d.re) {
-            const uint16_t h = gk::fp32_to_bf16((float)x);
-            put(&h, 2);
-        }
-        break;
-    case kernel::DType::I64:
-        for (int64_t x : d.in) put(&x, 8);
-        break;
-    }
-    return b;
-}
-
-/// The bytes of `d`'s elements as the kernel interpreter computed them, in its storage type.
-inline std::vector<unsigned char> typed_output(const kernel::Data& d) { return typed(d); }
-
-/// Runs `k` on `in` through the interpreter and through `code`, and compares: "" when both
-/// fail or both write the same bytes, else what differs (the first element).
+/// Runs `k` on `in` through the interpreter and through `code` (over [lo, hi) of its split
+/// loop when given, else the whole range), and compares: "" when both fail or both write the
+/// same bytes, else what differs (the first element).
 inline std::string compare_with_interpreter(const kernel::Kernel& k, const kernel::NativeCode& code,
                                             const std::vector<kernel::Data>& in, int64_t lo = -1, int64_t hi = -1) {
     std::vector<const kernel::Data*> ptrs;
@@ -111,14 +81,13 @@ inline std::string compare_with_interpreter(const kernel::Kernel& k, const kerne
     } catch (const std::exception& e) {
         want_err = e.what();
     }
-    std::vector<std::vector<unsigned char>> bytes;
-    for (const kernel::Data& d : in) bytes.push_back(typed(d));
     int64_t n = 1;
     for (const Axis& a : k.output.axes) n *= a.size;
-    const size_t esize = k.output.dtype == kernel::DType::BF16 ? 2 : k.output.dtype == kernel::DType::F32 ? 4 : 8;
-    bytes.emplace_back((size_t)n * esize, (unsigned char)0xA5);  // not zeroed: the kernel writes every element
+    const size_t esize = (size_t)kernel::element_size(k.output.dtype);
+    std::vector<unsigned char> got((size_t)n * esize, (unsigned char)0xA5);  // not zeroed: the kernel writes every element
     std::vector<void*> bufs;
-    for (auto& b : bytes) bufs.push_back(b.data());
+    for (const kernel::Data& d : in) bufs.push_back(const_cast<void*>(d.raw()));
+    bufs.push_back(got.data());
     int64_t err[3] = {0, 0, 0};
     const std::optional<kernel::Split> sp = kernel::split_loop(k);
     const int st = code.fn(bufs.data(), sp ? (lo >= 0 ? lo : sp->lo) : 0, sp ? (hi >= 0 ? hi : sp->hi) : 0, err);
@@ -127,11 +96,10 @@ inline std::string compare_with_interpreter(const kernel::Kernel& k, const kerne
         return k.name + ": interpreter " + (want_err.empty() ? "ran" : "failed: " + want_err) + ", compiled " +
                (st == PRESK_OK ? "ran" : "failed: " + kernel::status_message(k, st, err));
     }
-    const std::vector<unsigned char> w = typed_output(want);
-    const std::vector<unsigned char>& got = bytes.back();
-    if (w.size() != got.size()) return k.name + ": output sizes differ";
-    for (size_t i = 0; i < w.size(); i += esize) {
-        if (std::memcmp(&w[i], &got[i], esize) != 0)
+    if ((size_t)want.size() * esize != got.size()) return k.name + ": output sizes differ";
+    const auto* w = static_cast<const unsigned char*>(want.raw());
+    for (size_t i = 0; i < got.size(); i += esize) {
+        if (std::memcmp(w + i, &got[i], esize) != 0)
             return k.name + ": element " + std::to_string(i / esize) + " differs from the interpreter's";
     }
     return "";

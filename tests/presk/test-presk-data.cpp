@@ -105,7 +105,7 @@ TEST(Data, ViewsShareTheirStacksElements) {
 // buffer of that length (not filled with zeros); a buffer outliving its pool is freed when it
 // goes.
 TEST(Data, PoolsReuseBlocksByLength) {
-    auto pool = std::make_unique<Pool>();
+    auto pool = std::make_unique<BufferPool>();
     const void* first = nullptr;
     {
         Data a(DType::F32, 100, pool.get());
@@ -130,7 +130,7 @@ TEST(Data, PoolsReuseBlocksByLength) {
 }
 
 TEST(Data, FreshBuffersAreFilledWhereTheBuildSaysSo) {
-    Pool pool;
+    BufferPool pool;
     const Data f64(DType::F64, 3), f32(DType::F32, 3, &pool), bf16(DType::BF16, 3), i64(DType::I64, 3);
     if (!fills_fresh_buffers()) GTEST_SKIP() << "this build does not fill fresh buffers (NDEBUG, no GK_NAN_FILL=1)";
     for (int64_t i = 0; i < 3; ++i) {
@@ -224,11 +224,11 @@ TEST(Values, ASecondCallAllocatesNoLaunchOutput) {
         auto ex = std::make_unique<realize::Executor>(p, realize::parse_realization(r), realize::ExecOptions{7});
         const std::vector<realize::Value> in = ex->convert_args(p.entry, args);
         const ref::Value first = realize::to_ref(ex->call_values(p.entry, in));
-        const int64_t fresh = ex->pool().fresh_blocks();
+        const int64_t fresh = ex->buffers().fresh_blocks();
         EXPECT_GT(fresh, 0) << r;
         const realize::Value second = ex->call_values(p.entry, in);
-        EXPECT_EQ(ex->pool().fresh_blocks(), fresh) << r;
-        EXPECT_GT(ex->pool().free_buffers(), 0) << r;
+        EXPECT_EQ(ex->buffers().fresh_blocks(), fresh) << r;
+        EXPECT_GT(ex->buffers().free_buffers(), 0) << r;
         ex.reset();
         std::ostringstream a, b;
         ref::write_text(a, first, 17);

@@ -73,7 +73,7 @@ bool fills_fresh_buffers() { return fill_on(); }
 
 // ---- the pool ----
 
-struct Pool::Lists {
+struct BufferPool::Lists {
     bool open = true;
     std::map<size_t, std::vector<void*>> free;  // by bytes
     int64_t fresh = 0;
@@ -107,16 +107,16 @@ struct Pool::Lists {
     }
 };
 
-Pool::Pool() : lists_(std::make_shared<Lists>()) {}
+BufferPool::BufferPool() : lists_(std::make_shared<Lists>()) {}
 
-Pool::~Pool() {
+BufferPool::~BufferPool() {
     lists_->open = false;
     lists_->clear();
 }
 
-int64_t Pool::fresh_blocks() const { return lists_->fresh; }
+int64_t BufferPool::fresh_blocks() const { return lists_->fresh; }
 
-int64_t Pool::free_buffers() const {
+int64_t BufferPool::free_buffers() const {
     int64_t n = 0;
     for (const auto& [bytes, ps] : lists_->free) n += (int64_t)ps.size();
     return n;
@@ -127,9 +127,9 @@ int64_t Pool::free_buffers() const {
 struct Data::Block {
     void* p = nullptr;
     size_t bytes = 0;
-    std::shared_ptr<Pool::Lists> pool;  // where the memory goes back, or null
+    std::shared_ptr<BufferPool::Lists> pool;  // where the memory goes back, or null
 
-    Block(size_t b, const std::shared_ptr<Pool::Lists>& from) : bytes(b), pool(from) {
+    Block(size_t b, const std::shared_ptr<BufferPool::Lists>& from) : bytes(b), pool(from) {
         p = pool ? pool->take(b) : allocate(b);
     }
     ~Block() {
@@ -140,7 +140,7 @@ struct Data::Block {
     Block& operator=(const Block&) = delete;
 };
 
-Data::Data(DType t, int64_t n, Pool* pool) : dtype_(t), size_(n) {
+Data::Data(DType t, int64_t n, BufferPool* pool) : dtype_(t), size_(n) {
     block_ = std::make_shared<Block>(block_bytes(t, n), pool ? pool->lists_ : nullptr);
     ptr_ = block_->p;
     if (fill_on()) fill(t, ptr_, n);

@@ -46,12 +46,12 @@ bool fills_fresh_buffers();
 /// Free lists of the element memory of released buffers, by length in bytes: one executor's
 /// launches take their outputs from it, so that after a first call no page is touched for the
 /// first time. Not thread-safe. A buffer outliving its pool is freed when released.
-class Pool {
+class BufferPool {
 public:
-    Pool();
-    ~Pool();
-    Pool(const Pool&) = delete;
-    Pool& operator=(const Pool&) = delete;
+    BufferPool();
+    ~BufferPool();
+    BufferPool(const BufferPool&) = delete;
+    BufferPool& operator=(const BufferPool&) = delete;
 
     /// The buffers on the free lists now.
     int64_t free_buffers() const;
@@ -70,7 +70,7 @@ public:
     Data() = default;
     /// `n` elements of type `t`, not initialised (filled where fills_fresh_buffers()), from
     /// `pool`'s free lists when given. Throws presk::Error when n < 0 or the bytes overflow.
-    Data(DType t, int64_t n, Pool* pool = nullptr);
+    Data(DType t, int64_t n, BufferPool* pool = nullptr);
     /// A buffer of type `t` holding `x`, each element rounded to `t` (round_to); `t` not I64.
     static Data from_reals(DType t, const std::vector<double>& x);
     /// An i64 buffer holding `x`.

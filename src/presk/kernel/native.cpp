@@ -3,51 +3,83 @@
 // reports, and the failure's message.
 #include "kernel/native.h"
 
+#include <algorithm>
 #include <functional>
+#include <iterator>
+#include <set>
 
 namespace presk::kernel {
 namespace {
 
 bool is_loop_var(const ExprP& e, int var) { return e && e->kind == Expr::Loop && e->ivalue == var; }
 
-// Whether every store to the output in `body` has `var` itself as one index component.
-bool stores_by(const std::vector<Stmt>& body, int out, int var) {
+// The positions of the output's axes at which an access indexes it by i<var> itself. `ok`
+// keeps the positions every access so far shares; a vector access covers `lanes` elements
+// along the last axis, so its last position does not count.
+void keep_positions(const std::vector<ExprP>& index, int lanes, int var, std::vector<bool>& ok) {
+    for (size_t j = 0; j < ok.size(); ++j)
+        ok[j] = ok[j] && j < index.size() && is_loop_var(index[j], var) && (lanes == 1 || j + 1 != index.size());
+}
+
+void keep_positions(const ExprP& e, int out, int var, std::vector<bool>& ok) {
+    if (!e) return;
+    if ((e->kind == Expr::Load || e->kind == Expr::VLoad) && e->buf == out) keep_positions(e->args, e->lanes, var, ok);
+    for (const ExprP& a : e->args) keep_positions(a, out, var, ok);
+}
+
+// Over every load and store of the output in `body`; a store to another buffer (which the
+// interpreter refuses) keeps no position.
+void keep_positions(const std::vector<Stmt>& body, int out, int var, std::vector<bool>& ok) {
     for (const Stmt& s : body) {
+        keep_positions(s.value, out, var, ok);
+        for (const ExprP& i : s.index) keep_positions(i, out, var, ok);
         if (s.kind == Stmt::Store || s.kind == Stmt::VStore) {
-            if (s.buf != out) return false;  // not reached: only the output is stored to
-            bool found = false;
-            for (const ExprP& i : s.index) found = found || is_loop_var(i, var);
-            if (!found) return false;
+            if (s.buf == out)
+                keep_positions(s.index, s.value->lanes, var, ok);
+            else
+                ok.assign(ok.size(), false);
         }
-        if (!stores_by(s.body, out, var) || !stores_by(s.orelse, out, var)) return false;
+        keep_positions(s.body, out, var, ok);
+        keep_positions(s.orelse, out, var, ok);
+    }
+}
+
+// Scalar and vector variables as (0 real, 1 integer, 2 vector; number).
+using Var = std::pair<int, int64_t>;
+
+bool reads_assigned(const ExprP& e, const std::set<Var>& assigned) {
+    if (!e) return true;
+    if (e->kind == Expr::Scalar && !assigned.count({e->integer ? 1 : 0, e->ivalue})) return false;
+    if (e->kind == Expr::Vector && !assigned.count({2, e->ivalue})) return false;
+    for (const ExprP& a : e->args) {
+        if (!reads_assigned(a, assigned)) return false;
     }
     return true;
 }
 
-// Whether a load of the output in `body` (or its expressions) indexes it other than by `var`
-// in the same component a store does. The output may be read only where this iteration writes.
-bool reads_other(const ExprP& e, int out, int var) {
-    if (!e) return false;
-    if ((e->kind == Expr::Load || e->kind == Expr::VLoad) && e->buf == out) {
-        bool found = false;
-        for (const ExprP& i : e->args) found = found || is_loop_var(i, var);
-        if (!found) return true;
-    }
-    for (const ExprP& a : e->args) {
-        if (reads_other(a, out, var)) return true;
-    }
-    return false;
-}
-
-bool reads_other(const std::vector<Stmt>& body, int out, int var) {
+// Whether `body` reads only scalar and vector variables assigned before the read on every
+// path through it, `assigned` holding those assigned on entry (and, on return, on exit).
+bool assigns_before_reads(const std::vector<Stmt>& body, std::set<Var>& assigned) {
     for (const Stmt& s : body) {
-        if (reads_other(s.value, out, var)) return true;
+        if (!reads_assigned(s.value, assigned)) return false;
         for (const ExprP& i : s.index) {
-            if (reads_other(i, out, var)) return true;
+            if (!reads_assigned(i, assigned)) return false;
         }
-        if (reads_other(s.body, out, var) || reads_other(s.orelse, out, var)) return true;
+        if (s.kind == Stmt::Assign) assigned.insert({s.value->integer ? 1 : s.value->lanes > 1 ? 2 : 0, s.var});
+        if (s.kind == Stmt::For) {
+            std::set<Var> inner = assigned;
+            if (!assigns_before_reads(s.body, inner)) return false;
+            if (s.hi > s.lo) assigned = std::move(inner);
+        }
+        if (s.kind == Stmt::If) {
+            std::set<Var> then = assigned, orelse = assigned;
+            if (!assigns_before_reads(s.body, then) || !assigns_before_reads(s.orelse, orelse)) return false;
+            assigned.clear();
+            std::set_intersection(then.begin(), then.end(), orelse.begin(), orelse.end(),
+                                  std::inserter(assigned, assigned.end()));
+        }
     }
-    return false;
+    return true;
 }
 
 bool is_pmath(const std::string& op) {
@@ -82,7 +114,11 @@ std::optional<Split> split_loop(const Kernel& k) {
     if (k.body.size() != 1 || k.body[0].kind != Stmt::For) return std::nullopt;
     const Stmt& f = k.body[0];
     if (f.hi - f.lo < 2) return std::nullopt;
-    if (!stores_by(f.body, k.out_buf(), f.var) || reads_other(f.body, k.out_buf(), f.var)) return std::nullopt;
+    std::vector<bool> ok(k.output.axes.size(), true);
+    keep_positions(f.body, k.out_buf(), f.var, ok);
+    if (std::find(ok.begin(), ok.end(), true) == ok.end()) return std::nullopt;
+    std::set<Var> assigned;
+    if (!assigns_before_reads(f.body, assigned)) return std::nullopt;
     return Split{f.var, f.lo, f.hi};
 }
 

@@ -43,10 +43,14 @@ typedef int (*presk_kernel_fn)(void* const* bufs, int64_t lo, int64_t hi, int64_
 namespace presk::kernel {
 
 /// The loop a thread split may divide: the kernel's body is one loop nest (a single top-level
-/// For) and every store to the output indexes it with that loop's variable itself in one
-/// component, so different iterations write different elements (the seed's "threads"
-/// rule). `var` is the loop's variable, [lo, hi) its bounds. A reduction over the outer axis,
-/// or a scatter whose output index is a loaded value (embed's vjp), has none.
+/// For of at least two iterations); every store to the output and every load from it indexes
+/// it with that loop's variable itself at one and the same position (not the last axis of a
+/// vector access, which covers lanes along it), so different iterations write different
+/// elements and read only their own (the seed's "threads" rule); and every scalar or vector
+/// variable the loop's body reads is assigned earlier in the same iteration, so no value is
+/// carried from one iteration to the next. `var` is the loop's variable, [lo, hi) its bounds.
+/// A reduction over the outer axis, or a scatter whose output index is a loaded value (embed's
+/// vjp), has none.
 struct Split {
     int var = -1;
     int64_t lo = 0, hi = 0;

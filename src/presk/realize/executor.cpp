@@ -10,6 +10,7 @@
 #include <set>
 #include <variant>
 
+#include "kernel/launch.h"
 #include "kernel/lower.h"
 #include "lang/source.h"
 #include "realize/host.h"
@@ -69,15 +70,15 @@ Code compile(Backend b, const Kernel& k) {
 struct Cached {
     Kernel k;
     Code code;
-    std::optional<kernel::Split> split;
-    Cached(Kernel kernel, Backend b) : k(std::move(kernel)), code(compile(b, k)), split(kernel::split_loop(k)) {}
+    kernel::LaunchPlan plan;
+    Cached(Kernel kernel, Backend b) : k(std::move(kernel)), code(compile(b, k)), plan(kernel::plan_launch(k)) {}
 };
 
 namespace {
 
 /// Runs `c` on `in` into `out` (of the output's type and count, shared with no other Data):
 /// every launch of every backend goes through here.
-void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, kernel::Data& out) {
+void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, kernel::Data& out, kernel::Pool* workers) {
     if (const auto* interp = std::get_if<kernel::Compiled>(&c.code)) {
         interp->run(in, out);
         return;
@@ -87,10 +88,7 @@ void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, ker
     std::vector<void*> bufs;
     for (const kernel::Data* d : in) bufs.push_back(const_cast<void*>(d->raw()));  // a kernel writes only its output
     bufs.push_back(out.raw());
-    int64_t err[3] = {0, 0, 0};
-    // One call over the whole split loop; the worker pool (ExecOptions::threads) divides it.
-    const int status = code.fn(bufs.data(), c.split ? c.split->lo : 0, c.split ? c.split->hi : 0, err);
-    if (status != PRESK_OK) throw Error({}, kernel::status_message(c.k, status, err));
+    kernel::launch(c.k, c.plan, code, bufs.data(), workers);
 }
 
 } // namespace
@@ -130,7 +128,8 @@ struct Executor::Impl {
     int64_t unfused = 0;
     std::vector<std::string> ctx;  // the enclosing fold steps, for random keys
     int depth = 0;
-    kernel::Pool pool;  // the launches' outputs
+    kernel::BufferPool buffers;  // the launches' outputs
+    std::unique_ptr<kernel::Pool> workers;  // machine-code launches at threads > 1 (divided kernels)
 
     Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {}
 
@@ -219,11 +218,11 @@ struct Executor::Impl {
             if ((want == DType::I64) != (in[i]->t->dtype() == DType::I64))
                 throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " +
                                     kernel::dtype_name(in[i]->t->dtype()) + ", declared " + kernel::dtype_name(want));
-            held.push_back(detail::convert(*in[i]->t, want, &pool));
+            held.push_back(detail::convert(*in[i]->t, want, &buffers));
             ptrs.push_back(&held.back());
         }
-        kernel::Data out(k.output.dtype, type->numel(), &pool);
-        run_kernel(c, ptrs, out);
+        kernel::Data out(k.output.dtype, type->numel(), &buffers);
+        run_kernel(c, ptrs, out, workers.get());
         launches.push_back({site, &k});
         if (seen.insert(&k).second) first.push_back(&k);
         return detail::tensor_value(type, std::move(out));
@@ -488,6 +487,7 @@ Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_
     if (o.lanes != 1 && o.lanes != 2 && o.lanes != 4)
         throw Error({}, "lanes must be 1, 2 or 4, not " + std::to_string(o.lanes));
     impl_->check();
+    if (o.backend != Backend::Kernel && o.threads > 1) impl_->workers = std::make_unique<kernel::Pool>(o.threads);
 }
 
 Executor::~Executor() = default;
@@ -530,6 +530,6 @@ int64_t Executor::unfused_launches() const { return impl_->unfused; }
 
 std::vector<const kernel::Kernel*> Executor::kernels() const { return impl_->first; }
 
-const kernel::Pool& Executor::pool() const { return impl_->pool; }
+const kernel::BufferPool& Executor::buffers() const { return impl_->buffers; }
 
 } // namespace presk::realize

@@ -96,8 +96,8 @@ public:
     int64_t unfused_launches() const;
     /// The distinct kernels launched, in the order of their first launch.
     std::vector<const kernel::Kernel*> kernels() const;
-    /// The free lists the launches' outputs come from (kernel::Pool; its counts show the reuse).
-    const kernel::Pool& pool() const;
+    /// The free lists the launches' outputs come from (kernel::BufferPool; its counts show the reuse).
+    const kernel::BufferPool& buffers() const;
 
 private:
     struct Impl;

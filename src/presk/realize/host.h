@@ -24,7 +24,7 @@ Value tensor_value(const TypeP& type, kernel::Data d);
 /// `d` with every real rounded to `t` (round_to) in a buffer of its own (from `pool` when
 /// given); `d` itself (sharing its elements) when it is already of type `t`. An i64 buffer is
 /// returned unchanged.
-kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::Pool* pool = nullptr);
+kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::BufferPool* pool = nullptr);
 /// The wider of two real storage types (f64 > f32 > bf16): a value of either is exact in it.
 kernel::DType wider(kernel::DType a, kernel::DType b);
 /// Component `l` of every leaf along its first axis (a stack's layer l): a view of the

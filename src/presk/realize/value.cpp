@@ -80,7 +80,7 @@ Value tensor_value(const TypeP& type, kernel::Data d) {
     return v;
 }
 
-kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::Pool* pool) {
+kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::BufferPool* pool) {
     if (d.dtype() == t || d.dtype() == kernel::DType::I64 || t == kernel::DType::I64) return d;
     kernel::Data c(t, d.size(), pool);
     for (int64_t i = 0; i < d.size(); ++i) c.set_real(i, d.real(i));
