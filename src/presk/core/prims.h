@@ -16,9 +16,10 @@ namespace presk::core {
 
 /// Properties of a primitive, bits of PrimInfo::props.
 enum PrimProp : unsigned {
-    kElementwise = 1u << 0,  // arithmetic on each element (unary, or binary with broadcasting): fusable, lifted over trees
-    kRandom = 1u << 1,       // draws from the reference's ChaCha stream keyed by its `text`, the site that made it
-    kSums = 1u << 2,         // its value is a sum of terms (the sites an accumulation type means something at)
+    kElementwise = 1u << 0,  // arithmetic on each element (unary, or binary with broadcasting):
+                             // fusable, lifted over trees
+    kRandom = 1u << 1,       // draws from the reference's ChaCha stream keyed by its `text`, its site
+    kSums = 1u << 2,         // a sum of terms (the sites an accumulation type means something at)
     kInternal = 1u << 3,     // emitted only by the transforms; refused in source
 };
 

@@ -70,13 +70,14 @@ constexpr Lowering kLowerings[] = {
     {Prim::Sum, row_wise}, {Prim::Mean, row_wise}, {Prim::Max, row_wise},
     {Prim::Softmax, row_wise}, {Prim::CrossEntropy, row_wise}, {Prim::Embed, indexing},
     {Prim::Argmax, row_wise}, {Prim::Sample, on_host},
-    {Prim::SplitHeads, indexing}, {Prim::MergeHeads, indexing}, {Prim::SumTo, indexing}, {Prim::BroadcastLike, indexing},
+    {Prim::SplitHeads, indexing}, {Prim::MergeHeads, indexing},
+    {Prim::SumTo, indexing}, {Prim::BroadcastLike, indexing},
     {Prim::CausalMask, indexing}, {Prim::Positions, indexing},
     {Prim::Slice, on_host}, {Prim::Index, on_host}, {Prim::Stack, on_host}, {Prim::Dropout, on_host},
     {Prim::ScatterAdd, indexing}, {Prim::Expand, row_wise}, {Prim::Unslice, on_host}, {Prim::Unindex, on_host},
     {Prim::ZerosLike, indexing}, {Prim::Onehot, indexing}, {Prim::MaxGrad, row_wise}, {Prim::Retype, on_host},
 };
-static_assert(core::complete(kLowerings), "kLowerings: one lowering (or null) per primitive, in the order of PRESK_PRIMS");
+static_assert(core::complete(kLowerings), "kLowerings: one lowering (or on_host) per primitive, in PRESK_PRIMS' order");
 
 /// The elementwise primitives are exactly the ones lowered as groups, and the random ones are
 /// evaluated on the host (they draw from the reference's streams).

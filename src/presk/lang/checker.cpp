@@ -74,7 +74,8 @@ constexpr CallForm kCallForms[] = {
     {Prim::SplitHeads, Form::Heads}, {Prim::MergeHeads, Form::Plain},
     {Prim::SumTo, Form::Plain}, {Prim::BroadcastLike, Form::Plain},
     {Prim::CausalMask, Form::Plain}, {Prim::Positions, Form::Axis, 2},
-    {Prim::Slice, Form::Axis, 4}, {Prim::Index, Form::Axis, 3}, {Prim::Stack, Form::Plain}, {Prim::Dropout, Form::Keyed},
+    {Prim::Slice, Form::Axis, 4}, {Prim::Index, Form::Axis, 3},
+    {Prim::Stack, Form::Plain}, {Prim::Dropout, Form::Keyed},
     {Prim::ScatterAdd, Form::Internal}, {Prim::Expand, Form::Internal}, {Prim::Unslice, Form::Internal},
     {Prim::Unindex, Form::Internal}, {Prim::ZerosLike, Form::Internal}, {Prim::Onehot, Form::Internal},
     {Prim::MaxGrad, Form::Internal}, {Prim::Retype, Form::Internal},
@@ -544,7 +545,8 @@ private:
             for (const Val& a : args) {
                 if (a.type->kind == Type::Tensor) { sub.push_back(a); continue; }
                 if (a.type->kind != tree->type->kind || a.type->items.size() != tree->type->items.size() || a.type->names != tree->type->names)
-                    throw Error(loc, std::string(core::info(p).name) + ": trees of different shapes: " + to_string(*tree->type) + " and " + to_string(*a.type));
+                    throw Error(loc, std::string(core::info(p).name) + ": trees of different shapes: " +
+                                         to_string(*tree->type) + " and " + to_string(*a.type));
                 sub.push_back(get(sc, a, i, loc));
             }
             parts.push_back(lift(sc, p, sub, loc));

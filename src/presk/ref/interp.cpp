@@ -309,7 +309,10 @@ Value softmax_rows(Eval& e) {
         auto allowed = [&](int64_t j) { return mask.empty() || mask[row * V + j]; };
         bool any = false;
         for (int64_t j = 0; j < V; ++j)
-            if (allowed(j) && (!any || mpfr_greater_p(xr[j].get(), m.get()))) { mpfr_set(m.get(), xr[j].get(), N); any = true; }
+            if (allowed(j) && (!any || mpfr_greater_p(xr[j].get(), m.get()))) {
+                mpfr_set(m.get(), xr[j].get(), N);
+                any = true;
+            }
         if (!any) throw Error({}, "softmax: row " + std::to_string(row) + " has every position masked");
         mpfr_set_zero(sum.get(), 1);
         for (int64_t j = 0; j < V; ++j) {
@@ -322,7 +325,8 @@ Value softmax_rows(Eval& e) {
             for (int64_t j = 0; j < V; ++j) mpfr_div(e.r.re[row * V + j].get(), ex[j].get(), sum.get(), N);
         } else {  // log(sum) + m - x[target]
             int64_t tg = e.T(1).in[row];
-            if (tg < 0 || tg >= V) throw Error({}, "cross_entropy: target " + std::to_string(tg) + " out of range 0.." + std::to_string(V - 1));
+            if (tg < 0 || tg >= V)
+                throw Error({}, "cross_entropy: target " + std::to_string(tg) + " out of range 0.." + std::to_string(V - 1));
             mpfr_log(t.get(), sum.get(), N);
             mpfr_add(t.get(), t.get(), m.get(), N);
             mpfr_sub(e.r.re[row].get(), t.get(), xr[tg].get(), N);
@@ -340,7 +344,8 @@ Value gather_scatter(Eval& e) {
     int64_t rows = tab.type->axes[0].size, D = tab.type->numel() / std::max<int64_t>(rows, 1);
     for (int64_t k = 0; k < (int64_t)ids.in.size(); ++k) {
         int64_t id = ids.in[k];
-        if (id < 0 || id >= rows) throw Error({}, e.name() + ": index " + std::to_string(id) + " out of range 0.." + std::to_string(rows - 1));
+        if (id < 0 || id >= rows)
+            throw Error({}, e.name() + ": index " + std::to_string(id) + " out of range 0.." + std::to_string(rows - 1));
         for (int64_t d = 0; d < D; ++d) {
             if (embed) mpfr_set(e.r.re[k * D + d].get(), tab.re[id * D + d].get(), N);
             else mpfr_add(e.r.re[id * D + d].get(), e.r.re[id * D + d].get(), e.T(0).re[k * D + d].get(), N);
@@ -394,7 +399,8 @@ Value heads(Eval& e) {
     const bool split = e.p == core::Prim::SplitHeads;
     const auto& big = split ? e.l.type->axes : e.T(0).type->axes;  // [..., H, T, Dh]
     size_t k = big.size();
-    int64_t H = big[k - 3].size, Tn = big[k - 2].size, Dh = big[k - 1].size, outer = e.total / std::max<int64_t>(1, H * Tn * Dh);
+    int64_t H = big[k - 3].size, Tn = big[k - 2].size, Dh = big[k - 1].size;
+    int64_t outer = e.total / std::max<int64_t>(1, H * Tn * Dh);
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t h = 0; h < H; ++h)
             for (int64_t t = 0; t < Tn; ++t)
@@ -409,7 +415,8 @@ Value heads(Eval& e) {
 
 Value sum_to(Eval& e) {
     auto off = broadcast_offsets(e.l.type->axes, e.T(0).type->axes);
-    for (int64_t k = 0; k < (int64_t)off.size(); ++k) mpfr_add(e.r.re[off[k]].get(), e.r.re[off[k]].get(), e.T(0).re[k].get(), N);
+    for (int64_t k = 0; k < (int64_t)off.size(); ++k)
+        mpfr_add(e.r.re[off[k]].get(), e.r.re[off[k]].get(), e.T(0).re[k].get(), N);
     return e.result();
 }
 
@@ -429,7 +436,9 @@ Value along_axis(Eval& e) {
             int64_t best = 0;
             if (!expand)
                 for (int64_t j = 1; j < s.n; ++j)
-                    if (!mpfr_less_p(e.T(0).re[(o * s.n + j) * s.inner + i].get(), e.T(0).re[(o * s.n + best) * s.inner + i].get())) best = j;
+                    if (!mpfr_less_p(e.T(0).re[(o * s.n + j) * s.inner + i].get(),
+                                     e.T(0).re[(o * s.n + best) * s.inner + i].get()))
+                        best = j;
             for (int64_t j = 0; j < s.n; ++j) {
                 int64_t at = (o * s.n + j) * s.inner + i;
                 if (expand) mpfr_set(e.r.re[at].get(), e.T(0).re[o * s.inner + i].get(), N);
