@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -52,6 +51,18 @@ TEST(PreskPrims, TheTableIsConsistent) {
     EXPECT_FALSE(core::is_prim("fold"));
 }
 
+/// The texts between backquotes in `line`.
+std::vector<std::string> backquoted(const std::string& line) {
+    std::vector<std::string> out;
+    for (size_t a = line.find('`'); a != std::string::npos; a = line.find('`', a + 1)) {
+        const size_t b = line.find('`', a + 1);
+        if (b == std::string::npos) break;
+        out.push_back(line.substr(a + 1, b - a - 1));
+        a = b;
+    }
+    return out;
+}
+
 // docs/language.md section 5: the first cell of each table row names public primitives (`+ - * /`
 // and `-x` in Core are add sub mul div and neg), besides the language's own forms set_field,
 // grad and vjp; the sentence after the table names the internal ones.
@@ -60,23 +71,16 @@ TEST(PreskPrims, DocsListEveryPrimitive) {
     const size_t from = doc.find("## 5. Primitives"), to = doc.find("## 6.");
     ASSERT_NE(from, std::string::npos);
     ASSERT_NE(to, std::string::npos);
-    const std::string sec = doc.substr(from, to - from);
     const std::map<std::string, std::string> ops = {
         {"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}, {"-x", "neg"}};
     const std::set<std::string> forms = {"set_field", "grad", "vjp"};
     std::set<std::string> pub, internal;
-    std::istringstream lines(sec);
-    std::string line;
-    const std::regex code("`([^`]*)`"), word("[A-Za-z_]+");
-    while (std::getline(lines, line)) {
+    std::istringstream lines(doc.substr(from, to - from));
+    for (std::string line; std::getline(lines, line);) {
         if (line.rfind("| `", 0) == 0) {
-            const std::string cell = line.substr(2, line.find(" |", 2) - 2);
-            for (std::sregex_iterator c(cell.begin(), cell.end(), code), end; c != end; ++c) {
-                const std::string text = (*c)[1].str();
-                std::smatch m;
-                if (text.find('(') != std::string::npos) {  // a call: the name before its arguments
-                    ASSERT_TRUE(std::regex_search(text, m, word)) << text;
-                    if (!forms.count(m.str())) pub.insert(m.str());
+            for (const std::string& text : backquoted(line.substr(2, line.find(" |", 2) - 2))) {
+                if (const size_t paren = text.find('('); paren != std::string::npos) {  // a call: its name
+                    if (!forms.count(text.substr(0, paren))) pub.insert(text.substr(0, paren));
                     continue;
                 }
                 std::istringstream words(text);  // names or operators
@@ -84,9 +88,8 @@ TEST(PreskPrims, DocsListEveryPrimitive) {
             }
         }
         if (line.rfind("Internal primitives", 0) == 0 || !internal.empty()) {
-            for (std::sregex_iterator c(line.begin(), line.end(), code), end; c != end; ++c)
-                internal.insert((*c)[1].str());
             if (line.empty()) break;
+            for (const std::string& name : backquoted(line)) internal.insert(name);
         }
     }
     EXPECT_EQ(pub, names_with(core::kInternal, false));
