@@ -729,8 +729,7 @@ private:
                 if (!found) throw Error(e.args[2]->loc, "no field '" + e.args[2]->text + "' in " + to_string(*r.type));
                 return build(sc, r.type, parts, e.loc);
             }
-            if (!fn_ref(sc, callee))
-                if (std::optional<Prim> p = core::find_prim(n)) return prim_call(sc, e, *p);
+            if (std::optional<Prim> p = core::find_prim(n); p && !fn_ref(sc, callee)) return prim_call(sc, e, *p);
         }
         auto r = fn_ref(sc, callee);
         if (!r) throw Error(callee.loc, callee.kind == Expr::Var ? "unknown function '" + callee.text + "'" : "this expression is not a function");
