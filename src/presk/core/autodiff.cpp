@@ -31,13 +31,13 @@ struct Emitter {
     Function& g;
 
     int let(Let l) { return g.emit(std::move(l)); }
-    int prim(const std::string& n, std::vector<int> args, std::vector<int64_t> ints = {}, std::string text = {}) {
+    int prim(Prim p, std::vector<int> args, std::vector<int64_t> ints = {}, std::string text = {}) {
         std::vector<TypeP> ts;
         for (int a : args) ts.push_back(g.type_of(a));
         Let l;
         l.op = Op::Prim;
-        l.name = n;
-        l.type = prim_type(n, ts, ints, text);
+        l.name = info(p).name;
+        l.type = prim_type(p, ts, ints, text);
         l.args = std::move(args);
         l.ints = std::move(ints);
         l.text = std::move(text);
@@ -83,7 +83,7 @@ struct Emitter {
     /// The zero cotangent of forward value `fwd`: zeros for real leaves, () for the others.
     int zeros(int fwd) {
         TypeP t = g.type_of(fwd);
-        if (t->kind == Type::Tensor) return t->elem == Elem::Real ? prim("zeros_like", {fwd}) : tuple({});
+        if (t->kind == Type::Tensor) return t->elem == Elem::Real ? prim(Prim::ZerosLike, {fwd}) : tuple({});
         std::vector<int> parts;
         for (size_t i = 0; i < t->items.size(); ++i) parts.push_back(zeros(get(fwd, i)));
         return build(*t, parts);
@@ -106,7 +106,7 @@ struct Emitter {
         if (b.empty()) return a;
         if (t.kind == Type::Tensor) {
             if (t.elem != Elem::Real) return a;
-            return Adj{prim("add", {a.id, b.id}), {}};
+            return Adj{prim(Prim::Add, {a.id, b.id}), {}};
         }
         Adj sa = split(a, t), sb = split(b, t), r;
         r.parts.resize(t.items.size());
@@ -133,6 +133,8 @@ std::string letters(size_t n, size_t from) {
     }
     return s;
 }
+
+struct Rule;
 
 class Vjp {
 public:
@@ -169,6 +171,8 @@ public:
     }
 
 private:
+    friend struct Rule;
+
     Program& p_;
     Function f_;
     Function g_;
@@ -185,11 +189,11 @@ private:
     void add_to(int fid, int gid) {
         TypeP want = f_.type_of(fid);
         TypeP have = g_.type_of(gid);
-        if (!same_type(*want, *have)) gid = e_.prim("sum_to", {gid, map_.at(fid)});
+        if (!same_type(*want, *have)) gid = e_.prim(Prim::SumTo, {gid, map_.at(fid)});
         add(fid, gid);
     }
     void add_as(int fid, int gid) {  // the same elements in the operand's axes
-        if (!same_type(*f_.type_of(fid), *g_.type_of(gid))) gid = e_.prim("retype", {gid, map_.at(fid)});
+        if (!same_type(*f_.type_of(fid), *g_.type_of(gid))) gid = e_.prim(Prim::Retype, {gid, map_.at(fid)});
         add(fid, gid);
     }
     std::string site(const Let& l) const { return f_.name + "/%" + std::to_string(l.id); }
@@ -348,148 +352,252 @@ private:
 
     static int add_tree(Emitter& e, int a, int b) {
         TypeP t = e.g.type_of(a);
-        if (t->kind == Type::Tensor) return t->elem == Elem::Real ? e.prim("add", {a, b}) : a;
+        if (t->kind == Type::Tensor) return t->elem == Elem::Real ? e.prim(Prim::Add, {a, b}) : a;
         std::vector<int> parts;
         for (size_t i = 0; i < t->items.size(); ++i) parts.push_back(add_tree(e, e.get(a, i), e.get(b, i)));
         return e.build(*t, parts);
     }
 
-    void prim(const Let& l, int ct) {
-        const std::string& n = l.name;
-        auto x = [&](size_t i) { return map_.at(l.args[i]); };
-        int y = map_.at(l.id);
-        auto P = [&](const std::string& name, std::vector<int> args, std::vector<int64_t> ints = {}, std::string text = {}) {
-            return e_.prim(name, std::move(args), std::move(ints), std::move(text));
-        };
-        auto mul = [&](int a, int b) { return P("mul", {a, b}); };
-        auto real = [&](size_t i) { return f_.type_of(l.args[i])->elem == Elem::Real; };
-        auto last = [&](int id) { return (int64_t)g_.type_of(id)->axes.size() - 1; };
-        if (n == "add" || n == "sub") {
-            add_to(l.args[0], ct);
-            add_to(l.args[1], n == "add" ? ct : P("neg", {ct}));
-        } else if (n == "mul") {
-            add_to(l.args[0], mul(ct, x(1)));
-            add_to(l.args[1], mul(ct, x(0)));
-        } else if (n == "div") {
-            add_to(l.args[0], P("div", {ct, x(1)}));
-            add_to(l.args[1], P("neg", {P("div", {mul(ct, y), x(1)})}));
-        } else if (n == "pow") {
-            int em1 = P("sub", {x(1), e_.lit("1")});
-            add_to(l.args[0], mul(ct, mul(x(1), P("pow", {x(0), em1}))));
-            add_to(l.args[1], mul(ct, mul(y, P("log", {x(0)}))));
-        } else if (n == "neg") {
-            add(l.args[0], P("neg", {ct}));
-        } else if (n == "exp") {
-            add(l.args[0], mul(ct, y));
-        } else if (n == "log") {
-            add(l.args[0], P("div", {ct, x(0)}));
-        } else if (n == "tanh") {
-            add(l.args[0], mul(ct, P("sub", {e_.lit("1"), mul(y, y)})));
-        } else if (n == "sin") {
-            add(l.args[0], mul(ct, P("cos", {x(0)})));
-        } else if (n == "cos") {
-            add(l.args[0], P("neg", {mul(ct, P("sin", {x(0)}))}));
-        } else if (n == "sqrt") {
-            add(l.args[0], P("div", {ct, mul(e_.lit("2"), y)}));
-        } else if (n == "erf") {
-            int c = P("div", {e_.lit("2"), P("sqrt", {e_.lit("pi")})});
-            int g = mul(c, P("exp", {P("neg", {mul(x(0), x(0))})}));
-            add(l.args[0], mul(ct, g));
-        } else if (n == "erfc") {
-            int c = P("div", {e_.lit("2"), P("sqrt", {e_.lit("pi")})});
-            int g = mul(c, P("exp", {P("neg", {mul(x(0), x(0))})}));
-            add(l.args[0], P("neg", {mul(ct, g)}));
-        } else if (n == "gelu") {
-            // d/dx x*Phi(x) = Phi(x) + x*phi(x), Phi(x) = erfc(-x/sqrt 2)/2 (1 + erf(x/sqrt 2) would
-            // cancel for x << 0), phi(x) = exp(-x^2/2)/sqrt(2 pi)
-            int half = e_.lit("0.5");
-            int Phi = mul(half, P("erfc", {P("neg", {P("div", {x(0), P("sqrt", {e_.lit("2")})})})}));
-            int phi = P("div", {P("exp", {P("neg", {mul(half, mul(x(0), x(0)))})}), P("sqrt", {mul(e_.lit("2"), e_.lit("pi"))})});
-            add(l.args[0], mul(ct, P("add", {Phi, mul(x(0), phi)})));
-        } else if (n == "dot") {
-            size_t ra = g_.type_of(x(0))->axes.size() - 1, rm = g_.type_of(x(1))->axes.size() - 1;
-            if (ra + rm + 1 > 52) throw Error(l.loc, "dot with too many axes to differentiate at " + site(l));
-            std::string A = letters(ra, 0), k = letters(1, ra), M = letters(rm, ra + 1);
-            add_as(l.args[0], P("ein", {ct, x(1)}, {}, A + M + "," + k + M + "->" + A + k));
-            add_as(l.args[1], P("ein", {x(0), ct}, {}, A + k + "," + A + M + "->" + k + M));
-        } else if (n == "matmul") {
-            size_t rb = g_.type_of(x(0))->axes.size() - 2;
-            if (rb + 3 > 52) throw Error(l.loc, "matmul with too many axes at " + site(l));
-            std::string B = letters(rb, 0), i = letters(1, rb), k = letters(1, rb + 1), j = letters(1, rb + 2);
-            add_as(l.args[0], P("ein", {ct, x(1)}, {}, B + i + j + "," + B + k + j + "->" + B + i + k));
-            add_as(l.args[1], P("ein", {x(0), ct}, {}, B + i + k + "," + B + i + j + "->" + B + k + j));
-        } else if (n == "ein") {
-            EinSpec s = parse_ein(l.text);
-            for (size_t i = 0; i < s.inputs.size(); ++i) {
-                std::string spec = s.output;
-                std::vector<int> ops{ct};
-                std::string seen = s.output;
-                for (size_t j = 0; j < s.inputs.size(); ++j) {
-                    if (j == i) continue;
-                    spec += "," + s.inputs[j];
-                    seen += s.inputs[j];
-                    ops.push_back(x(j));
-                }
-                bool summed_here = false;  // a label only this operand has: a ones operand supplies it
-                for (char c : s.inputs[i]) {
-                    if (std::count(s.inputs[i].begin(), s.inputs[i].end(), c) > 1)
-                        throw Error(l.loc, "no derivative of ein '" + l.text + "' (a label repeated in one operand) at " + site(l));
-                    if (seen.find(c) == std::string::npos) summed_here = true;
-                }
-                if (summed_here) {
-                    spec += "," + s.inputs[i];
-                    ops.push_back(P("add", {P("zeros_like", {x(i)}), e_.lit("1")}));
-                }
-                add_as(l.args[i], P("ein", ops, {}, spec + "->" + s.inputs[i]));
-            }
-        } else if (n == "sum" || n == "mean") {
-            int g = l.ints.empty() ? P("broadcast_like", {ct, x(0)}) : P("expand", {ct, x(0)}, l.ints);
-            if (n == "mean") {
-                int64_t cnt = g_.type_of(x(0))->numel() / std::max<int64_t>(1, g_.type_of(y)->numel());
-                g = P("div", {g, e_.lit(std::to_string(cnt))});
-            }
-            add(l.args[0], g);
-        } else if (n == "max") {
-            add(l.args[0], P("max_grad", {x(0), P("expand", {ct, x(0)}, l.ints)}, l.ints));
-        } else if (n == "softmax") {
-            int s = P("sum", {mul(ct, y)}, {last(y)});
-            add(l.args[0], mul(y, P("sub", {ct, P("expand", {s, y}, {last(y)})})));
-        } else if (n == "cross_entropy") {
-            int d = P("sub", {P("softmax", {x(0)}), P("onehot", {x(1), x(0)})});
-            add(l.args[0], mul(d, P("expand", {ct, x(0)}, {last(x(0))})));
-        } else if (n == "embed") {
-            add(l.args[0], P("scatter_add", {ct, x(1), x(0)}));
-        } else if (n == "split_heads") {
-            add_as(l.args[0], P("merge_heads", {ct}));
-        } else if (n == "merge_heads") {
-            const auto& ax = g_.type_of(x(0))->axes;
-            add_as(l.args[0], P("split_heads", {ct}, {ax[ax.size() - 3].size}));
-        } else if (n == "sum_to") {
-            add(l.args[0], P("broadcast_like", {ct, x(0)}));
-        } else if (n == "broadcast_like") {
-            add(l.args[0], P("sum_to", {ct, x(0)}));
-        } else if (n == "expand") {
-            add(l.args[0], P("sum", {ct}, l.ints));
-        } else if (n == "slice") {
-            if (real(0)) add(l.args[0], P("unslice", {ct, x(0)}, {l.ints[0], l.ints[1]}));
-        } else if (n == "index") {
-            if (real(0)) add(l.args[0], P("unindex", {ct, x(0)}, l.ints));
-        } else if (n == "stack") {
-            for (size_t i = 0; i < l.args.size(); ++i)
-                if (real(i)) add(l.args[i], P("index", {ct}, {0, (int64_t)i}));
-        } else if (n == "dropout") {
-            add(l.args[0], P("dropout", {ct, x(1)}, {}, l.text));
-        } else if (n == "retype") {
-            add(l.args[0], P("retype", {ct, x(0)}));
-        } else if (n == "zeros_like" || n == "onehot") {
-            return;
-        } else {
-            throw Error(l.loc, "no derivative for " + n + " at " + site(l));
-        }
-    }
+    /// The reverse rule of primitive let `l` (kVjpRules) given its cotangent `ct`.
+    void prim(const Let& l, int ct);
 };
 
+/// A primitive's reverse rule at work on let `l` of F (primitive `p`): its operands and value in G, the
+/// cotangent `ct` of its value, and the cotangents it adds to its operands.
+struct Rule {
+    Vjp& v;
+    Prim p;
+    const Let& l;
+    int ct;
+
+    /// Operand i in G, and the let's own value there.
+    int x(size_t i) const { return v.map_.at(l.args[i]); }
+    int y() const { return v.map_.at(l.id); }
+    /// Emits a primitive let into G.
+    int P(Prim p, std::vector<int> args, std::vector<int64_t> ints = {}, std::string text = {}) const {
+        return v.e_.prim(p, std::move(args), std::move(ints), std::move(text));
+    }
+    int mul(int a, int b) const { return P(Prim::Mul, {a, b}); }
+    int lit(const std::string& text) const { return v.e_.lit(text); }
+    /// The type of value `id` of G.
+    const Type& type(int id) const { return *v.g_.type_of(id); }
+    /// Is operand i a real tensor?
+    bool real(size_t i) const { return v.f_.type_of(l.args[i])->elem == Elem::Real; }
+    /// The last axis of value `id` of G.
+    int64_t last(int id) const { return (int64_t)type(id).axes.size() - 1; }
+    /// Adds cotangent `g` to operand i: as it is, reduced to the operand's type by sum_to
+    /// (a broadcast operand), or retyped to the operand's axes (the same elements).
+    void add(size_t i, int g) const { v.add(l.args[i], g); }
+    void add_to(size_t i, int g) const { v.add_to(l.args[i], g); }
+    void add_as(size_t i, int g) const { v.add_as(l.args[i], g); }
+    [[noreturn]] void fail(const std::string& what) const { throw Error(l.loc, what + " at " + v.site(l)); }
+};
+
+// The reverse rules, one per differentiable primitive (docs/language.md, "PSK-Core"), each
+// named as its primitive.
+namespace rules {
+
+void add_sub(const Rule& r) {
+    r.add_to(0, r.ct);
+    r.add_to(1, r.p == Prim::Add ? r.ct : r.P(Prim::Neg, {r.ct}));
+}
+
+void mul(const Rule& r) {
+    r.add_to(0, r.mul(r.ct, r.x(1)));
+    r.add_to(1, r.mul(r.ct, r.x(0)));
+}
+
+void div(const Rule& r) {
+    r.add_to(0, r.P(Prim::Div, {r.ct, r.x(1)}));
+    r.add_to(1, r.P(Prim::Neg, {r.P(Prim::Div, {r.mul(r.ct, r.y()), r.x(1)})}));
+}
+
+void pow(const Rule& r) {
+    int em1 = r.P(Prim::Sub, {r.x(1), r.lit("1")});
+    r.add_to(0, r.mul(r.ct, r.mul(r.x(1), r.P(Prim::Pow, {r.x(0), em1}))));
+    r.add_to(1, r.mul(r.ct, r.mul(r.y(), r.P(Prim::Log, {r.x(0)}))));
+}
+
+void neg(const Rule& r) { r.add(0, r.P(Prim::Neg, {r.ct})); }
+
+void exp(const Rule& r) { r.add(0, r.mul(r.ct, r.y())); }
+
+void log(const Rule& r) { r.add(0, r.P(Prim::Div, {r.ct, r.x(0)})); }
+
+void tanh(const Rule& r) { r.add(0, r.mul(r.ct, r.P(Prim::Sub, {r.lit("1"), r.mul(r.y(), r.y())}))); }
+
+void sin(const Rule& r) { r.add(0, r.mul(r.ct, r.P(Prim::Cos, {r.x(0)}))); }
+
+void cos(const Rule& r) { r.add(0, r.P(Prim::Neg, {r.mul(r.ct, r.P(Prim::Sin, {r.x(0)}))})); }
+
+void sqrt(const Rule& r) { r.add(0, r.P(Prim::Div, {r.ct, r.mul(r.lit("2"), r.y())})); }
+
+/// 2/sqrt(pi) exp(-x^2), the derivative of erf at operand 0.
+int erf_slope(const Rule& r) {
+    int c = r.P(Prim::Div, {r.lit("2"), r.P(Prim::Sqrt, {r.lit("pi")})});
+    return r.mul(c, r.P(Prim::Exp, {r.P(Prim::Neg, {r.mul(r.x(0), r.x(0))})}));
+}
+
+void erf(const Rule& r) { r.add(0, r.mul(r.ct, erf_slope(r))); }
+
+void erfc(const Rule& r) { r.add(0, r.P(Prim::Neg, {r.mul(r.ct, erf_slope(r))})); }
+
+/// d/dx x*Phi(x) = Phi(x) + x*phi(x), Phi(x) = erfc(-x/sqrt 2)/2 (1 + erf(x/sqrt 2) would
+/// cancel for x << 0), phi(x) = exp(-x^2/2)/sqrt(2 pi).
+void gelu(const Rule& r) {
+    const int x = r.x(0);
+    int half = r.lit("0.5");
+    int Phi = r.mul(half, r.P(Prim::Erfc, {r.P(Prim::Neg, {r.P(Prim::Div, {x, r.P(Prim::Sqrt, {r.lit("2")})})})}));
+    int e = r.P(Prim::Exp, {r.P(Prim::Neg, {r.mul(half, r.mul(x, x))})});
+    int pi = r.lit("pi");
+    int two_pi = r.mul(r.lit("2"), pi);
+    int phi = r.P(Prim::Div, {e, r.P(Prim::Sqrt, {two_pi})});
+    r.add(0, r.mul(r.ct, r.P(Prim::Add, {Phi, r.mul(x, phi)})));
+}
+
+void dot(const Rule& r) {
+    size_t ra = r.type(r.x(0)).axes.size() - 1, rm = r.type(r.x(1)).axes.size() - 1;
+    if (ra + rm + 1 > 52) r.fail("dot with too many axes to differentiate");
+    std::string A = letters(ra, 0), k = letters(1, ra), M = letters(rm, ra + 1);
+    r.add_as(0, r.P(Prim::Ein, {r.ct, r.x(1)}, {}, A + M + "," + k + M + "->" + A + k));
+    r.add_as(1, r.P(Prim::Ein, {r.x(0), r.ct}, {}, A + k + "," + A + M + "->" + k + M));
+}
+
+void matmul(const Rule& r) {
+    size_t rb = r.type(r.x(0)).axes.size() - 2;
+    if (rb + 3 > 52) r.fail("matmul with too many axes");
+    std::string B = letters(rb, 0), i = letters(1, rb), k = letters(1, rb + 1), j = letters(1, rb + 2);
+    r.add_as(0, r.P(Prim::Ein, {r.ct, r.x(1)}, {}, B + i + j + "," + B + k + j + "->" + B + i + k));
+    r.add_as(1, r.P(Prim::Ein, {r.x(0), r.ct}, {}, B + i + k + "," + B + i + j + "->" + B + k + j));
+}
+
+void ein(const Rule& r) {
+    EinSpec s = parse_ein(r.l.text);
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+        std::string spec = s.output;
+        std::vector<int> ops{r.ct};
+        std::string seen = s.output;
+        for (size_t j = 0; j < s.inputs.size(); ++j) {
+            if (j == i) continue;
+            spec += "," + s.inputs[j];
+            seen += s.inputs[j];
+            ops.push_back(r.x(j));
+        }
+        bool summed_here = false;  // a label only this operand has: a ones operand supplies it
+        for (char c : s.inputs[i]) {
+            if (std::count(s.inputs[i].begin(), s.inputs[i].end(), c) > 1)
+                r.fail("no derivative of ein '" + r.l.text + "' (a label repeated in one operand)");
+            if (seen.find(c) == std::string::npos) summed_here = true;
+        }
+        if (summed_here) {
+            spec += "," + s.inputs[i];
+            ops.push_back(r.P(Prim::Add, {r.P(Prim::ZerosLike, {r.x(i)}), r.lit("1")}));
+        }
+        r.add_as(i, r.P(Prim::Ein, ops, {}, spec + "->" + s.inputs[i]));
+    }
+}
+
+/// sum and mean: the cotangent broadcast back (divided by the count for mean).
+void sum_mean(const Rule& r) {
+    const Let& l = r.l;
+    int g = l.ints.empty() ? r.P(Prim::BroadcastLike, {r.ct, r.x(0)}) : r.P(Prim::Expand, {r.ct, r.x(0)}, l.ints);
+    if (r.p == Prim::Mean) {
+        int64_t cnt = r.type(r.x(0)).numel() / std::max<int64_t>(1, r.type(r.y()).numel());
+        g = r.P(Prim::Div, {g, r.lit(std::to_string(cnt))});
+    }
+    r.add(0, g);
+}
+
+void max(const Rule& r) {
+    r.add(0, r.P(Prim::MaxGrad, {r.x(0), r.P(Prim::Expand, {r.ct, r.x(0)}, r.l.ints)}, r.l.ints));
+}
+
+/// y (ct - sum(ct y)) along the last axis.
+void softmax(const Rule& r) {
+    const int y = r.y();
+    int s = r.P(Prim::Sum, {r.mul(r.ct, y)}, {r.last(y)});
+    r.add(0, r.mul(y, r.P(Prim::Sub, {r.ct, r.P(Prim::Expand, {s, y}, {r.last(y)})})));
+}
+
+/// (softmax(l) - onehot(t)) ct.
+void cross_entropy(const Rule& r) {
+    int d = r.P(Prim::Sub, {r.P(Prim::Softmax, {r.x(0)}), r.P(Prim::Onehot, {r.x(1), r.x(0)})});
+    r.add(0, r.mul(d, r.P(Prim::Expand, {r.ct, r.x(0)}, {r.last(r.x(0))})));
+}
+
+void embed(const Rule& r) { r.add(0, r.P(Prim::ScatterAdd, {r.ct, r.x(1), r.x(0)})); }
+
+void split_heads(const Rule& r) { r.add_as(0, r.P(Prim::MergeHeads, {r.ct})); }
+
+void merge_heads(const Rule& r) {
+    const auto& ax = r.type(r.x(0)).axes;
+    r.add_as(0, r.P(Prim::SplitHeads, {r.ct}, {ax[ax.size() - 3].size}));
+}
+
+void sum_to(const Rule& r) { r.add(0, r.P(Prim::BroadcastLike, {r.ct, r.x(0)})); }
+
+void broadcast_like(const Rule& r) { r.add(0, r.P(Prim::SumTo, {r.ct, r.x(0)})); }
+
+void expand(const Rule& r) { r.add(0, r.P(Prim::Sum, {r.ct}, r.l.ints)); }
+
+void slice(const Rule& r) {
+    if (r.real(0)) r.add(0, r.P(Prim::Unslice, {r.ct, r.x(0)}, {r.l.ints[0], r.l.ints[1]}));
+}
+
+void index(const Rule& r) {
+    if (r.real(0)) r.add(0, r.P(Prim::Unindex, {r.ct, r.x(0)}, r.l.ints));
+}
+
+void stack(const Rule& r) {
+    for (size_t i = 0; i < r.l.args.size(); ++i)
+        if (r.real(i)) r.add(i, r.P(Prim::Index, {r.ct}, {0, (int64_t)i}));
+}
+
+/// The same mask (the same key) applied to the cotangent.
+void dropout(const Rule& r) { r.add(0, r.P(Prim::Dropout, {r.ct, r.x(1)}, {}, r.l.text)); }
+
+void retype(const Rule& r) { r.add(0, r.P(Prim::Retype, {r.ct, r.x(0)})); }
+
+/// A value that does not depend on its operands' reals (zeros_like, onehot): no cotangent.
+void constant(const Rule&) {}
+
+/// The reverse rule of each primitive, in the order of PRESK_PRIMS; null: no derivative (the
+/// int and bool results never need one; a let of the transforms' own scatter_add, expand's
+/// inverse and max_grad is refused, so a derivative of a derivative through them is an error).
+struct VjpRule {
+    Prim prim;
+    void (*rule)(const Rule&);
+};
+
+constexpr VjpRule kVjpRules[] = {
+    {Prim::Add, add_sub}, {Prim::Sub, add_sub}, {Prim::Mul, mul}, {Prim::Div, div}, {Prim::Pow, pow},
+    {Prim::Neg, neg}, {Prim::Exp, exp}, {Prim::Log, log}, {Prim::Tanh, tanh}, {Prim::Sin, sin},
+    {Prim::Cos, cos}, {Prim::Sqrt, sqrt}, {Prim::Erf, erf}, {Prim::Erfc, erfc}, {Prim::Gelu, gelu},
+    {Prim::Dot, dot}, {Prim::Matmul, matmul}, {Prim::Ein, ein},
+    {Prim::Sum, sum_mean}, {Prim::Mean, sum_mean}, {Prim::Max, max},
+    {Prim::Softmax, softmax}, {Prim::CrossEntropy, cross_entropy}, {Prim::Embed, embed},
+    {Prim::Argmax, nullptr}, {Prim::Sample, nullptr},
+    {Prim::SplitHeads, split_heads}, {Prim::MergeHeads, merge_heads},
+    {Prim::SumTo, sum_to}, {Prim::BroadcastLike, broadcast_like},
+    {Prim::CausalMask, nullptr}, {Prim::Positions, nullptr},
+    {Prim::Slice, slice}, {Prim::Index, index}, {Prim::Stack, stack}, {Prim::Dropout, dropout},
+    {Prim::ScatterAdd, nullptr}, {Prim::Expand, expand}, {Prim::Unslice, nullptr}, {Prim::Unindex, nullptr},
+    {Prim::ZerosLike, constant}, {Prim::Onehot, constant}, {Prim::MaxGrad, nullptr}, {Prim::Retype, retype},
+};
+static_assert(complete(kVjpRules), "kVjpRules: one reverse rule (or null) per primitive, in the order of PRESK_PRIMS");
+
+} // namespace rules
+
+void Vjp::prim(const Let& l, int ct) {
+    const std::optional<Prim> p = find_prim(l.name);
+    void (*rule)(const Rule&) = p ? rules::kVjpRules[(size_t)*p].rule : nullptr;
+    if (!rule) throw Error(l.loc, "no derivative for " + l.name + " at " + site(l));
+    rule(Rule{*this, *p, l, ct});
+}
+
 } // namespace
+
+bool has_vjp(Prim p) { return rules::kVjpRules[(size_t)p].rule != nullptr; }
 
 std::string vjp(Program& p, const std::string& fn) {
     std::string name = "vjp(" + fn + ")";

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/core.h"
+#include "core/prims.h"
 
 namespace presk::core {
 
@@ -12,5 +13,9 @@ namespace presk::core {
 /// Callees and folds are differentiated recursively. Throws Error naming the site of a let
 /// that has no derivative (e.g. argmax feeding a real result).
 std::string vjp(Program& p, const std::string& fn);
+
+/// Does primitive `p` have a reverse rule? vjp refuses a let of one without it whose value
+/// holds reals (argmax and the other int or bool results never need one).
+bool has_vjp(Prim p);
 
 } // namespace presk::core

@@ -1,3 +1,5 @@
+// The type rule of every primitive (kTypeRules, one entry per primitive of core/prims.h) and the
+// lookup of a primitive by name.
 #include "core/prims.h"
 
 #include <algorithm>
@@ -8,15 +10,6 @@
 
 namespace presk::core {
 namespace {
-
-const std::set<std::string> kUnary = {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu"};
-const std::set<std::string> kBinary = {"add", "sub", "mul", "div", "pow"};
-const std::set<std::string> kOther = {
-    "dot", "matmul", "ein", "sum", "mean", "max", "softmax", "cross_entropy", "embed", "argmax",
-    "split_heads", "merge_heads", "sum_to", "broadcast_like", "causal_mask", "positions", "slice",
-    "index", "stack", "dropout", "sample",
-    // internal to the transforms
-    "scatter_add", "expand", "unslice", "unindex", "zeros_like", "onehot", "max_grad", "retype"};
 
 [[noreturn]] void fail(const std::string& msg) { throw Error({}, msg); }
 
@@ -54,9 +47,265 @@ std::vector<Axis> drop(std::vector<Axis> a, size_t i) {
     return a;
 }
 
+/// One application of a type rule: the primitive, its name for messages, and what prim_type
+/// was given (every operand a tensor, the count within the primitive's bounds).
+struct Use {
+    Prim p;
+    const std::string& n;
+    const std::vector<TypeP>& args;
+    const std::vector<int64_t>& ints;
+    const std::string& text;
+};
+
+TypeP unary(const Use& u) {
+    tensor(u.n, u.args, 0, Elem::Real);
+    return u.args[0];
+}
+
+TypeP binary(const Use& u) {
+    tensor(u.n, u.args, 0, Elem::Real);
+    tensor(u.n, u.args, 1, Elem::Real);
+    auto r = broadcast_axes(u.args[0]->axes, u.args[1]->axes);
+    if (!r) fail(u.n + ": cannot broadcast " + show(u.args));
+    return tensor_type(Elem::Real, *r);
+}
+
+TypeP dot(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, 1);
+    const Type& w = tensor(u.n, u.args, 1, Elem::Real, 1);
+    if (x.axes.back().size != w.axes.front().size)
+        fail("dot: the last axis of the first operand and the first of the second differ in " + show(u.args));
+    std::vector<Axis> r(x.axes.begin(), x.axes.end() - 1);
+    r.insert(r.end(), w.axes.begin() + 1, w.axes.end());
+    return tensor_type(Elem::Real, r);
+}
+
+TypeP matmul(const Use& u) {
+    const Type& a = tensor(u.n, u.args, 0, Elem::Real, 2);
+    const Type& b = tensor(u.n, u.args, 1, Elem::Real, 2);
+    std::vector<Axis> ba(a.axes.begin(), a.axes.end() - 2), bb(b.axes.begin(), b.axes.end() - 2);
+    if (ba != bb || a.axes.back().size != b.axes[b.axes.size() - 2].size)
+        fail("matmul: operands do not agree: " + show(u.args));
+    ba.push_back(a.axes[a.axes.size() - 2]);
+    ba.push_back(b.axes.back());
+    return tensor_type(Elem::Real, ba);
+}
+
+TypeP ein(const Use& u) {
+    const std::string& text = u.text;
+    EinSpec e = parse_ein(text);
+    if (e.inputs.size() != u.args.size())
+        fail("ein spec '" + text + "' names " + std::to_string(e.inputs.size()) + " operands, given " +
+             std::to_string(u.args.size()));
+    std::map<char, Axis> lab;
+    for (size_t i = 0; i < u.args.size(); ++i) {
+        const Type& t = tensor(u.n, u.args, i, Elem::Real);
+        if (e.inputs[i].size() != t.axes.size())
+            fail("ein spec '" + text + "': operand " + std::to_string(i + 1) + " is " + to_string(t));
+        for (size_t k = 0; k < t.axes.size(); ++k) {
+            auto [it, fresh] = lab.emplace(e.inputs[i][k], t.axes[k]);
+            if (!fresh && it->second.size != t.axes[k].size)
+                fail("ein spec '" + text + "': label '" + std::string(1, e.inputs[i][k]) + "' has two sizes in " + show(u.args));
+        }
+    }
+    std::vector<Axis> r;
+    for (char c : e.output) {
+        auto it = lab.find(c);
+        if (it == lab.end()) fail("ein spec '" + text + "': output label '" + std::string(1, c) + "' is in no operand");
+        r.push_back(it->second);
+    }
+    return tensor_type(Elem::Real, r);
+}
+
+/// sum, mean (over an axis, or everything to a scalar) and max (over an axis).
+TypeP reduce(const Use& u) {
+    const bool max = u.p == Prim::Max;
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, max ? 1 : 0);
+    if (u.ints.empty()) return max ? (fail("max needs an axis"), nullptr) : scalar_type();
+    return tensor_type(Elem::Real, drop(x.axes, (size_t)axis_attr(u.n, u.ints, 0, x)));
+}
+
+TypeP softmax(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, 1);
+    if (u.args.size() == 2) {
+        const Type& m = tensor(u.n, u.args, 1, Elem::Bool);
+        if (!align_axes(m.axes, x.axes)) fail("softmax: the mask does not broadcast to the scores: " + show(u.args));
+    }
+    return u.args[0];
+}
+
+TypeP cross_entropy(const Use& u) {
+    const Type& l = tensor(u.n, u.args, 0, Elem::Real, 1);
+    const Type& t = tensor(u.n, u.args, 1, Elem::Int);
+    if (drop(l.axes, l.axes.size() - 1) != t.axes)
+        fail("cross_entropy: the targets must have the logits' axes but the last: " + show(u.args));
+    return tensor_type(Elem::Real, t.axes);
+}
+
+TypeP embed(const Use& u) {
+    const Type& tab = tensor(u.n, u.args, 0, Elem::Real, 1);
+    const Type& ids = tensor(u.n, u.args, 1, Elem::Int);
+    if (ids.bound > tab.axes[0].size)
+        fail("embed: indices below " + std::to_string(ids.bound) + " do not fit a table of " +
+             std::to_string(tab.axes[0].size) + " rows: " + show(u.args));
+    std::vector<Axis> r = ids.axes;
+    r.insert(r.end(), tab.axes.begin() + 1, tab.axes.end());
+    return tensor_type(Elem::Real, r);
+}
+
+TypeP scatter_add(const Use& u) {
+    tensor(u.n, u.args, 0, Elem::Real);
+    tensor(u.n, u.args, 1, Elem::Int);
+    tensor(u.n, u.args, 2, Elem::Real, 1);
+    return u.args[2];
+}
+
+/// argmax and sample: a class of the last axis per row.
+TypeP pick(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, 1);
+    return tensor_type(Elem::Int, drop(x.axes, x.axes.size() - 1), x.axes.back().size);
+}
+
+TypeP split_heads(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, 2);
+    int64_t h = u.ints.empty() ? 0 : u.ints[0];
+    int64_t d = x.axes.back().size;
+    if (h <= 0 || d % h) fail("split_heads: " + std::to_string(h) + " heads do not divide the last axis of " + to_string(x));
+    std::vector<Axis> r(x.axes.begin(), x.axes.end() - 2);
+    r.push_back({"", h});
+    r.push_back(x.axes[x.axes.size() - 2]);
+    r.push_back({"", d / h});
+    return tensor_type(Elem::Real, r);
+}
+
+TypeP merge_heads(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, 3);
+    size_t k = x.axes.size();
+    std::vector<Axis> r(x.axes.begin(), x.axes.end() - 3);
+    r.push_back(x.axes[k - 2]);
+    r.push_back({"", x.axes[k - 3].size * x.axes[k - 1].size});
+    return tensor_type(Elem::Real, r);
+}
+
+/// sum_to (x's broadcast axes summed away to like's) and broadcast_like (x broadcast to like's).
+TypeP to_like(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real);
+    const Type& like = *u.args[1];
+    bool ok = u.p == Prim::SumTo ? (bool)align_axes(like.axes, x.axes) : (bool)align_axes(x.axes, like.axes);
+    if (!ok) fail(u.n + ": " + show(u.args) + " do not broadcast");
+    return tensor_type(Elem::Real, like.axes);
+}
+
+TypeP expand(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real);
+    const Type& like = *u.args[1];
+    if (drop(like.axes, (size_t)axis_attr(u.n, u.ints, 0, like)) != x.axes) fail("expand: " + show(u.args));
+    return tensor_type(Elem::Real, like.axes);
+}
+
+TypeP causal_mask(const Use& u) {
+    const Type& x = *u.args[0];
+    if (x.axes.size() < 2) fail("causal_mask needs at least 2 axes, found " + to_string(x));
+    return tensor_type(Elem::Bool, {x.axes[x.axes.size() - 2], x.axes.back()});
+}
+
+TypeP positions(const Use& u) {
+    const Type& x = *u.args[0];
+    int64_t a = axis_attr(u.n, u.ints, 0, x);
+    return tensor_type(Elem::Int, {x.axes[a]}, x.axes[a].size);
+}
+
+TypeP slice(const Use& u) {
+    const Type& x = *u.args[0];
+    const std::vector<int64_t>& ints = u.ints;
+    int64_t a = axis_attr(u.n, ints, 0, x);
+    if (ints.size() != 3 || ints[1] < 0 || ints[2] < 0 || ints[1] + ints[2] > x.axes[a].size)
+        fail("slice: range out of bounds for " + to_string(x));
+    auto r = x.axes;
+    r[a].size = ints[2];
+    return tensor_type(x.elem, r, x.bound);
+}
+
+TypeP index(const Use& u) {
+    const Type& x = *u.args[0];
+    const std::vector<int64_t>& ints = u.ints;
+    int64_t a = axis_attr(u.n, ints, 0, x);
+    if (ints.size() != 2 || ints[1] < 0 || ints[1] >= x.axes[a].size) fail("index: out of bounds for " + to_string(x));
+    return tensor_type(x.elem, drop(x.axes, a), x.bound);
+}
+
+/// unslice and unindex: the operand placed in zeros of the second operand's axes.
+TypeP place(const Use& u) {
+    tensor(u.n, u.args, 0, Elem::Real);
+    return tensor_type(Elem::Real, u.args[1]->axes);
+}
+
+TypeP stack(const Use& u) {
+    const std::vector<TypeP>& args = u.args;
+    if (args.empty()) fail("stack needs at least one operand");
+    for (const TypeP& a : args)
+        if (!same_type(*a, *args[0])) fail("stack: operands differ: " + show(args));
+    std::vector<Axis> r = args[0]->axes;
+    r.insert(r.begin(), Axis{"", (int64_t)args.size()});
+    return tensor_type(args[0]->elem, r, args[0]->bound);
+}
+
+TypeP dropout(const Use& u) {
+    tensor(u.n, u.args, 0, Elem::Real);
+    if (!tensor(u.n, u.args, 1, Elem::Real).axes.empty())
+        fail("dropout: the rate must be a scalar, found " + to_string(*u.args[1]));
+    return u.args[0];
+}
+
+TypeP zeros_like(const Use& u) { return tensor_type(Elem::Real, u.args[0]->axes); }
+
+TypeP onehot(const Use& u) { return tensor_type(Elem::Real, u.args[1]->axes); }
+
+TypeP retype(const Use& u) {
+    if (u.args[0]->numel() != u.args[1]->numel()) fail("retype: " + show(u.args) + " differ in size");
+    return tensor_type(u.args[0]->elem, u.args[1]->axes, u.args[0]->bound);
+}
+
+TypeP max_grad(const Use& u) { return u.args[0]; }
+
+/// The type rule of each primitive, in the order of PRESK_PRIMS.
+struct TypeRule {
+    Prim prim;
+    TypeP (*rule)(const Use&);
+};
+
+constexpr TypeRule kTypeRules[] = {
+    {Prim::Add, binary}, {Prim::Sub, binary}, {Prim::Mul, binary}, {Prim::Div, binary}, {Prim::Pow, binary},
+    {Prim::Neg, unary}, {Prim::Exp, unary}, {Prim::Log, unary}, {Prim::Tanh, unary}, {Prim::Sin, unary},
+    {Prim::Cos, unary}, {Prim::Sqrt, unary}, {Prim::Erf, unary}, {Prim::Erfc, unary}, {Prim::Gelu, unary},
+    {Prim::Dot, dot}, {Prim::Matmul, matmul}, {Prim::Ein, ein},
+    {Prim::Sum, reduce}, {Prim::Mean, reduce}, {Prim::Max, reduce},
+    {Prim::Softmax, softmax}, {Prim::CrossEntropy, cross_entropy}, {Prim::Embed, embed},
+    {Prim::Argmax, pick}, {Prim::Sample, pick},
+    {Prim::SplitHeads, split_heads}, {Prim::MergeHeads, merge_heads},
+    {Prim::SumTo, to_like}, {Prim::BroadcastLike, to_like},
+    {Prim::CausalMask, causal_mask}, {Prim::Positions, positions},
+    {Prim::Slice, slice}, {Prim::Index, index}, {Prim::Stack, stack}, {Prim::Dropout, dropout},
+    {Prim::ScatterAdd, scatter_add}, {Prim::Expand, expand}, {Prim::Unslice, place}, {Prim::Unindex, place},
+    {Prim::ZerosLike, zeros_like}, {Prim::Onehot, onehot}, {Prim::MaxGrad, max_grad}, {Prim::Retype, retype},
+};
+static_assert(complete(kTypeRules), "kTypeRules: one type rule per primitive, in the order of PRESK_PRIMS");
+
+/// Every operand of a primitive is a tensor.
+void tensors_only(const std::string& n, const std::vector<TypeP>& args) {
+    for (const TypeP& a : args)
+        if (!a || a->kind != Type::Tensor) fail(n + " takes tensors, given " + (a ? to_string(*a) : "?"));
+}
+
 } // namespace
 
-bool is_prim(const std::string& n) { return kUnary.count(n) || kBinary.count(n) || kOther.count(n); }
+std::optional<Prim> find_prim(std::string_view name) {
+    for (const PrimInfo& i : kPrims)
+        if (name == i.name) return i.prim;
+    return std::nullopt;
+}
+
+bool is_prim(const std::string& n) { return find_prim(n).has_value(); }
 
 EinSpec parse_ein(const std::string& spec) {
     EinSpec e;
@@ -85,215 +334,18 @@ EinSpec parse_ein(const std::string& spec) {
     return e;
 }
 
+TypeP prim_type(Prim p, const std::vector<TypeP>& args, const std::vector<int64_t>& ints, const std::string& text) {
+    const PrimInfo& pi = info(p);
+    const std::string n = pi.name;
+    tensors_only(n, args);
+    if (pi.max_args != kAnyCount) need_args(n, args, (size_t)pi.min_args, (size_t)pi.max_args);
+    return kTypeRules[(size_t)p].rule(Use{p, n, args, ints, text});
+}
+
 TypeP prim_type(const std::string& n, const std::vector<TypeP>& args, const std::vector<int64_t>& ints,
                 const std::string& text) {
-    for (const TypeP& a : args)
-        if (!a || a->kind != Type::Tensor) fail(n + " takes tensors, given " + (a ? to_string(*a) : "?"));
-    if (kUnary.count(n)) {
-        need_args(n, args, 1, 1);
-        tensor(n, args, 0, Elem::Real);
-        return args[0];
-    }
-    if (kBinary.count(n)) {
-        need_args(n, args, 2, 2);
-        tensor(n, args, 0, Elem::Real);
-        tensor(n, args, 1, Elem::Real);
-        auto r = broadcast_axes(args[0]->axes, args[1]->axes);
-        if (!r) fail(n + ": cannot broadcast " + show(args));
-        return tensor_type(Elem::Real, *r);
-    }
-    if (n == "dot") {
-        need_args(n, args, 2, 2);
-        const Type& x = tensor(n, args, 0, Elem::Real, 1);
-        const Type& w = tensor(n, args, 1, Elem::Real, 1);
-        if (x.axes.back().size != w.axes.front().size)
-            fail("dot: the last axis of the first operand and the first of the second differ in " + show(args));
-        std::vector<Axis> r(x.axes.begin(), x.axes.end() - 1);
-        r.insert(r.end(), w.axes.begin() + 1, w.axes.end());
-        return tensor_type(Elem::Real, r);
-    }
-    if (n == "matmul") {
-        need_args(n, args, 2, 2);
-        const Type& a = tensor(n, args, 0, Elem::Real, 2);
-        const Type& b = tensor(n, args, 1, Elem::Real, 2);
-        std::vector<Axis> ba(a.axes.begin(), a.axes.end() - 2), bb(b.axes.begin(), b.axes.end() - 2);
-        if (ba != bb || a.axes.back().size != b.axes[b.axes.size() - 2].size)
-            fail("matmul: operands do not agree: " + show(args));
-        ba.push_back(a.axes[a.axes.size() - 2]);
-        ba.push_back(b.axes.back());
-        return tensor_type(Elem::Real, ba);
-    }
-    if (n == "ein") {
-        EinSpec e = parse_ein(text);
-        if (e.inputs.size() != args.size())
-            fail("ein spec '" + text + "' names " + std::to_string(e.inputs.size()) + " operands, given " +
-                 std::to_string(args.size()));
-        std::map<char, Axis> lab;
-        for (size_t i = 0; i < args.size(); ++i) {
-            const Type& t = tensor(n, args, i, Elem::Real);
-            if (e.inputs[i].size() != t.axes.size())
-                fail("ein spec '" + text + "': operand " + std::to_string(i + 1) + " is " + to_string(t));
-            for (size_t k = 0; k < t.axes.size(); ++k) {
-                auto [it, fresh] = lab.emplace(e.inputs[i][k], t.axes[k]);
-                if (!fresh && it->second.size != t.axes[k].size)
-                    fail("ein spec '" + text + "': label '" + std::string(1, e.inputs[i][k]) + "' has two sizes in " + show(args));
-            }
-        }
-        std::vector<Axis> r;
-        for (char c : e.output) {
-            auto it = lab.find(c);
-            if (it == lab.end()) fail("ein spec '" + text + "': output label '" + std::string(1, c) + "' is in no operand");
-            r.push_back(it->second);
-        }
-        return tensor_type(Elem::Real, r);
-    }
-    if (n == "sum" || n == "mean" || n == "max") {
-        need_args(n, args, 1, 1);
-        const Type& x = tensor(n, args, 0, Elem::Real, n == "max" ? 1 : 0);
-        if (ints.empty()) return n == "max" ? (fail("max needs an axis"), nullptr) : scalar_type();
-        return tensor_type(Elem::Real, drop(x.axes, (size_t)axis_attr(n, ints, 0, x)));
-    }
-    if (n == "softmax") {
-        need_args(n, args, 1, 2);
-        const Type& x = tensor(n, args, 0, Elem::Real, 1);
-        if (args.size() == 2) {
-            const Type& m = tensor(n, args, 1, Elem::Bool);
-            if (!align_axes(m.axes, x.axes)) fail("softmax: the mask does not broadcast to the scores: " + show(args));
-        }
-        return args[0];
-    }
-    if (n == "cross_entropy") {
-        need_args(n, args, 2, 2);
-        const Type& l = tensor(n, args, 0, Elem::Real, 1);
-        const Type& t = tensor(n, args, 1, Elem::Int);
-        if (drop(l.axes, l.axes.size() - 1) != t.axes)
-            fail("cross_entropy: the targets must have the logits' axes but the last: " + show(args));
-        return tensor_type(Elem::Real, t.axes);
-    }
-    if (n == "embed") {
-        need_args(n, args, 2, 2);
-        const Type& tab = tensor(n, args, 0, Elem::Real, 1);
-        const Type& ids = tensor(n, args, 1, Elem::Int);
-        if (ids.bound > tab.axes[0].size)
-            fail("embed: indices below " + std::to_string(ids.bound) + " do not fit a table of " +
-                 std::to_string(tab.axes[0].size) + " rows: " + show(args));
-        std::vector<Axis> r = ids.axes;
-        r.insert(r.end(), tab.axes.begin() + 1, tab.axes.end());
-        return tensor_type(Elem::Real, r);
-    }
-    if (n == "scatter_add") {
-        need_args(n, args, 3, 3);
-        tensor(n, args, 0, Elem::Real);
-        tensor(n, args, 1, Elem::Int);
-        tensor(n, args, 2, Elem::Real, 1);
-        return args[2];
-    }
-    if (n == "argmax" || n == "sample") {
-        need_args(n, args, 1, 1);
-        const Type& x = tensor(n, args, 0, Elem::Real, 1);
-        return tensor_type(Elem::Int, drop(x.axes, x.axes.size() - 1), x.axes.back().size);
-    }
-    if (n == "split_heads") {
-        need_args(n, args, 1, 1);
-        const Type& x = tensor(n, args, 0, Elem::Real, 2);
-        int64_t h = ints.empty() ? 0 : ints[0];
-        int64_t d = x.axes.back().size;
-        if (h <= 0 || d % h) fail("split_heads: " + std::to_string(h) + " heads do not divide the last axis of " + to_string(x));
-        std::vector<Axis> r(x.axes.begin(), x.axes.end() - 2);
-        r.push_back({"", h});
-        r.push_back(x.axes[x.axes.size() - 2]);
-        r.push_back({"", d / h});
-        return tensor_type(Elem::Real, r);
-    }
-    if (n == "merge_heads") {
-        need_args(n, args, 1, 1);
-        const Type& x = tensor(n, args, 0, Elem::Real, 3);
-        size_t k = x.axes.size();
-        std::vector<Axis> r(x.axes.begin(), x.axes.end() - 3);
-        r.push_back(x.axes[k - 2]);
-        r.push_back({"", x.axes[k - 3].size * x.axes[k - 1].size});
-        return tensor_type(Elem::Real, r);
-    }
-    if (n == "sum_to" || n == "broadcast_like") {
-        need_args(n, args, 2, 2);
-        const Type& x = tensor(n, args, 0, Elem::Real);
-        const Type& like = *args[1];
-        bool ok = n == "sum_to" ? (bool)align_axes(like.axes, x.axes) : (bool)align_axes(x.axes, like.axes);
-        if (!ok) fail(n + ": " + show(args) + " do not broadcast");
-        return tensor_type(Elem::Real, like.axes);
-    }
-    if (n == "expand") {
-        need_args(n, args, 2, 2);
-        const Type& x = tensor(n, args, 0, Elem::Real);
-        const Type& like = *args[1];
-        if (drop(like.axes, (size_t)axis_attr(n, ints, 0, like)) != x.axes) fail("expand: " + show(args));
-        return tensor_type(Elem::Real, like.axes);
-    }
-    if (n == "causal_mask") {
-        need_args(n, args, 1, 1);
-        const Type& x = *args[0];
-        if (x.axes.size() < 2) fail("causal_mask needs at least 2 axes, found " + to_string(x));
-        return tensor_type(Elem::Bool, {x.axes[x.axes.size() - 2], x.axes.back()});
-    }
-    if (n == "positions") {
-        need_args(n, args, 1, 1);
-        const Type& x = *args[0];
-        int64_t a = axis_attr(n, ints, 0, x);
-        return tensor_type(Elem::Int, {x.axes[a]}, x.axes[a].size);
-    }
-    if (n == "slice") {
-        need_args(n, args, 1, 1);
-        const Type& x = *args[0];
-        int64_t a = axis_attr(n, ints, 0, x);
-        if (ints.size() != 3 || ints[1] < 0 || ints[2] < 0 || ints[1] + ints[2] > x.axes[a].size)
-            fail("slice: range out of bounds for " + to_string(x));
-        auto r = x.axes;
-        r[a].size = ints[2];
-        return tensor_type(x.elem, r, x.bound);
-    }
-    if (n == "index") {
-        need_args(n, args, 1, 1);
-        const Type& x = *args[0];
-        int64_t a = axis_attr(n, ints, 0, x);
-        if (ints.size() != 2 || ints[1] < 0 || ints[1] >= x.axes[a].size) fail("index: out of bounds for " + to_string(x));
-        return tensor_type(x.elem, drop(x.axes, a), x.bound);
-    }
-    if (n == "unslice" || n == "unindex") {
-        need_args(n, args, 2, 2);
-        tensor(n, args, 0, Elem::Real);
-        return tensor_type(Elem::Real, args[1]->axes);
-    }
-    if (n == "stack") {
-        if (args.empty()) fail("stack needs at least one operand");
-        for (const TypeP& a : args)
-            if (!same_type(*a, *args[0])) fail("stack: operands differ: " + show(args));
-        std::vector<Axis> r = args[0]->axes;
-        r.insert(r.begin(), Axis{"", (int64_t)args.size()});
-        return tensor_type(args[0]->elem, r, args[0]->bound);
-    }
-    if (n == "dropout") {
-        need_args(n, args, 2, 2);
-        tensor(n, args, 0, Elem::Real);
-        if (!tensor(n, args, 1, Elem::Real).axes.empty()) fail("dropout: the rate must be a scalar, found " + to_string(*args[1]));
-        return args[0];
-    }
-    if (n == "zeros_like") {
-        need_args(n, args, 1, 1);
-        return tensor_type(Elem::Real, args[0]->axes);
-    }
-    if (n == "onehot") {
-        need_args(n, args, 2, 2);
-        return tensor_type(Elem::Real, args[1]->axes);
-    }
-    if (n == "retype") {
-        need_args(n, args, 2, 2);
-        if (args[0]->numel() != args[1]->numel()) fail("retype: " + show(args) + " differ in size");
-        return tensor_type(args[0]->elem, args[1]->axes, args[0]->bound);
-    }
-    if (n == "max_grad") {
-        need_args(n, args, 2, 2);
-        return args[0];
-    }
+    if (std::optional<Prim> p = find_prim(n)) return prim_type(*p, args, ints, text);
+    tensors_only(n, args);
     fail("unknown primitive '" + n + "'");
 }
 

@@ -4,7 +4,7 @@
 #include "kernel/lower.h"
 
 #include <algorithm>
-#include <set>
+#include <optional>
 
 #include "core/prims.h"
 #include "kernel/lower_util.h"
@@ -13,13 +13,7 @@
 namespace presk::kernel {
 namespace {
 
-const std::set<std::string> kHost = {"slice", "index", "stack", "unslice", "unindex", "retype", "sample", "dropout"};
-const std::set<std::string> kElementwise = {"neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu",
-                                            "add", "sub", "mul", "div", "pow"};
-const std::set<std::string> kContract = {"dot", "matmul", "ein"};
-const std::set<std::string> kRows = {"sum", "mean", "max", "softmax", "cross_entropy", "argmax", "max_grad", "expand"};
-const std::set<std::string> kIndex = {"embed", "scatter_add", "onehot", "split_heads", "merge_heads", "sum_to",
-                                      "broadcast_like", "causal_mask", "positions", "zeros_like"};
+using core::Prim;
 
 /// A type as the key needs it: element kind and axes (an int's bound does not change a kernel).
 std::string type_key(const TypeP& t) {
@@ -29,11 +23,86 @@ std::string type_key(const TypeP& t) {
     return e + axes_string(t->axes);
 }
 
+/// An elementwise primitive alone: the group of its one member.
+Kernel elementwise(const Node& n, DType t, int) {
+    Group g;
+    g.members = {n};
+    g.from.emplace_back();
+    for (size_t k = 0; k < n.operands.size(); ++k) g.from[0].push_back(-1 - (int)k);
+    g.inputs = n.operands;
+    return lower_group(g, t);
+}
+
+Kernel contraction(const Node& n, DType t, int lanes) {
+    Kernel k = detail::lower_contract(n, t, t == DType::BF16 ? 1 : lanes);
+    detail::count_vars(k);
+    return k;
+}
+
+Kernel row_wise(const Node& n, DType t, int) {
+    Kernel k = detail::lower_rows(n, t);
+    detail::count_vars(k);
+    return k;
+}
+
+Kernel indexing(const Node& n, DType t, int) {
+    Kernel k = detail::lower_index(n, t);
+    detail::count_vars(k);
+    return k;
+}
+
+/// The lowering of each primitive, in the order of PRESK_PRIMS: its family (lower_group for
+/// the elementwise ones, lower_contract.cpp, lower_rows.cpp, lower_index.cpp), or on_host (null)
+/// for a host primitive, which realize/host.cpp evaluates.
+struct Lowering {
+    Prim prim;
+    Kernel (*lower)(const Node&, DType, int lanes);
+};
+
+constexpr Kernel (*on_host)(const Node&, DType, int) = nullptr;
+
+constexpr Lowering kLowerings[] = {
+    {Prim::Add, elementwise}, {Prim::Sub, elementwise}, {Prim::Mul, elementwise}, {Prim::Div, elementwise},
+    {Prim::Pow, elementwise}, {Prim::Neg, elementwise}, {Prim::Exp, elementwise}, {Prim::Log, elementwise},
+    {Prim::Tanh, elementwise}, {Prim::Sin, elementwise}, {Prim::Cos, elementwise}, {Prim::Sqrt, elementwise},
+    {Prim::Erf, elementwise}, {Prim::Erfc, elementwise}, {Prim::Gelu, elementwise},
+    {Prim::Dot, contraction}, {Prim::Matmul, contraction}, {Prim::Ein, contraction},
+    {Prim::Sum, row_wise}, {Prim::Mean, row_wise}, {Prim::Max, row_wise},
+    {Prim::Softmax, row_wise}, {Prim::CrossEntropy, row_wise}, {Prim::Embed, indexing},
+    {Prim::Argmax, row_wise}, {Prim::Sample, on_host},
+    {Prim::SplitHeads, indexing}, {Prim::MergeHeads, indexing},
+    {Prim::SumTo, indexing}, {Prim::BroadcastLike, indexing},
+    {Prim::CausalMask, indexing}, {Prim::Positions, indexing},
+    {Prim::Slice, on_host}, {Prim::Index, on_host}, {Prim::Stack, on_host}, {Prim::Dropout, on_host},
+    {Prim::ScatterAdd, indexing}, {Prim::Expand, row_wise}, {Prim::Unslice, on_host}, {Prim::Unindex, on_host},
+    {Prim::ZerosLike, indexing}, {Prim::Onehot, indexing}, {Prim::MaxGrad, row_wise}, {Prim::Retype, on_host},
+};
+static_assert(core::complete(kLowerings), "kLowerings: one lowering (or on_host) per primitive, in PRESK_PRIMS' order");
+
+/// The elementwise primitives are exactly the ones lowered as groups, and the random ones are
+/// evaluated on the host (they draw from the reference's streams).
+constexpr bool lowerings_agree() {
+    for (const Lowering& l : kLowerings) {
+        if ((l.lower == elementwise) != core::has(l.prim, core::kElementwise)) return false;
+        if (core::has(l.prim, core::kRandom) && l.lower) return false;
+    }
+    return true;
+}
+static_assert(lowerings_agree(), "kLowerings disagrees with the properties of core/prims.h");
+
 } // namespace
 
-bool is_host_prim(const std::string& prim) { return kHost.count(prim) > 0; }
+bool is_host_prim(Prim p) { return kLowerings[(size_t)p].lower == nullptr; }
 
-bool is_elementwise(const std::string& prim) { return kElementwise.count(prim) > 0; }
+bool is_host_prim(const std::string& prim) {
+    const std::optional<Prim> p = core::find_prim(prim);
+    return p && is_host_prim(*p);
+}
+
+bool is_elementwise(const std::string& prim) {
+    const std::optional<Prim> p = core::find_prim(prim);
+    return p && core::has(*p, core::kElementwise);
+}
 
 std::string signature(const Node& n, DType t) {
     std::string s = n.prim + "{";
@@ -59,32 +128,19 @@ Kernel lower(const Node& n, DType t, int lanes) {
     if (lanes != 1 && lanes != 2 && lanes != 4)
         detail::fail(n.prim, "lanes must be 1, 2 or 4, not " + std::to_string(lanes));
     if (t == DType::I64) detail::fail(n.prim, "a kernel's storage type is f64, f32 or bf16, not i64");
-    if (is_host_prim(n.prim)) detail::fail(n.prim, "a host primitive, evaluated on the host and not as a kernel");
-    if (!core::is_prim(n.prim)) detail::fail(n.prim, "not a primitive");
+    const std::optional<Prim> p = core::find_prim(n.prim);
+    if (p && is_host_prim(*p)) detail::fail(n.prim, "a host primitive, evaluated on the host and not as a kernel");
+    if (!p) detail::fail(n.prim, "not a primitive");
     if (!n.result) detail::fail(n.prim, "the node has no result type");
     TypeP rule;
     try {
-        rule = core::prim_type(n.prim, n.operands, n.ints, n.text);
+        rule = core::prim_type(*p, n.operands, n.ints, n.text);
     } catch (const Error& e) {
         detail::fail(n.prim, e.what());
     }
     if (!same_type(*rule, *n.result))
         detail::fail(n.prim, "the result type " + to_string(*n.result) + " is not the rule's " + to_string(*rule));
-    if (is_elementwise(n.prim)) {
-        Group g;
-        g.members = {n};
-        g.from.emplace_back();
-        for (size_t k = 0; k < n.operands.size(); ++k) g.from[0].push_back(-1 - (int)k);
-        g.inputs = n.operands;
-        return lower_group(g, t);
-    }
-    Kernel k;
-    if (kContract.count(n.prim)) k = detail::lower_contract(n, t, t == DType::BF16 ? 1 : lanes);
-    else if (kRows.count(n.prim)) k = detail::lower_rows(n, t);
-    else if (kIndex.count(n.prim)) k = detail::lower_index(n, t);
-    else detail::fail(n.prim, "no lowering");
-    detail::count_vars(k);
-    return k;
+    return kLowerings[(size_t)*p].lower(n, t, lanes);
 }
 
 namespace detail {

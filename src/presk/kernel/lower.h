@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/prims.h"
 #include "core/types.h"
 #include "kernel/ir.h"
 
@@ -25,13 +26,15 @@ struct Node {
 /// axis names, and the storage type.
 std::string signature(const Node& n, DType t);
 
-/// Primitives lowered on the host, not as kernels: the structural ones (slice, index, stack,
-/// unslice, unindex, retype) and the random ones (sample, dropout), which draw from the
-/// reference's ChaCha streams.
+/// Primitives evaluated on the host, not as kernels (their entry in lower.cpp's table is
+/// null): the structural ones (slice, index, stack, unslice, unindex, retype) and the random
+/// ones (sample, dropout), which draw from the reference's ChaCha streams.
+bool is_host_prim(core::Prim prim);
+/// The same by name; false for a name that is no primitive.
 bool is_host_prim(const std::string& prim);
 
 /// Elementwise primitives, which may share a loop nest in a fusion group: the unary and
-/// binary arithmetic ones (neg exp log tanh sin cos sqrt erf gelu add sub mul div pow).
+/// binary arithmetic ones (core::kElementwise); false for a name that is no primitive.
 bool is_elementwise(const std::string& prim);
 
 /// Lowers `n` to a kernel of storage type `t`. Real operands and results are buffers of `t`;

@@ -13,6 +13,7 @@ namespace {
 
 using core::Let;
 using core::Op;
+using core::Prim;
 using ast::Expr;
 
 constexpr int64_t kMaxSize = int64_t(1) << 40;
@@ -42,6 +43,56 @@ struct Bindings {
 };
 
 bool is_int_text(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+
+/// How a call of a primitive is written in source (docs/language.md, "Primitives").
+enum class Form {
+    Internal,  // emitted by the transforms only: refused in source
+    Lifted,    // elementwise: f(x...), leaf by leaf over trees
+    Reduce,    // f(x[, a]): over axis a, or over everything
+    Axis,      // f(x, a, k...): an axis, then integer literals (`args` arguments in all)
+    Heads,     // split_heads(x, H): H a nat expression
+    Spec,      // ein("spec", x...)
+    Keyed,     // f(x...) whose text is the site, its random stream's key
+    Plain,     // f(x...)
+};
+
+struct CallForm {
+    Prim prim;
+    Form form;
+    size_t args = 0;  // Axis: the call's argument count
+};
+
+constexpr CallForm kCallForms[] = {
+    {Prim::Add, Form::Lifted}, {Prim::Sub, Form::Lifted}, {Prim::Mul, Form::Lifted}, {Prim::Div, Form::Lifted},
+    {Prim::Pow, Form::Lifted}, {Prim::Neg, Form::Lifted}, {Prim::Exp, Form::Lifted}, {Prim::Log, Form::Lifted},
+    {Prim::Tanh, Form::Lifted}, {Prim::Sin, Form::Lifted}, {Prim::Cos, Form::Lifted}, {Prim::Sqrt, Form::Lifted},
+    {Prim::Erf, Form::Lifted}, {Prim::Erfc, Form::Lifted}, {Prim::Gelu, Form::Lifted},
+    {Prim::Dot, Form::Plain}, {Prim::Matmul, Form::Plain}, {Prim::Ein, Form::Spec},
+    {Prim::Sum, Form::Reduce}, {Prim::Mean, Form::Reduce}, {Prim::Max, Form::Reduce},
+    {Prim::Softmax, Form::Plain}, {Prim::CrossEntropy, Form::Plain}, {Prim::Embed, Form::Plain},
+    {Prim::Argmax, Form::Plain}, {Prim::Sample, Form::Keyed},
+    {Prim::SplitHeads, Form::Heads}, {Prim::MergeHeads, Form::Plain},
+    {Prim::SumTo, Form::Plain}, {Prim::BroadcastLike, Form::Plain},
+    {Prim::CausalMask, Form::Plain}, {Prim::Positions, Form::Axis, 2},
+    {Prim::Slice, Form::Axis, 4}, {Prim::Index, Form::Axis, 3},
+    {Prim::Stack, Form::Plain}, {Prim::Dropout, Form::Keyed},
+    {Prim::ScatterAdd, Form::Internal}, {Prim::Expand, Form::Internal}, {Prim::Unslice, Form::Internal},
+    {Prim::Unindex, Form::Internal}, {Prim::ZerosLike, Form::Internal}, {Prim::Onehot, Form::Internal},
+    {Prim::MaxGrad, Form::Internal}, {Prim::Retype, Form::Internal},
+};
+static_assert(core::complete(kCallForms), "kCallForms: one call form per primitive, in the order of PRESK_PRIMS");
+
+/// The forms agree with the primitives' properties: internal ones are refused, elementwise
+/// ones lifted, random ones keyed by their site.
+constexpr bool forms_agree() {
+    for (const CallForm& f : kCallForms) {
+        if ((f.form == Form::Internal) != core::has(f.prim, core::kInternal)) return false;
+        if ((f.form == Form::Lifted) != core::has(f.prim, core::kElementwise)) return false;
+        if ((f.form == Form::Keyed) != core::has(f.prim, core::kRandom)) return false;
+    }
+    return true;
+}
+static_assert(forms_agree(), "kCallForms disagrees with the properties of core/prims.h");
 
 class Checker {
 public:
@@ -435,8 +486,8 @@ private:
         return Val{emit(sc, l), l.type};
     }
 
-    Val prim(Scope& sc, const std::string& name, const std::vector<Val>& args, std::vector<int64_t> ints,
-             const std::string& text, Loc loc) {
+    Val prim(Scope& sc, Prim p, const std::vector<Val>& args, std::vector<int64_t> ints, const std::string& text,
+             Loc loc) {
         std::vector<TypeP> ts;
         Let l;
         for (const Val& a : args) {
@@ -444,12 +495,12 @@ private:
             l.args.push_back(a.id);
         }
         try {
-            l.type = core::prim_type(name, ts, ints, text);
+            l.type = core::prim_type(p, ts, ints, text);
         } catch (const Error& e) {
             throw Error(loc, e.what());
         }
         l.op = Op::Prim;
-        l.name = name;
+        l.name = core::info(p).name;
         l.ints = std::move(ints);
         l.text = text;
         l.loc = loc;
@@ -483,21 +534,22 @@ private:
 
     /// An elementwise primitive over trees: componentwise on trees of one shape, a tensor
     /// operand combined with every leaf of a tree.
-    Val lift(Scope& sc, const std::string& name, const std::vector<Val>& args, Loc loc) {
+    Val lift(Scope& sc, Prim p, const std::vector<Val>& args, Loc loc) {
         const Val* tree = nullptr;
         for (const Val& a : args)
             if (a.type->kind != Type::Tensor) { tree = &a; break; }
-        if (!tree) return prim(sc, name, args, {}, "", loc);
+        if (!tree) return prim(sc, p, args, {}, "", loc);
         std::vector<Val> parts;
         for (size_t i = 0; i < tree->type->items.size(); ++i) {
             std::vector<Val> sub;
             for (const Val& a : args) {
                 if (a.type->kind == Type::Tensor) { sub.push_back(a); continue; }
                 if (a.type->kind != tree->type->kind || a.type->items.size() != tree->type->items.size() || a.type->names != tree->type->names)
-                    throw Error(loc, name + ": trees of different shapes: " + to_string(*tree->type) + " and " + to_string(*a.type));
+                    throw Error(loc, std::string(core::info(p).name) + ": trees of different shapes: " +
+                                         to_string(*tree->type) + " and " + to_string(*a.type));
                 sub.push_back(get(sc, a, i, loc));
             }
-            parts.push_back(lift(sc, name, sub, loc));
+            parts.push_back(lift(sc, p, sub, loc));
         }
         return build(sc, tree->type, parts, loc);
     }
@@ -528,9 +580,10 @@ private:
         case Expr::Str: throw Error(e.loc, "a string is only the spec of ein or a field name of set_field");
         case Expr::Var: return var(sc, e);
         case Expr::ModRef: throw Error(e.loc, "a module is not a value");
-        case Expr::Neg: return lift(sc, "neg", {expr(sc, *e.args[0])}, e.loc);
+        case Expr::Neg: return lift(sc, Prim::Neg, {expr(sc, *e.args[0])}, e.loc);
         case Expr::Binary: {
-            static const std::map<std::string, std::string> ops = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}};
+            static const std::map<std::string, Prim> ops = {
+                {"+", Prim::Add}, {"-", Prim::Sub}, {"*", Prim::Mul}, {"/", Prim::Div}};
             Val a = expr(sc, *e.args[0]);
             Val b = expr(sc, *e.args[1]);
             return lift(sc, ops.at(e.text), {a, b}, e.loc);
@@ -676,50 +729,51 @@ private:
                 if (!found) throw Error(e.args[2]->loc, "no field '" + e.args[2]->text + "' in " + to_string(*r.type));
                 return build(sc, r.type, parts, e.loc);
             }
-            if (!fn_ref(sc, callee) && core::is_prim(n)) return prim_call(sc, e, n);
+            if (std::optional<Prim> p = core::find_prim(n); p && !fn_ref(sc, callee)) return prim_call(sc, e, *p);
         }
         auto r = fn_ref(sc, callee);
         if (!r) throw Error(callee.loc, callee.kind == Expr::Var ? "unknown function '" + callee.text + "'" : "this expression is not a function");
         return call_fn(sc, *r, eval_args(sc, e, 1), e.loc);
     }
 
-    Val prim_call(Scope& sc, const Expr& e, const std::string& n) {
-        static const std::set<std::string> internal = {"scatter_add", "expand", "unslice", "unindex", "zeros_like", "onehot", "max_grad", "retype"};
-        if (internal.count(n)) throw Error(e.args[0]->loc, "'" + n + "' is internal to the transforms");
-        static const std::set<std::string> elementwise = {"exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu", "neg", "pow", "add", "sub", "mul", "div"};
-        if (elementwise.count(n)) return lift(sc, n, eval_args(sc, e, 1), e.loc);
-        if (n == "sum" || n == "mean" || n == "max") {
+    Val prim_call(Scope& sc, const Expr& e, Prim p) {
+        const std::string n = core::info(p).name;
+        const CallForm& form = kCallForms[(size_t)p];
+        switch (form.form) {
+        case Form::Internal: throw Error(e.args[0]->loc, "'" + n + "' is internal to the transforms");
+        case Form::Lifted: return lift(sc, p, eval_args(sc, e, 1), e.loc);
+        case Form::Reduce: {
             arity(e, n, 1, 2);
             Val x = expr(sc, *e.args[1]);
             if (x.type->kind != Type::Tensor) throw Error(e.args[1]->loc, n + " needs a tensor, found " + to_string(*x.type));
             std::vector<int64_t> ints;
             if (e.args.size() == 3) ints.push_back(axis_arg(*e.args[2], *x.type));
-            return prim(sc, n, {x}, ints, "", e.loc);
+            return prim(sc, p, {x}, ints, "", e.loc);
         }
-        if (n == "positions" || n == "slice" || n == "index") {
-            size_t k = n == "positions" ? 2 : n == "index" ? 3 : 4;
-            arity(e, n, k, k);
+        case Form::Axis: {
+            arity(e, n, form.args, form.args);
             Val x = expr(sc, *e.args[1]);
             if (x.type->kind != Type::Tensor) throw Error(e.args[1]->loc, n + " needs a tensor, found " + to_string(*x.type));
             std::vector<int64_t> ints{axis_arg(*e.args[2], *x.type)};
             for (size_t i = 3; i < e.args.size(); ++i) ints.push_back(static_int(*e.args[i]));
-            if (n == "index" && ints[1] < 0) ints[1] += x.type->axes[ints[0]].size;  // from the end
-            return prim(sc, n, {x}, ints, "", e.loc);
+            if (p == Prim::Index && ints[1] < 0) ints[1] += x.type->axes[ints[0]].size;  // from the end
+            return prim(sc, p, {x}, ints, "", e.loc);
         }
-        if (n == "split_heads") {
+        case Form::Heads: {
             arity(e, n, 2, 2);
             Val x = expr(sc, *e.args[1]);
-            return prim(sc, n, {x}, {eval_nat(*e.args[2], sc.inst)}, "", e.loc);
+            return prim(sc, p, {x}, {eval_nat(*e.args[2], sc.inst)}, "", e.loc);
         }
-        if (n == "ein") {
+        case Form::Spec:
             if (e.args.size() < 3 || e.args[1]->kind != Expr::Str) throw Error(e.loc, "ein takes a spec string and operands: ein(\"ij,jk->ik\", a, b)");
-            return prim(sc, n, eval_args(sc, e, 2), {}, e.args[1]->text, e.loc);
-        }
-        if (n == "dropout" || n == "sample") {
+            return prim(sc, p, eval_args(sc, e, 2), {}, e.args[1]->text, e.loc);
+        case Form::Keyed: {
             std::string key = site(sc);
-            return prim(sc, n, eval_args(sc, e, 1), {}, key, e.loc);
+            return prim(sc, p, eval_args(sc, e, 1), {}, key, e.loc);
         }
-        return prim(sc, n, eval_args(sc, e, 1), {}, "", e.loc);
+        case Form::Plain: break;
+        }
+        return prim(sc, p, eval_args(sc, e, 1), {}, "", e.loc);
     }
 
     Val loop(Scope& sc, const Expr& e, bool scan) {

@@ -7,9 +7,11 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <variant>
 
+#include "core/prims.h"
 #include "kernel/launch.h"
 #include "kernel/lower.h"
 #include "lang/source.h"
@@ -25,11 +27,16 @@ using kernel::Kernel;
 /// A launch whose output has more elements than this is refused (the reference's limit is 2^24).
 constexpr int64_t kMaxElements = int64_t(1) << 26;
 
-/// Primitives whose kernels sum (the only sites an accumulation type means something at).
+/// Primitives whose kernels sum (core::kSums: the only sites an accumulation type means something at).
 bool sums(const std::string& prim) {
-    static const std::set<std::string> s = {"dot", "matmul", "ein", "sum", "mean", "softmax", "cross_entropy",
-                                            "scatter_add", "sum_to", "sample"};
-    return s.count(prim) > 0;
+    const std::optional<core::Prim> p = core::find_prim(prim);
+    return p && core::has(*p, core::kSums);
+}
+
+/// Primitives that draw from the reference's random streams (core::kRandom: sample, dropout).
+bool random(const core::Let& l) {
+    const std::optional<core::Prim> p = l.op == core::Op::Prim ? core::find_prim(l.name) : std::nullopt;
+    return p && core::has(*p, core::kRandom);
 }
 
 const char* what_is(const core::Let& l) {
@@ -390,7 +397,7 @@ struct Executor::Impl {
                     s.kind = fg.lets.back() == (int)pos ? SiteInfo::Root : SiteInfo::Member;
                     s.prim = l.name;
                     s.root = fp.groups[(size_t)g].site;
-                } else if (l.op == core::Op::Prim && (l.name == "sample" || l.name == "dropout")) {
+                } else if (random(l)) {
                     s.kind = SiteInfo::Random;
                     s.prim = l.name;
                 } else {

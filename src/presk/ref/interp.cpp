@@ -148,281 +148,418 @@ Value Interp::loop(const Let& l, const std::vector<const Value*>& a) {
     return make_tree(l.type, {carry, stack_first(out)});
 }
 
+namespace {
+
+/// One primitive let being evaluated: its operands, its result (zeros of its type, made by
+/// Interp::fresh) and what the rules read of the interpreter's options.
+struct Eval {
+    core::Prim p;
+    const Let& l;
+    const std::vector<const Value*>& a;
+    Tensor& r;
+    int64_t total;             // the result's element count
+    long bits;
+    int64_t max_elements;
+    uint64_t seed;
+    bool train;
+    const std::string& key;    // a random primitive's stream key (empty for the others)
+
+    const Tensor& T(size_t i) const { return *a[i]->t; }
+    /// The result as a value, once the rule has written r.
+    Value result() { return make_tensor(std::move(r)); }
+    std::string name() const { return core::info(p).name; }
+};
+
+// The reference rules, one per primitive or per family sharing one (the family's members
+// told apart by e.p): each writes e.r, or returns another value of the let's type.
+
+template <Fn1 F>
+Value unary(Eval& e) {
+    for (int64_t k = 0; k < e.total; ++k) F(e.r.re[k].get(), e.T(0).re[k].get(), N);
+    return e.result();
+}
+
+/// x Phi(x) = x erfc(-x / sqrt 2) / 2: erfc has no cancellation where 1 + erf(x / sqrt 2)
+/// loses every bit (x < -20 already needs more than 256 bits that way).
+Value gelu(Eval& e) {
+    Real s2(e.bits), t(e.bits);
+    mpfr_sqrt_ui(s2.get(), 2, N);
+    for (int64_t k = 0; k < e.total; ++k) {
+        mpfr_div(t.get(), e.T(0).re[k].get(), s2.get(), N);
+        mpfr_neg(t.get(), t.get(), N);
+        mpfr_erfc(t.get(), t.get(), N);
+        mpfr_mul(t.get(), t.get(), e.T(0).re[k].get(), N);
+        mpfr_div_2ui(e.r.re[k].get(), t.get(), 1, N);
+    }
+    return e.result();
+}
+
+template <Fn2 F>
+Value binary(Eval& e) {
+    auto oa = broadcast_offsets(e.T(0).type->axes, e.l.type->axes);
+    auto ob = broadcast_offsets(e.T(1).type->axes, e.l.type->axes);
+    for (int64_t k = 0; k < e.total; ++k) F(e.r.re[k].get(), e.T(0).re[oa[k]].get(), e.T(1).re[ob[k]].get(), N);
+    return e.result();
+}
+
+/// The ein spec a dot or matmul is: dot contracts the first operand's last axis with the
+/// second's first, matmul the last two of each over equal batch axes.
+std::string contraction_spec(const Eval& e) {
+    size_t ra = e.T(0).type->axes.size(), rb = e.T(1).type->axes.size();
+    auto lt = [](size_t k) { return k < 26 ? char('a' + k) : char('A' + (k - 26)); };
+    std::string A, B, O;
+    if (e.p == core::Prim::Dot) {
+        for (size_t i = 0; i < ra; ++i) A += lt(i);
+        B += A.back();
+        for (size_t i = 1; i < rb; ++i) B += lt(ra + i);
+        O = A.substr(0, ra - 1) + B.substr(1);
+    } else {
+        for (size_t i = 0; i + 2 < ra; ++i) A += lt(i);
+        B = O = A;
+        A += lt(ra);
+        A += lt(ra + 1);
+        B += lt(ra + 1);
+        B += lt(ra + 2);
+        O += lt(ra);
+        O += lt(ra + 2);
+    }
+    return A + "," + B + "->" + O;
+}
+
+/// ein, dot and matmul: every product of the operands added to its output element in the
+/// order of the labels (the output's, then the summed ones in order of appearance).
+Value contract(Eval& e) {
+    const auto& a = e.a;
+    const std::string spec = e.p == core::Prim::Ein ? e.l.text : contraction_spec(e);
+    core::EinSpec es = core::parse_ein(spec);
+    std::string labels = es.output;
+    for (const auto& in : es.inputs)
+        for (char c : in)
+            if (labels.find(c) == std::string::npos) labels += c;
+    std::vector<int64_t> size(labels.size());
+    std::vector<std::vector<int64_t>> stride(a.size() + 1, std::vector<int64_t>(labels.size(), 0));
+    auto fill = [&](const std::string& lab, const std::vector<Axis>& axes, std::vector<int64_t>& st) {
+        auto s = strides(axes);
+        for (size_t k = 0; k < lab.size(); ++k) {
+            size_t j = labels.find(lab[k]);
+            size[j] = axes[k].size;
+            st[j] += s[k];
+        }
+    };
+    for (size_t i = 0; i < a.size(); ++i) fill(es.inputs[i], e.T(i).type->axes, stride[i]);
+    fill(es.output, e.l.type->axes, stride[a.size()]);
+    int64_t steps = 1;
+    for (int64_t s : size) {
+        if (s != 0 && steps > e.max_elements * 64 / s) throw Error({}, "contraction too large for the interpreter");
+        steps *= s;
+    }
+    std::vector<int64_t> idx(labels.size(), 0), off(a.size() + 1, 0);
+    Real prod(e.bits);
+    for (int64_t k = 0; k < steps; ++k) {
+        mpfr_set(prod.get(), e.T(0).re[off[0]].get(), N);
+        for (size_t i = 1; i < a.size(); ++i) mpfr_mul(prod.get(), prod.get(), e.T(i).re[off[i]].get(), N);
+        mpfr_add(e.r.re[off[a.size()]].get(), e.r.re[off[a.size()]].get(), prod.get(), N);
+        for (size_t d = labels.size(); d-- > 0;) {
+            if (++idx[d] < size[d]) {
+                for (size_t i = 0; i <= a.size(); ++i) off[i] += stride[i][d];
+                break;
+            }
+            for (size_t i = 0; i <= a.size(); ++i) off[i] -= stride[i][d] * (size[d] - 1);
+            idx[d] = 0;
+        }
+    }
+    return e.result();
+}
+
+/// sum, mean and max over an axis (sum and mean over everything without one), in index order.
+Value reduce(Eval& e) {
+    const Tensor& x = e.T(0);
+    const bool max = e.p == core::Prim::Max;
+    AxisSplit s = e.l.ints.empty() ? AxisSplit{1, x.type->numel(), 1} : split_at(x.type->axes, e.l.ints[0]);
+    if (max && s.n == 0) throw Error({}, "max over an empty axis");
+    for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t i = 0; i < s.inner; ++i) {
+            mpfr_ptr out = e.r.re[o * s.inner + i].get();
+            for (int64_t j = 0; j < s.n; ++j) {
+                mpfr_srcptr v = x.re[(o * s.n + j) * s.inner + i].get();
+                if (max) { if (j == 0 || mpfr_greater_p(v, out)) mpfr_set(out, v, N); }
+                else mpfr_add(out, out, v, N);
+            }
+            if (e.p == core::Prim::Mean) mpfr_div_si(out, out, s.n, N);
+        }
+    return e.result();
+}
+
+/// softmax (masked where a mask is given) and cross_entropy, row by row of the last axis:
+/// the row maximum m, e_j = exp(x_j - m) and their sum; softmax is e_j / sum,
+/// cross_entropy log(sum) + m - x[target].
+Value softmax_rows(Eval& e) {
+    const Tensor& x = e.T(0);
+    const bool softmax = e.p == core::Prim::Softmax;
+    int64_t V = x.type->axes.back().size, rows = x.type->numel() / std::max<int64_t>(V, 1);
+    std::vector<int64_t> mask;
+    if (softmax && e.a.size() == 2) {
+        auto off = broadcast_offsets(e.T(1).type->axes, x.type->axes);
+        for (int64_t k = 0; k < (int64_t)off.size(); ++k) mask.push_back(e.T(1).in[off[k]]);
+    }
+    Real m(e.bits), sum(e.bits), t(e.bits);
+    std::vector<Real> ex(V, Real(e.bits));
+    for (int64_t row = 0; row < rows; ++row) {
+        const Real* xr = &x.re[row * V];
+        auto allowed = [&](int64_t j) { return mask.empty() || mask[row * V + j]; };
+        bool any = false;
+        for (int64_t j = 0; j < V; ++j)
+            if (allowed(j) && (!any || mpfr_greater_p(xr[j].get(), m.get()))) {
+                mpfr_set(m.get(), xr[j].get(), N);
+                any = true;
+            }
+        if (!any) throw Error({}, "softmax: row " + std::to_string(row) + " has every position masked");
+        mpfr_set_zero(sum.get(), 1);
+        for (int64_t j = 0; j < V; ++j) {
+            if (!allowed(j)) { mpfr_set_zero(ex[j].get(), 1); continue; }
+            mpfr_sub(ex[j].get(), xr[j].get(), m.get(), N);
+            mpfr_exp(ex[j].get(), ex[j].get(), N);
+            mpfr_add(sum.get(), sum.get(), ex[j].get(), N);
+        }
+        if (softmax) {
+            for (int64_t j = 0; j < V; ++j) mpfr_div(e.r.re[row * V + j].get(), ex[j].get(), sum.get(), N);
+        } else {  // log(sum) + m - x[target]
+            int64_t tg = e.T(1).in[row];
+            if (tg < 0 || tg >= V)
+                throw Error({}, "cross_entropy: target " + std::to_string(tg) + " out of range 0.." + std::to_string(V - 1));
+            mpfr_log(t.get(), sum.get(), N);
+            mpfr_add(t.get(), t.get(), m.get(), N);
+            mpfr_sub(e.r.re[row].get(), t.get(), xr[tg].get(), N);
+        }
+    }
+    return e.result();
+}
+
+/// embed (rows of the table gathered by the ids) and scatter_add (the rows of operand 0 added
+/// into zeros of the table's shape at the ids, in order).
+Value gather_scatter(Eval& e) {
+    const bool embed = e.p == core::Prim::Embed;
+    const Tensor& tab = embed ? e.T(0) : e.T(2);
+    const Tensor& ids = e.T(1);
+    int64_t rows = tab.type->axes[0].size, D = tab.type->numel() / std::max<int64_t>(rows, 1);
+    for (int64_t k = 0; k < (int64_t)ids.in.size(); ++k) {
+        int64_t id = ids.in[k];
+        if (id < 0 || id >= rows)
+            throw Error({}, e.name() + ": index " + std::to_string(id) + " out of range 0.." + std::to_string(rows - 1));
+        for (int64_t d = 0; d < D; ++d) {
+            if (embed) mpfr_set(e.r.re[k * D + d].get(), tab.re[id * D + d].get(), N);
+            else mpfr_add(e.r.re[id * D + d].get(), e.r.re[id * D + d].get(), e.T(0).re[k * D + d].get(), N);
+        }
+    }
+    return e.result();
+}
+
+/// argmax (the last of equal maxima) and sample (the first class whose cumulative softmax
+/// probability exceeds u, a uniform of the site's stream), per row of the last axis.
+Value pick(Eval& e) {
+    const Tensor& x = e.T(0);
+    const bool argmax = e.p == core::Prim::Argmax;
+    int64_t V = x.type->axes.back().size, rows = e.total;
+    ChaCha rng(e.seed, e.key);
+    Real m(e.bits), acc(e.bits), u(e.bits), sum(e.bits);
+    if (V == 0) {  // empty rows: argmax writes 0 (r is zeroed), sample has nothing to draw
+        if (!argmax) throw Error({}, "sample: sampling needs a non-empty last axis");
+        return e.result();
+    }
+    for (int64_t row = 0; row < rows; ++row) {
+        const Real* xr = &x.re[row * V];
+        int64_t best = 0;
+        for (int64_t j = 1; j < V; ++j)
+            if (!mpfr_less_p(xr[j].get(), xr[best].get())) best = j;  // the last of equal maxima
+        if (argmax) { e.r.in[row] = best; continue; }
+        // sample: the first j whose cumulative softmax probability exceeds u
+        mpfr_set(m.get(), xr[best].get(), N);
+        std::vector<Real> ex(V, Real(e.bits));
+        mpfr_set_zero(sum.get(), 1);
+        for (int64_t j = 0; j < V; ++j) {
+            mpfr_sub(ex[j].get(), xr[j].get(), m.get(), N);
+            mpfr_exp(ex[j].get(), ex[j].get(), N);
+            mpfr_add(sum.get(), sum.get(), ex[j].get(), N);
+        }
+        mpfr_set_d(u.get(), rng.next_unit(), N);
+        mpfr_mul(u.get(), u.get(), sum.get(), N);
+        mpfr_set_zero(acc.get(), 1);
+        int64_t choice = V - 1;
+        for (int64_t j = 0; j < V; ++j) {
+            mpfr_add(acc.get(), acc.get(), ex[j].get(), N);
+            if (mpfr_greater_p(acc.get(), u.get())) { choice = j; break; }
+        }
+        e.r.in[row] = choice;
+    }
+    return e.result();
+}
+
+/// split_heads: x[..., t, h*Dh + j] -> r[..., h, t, j]; merge_heads is the inverse.
+Value heads(Eval& e) {
+    const bool split = e.p == core::Prim::SplitHeads;
+    const auto& big = split ? e.l.type->axes : e.T(0).type->axes;  // [..., H, T, Dh]
+    size_t k = big.size();
+    int64_t H = big[k - 3].size, Tn = big[k - 2].size, Dh = big[k - 1].size;
+    int64_t outer = e.total / std::max<int64_t>(1, H * Tn * Dh);
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < Tn; ++t)
+                for (int64_t j = 0; j < Dh; ++j) {
+                    int64_t hd = ((o * H + h) * Tn + t) * Dh + j;
+                    int64_t flat = (o * Tn + t) * (H * Dh) + h * Dh + j;
+                    if (split) mpfr_set(e.r.re[hd].get(), e.T(0).re[flat].get(), N);
+                    else mpfr_set(e.r.re[flat].get(), e.T(0).re[hd].get(), N);
+                }
+    return e.result();
+}
+
+Value sum_to(Eval& e) {
+    auto off = broadcast_offsets(e.l.type->axes, e.T(0).type->axes);
+    for (int64_t k = 0; k < (int64_t)off.size(); ++k)
+        mpfr_add(e.r.re[off[k]].get(), e.r.re[off[k]].get(), e.T(0).re[k].get(), N);
+    return e.result();
+}
+
+Value broadcast_like(Eval& e) {
+    auto off = broadcast_offsets(e.T(0).type->axes, e.l.type->axes);
+    for (int64_t k = 0; k < e.total; ++k) mpfr_set(e.r.re[k].get(), e.T(0).re[off[k]].get(), N);
+    return e.result();
+}
+
+/// expand (operand 0 repeated along the new axis ints[0]) and max_grad (operand 1 where
+/// operand 0 has the last of its equal maxima along the axis, else 0).
+Value along_axis(Eval& e) {
+    const bool expand = e.p == core::Prim::Expand;
+    AxisSplit s = split_at(e.l.type->axes, e.l.ints[0]);
+    for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t i = 0; i < s.inner; ++i) {
+            int64_t best = 0;
+            if (!expand)
+                for (int64_t j = 1; j < s.n; ++j)
+                    if (!mpfr_less_p(e.T(0).re[(o * s.n + j) * s.inner + i].get(),
+                                     e.T(0).re[(o * s.n + best) * s.inner + i].get()))
+                        best = j;
+            for (int64_t j = 0; j < s.n; ++j) {
+                int64_t at = (o * s.n + j) * s.inner + i;
+                if (expand) mpfr_set(e.r.re[at].get(), e.T(0).re[o * s.inner + i].get(), N);
+                else if (j == best) mpfr_set(e.r.re[at].get(), e.T(1).re[at].get(), N);
+            }
+        }
+    return e.result();
+}
+
+Value causal_mask(Eval& e) {
+    int64_t A = e.l.type->axes[0].size, B = e.l.type->axes[1].size;
+    for (int64_t i = 0; i < A; ++i)
+        for (int64_t j = 0; j < B; ++j) e.r.in[i * B + j] = j <= i + (B - A);
+    return e.result();
+}
+
+Value positions(Eval& e) {
+    for (int64_t k = 0; k < e.total; ++k) e.r.in[k] = k;
+    return e.result();
+}
+
+/// slice, index (down: the part of the operand at `start` along `axis`) and unslice, unindex
+/// (up: the operand placed there in zeros of the result's shape).
+Value part(Eval& e) {
+    const core::Prim p = e.p;
+    bool down = p == core::Prim::Slice || p == core::Prim::Index;
+    const Tensor& x = e.T(0);
+    const auto& big = down ? x.type->axes : e.l.type->axes;
+    const auto& small = down ? e.l.type->axes : x.type->axes;
+    int64_t axis = e.l.ints[0], start = e.l.ints[1];
+    AxisSplit sb = split_at(big, axis);
+    bool keep = p == core::Prim::Slice || p == core::Prim::Unslice;
+    int64_t len = keep ? small[axis].size : 1;
+    for (int64_t o = 0; o < sb.outer; ++o)
+        for (int64_t j = 0; j < len; ++j)
+            for (int64_t i = 0; i < sb.inner; ++i) {
+                int64_t b = (o * sb.n + start + j) * sb.inner + i, s = (o * len + j) * sb.inner + i;
+                int64_t from = down ? b : s, to = down ? s : b;
+                if (x.type->elem == Elem::Real) mpfr_set(e.r.re[to].get(), x.re[from].get(), N);
+                else e.r.in[to] = x.in[from];
+            }
+    return e.result();
+}
+
+Value stack(Eval& e) {
+    std::vector<Value> parts;
+    for (const Value* v : e.a) parts.push_back(*v);
+    Value s = stack_first(parts);
+    Tensor t = *s.t;
+    t.type = e.l.type;
+    return make_tensor(std::move(t));
+}
+
+/// Outside training the operand; in training x / (1 - p) where the stream's uniform u has
+/// p <= u, else 0.
+Value dropout(Eval& e) {
+    Real p(e.bits), keep(e.bits);
+    mpfr_set(p.get(), e.T(1).re[0].get(), N);
+    mpfr_ui_sub(keep.get(), 1, p.get(), N);
+    ChaCha rng(e.seed, e.key);
+    for (int64_t k = 0; k < e.total; ++k) {
+        if (!e.train) { mpfr_set(e.r.re[k].get(), e.T(0).re[k].get(), N); continue; }
+        bool on = mpfr_cmp_d(p.get(), rng.next_unit()) <= 0;
+        if (on) mpfr_div(e.r.re[k].get(), e.T(0).re[k].get(), keep.get(), N);
+    }
+    return e.result();
+}
+
+Value zeros_like(Eval& e) { return e.result(); }
+
+Value onehot(Eval& e) {
+    int64_t V = e.l.type->axes.back().size;
+    for (int64_t k = 0; k < (int64_t)e.T(0).in.size(); ++k) {
+        int64_t t = e.T(0).in[k];
+        if (t < 0 || t >= V) throw Error({}, "onehot: index " + std::to_string(t) + " out of range");
+        mpfr_set_ui(e.r.re[k * V + t].get(), 1, N);
+    }
+    return e.result();
+}
+
+Value retype(Eval& e) {
+    Tensor t = e.T(0);
+    t.type = e.l.type;
+    return make_tensor(std::move(t));
+}
+
+/// The reference rule of each primitive, in the order of PRESK_PRIMS.
+struct RefRule {
+    core::Prim prim;
+    Value (*rule)(Eval&);
+};
+
+using core::Prim;
+constexpr RefRule kRefRules[] = {
+    {Prim::Add, binary<mpfr_add>}, {Prim::Sub, binary<mpfr_sub>}, {Prim::Mul, binary<mpfr_mul>},
+    {Prim::Div, binary<mpfr_div>}, {Prim::Pow, binary<mpfr_pow>},
+    {Prim::Neg, unary<mpfr_neg>}, {Prim::Exp, unary<mpfr_exp>}, {Prim::Log, unary<mpfr_log>},
+    {Prim::Tanh, unary<mpfr_tanh>}, {Prim::Sin, unary<mpfr_sin>}, {Prim::Cos, unary<mpfr_cos>},
+    {Prim::Sqrt, unary<mpfr_sqrt>}, {Prim::Erf, unary<mpfr_erf>}, {Prim::Erfc, unary<mpfr_erfc>},
+    {Prim::Gelu, gelu}, {Prim::Dot, contract}, {Prim::Matmul, contract}, {Prim::Ein, contract},
+    {Prim::Sum, reduce}, {Prim::Mean, reduce}, {Prim::Max, reduce},
+    {Prim::Softmax, softmax_rows}, {Prim::CrossEntropy, softmax_rows}, {Prim::Embed, gather_scatter},
+    {Prim::Argmax, pick}, {Prim::Sample, pick}, {Prim::SplitHeads, heads}, {Prim::MergeHeads, heads},
+    {Prim::SumTo, sum_to}, {Prim::BroadcastLike, broadcast_like},
+    {Prim::CausalMask, causal_mask}, {Prim::Positions, positions},
+    {Prim::Slice, part}, {Prim::Index, part}, {Prim::Stack, stack}, {Prim::Dropout, dropout},
+    {Prim::ScatterAdd, gather_scatter}, {Prim::Expand, along_axis}, {Prim::Unslice, part}, {Prim::Unindex, part},
+    {Prim::ZerosLike, zeros_like}, {Prim::Onehot, onehot}, {Prim::MaxGrad, along_axis}, {Prim::Retype, retype},
+};
+static_assert(core::complete(kRefRules), "kRefRules: one reference rule per primitive, in the order of PRESK_PRIMS");
+
+} // namespace
+
 Value Interp::prim(const core::Function& f, const Let& l, const std::vector<const Value*>& a) {
-    const std::string& n = l.name;
+    const std::optional<core::Prim> p = core::find_prim(l.name);
     std::string site = f.name + "/%" + std::to_string(l.id);
     Tensor r = fresh(l.type, site);
-    auto T = [&](size_t i) -> const Tensor& { return *a[i]->t; };
-    const int64_t total = l.type->numel();
-
-    static const std::map<std::string, Fn1> unary = {
-        {"neg", mpfr_neg}, {"exp", mpfr_exp}, {"log", mpfr_log}, {"tanh", mpfr_tanh}, {"sin", mpfr_sin},
-        {"cos", mpfr_cos}, {"sqrt", mpfr_sqrt}, {"erf", mpfr_erf}, {"erfc", mpfr_erfc}};
-    static const std::map<std::string, Fn2> binary = {
-        {"add", mpfr_add}, {"sub", mpfr_sub}, {"mul", mpfr_mul}, {"div", mpfr_div}, {"pow", mpfr_pow}};
-    if (auto it = unary.find(n); it != unary.end()) {
-        for (int64_t k = 0; k < total; ++k) it->second(r.re[k].get(), T(0).re[k].get(), N);
-    } else if (n == "gelu") {
-        // x Phi(x) = x erfc(-x / sqrt 2) / 2: erfc has no cancellation where 1 + erf(x / sqrt 2)
-        // loses every bit (x < -20 already needs more than 256 bits that way).
-        Real s2(o_.bits), t(o_.bits);
-        mpfr_sqrt_ui(s2.get(), 2, N);
-        for (int64_t k = 0; k < total; ++k) {
-            mpfr_div(t.get(), T(0).re[k].get(), s2.get(), N);
-            mpfr_neg(t.get(), t.get(), N);
-            mpfr_erfc(t.get(), t.get(), N);
-            mpfr_mul(t.get(), t.get(), T(0).re[k].get(), N);
-            mpfr_div_2ui(r.re[k].get(), t.get(), 1, N);
-        }
-    } else if (auto it2 = binary.find(n); it2 != binary.end()) {
-        auto oa = broadcast_offsets(T(0).type->axes, l.type->axes);
-        auto ob = broadcast_offsets(T(1).type->axes, l.type->axes);
-        for (int64_t k = 0; k < total; ++k) it2->second(r.re[k].get(), T(0).re[oa[k]].get(), T(1).re[ob[k]].get(), N);
-    } else if (n == "ein" || n == "dot" || n == "matmul") {
-        std::string spec = l.text;
-        if (n != "ein") {  // the same contraction written as an ein
-            size_t ra = T(0).type->axes.size(), rb = T(1).type->axes.size();
-            auto lt = [](size_t k) { return k < 26 ? char('a' + k) : char('A' + (k - 26)); };
-            std::string A, B, O;
-            if (n == "dot") {
-                for (size_t i = 0; i < ra; ++i) A += lt(i);
-                B += A.back();
-                for (size_t i = 1; i < rb; ++i) B += lt(ra + i);
-                O = A.substr(0, ra - 1) + B.substr(1);
-            } else {
-                for (size_t i = 0; i + 2 < ra; ++i) A += lt(i);
-                B = O = A;
-                A += lt(ra);
-                A += lt(ra + 1);
-                B += lt(ra + 1);
-                B += lt(ra + 2);
-                O += lt(ra);
-                O += lt(ra + 2);
-            }
-            spec = A + "," + B + "->" + O;
-        }
-        core::EinSpec e = core::parse_ein(spec);
-        std::string labels = e.output;
-        for (const auto& in : e.inputs)
-            for (char c : in)
-                if (labels.find(c) == std::string::npos) labels += c;
-        std::vector<int64_t> size(labels.size());
-        std::vector<std::vector<int64_t>> stride(a.size() + 1, std::vector<int64_t>(labels.size(), 0));
-        auto fill = [&](const std::string& lab, const std::vector<Axis>& axes, std::vector<int64_t>& st) {
-            auto s = strides(axes);
-            for (size_t k = 0; k < lab.size(); ++k) {
-                size_t j = labels.find(lab[k]);
-                size[j] = axes[k].size;
-                st[j] += s[k];
-            }
-        };
-        for (size_t i = 0; i < a.size(); ++i) fill(e.inputs[i], T(i).type->axes, stride[i]);
-        fill(e.output, l.type->axes, stride[a.size()]);
-        int64_t steps = 1;
-        for (int64_t s : size) {
-            if (s != 0 && steps > o_.max_elements * 64 / s) throw Error({}, "contraction too large for the interpreter");
-            steps *= s;
-        }
-        std::vector<int64_t> idx(labels.size(), 0), off(a.size() + 1, 0);
-        Real prod(o_.bits);
-        for (int64_t k = 0; k < steps; ++k) {
-            mpfr_set(prod.get(), T(0).re[off[0]].get(), N);
-            for (size_t i = 1; i < a.size(); ++i) mpfr_mul(prod.get(), prod.get(), T(i).re[off[i]].get(), N);
-            mpfr_add(r.re[off[a.size()]].get(), r.re[off[a.size()]].get(), prod.get(), N);
-            for (size_t d = labels.size(); d-- > 0;) {
-                if (++idx[d] < size[d]) {
-                    for (size_t i = 0; i <= a.size(); ++i) off[i] += stride[i][d];
-                    break;
-                }
-                for (size_t i = 0; i <= a.size(); ++i) off[i] -= stride[i][d] * (size[d] - 1);
-                idx[d] = 0;
-            }
-        }
-    } else if (n == "sum" || n == "mean" || n == "max") {
-        const Tensor& x = T(0);
-        AxisSplit s = l.ints.empty() ? AxisSplit{1, x.type->numel(), 1} : split_at(x.type->axes, l.ints[0]);
-        if (n == "max" && s.n == 0) throw Error({}, "max over an empty axis");
-        for (int64_t o = 0; o < s.outer; ++o)
-            for (int64_t i = 0; i < s.inner; ++i) {
-                mpfr_ptr out = r.re[o * s.inner + i].get();
-                for (int64_t j = 0; j < s.n; ++j) {
-                    mpfr_srcptr v = x.re[(o * s.n + j) * s.inner + i].get();
-                    if (n == "max") { if (j == 0 || mpfr_greater_p(v, out)) mpfr_set(out, v, N); }
-                    else mpfr_add(out, out, v, N);
-                }
-                if (n == "mean") mpfr_div_si(out, out, s.n, N);
-            }
-    } else if (n == "softmax" || n == "cross_entropy") {
-        const Tensor& x = T(0);
-        int64_t V = x.type->axes.back().size, rows = x.type->numel() / std::max<int64_t>(V, 1);
-        std::vector<int64_t> mask;
-        if (n == "softmax" && a.size() == 2) {
-            auto off = broadcast_offsets(T(1).type->axes, x.type->axes);
-            for (int64_t k = 0; k < (int64_t)off.size(); ++k) mask.push_back(T(1).in[off[k]]);
-        }
-        Real m(o_.bits), sum(o_.bits), t(o_.bits);
-        std::vector<Real> e(V, Real(o_.bits));
-        for (int64_t row = 0; row < rows; ++row) {
-            const Real* xr = &x.re[row * V];
-            auto allowed = [&](int64_t j) { return mask.empty() || mask[row * V + j]; };
-            bool any = false;
-            for (int64_t j = 0; j < V; ++j)
-                if (allowed(j) && (!any || mpfr_greater_p(xr[j].get(), m.get()))) { mpfr_set(m.get(), xr[j].get(), N); any = true; }
-            if (!any) throw Error({}, "softmax: row " + std::to_string(row) + " has every position masked");
-            mpfr_set_zero(sum.get(), 1);
-            for (int64_t j = 0; j < V; ++j) {
-                if (!allowed(j)) { mpfr_set_zero(e[j].get(), 1); continue; }
-                mpfr_sub(e[j].get(), xr[j].get(), m.get(), N);
-                mpfr_exp(e[j].get(), e[j].get(), N);
-                mpfr_add(sum.get(), sum.get(), e[j].get(), N);
-            }
-            if (n == "softmax") {
-                for (int64_t j = 0; j < V; ++j) mpfr_div(r.re[row * V + j].get(), e[j].get(), sum.get(), N);
-            } else {  // log(sum) + m - x[target]
-                int64_t tg = T(1).in[row];
-                if (tg < 0 || tg >= V) throw Error({}, "cross_entropy: target " + std::to_string(tg) + " out of range 0.." + std::to_string(V - 1));
-                mpfr_log(t.get(), sum.get(), N);
-                mpfr_add(t.get(), t.get(), m.get(), N);
-                mpfr_sub(r.re[row].get(), t.get(), xr[tg].get(), N);
-            }
-        }
-    } else if (n == "embed" || n == "scatter_add") {
-        const Tensor& tab = n == "embed" ? T(0) : T(2);
-        const Tensor& ids = T(1);
-        int64_t rows = tab.type->axes[0].size, D = tab.type->numel() / std::max<int64_t>(rows, 1);
-        for (int64_t k = 0; k < (int64_t)ids.in.size(); ++k) {
-            int64_t id = ids.in[k];
-            if (id < 0 || id >= rows) throw Error({}, n + ": index " + std::to_string(id) + " out of range 0.." + std::to_string(rows - 1));
-            for (int64_t d = 0; d < D; ++d) {
-                if (n == "embed") mpfr_set(r.re[k * D + d].get(), tab.re[id * D + d].get(), N);
-                else mpfr_add(r.re[id * D + d].get(), r.re[id * D + d].get(), T(0).re[k * D + d].get(), N);
-            }
-        }
-    } else if (n == "argmax" || n == "sample") {
-        const Tensor& x = T(0);
-        int64_t V = x.type->axes.back().size, rows = total;
-        ChaCha rng(o_.seed, key(l.text));
-        Real m(o_.bits), acc(o_.bits), u(o_.bits), sum(o_.bits);
-        if (V == 0) {  // empty rows: argmax writes 0 (r is zeroed), sample has nothing to draw
-            if (n == "sample") throw Error({}, "sample: sampling needs a non-empty last axis");
-            return make_tensor(std::move(r));
-        }
-        for (int64_t row = 0; row < rows; ++row) {
-            const Real* xr = &x.re[row * V];
-            int64_t best = 0;
-            for (int64_t j = 1; j < V; ++j)
-                if (!mpfr_less_p(xr[j].get(), xr[best].get())) best = j;  // the last of equal maxima
-            if (n == "argmax") { r.in[row] = best; continue; }
-            // sample: the first j whose cumulative softmax probability exceeds u
-            mpfr_set(m.get(), xr[best].get(), N);
-            std::vector<Real> e(V, Real(o_.bits));
-            mpfr_set_zero(sum.get(), 1);
-            for (int64_t j = 0; j < V; ++j) {
-                mpfr_sub(e[j].get(), xr[j].get(), m.get(), N);
-                mpfr_exp(e[j].get(), e[j].get(), N);
-                mpfr_add(sum.get(), sum.get(), e[j].get(), N);
-            }
-            mpfr_set_d(u.get(), rng.next_unit(), N);
-            mpfr_mul(u.get(), u.get(), sum.get(), N);
-            mpfr_set_zero(acc.get(), 1);
-            int64_t pick = V - 1;
-            for (int64_t j = 0; j < V; ++j) {
-                mpfr_add(acc.get(), acc.get(), e[j].get(), N);
-                if (mpfr_greater_p(acc.get(), u.get())) { pick = j; break; }
-            }
-            r.in[row] = pick;
-        }
-    } else if (n == "split_heads" || n == "merge_heads") {
-        // split: x[..., t, h*Dh + j] -> r[..., h, t, j]; merge is the inverse
-        const auto& big = n == "split_heads" ? l.type->axes : T(0).type->axes;  // [..., H, T, Dh]
-        size_t k = big.size();
-        int64_t H = big[k - 3].size, Tn = big[k - 2].size, Dh = big[k - 1].size, outer = total / std::max<int64_t>(1, H * Tn * Dh);
-        for (int64_t o = 0; o < outer; ++o)
-            for (int64_t h = 0; h < H; ++h)
-                for (int64_t t = 0; t < Tn; ++t)
-                    for (int64_t j = 0; j < Dh; ++j) {
-                        int64_t heads = ((o * H + h) * Tn + t) * Dh + j;
-                        int64_t flat = (o * Tn + t) * (H * Dh) + h * Dh + j;
-                        if (n == "split_heads") mpfr_set(r.re[heads].get(), T(0).re[flat].get(), N);
-                        else mpfr_set(r.re[flat].get(), T(0).re[heads].get(), N);
-                    }
-    } else if (n == "sum_to") {
-        auto off = broadcast_offsets(l.type->axes, T(0).type->axes);
-        for (int64_t k = 0; k < (int64_t)off.size(); ++k) mpfr_add(r.re[off[k]].get(), r.re[off[k]].get(), T(0).re[k].get(), N);
-    } else if (n == "broadcast_like") {
-        auto off = broadcast_offsets(T(0).type->axes, l.type->axes);
-        for (int64_t k = 0; k < total; ++k) mpfr_set(r.re[k].get(), T(0).re[off[k]].get(), N);
-    } else if (n == "expand" || n == "max_grad") {
-        AxisSplit s = split_at(l.type->axes, l.ints[0]);
-        for (int64_t o = 0; o < s.outer; ++o)
-            for (int64_t i = 0; i < s.inner; ++i) {
-                int64_t best = 0;
-                if (n == "max_grad")
-                    for (int64_t j = 1; j < s.n; ++j)
-                        if (!mpfr_less_p(T(0).re[(o * s.n + j) * s.inner + i].get(), T(0).re[(o * s.n + best) * s.inner + i].get())) best = j;
-                for (int64_t j = 0; j < s.n; ++j) {
-                    int64_t at = (o * s.n + j) * s.inner + i;
-                    if (n == "expand") mpfr_set(r.re[at].get(), T(0).re[o * s.inner + i].get(), N);
-                    else if (j == best) mpfr_set(r.re[at].get(), T(1).re[at].get(), N);
-                }
-            }
-    } else if (n == "causal_mask") {
-        int64_t A = l.type->axes[0].size, B = l.type->axes[1].size;
-        for (int64_t i = 0; i < A; ++i)
-            for (int64_t j = 0; j < B; ++j) r.in[i * B + j] = j <= i + (B - A);
-    } else if (n == "positions") {
-        for (int64_t k = 0; k < total; ++k) r.in[k] = k;
-    } else if (n == "slice" || n == "index" || n == "unslice" || n == "unindex") {
-        // The part of the big tensor at `start` along `axis` is the small one.
-        bool down = n == "slice" || n == "index";
-        const Tensor& x = T(0);
-        const auto& big = down ? x.type->axes : l.type->axes;
-        const auto& small = down ? l.type->axes : x.type->axes;
-        int64_t axis = l.ints[0], start = l.ints[1];
-        AxisSplit sb = split_at(big, axis);
-        bool keep = n == "slice" || n == "unslice";
-        int64_t len = keep ? small[axis].size : 1;
-        for (int64_t o = 0; o < sb.outer; ++o)
-            for (int64_t j = 0; j < len; ++j)
-                for (int64_t i = 0; i < sb.inner; ++i) {
-                    int64_t b = (o * sb.n + start + j) * sb.inner + i, s = (o * len + j) * sb.inner + i;
-                    int64_t from = down ? b : s, to = down ? s : b;
-                    if (x.type->elem == Elem::Real) mpfr_set(r.re[to].get(), x.re[from].get(), N);
-                    else r.in[to] = x.in[from];
-                }
-    } else if (n == "stack") {
-        std::vector<Value> parts;
-        for (const Value* v : a) parts.push_back(*v);
-        Value s = stack_first(parts);
-        Tensor t = *s.t;
-        t.type = l.type;
-        return make_tensor(std::move(t));
-    } else if (n == "dropout") {
-        Real p(o_.bits), keep(o_.bits);
-        mpfr_set(p.get(), T(1).re[0].get(), N);
-        mpfr_ui_sub(keep.get(), 1, p.get(), N);
-        ChaCha rng(o_.seed, key(l.text));
-        for (int64_t k = 0; k < total; ++k) {
-            if (!o_.train) { mpfr_set(r.re[k].get(), T(0).re[k].get(), N); continue; }
-            bool on = mpfr_cmp_d(p.get(), rng.next_unit()) <= 0;
-            if (on) mpfr_div(r.re[k].get(), T(0).re[k].get(), keep.get(), N);
-        }
-    } else if (n == "zeros_like") {
-    } else if (n == "onehot") {
-        int64_t V = l.type->axes.back().size;
-        for (int64_t k = 0; k < (int64_t)T(0).in.size(); ++k) {
-            int64_t t = T(0).in[k];
-            if (t < 0 || t >= V) throw Error({}, "onehot: index " + std::to_string(t) + " out of range");
-            mpfr_set_ui(r.re[k * V + t].get(), 1, N);
-        }
-    } else if (n == "retype") {
-        Tensor t = T(0);
-        t.type = l.type;
-        return make_tensor(std::move(t));
-    } else {
-        throw Error({}, "the interpreter has no rule for '" + n + "'");
-    }
-    return make_tensor(std::move(r));
+    if (!p) throw Error({}, "the interpreter has no rule for '" + l.name + "'");
+    const std::string k = core::has(*p, core::kRandom) ? key(l.text) : std::string();
+    Eval e{*p, l, a, r, l.type->numel(), o_.bits, o_.max_elements, o_.seed, o_.train, k};
+    return kRefRules[(size_t)*p].rule(e);
 }
 
 namespace {
