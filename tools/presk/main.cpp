@@ -6,6 +6,8 @@
 //             [--realize R] [--bits N] [--input k=v]... [--digits D] [--train] [--out FILE.json]
 //   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--repeat N]
 //             [--bits N] [--seed S] [--input k=v]...
+//   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--seed S]
+//             [--input k=v]... [--digits D] [--train] --target c -o DIR
 //   presk conformance [--backend kernel] [--realize R]... [--examples DIR] [--zeros-drawn]
 //             [--only primitives|examples] [--seed S] [--bits N]
 #include <CLI/CLI.hpp>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -22,13 +25,14 @@
 #include "lang/parser.h"
 #include "realize/conformance.h"
 #include "realize/executor.h"
+#include "realize/export_c.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
 
 namespace {
 
 struct Args {
-    std::string file, entry, stage = "core", backend = "interp", out, realize = "f64";
+    std::string file, entry, stage = "core", backend = "interp", out, realize = "f64", target, dir;
     std::vector<std::string> dims, consts, inputs;
     uint64_t seed = 0;
     long bits = 256;
@@ -141,6 +145,26 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
     const std::vector<presk::realize::Value> in = ex.convert_args(prog.entry, args);  // what the kernels read
     args.clear();
     print_outputs(a, prog, in, ex.call_values(prog.entry, in));
+}
+
+/// `presk export --target c`: the entry as a C program in DIR (realize/export_c.h).
+void export_program(const presk::core::Program& prog, const Args& a) {
+    if (a.target != "c") throw presk::Error({}, "--target " + a.target + ": the only target is c");
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(interp, a), {a.seed, a.train, true},
+                                                               prog.entry, a.digits);
+    std::error_code ec;
+    std::filesystem::create_directories(a.dir, ec);
+    for (const auto& [name, text] : x.files) {
+        const std::string path = (std::filesystem::path(a.dir) / name).string();
+        std::ofstream o(path, std::ios::binary);
+        o << text;
+        if (!o) throw presk::Error({}, "cannot write " + path);
+    }
+    std::cout << "wrote " << a.dir << ": " << x.kernels << " kernel" << (x.kernels == 1 ? "" : "s") << ", " << x.launches
+              << " launch" << (x.launches == 1 ? "" : "es") << "; make -C " << a.dir << " builds "
+              << (std::filesystem::path(a.dir) / x.name).string() << "\n";
 }
 
 /// The median time of `repeat` calls, in microseconds.
@@ -265,6 +289,7 @@ int run(const std::string& cmd, const Args& a, bool realize_given) {
         else if (cmd == "dump" && a.stage == "core") std::cout << presk::core::to_string(prog);
         else if (cmd == "dump") dump_kernels(prog, a);
         else if (cmd == "bench") bench(prog, a, realize_given);
+        else if (cmd == "export") export_program(prog, a);
         else run_entry(prog, a);
         return 0;
     } catch (const presk::Error& e) {
@@ -318,6 +343,14 @@ int main(int argc, char** argv) {
     auto* bench_realize = realize(benchc);
     benchc->add_option("--repeat", a.repeat, "calls timed per backend (default 5); the median is printed");
     benchc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
+    auto* exportc = app.add_subcommand("export", "write an entry as a standalone C program (its kernels, its launches)");
+    common(exportc, true);
+    inputs(exportc);
+    realize(exportc);
+    exportc->add_option("--target", a.target, "c")->required();
+    exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")->required();
+    exportc->add_option("--digits", a.digits, "significant digits printed (default 17)");
+    exportc->add_flag("--train", a.train, "draw dropout masks");
     SuiteArgs suite;
     auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
     conf->add_option("--backend", suite.backend, "kernel (the backend measured)");
@@ -335,7 +368,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (conf->parsed()) return conformance(a, suite);
-    for (auto* s : {check, dump, runc, benchc})
+    for (auto* s : {check, dump, runc, benchc, exportc})
         if (s->parsed()) return run(s->get_name(), a, bench_realize->count() > 0);
     return 1;
 }

@@ -181,6 +181,7 @@ struct Executor::Impl {
         }
         kernel::Data out;
         c.c.run(ptrs, out);
+        if (o.on_launch) o.on_launch(k, ptrs, out);
         launches.push_back({site, &k});
         if (seen.insert(&k).second) first.push_back(&k);
         return detail::tensor_value(type, std::move(out));

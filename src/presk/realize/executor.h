@@ -4,6 +4,7 @@
 // is one kernel launch, its kernel lowered on first use and cached by signature
 // (../shared/seeds/presk-native.txt, "The seam", "PSK-Kernel v0").
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -43,10 +44,17 @@ struct Launch {
     const kernel::Kernel* kernel = nullptr;
 };
 
+/// Called after every launch with its kernel, the buffers it read (each in the type the kernel
+/// declares) and the buffer it wrote; the buffers live only during the call (presk export
+/// records a run's launches with it).
+using LaunchHook =
+    std::function<void(const kernel::Kernel&, const std::vector<const kernel::Data*>&, const kernel::Data&)>;
+
 struct ExecOptions {
     uint64_t seed = 0;    // the reference's seed, for sample and dropout streams
     bool train = false;   // dropout draws its mask only when training
     bool fuse = true;     // form fusion groups (off: one launch per primitive)
+    LaunchHook on_launch = nullptr;  // when set, called after every launch
 };
 
 /// prepare(entry, realization) then call(values), as the seam says.
