@@ -276,11 +276,12 @@ std::pair<fs::path, std::string> pmath_object(fs::path& root, const std::string&
                          {"pmath.c", id + "\n" + std::string(pmath_c_text())}};
     const std::string key = "pmath-" + hash_files(files);
     static std::mutex m;
-    static std::set<std::string> built;  // entries this process built or checked
+    static std::map<std::string, fs::path> known;  // root/key -> the folder this process built or checked
     std::string why;
     {
         std::lock_guard<std::mutex> lock(m);
-        if (built.count((root / key).string())) return {root / key, key};
+        auto it = known.find((root / key).string());
+        if (it != known.end()) return {it->second, key};
     }
     State st = check(root / key, files, "pmath.o", why);
     if (st == State::Differs)
@@ -309,7 +310,7 @@ std::pair<fs::path, std::string> pmath_object(fs::path& root, const std::string&
         }
     }
     std::lock_guard<std::mutex> lock(m);
-    built.insert((root / key).string());
+    known[(root / key).string()] = dir;
     return {dir, key};
 }
 
