@@ -2,10 +2,13 @@
 //   presk check FILE [--entry E] [--dim k=v]... [--const k=v]...
 //   presk dump FILE --stage core|kernel --entry E [--dim k=v]... [--const k=v]... [--realize R]
 //             [--seed S] [--input k=v]...
-//   presk run FILE --entry E [--dim k=v]... [--const k=v]... [--seed S] [--backend interp|kernel]
+//   presk run FILE --entry E [--dim k=v]... [--const k=v]... [--seed S]
+//             [--backend interp|kernel|native|cc] [--threads N] [--lanes N]
 //             [--realize R] [--bits N] [--input k=v]... [--digits D] [--train] [--out FILE.json]
 //   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--repeat N]
-//             [--bits N] [--seed S] [--input k=v]...
+//             [--backend B] [--threads N] [--lanes N] [--bits N] [--seed S] [--input k=v]...
+//   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--seed S]
+//             [--input k=v]... [--digits D] [--train] --target c -o DIR
 //   presk conformance [--backend kernel|native|cc] [--realize R]... [--examples DIR] [--zeros-drawn]
 //             [--only primitives|examples] [--seed S] [--bits N]
 #include <CLI/CLI.hpp>
@@ -13,28 +16,46 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "kernel/ir.h"
+#include "kernel/pool.h"
 #include "lang/checker.h"
 #include "lang/parser.h"
 #include "realize/conformance.h"
 #include "realize/executor.h"
+#include "realize/export_c.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
 
 namespace {
 
 struct Args {
-    std::string file, entry, stage = "core", backend = "interp", out, realize = "f64";
+    std::string file, entry, stage = "core", backend = "interp", out, realize = "f64", target, dir;
     std::vector<std::string> dims, consts, inputs;
     uint64_t seed = 0;
     long bits = 256;
     int digits = 17, repeat = 5;
+    int threads = 0;  // 0: the machine's cores (kernel::default_threads)
+    int lanes = 0;    // 0: each kernel at its type's width on native and cc (kernel::lower's lanes)
     bool train = false;
 };
+
+/// The executor's options for kernel backend `backend` (kernel, native or cc) from the command
+/// line; the compilers' notes go to stderr.
+presk::realize::ExecOptions exec_options(const Args& a, const std::string& backend) {
+    presk::realize::ExecOptions o;
+    o.seed = a.seed;
+    o.train = a.train;
+    o.backend = presk::realize::parse_backend(backend);
+    o.threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
+    o.lanes = a.lanes;
+    o.on_note = [](const std::string& note) { std::cerr << "presk: " << note << "\n"; };
+    return o;
+}
 
 std::pair<std::string, std::string> split_kv(const std::string& s, const char* flag) {
     size_t eq = s.find('=');
@@ -137,10 +158,30 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
         print_outputs(a, prog, args, interp.call(prog.entry, args));
         return;
     }
-    presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
+    presk::realize::Executor ex(prog, r, exec_options(a, a.backend));
     const std::vector<presk::realize::Value> in = ex.convert_args(prog.entry, args);  // what the kernels read
     args.clear();
     print_outputs(a, prog, in, ex.call_values(prog.entry, in));
+}
+
+/// `presk export --target c`: the entry as a C program in DIR (realize/export_c.h).
+void export_program(const presk::core::Program& prog, const Args& a) {
+    if (a.target != "c") throw presk::Error({}, "--target " + a.target + ": the only target is c");
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(interp, a), {a.seed, a.train, true},
+                                                               prog.entry, a.digits);
+    std::error_code ec;
+    std::filesystem::create_directories(a.dir, ec);
+    for (const auto& [name, text] : x.files) {
+        const std::string path = (std::filesystem::path(a.dir) / name).string();
+        std::ofstream o(path, std::ios::binary);
+        o << text;
+        if (!o) throw presk::Error({}, "cannot write " + path);
+    }
+    std::cout << "wrote " << a.dir << ": " << x.kernels << " kernel" << (x.kernels == 1 ? "" : "s") << ", " << x.launches
+              << " launch" << (x.launches == 1 ? "" : "es") << "; make -C " << a.dir << " builds "
+              << (std::filesystem::path(a.dir) / x.name).string() << "\n";
 }
 
 /// The median time of `repeat` calls, in microseconds.
@@ -156,12 +197,19 @@ double median_us(int repeat, F call) {
     return us.size() % 2 ? us[us.size() / 2] : (us[us.size() / 2 - 1] + us[us.size() / 2]) / 2;
 }
 
-/// `presk bench`: the median of --repeat calls of the entry on the reference and on the kernel
-/// backend in each realization (f64, f32, bf16, or the one --realize names), inputs prepared
-/// and the kernels lowered by one untimed call beforehand.
-void bench(const presk::core::Program& prog, const Args& a, bool realize_given) {
+/// `presk bench`: the median of --repeat calls of the entry on the reference (unless --backend
+/// names one kernel backend) and on each kernel backend (kernel, native, cc, or the one
+/// --backend names) in each realization (f64, f32, bf16, or the one --realize names), a row
+/// named `native f32`; the inputs are prepared and the kernels compiled by one untimed call
+/// beforehand.
+void bench(const presk::core::Program& prog, const Args& a, bool realize_given, bool backend_given) {
     if (a.repeat < 1 || a.repeat > 100000) throw presk::Error({}, "--repeat must be in 1..100000");
     std::vector<std::string> rs = realize_given ? std::vector{a.realize} : std::vector<std::string>{"f64", "f32", "bf16"};
+    std::vector<std::string> backends = {"kernel", "native", "cc"};
+    if (backend_given) {
+        if (a.backend != "interp") presk::realize::parse_backend(a.backend);  // checked
+        backends = a.backend == "interp" ? std::vector<std::string>{} : std::vector{a.backend};
+    }
     std::vector<presk::realize::Realization> parsed;
     for (const auto& s : rs) parsed.push_back(presk::realize::parse_realization(s));
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
@@ -171,15 +219,26 @@ void bench(const presk::core::Program& prog, const Args& a, bool realize_given) 
         double us;
     };
     std::vector<Row> rows;
-    rows.push_back({"interp, " + std::to_string(a.bits) + " bits", median_us(a.repeat, [&] { interp.call(prog.entry, args); })});
-    for (const auto& r : parsed) {
-        presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
-        const auto in = ex.convert_args(prog.entry, args);
-        ex.call_values(prog.entry, in);
-        rows.push_back({"kernel " + r.spelling, median_us(a.repeat, [&] { ex.call_values(prog.entry, in); })});
+    if (!backend_given || a.backend == "interp")
+        rows.push_back({"interp, " + std::to_string(a.bits) + " bits", median_us(a.repeat, [&] { interp.call(prog.entry, args); })});
+    for (const auto& b : backends) {
+        for (const auto& r : parsed) {
+            presk::realize::Executor ex(prog, r, exec_options(a, b));
+            const auto in = ex.convert_args(prog.entry, args);
+            try {
+                ex.call_values(prog.entry, in);
+            } catch (const presk::Error& e) {
+                if (backend_given) throw;
+                std::cerr << "presk bench: no " << b << " " << r.spelling << " row: " << e.what() << "\n";
+                continue;  // a backend this build lacks (native without LLVM, cc without a compiler)
+            }
+            rows.push_back({b + " " + r.spelling, median_us(a.repeat, [&] { ex.call_values(prog.entry, in); })});
+        }
     }
-    std::printf("%s, median of %d\n", prog.entry.c_str(), a.repeat);
-    std::printf("%-24s %12s %10s\n", "backend", "median us", "speed-up");
+    if (rows.empty()) throw presk::Error({}, "presk bench: nothing ran");
+    const int threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
+    std::printf("%s, median of %d, %d thread%s\n", prog.entry.c_str(), a.repeat, threads, threads == 1 ? "" : "s");
+    std::printf("%-24s %12s %10s (over %s)\n", "backend", "median us", "speed-up", rows[0].name.c_str());
     for (const Row& row : rows) std::printf("%-24s %12.2f %9.1fx\n", row.name.c_str(), row.us, rows[0].us / std::max(row.us, 1e-9));
 }
 
@@ -238,7 +297,7 @@ int conformance(const Args& a, const SuiteArgs& s) {
     }
 }
 
-int run(const std::string& cmd, const Args& a, bool realize_given) {
+int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_given) {
     presk::Source src;
     src.path = a.file;
     std::ifstream in(a.file, std::ios::binary);
@@ -252,8 +311,8 @@ int run(const std::string& cmd, const Args& a, bool realize_given) {
     try {
         if (cmd == "dump" && a.stage != "core" && a.stage != "kernel")
             throw presk::Error({}, "--stage " + a.stage + ": the stages are core and kernel");
-        if (cmd == "run" && a.backend != "interp" && a.backend != "kernel")
-            throw presk::Error({}, "--backend " + a.backend + ": the backends are interp and kernel");
+        if (cmd == "run" && a.backend != "interp") presk::realize::parse_backend(a.backend);  // names the four otherwise
+        if (a.threads < 0 || a.threads > 1024) throw presk::Error({}, "--threads must be in 1..1024");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
         presk::ast::File file = presk::parse(src);
         presk::CheckOptions opts = options(a);
@@ -265,7 +324,8 @@ int run(const std::string& cmd, const Args& a, bool realize_given) {
         if (cmd == "check") std::cout << "ok " << prog.entry << "\n";
         else if (cmd == "dump" && a.stage == "core") std::cout << presk::core::to_string(prog);
         else if (cmd == "dump") dump_kernels(prog, a);
-        else if (cmd == "bench") bench(prog, a, realize_given);
+        else if (cmd == "bench") bench(prog, a, realize_given, backend_given);
+        else if (cmd == "export") export_program(prog, a);
         else run_entry(prog, a);
         return 0;
     } catch (const presk::Error& e) {
@@ -307,18 +367,33 @@ int main(int argc, char** argv) {
     auto* runc = app.add_subcommand("run", "run an entry");
     common(runc, true);
     inputs(runc);
-    runc->add_option("--backend", a.backend, "interp | kernel");
+    runc->add_option("--backend", a.backend, "interp | kernel | native | cc");
+    auto machine = [&](CLI::App* s) {
+        s->add_option("--threads", a.threads, "workers of native and cc kernels (default: the machine's cores)");
+        s->add_option("--lanes", a.lanes, "vector lanes of native and cc kernels (default: each type's width)");
+    };
+    machine(runc);
     realize(runc);
     runc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     runc->add_option("--digits", a.digits, "significant digits printed (default 17)");
     runc->add_flag("--train", a.train, "draw dropout masks");
     runc->add_option("--out", a.out, "write the outputs as JSON");
-    auto* benchc = app.add_subcommand("bench", "time an entry on the interpreter and the kernel backend");
+    auto* benchc = app.add_subcommand("bench", "time an entry on the interpreter and the kernel backends");
     common(benchc, true);
     inputs(benchc);
     auto* bench_realize = realize(benchc);
     benchc->add_option("--repeat", a.repeat, "calls timed per backend (default 5); the median is printed");
     benchc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
+    auto* bench_backend = benchc->add_option("--backend", a.backend, "interp | kernel | native | cc: time that one only");
+    machine(benchc);
+    auto* exportc = app.add_subcommand("export", "write an entry as a standalone C program (its kernels, its launches)");
+    common(exportc, true);
+    inputs(exportc);
+    realize(exportc);
+    exportc->add_option("--target", a.target, "c")->required();
+    exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")->required();
+    exportc->add_option("--digits", a.digits, "significant digits printed (default 17)");
+    exportc->add_flag("--train", a.train, "draw dropout masks");
     SuiteArgs suite;
     auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
     conf->add_option("--backend", suite.backend,
@@ -337,7 +412,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (conf->parsed()) return conformance(a, suite);
-    for (auto* s : {check, dump, runc, benchc})
-        if (s->parsed()) return run(s->get_name(), a, bench_realize->count() > 0);
+    for (auto* s : {check, dump, runc, benchc, exportc})
+        if (s->parsed()) return run(s->get_name(), a, bench_realize->count() > 0, bench_backend->count() > 0);
     return 1;
 }

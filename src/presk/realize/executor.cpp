@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "core/prims.h"
+#include "kernel/cc.h"
 #include "kernel/launch.h"
 #include "kernel/lower.h"
 #include "lang/source.h"
@@ -62,9 +63,12 @@ struct SiteInfo {
 /// What a launch runs: the interpreter's program, or machine code.
 using Code = std::variant<kernel::Compiled, kernel::NativeCode>;
 
-Code compile(Backend b, const Kernel& k) {
-    if (b == Backend::Kernel) return kernel::Compiled(k);
-    kernel::NativeCode c = compile_native(b, k);
+Code compile(const ExecOptions& o, const Kernel& k) {
+    if (o.backend == Backend::Kernel) return kernel::Compiled(k);
+    std::string note;
+    kernel::NativeCode c = compile_native(o.backend, k, &note);
+    if (!note.empty() && o.on_note) o.on_note(note);
+    const Backend b = o.backend;
     if (!c.fn) throw Error({}, "kernel " + k.name + ": the " + backend_name(b) + " backend gave no function");
     return c;
 }
@@ -78,7 +82,7 @@ struct Cached {
     Kernel k;
     Code code;
     kernel::LaunchPlan plan;
-    Cached(Kernel kernel, Backend b) : k(std::move(kernel)), code(compile(b, k)), plan(kernel::plan_launch(k)) {}
+    Cached(Kernel kernel, const ExecOptions& o) : k(std::move(kernel)), code(compile(o, k)), plan(kernel::plan_launch(k)) {}
 };
 
 namespace {
@@ -140,9 +144,13 @@ struct Executor::Impl {
 
     Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {}
 
-    /// The lanes kernels are lowered at: ExecOptions::lanes on the machine-code backends, 1 on
-    /// the interpreter.
-    int lanes() const { return o.backend == Backend::Kernel ? 1 : o.lanes; }
+    /// The lanes kernels of storage type `t` are lowered at: 1 on the kernel interpreter;
+    /// ExecOptions::lanes on the machine-code backends, 0 there meaning each type's width in a
+    /// 128-bit register (two f64, four f32; bf16 stays scalar, kernel::lower's rule).
+    int lanes(DType t) const {
+        if (o.backend == Backend::Kernel) return 1;
+        return o.lanes ? o.lanes : t == DType::F64 ? 2 : 4;
+    }
 
     FnPlan& plan(const core::Function& f) {
         auto it = plans.find(f.name);
@@ -170,7 +178,7 @@ struct Executor::Impl {
     template <class Lower>
     const Cached* cached(const std::string& sig, Lower lower) {
         auto& slot = cache[sig];
-        if (!slot) slot = std::make_unique<Cached>(lower(), o.backend);
+        if (!slot) slot = std::make_unique<Cached>(lower(), o);
         return slot.get();
     }
 
@@ -230,6 +238,7 @@ struct Executor::Impl {
         }
         kernel::Data out(k.output.dtype, type->numel(), &buffers);
         run_kernel(c, ptrs, out, workers.get());
+        if (o.on_launch) o.on_launch(k, ptrs, out);
         launches.push_back({site, &k});
         if (seen.insert(&k).second) first.push_back(&k);
         return detail::tensor_value(type, std::move(out));
@@ -273,7 +282,7 @@ struct Executor::Impl {
             for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
             const Cached* k = kernel_for(pg.fused, pg.dtype, in, [&] {
                 return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype)
-                                      : kernel::lower(fg.node, pg.dtype, lanes());
+                                      : kernel::lower(fg.node, pg.dtype, lanes(pg.dtype));
             });
             unfused += (int64_t)fg.lets.size();
             return launch(*k, pg.site, in, l.type);
@@ -282,7 +291,7 @@ struct Executor::Impl {
         std::vector<const Value*> in;
         for (int id : l.args) in.push_back(&env[(size_t)id]);
         const Cached* k = kernel_for(pg.members[m], pg.dtype, in,
-                                     [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes()); });
+                                     [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes(pg.dtype)); });
         ++unfused;
         return launch(*k, detail::site_of(f, l), in, l.type);
     }
@@ -484,15 +493,15 @@ Backend parse_backend(const std::string& name) {
     throw Error({}, "--backend " + name + ": the kernel backends are kernel, native and cc");
 }
 
-// The machine-code compilers connect here (kernel/llvm_jit.cpp for native, kernel/cc.cpp for cc).
-kernel::NativeCode compile_native(Backend b, const Kernel& k) {
+kernel::NativeCode compile_native(Backend b, const Kernel& k, std::string* note) {
+    if (b == Backend::Cc) return kernel::compile_cc(k, kernel::CcOptions::from_env(), note);
     throw Error({}, std::string("kernel ") + k.name + ": the " + backend_name(b) + " backend is not built");
 }
 
 Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_(std::make_unique<Impl>(p, std::move(r), o)) {
     if (o.threads < 1) throw Error({}, "threads must be at least 1, not " + std::to_string(o.threads));
-    if (o.lanes != 1 && o.lanes != 2 && o.lanes != 4)
-        throw Error({}, "lanes must be 1, 2 or 4, not " + std::to_string(o.lanes));
+    if (o.lanes != 0 && o.lanes != 1 && o.lanes != 2 && o.lanes != 4)
+        throw Error({}, "lanes must be 1, 2 or 4 (or 0: each type's width), not " + std::to_string(o.lanes));
     impl_->check();
     if (o.backend != Backend::Kernel && o.threads > 1) impl_->workers = std::make_unique<kernel::Pool>(o.threads);
 }

@@ -4,6 +4,7 @@
 // is one kernel launch, its kernel lowered on first use and cached by signature
 // (../shared/seeds/presk-native.txt, "The seam", "PSK-Kernel v0").
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,19 +56,32 @@ const char* backend_name(Backend b);
 /// The backend named `name`. Throws presk::Error naming the three otherwise.
 Backend parse_backend(const std::string& name);
 
+/// Called after every launch with its kernel, the buffers it read (each in the type the kernel
+/// declares) and the buffer it wrote; the buffers live only during the call (presk export
+/// records a run's launches with it).
+using LaunchHook =
+    std::function<void(const kernel::Kernel&, const std::vector<const kernel::Data*>&, const kernel::Data&)>;
+
 struct ExecOptions {
     uint64_t seed = 0;    // the reference's seed, for sample and dropout streams
     bool train = false;   // dropout draws its mask only when training
     bool fuse = true;     // form fusion groups (off: one launch per primitive)
     Backend backend = Backend::Kernel;
     int threads = 1;      // workers a machine-code kernel's split loop may be divided among
-    int lanes = 1;        // the vector width native and cc kernels are lowered at (kernel::lower)
+    int lanes = 1;        // the vector width native and cc kernels are lowered at (kernel::lower);
+                          // 0: each type's width (2 f64, 4 f32, bf16 scalar)
+
+    LaunchHook on_launch = nullptr;  // when set, called after every launch
+    /// When set, called with what a compiler reports without failing (the cc backend's cache:
+    /// a corrupt entry recompiled, an unwritable folder replaced by a temporary one).
+    std::function<void(const std::string&)> on_note = nullptr;
 };
 
-/// Compiles `k` to machine code for backend `b` (Native or Cc): the one place the machine-code
-/// compilers connect to the executor. Throws presk::Error when the backend is not built or
-/// refuses the kernel.
-kernel::NativeCode compile_native(Backend b, const kernel::Kernel& k);
+/// Compiles `k` to machine code for backend `b` (Native: kernel/llvm_jit.h; Cc: kernel/cc.h,
+/// configured from the environment), the one place the machine-code compilers connect to the
+/// executor; `note` receives what the compiler reports without failing. Throws presk::Error
+/// when the backend is not built or refuses the kernel.
+kernel::NativeCode compile_native(Backend b, const kernel::Kernel& k, std::string* note = nullptr);
 
 /// prepare(entry, realization) then call(values), as the seam says.
 class Executor {
