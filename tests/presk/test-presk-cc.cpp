@@ -80,80 +80,13 @@ std::vector<Kernel> kernels_of(const std::string& r) {
     return out;
 }
 
-/// Whether element i of `a` and `b` (row-major bytes of storage type `t`) are both NaN.
-bool both_nan(DType t, const std::vector<unsigned char>& a, const std::vector<unsigned char>& b, size_t i) {
-    auto nan = [&](const std::vector<unsigned char>& v) {
-        if (t == DType::F64) {
-            double x;
-            std::memcpy(&x, &v[i * 8], 8);
-            return std::isnan(x);
-        }
-        if (t == DType::F32) {
-            float x;
-            std::memcpy(&x, &v[i * 4], 4);
-            return std::isnan(x);
-        }
-        uint16_t h;
-        std::memcpy(&h, &v[i * 2], 2);
-        return t == DType::BF16 && std::isnan(gk::bf16_to_fp32(h));
-    };
-    return nan(a) && nan(b);
-}
+using test::differs;
+using test::Ran;
+using test::run_compiled;
 
-/// "" when `got` has the interpreter's bytes `want` (the output of `k`), else the first
-/// element that differs. An element NaN in both counts as equal whatever its bits (counted in
-/// `*nans`): a binary operation of two NaNs passes on one of them, and which one (its sign and
-/// payload) is the operand order its compiler chose, in the interpreter as in the kernel
-/// (IEEE 754 leaves it open).
-std::string differs(const Kernel& k, const std::vector<unsigned char>& want, const std::vector<unsigned char>& got,
-                    int64_t* nans) {
-    const DType t = k.output.dtype;
-    const size_t e = t == DType::BF16 ? 2 : t == DType::F32 ? 4 : 8;
-    if (want.size() != got.size()) return k.name + ": output sizes differ";
-    for (size_t i = 0; i * e < want.size(); ++i) {
-        if (std::memcmp(&want[i * e], &got[i * e], e) == 0) continue;
-        if (!both_nan(t, want, got, i))
-            return k.name + ": element " + std::to_string(i) + " differs from the interpreter's";
-        ++*nans;
-    }
-    return "";
-}
-
-/// A compiled kernel's run: its status, err[] and output bytes.
-struct Ran {
-    int status = PRESK_OK;
-    std::vector<int64_t> err;
-    std::vector<unsigned char> out;
-};
-
-/// `code` run on `in` (typed as the harness types them) over the split ranges between `cuts`
-/// (the whole range when empty), stopping at the first failure.
-Ran run_compiled(const Kernel& k, const NativeCode& code, const std::vector<Data>& in, std::vector<int64_t> cuts = {}) {
-    std::vector<std::vector<unsigned char>> bytes;
-    for (const Data& d : in) bytes.push_back(test::typed(d));
-    int64_t n = 1;
-    for (const Axis& a : k.output.axes) n *= a.size;
-    const size_t e = k.output.dtype == DType::BF16 ? 2 : k.output.dtype == DType::F32 ? 4 : 8;
-    bytes.emplace_back((size_t)n * e, (unsigned char)0x5A);
-    std::vector<void*> bufs;
-    for (auto& b : bytes) bufs.push_back(b.data());
-    int64_t err[3] = {-1, -1, -1};
-    const std::optional<Split> sp = split_loop(k);
-    if (cuts.empty()) cuts = {sp ? sp->lo : 0, sp ? sp->hi : 0};
-    int st = PRESK_OK;
-    for (size_t c = 0; c + 1 < cuts.size() && st == PRESK_OK; ++c) st = code.fn(bufs.data(), cuts[c], cuts[c + 1], err);
-    return {st, {err[0], err[1], err[2]}, bytes.back()};
-}
-
-/// compare_with_interpreter (the harness), with differs' rule for NaNs.
+/// compare_with_interpreter (the harness), counting the elements NaN in both.
 std::string compare(const Kernel& k, const NativeCode& code, const std::vector<Data>& in, int64_t* nans) {
-    const std::string r = test::compare_with_interpreter(k, code, in);
-    if (r.find(" differs from the interpreter's") == std::string::npos) return r;
-    std::vector<const Data*> ptrs;
-    for (const Data& d : in) ptrs.push_back(&d);
-    Data want;
-    run(k, ptrs, want);
-    return differs(k, test::typed_output(want), run_compiled(k, code, in).out, nans);
+    return test::compare_with_interpreter(k, code, in, nans);
 }
 
 void conformance(const std::string& r) {
@@ -182,7 +115,7 @@ void conformance(const std::string& r) {
             const int64_t m = sp->lo + (sp->hi - sp->lo + 1) / 3;
             const Ran got = run_compiled(k, code, in, {sp->lo, m, m, sp->hi});
             EXPECT_EQ(got.status, PRESK_OK);
-            EXPECT_EQ(differs(k, test::typed_output(want), got.out, &nans), "") << "split at " << m << "\n"
+            EXPECT_EQ(differs(k, test::bytes_of(want), got.out, &nans), "") << "split at " << m << "\n"
                                                                                 << to_string(k);
         }
     }
@@ -238,9 +171,9 @@ TEST(CcFailures, OutOfRangeGatherAsTheInterpreter) {
         const Kernel k = gather(t);
         const NativeCode code = compile_cc(k, shared());
         std::vector<Data> in = test::draw_inputs(k, 5);
-        in[1].in = {1, 3, 0};
+        in[1] = Data::from_ints(std::vector<int64_t>{1, 3, 0});
         EXPECT_EQ(test::compare_with_interpreter(k, code, in), "");
-        in[1].in = {1, 7, 0};
+        in[1] = Data::from_ints(std::vector<int64_t>{1, 7, 0});
         const Ran r = run_compiled(k, code, in);
         ASSERT_EQ(r.status, PRESK_INDEX_OUT_OF_RANGE);
         EXPECT_EQ(r.err, (std::vector<int64_t>{1, 0, 7}));  // access 1 (the table's load, after ids'), axis 0
@@ -248,7 +181,7 @@ TEST(CcFailures, OutOfRangeGatherAsTheInterpreter) {
         std::string want = interpreter_error(k, in);
         want.erase(want.find("[7, 0]"), 6);
         EXPECT_EQ(status_message(k, r.status, r.err.data()), want);
-        in[1].in = {-1, 0, 0};
+        in[1] = Data::from_ints(std::vector<int64_t>{-1, 0, 0});
         EXPECT_EQ(run_compiled(k, code, in).err, (std::vector<int64_t>{1, 0, -1}));
     }
 }
@@ -274,7 +207,7 @@ TEST(CcFailures, IntegerOverflowAndDivisionByZero) {
                                                                                 {{1, 2}, PRESK_INT_OVERFLOW},
                                                                                 {{1, 0}, PRESK_DIV_BY_ZERO},
                                                                                 {{-2, 1}, PRESK_INT_OVERFLOW}}) {
-        in[0].in = ids;
+        in[0] = Data::from_ints(ids);
         EXPECT_EQ(test::compare_with_interpreter(k, code, in), "");
         const Ran r = run_compiled(k, code, in);
         EXPECT_EQ(r.status, status);
@@ -316,7 +249,7 @@ TEST(CcConformance, VectorsSelectsAndConstants) {
         const NativeCode code = compile_cc(k, shared());
         for (uint64_t seed = 0; seed < 20; ++seed) {
             std::vector<Data> in = test::draw_inputs(k, seed, seed % 2);
-            in[2].in = {(int64_t)seed % 3, 0, -5};
+            in[2] = Data::from_ints(std::vector<int64_t>{(int64_t)seed % 3, 0, -5});
             EXPECT_EQ(test::compare_with_interpreter(k, code, in), "") << seed;
         }
     }

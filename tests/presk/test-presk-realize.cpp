@@ -482,7 +482,7 @@ TEST(Backend, NamesAndOptions) {
     EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "threads must be at least 1, not 0");
     o.threads = 1;
     o.lanes = 3;
-    EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "lanes must be 1, 2 or 4, not 3");
+    EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "lanes must be 1, 2 or 4 (or 0: each type's width), not 3");
 }
 
 // native and cc compile each kernel to machine code on first use (compile_native): until a

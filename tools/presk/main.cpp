@@ -311,7 +311,8 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
     try {
         if (cmd == "dump" && a.stage != "core" && a.stage != "kernel")
             throw presk::Error({}, "--stage " + a.stage + ": the stages are core and kernel");
-        if (cmd == "run" && a.backend != "interp") presk::realize::parse_backend(a.backend);  // names the four otherwise
+        if (cmd == "run" && a.backend != "interp" && a.backend != "kernel" && a.backend != "native" && a.backend != "cc")
+            throw presk::Error({}, "--backend " + a.backend + ": the backends are interp, kernel, native and cc");
         if (a.threads < 0 || a.threads > 1024) throw presk::Error({}, "--threads must be in 1..1024");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
         presk::ast::File file = presk::parse(src);
