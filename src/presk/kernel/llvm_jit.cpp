@@ -81,6 +81,8 @@ int host_vector_bits() { return 0; }
 
 bool have_llvm() { return false; }
 
+std::string native_cpu() { return ""; }
+
 NativeCode compile_llvm(const Kernel&, const NativeOptions&) {
     throw Error({}, "--backend native: presk was built without LLVM (install llvm-16-dev)");
 }
@@ -921,6 +923,8 @@ void optimize(llvm::Module& m, const NativeOptions& o, llvm::TargetMachine* tm) 
 } // namespace
 
 bool have_llvm() { return true; }
+
+std::string native_cpu() { return llvm::sys::getHostCPUName().str(); }
 
 NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
     { Compiled checked(k); }  // the interpreter's checks of a malformed kernel, and its messages

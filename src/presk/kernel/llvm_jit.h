@@ -44,6 +44,10 @@ bool have_llvm();
 /// without LLVM.
 NativeCode compile_llvm(const Kernel& k, const NativeOptions& o = {});
 
+/// The host CPU as LLVM names it ("sapphirerapids", "znver4", "neoverse-v2"): the target of
+/// every compile. Empty without LLVM.
+std::string native_cpu();
+
 /// The widest lane count of the vector form (kernel::lower's `lanes`: 1, 2 or 4) that the
 /// host's vector registers hold for storage type `t`: f32 four on SSE and wider, f64 two on
 /// SSE and four from AVX on (AArch64: four and two). bf16 and i64 are 1 (bf16 stays scalar,

@@ -1,0 +1,190 @@
+// presk-native-ablation: the native backend's code-generator rules (kernel::NativeOptions)
+// measured one by one on representative kernels, each rule switched off with the others on,
+// and LLVM's O2 pipeline against O3; one thread, the kernel called on its whole range.
+// It prints a Markdown table of medians (ms) for docs/performance.md ("presk: the native
+// code generator") and never fails. Each variant's output is checked against the default's
+// bytes (the rules change no bit), and the kernel interpreter is timed beside them where it
+// takes under a few seconds.
+//
+// Usage: presk-native-ablation [--repeat N] (default 5)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../src/quant/fp16.h"
+#include "core/prims.h"
+#include "kernel/eval.h"
+#include "kernel/llvm_jit.h"
+#include "kernel/lower.h"
+
+namespace {
+
+using namespace presk;
+using kernel::DType;
+using kernel::Kernel;
+
+TypeP real_t(std::vector<Axis> axes) { return tensor_type(Elem::Real, std::move(axes)); }
+
+kernel::Node node(const std::string& prim, std::vector<TypeP> ops, std::vector<int64_t> ints = {}) {
+    TypeP r = core::prim_type(prim, ops, ints, "");
+    return kernel::Node{prim, std::move(ints), "", std::move(ops), r};
+}
+
+struct Bench {
+    std::string name;
+    Kernel k;
+    bool interp = true;  // time the kernel interpreter too
+};
+
+// Typed buffers for k's inputs (normal(0, 1)) and its output.
+struct Buffers {
+    std::vector<std::vector<unsigned char>> bytes;
+    std::vector<kernel::Data> data;  // the inputs as the interpreter takes them
+    std::vector<void*> ptrs;
+};
+
+size_t esize(DType t) { return t == DType::BF16 ? 2 : t == DType::F32 ? 4 : 8; }
+
+Buffers make_buffers(const Kernel& k) {
+    Buffers b;
+    std::mt19937_64 g(7);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (const kernel::BufferType& t : k.inputs) {
+        int64_t n = 1;
+        for (const Axis& a : t.axes) n *= a.size;
+        kernel::Data d;
+        d.dtype = t.dtype;
+        std::vector<unsigned char> raw((size_t)n * esize(t.dtype));
+        for (int64_t j = 0; j < n; ++j) {
+            const double x = kernel::round_to(t.dtype, normal(g));
+            d.re.push_back(x);
+            const float f = (float)x;
+            const uint16_t h = gk::fp32_to_bf16(f);
+            if (t.dtype == DType::F64) std::memcpy(&raw[(size_t)j * 8], &x, 8);
+            else if (t.dtype == DType::F32) std::memcpy(&raw[(size_t)j * 4], &f, 4);
+            else std::memcpy(&raw[(size_t)j * 2], &h, 2);
+        }
+        b.data.push_back(std::move(d));
+        b.bytes.push_back(std::move(raw));
+    }
+    int64_t n = 1;
+    for (const Axis& a : k.output.axes) n *= a.size;
+    b.bytes.emplace_back((size_t)n * esize(k.output.dtype));
+    for (auto& x : b.bytes) b.ptrs.push_back(x.data());
+    return b;
+}
+
+// The median of `repeat` timed calls of f after one untimed call (which faults the output's
+// pages in and warms the caches).
+double median_ms(int repeat, const std::function<void()>& f) {
+    f();
+    std::vector<double> t;
+    for (int r = 0; r < repeat; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    int repeat = 5;
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::string(argv[i]) == "--repeat") repeat = std::max(1, std::atoi(argv[i + 1]));
+    if (!kernel::have_llvm()) {
+        std::printf("presk-native-ablation: presk was built without LLVM\n");
+        return 0;
+    }
+    const Axis M{"", 1024}, N{"", 1024};
+    const TypeP mat = real_t({M, N});
+    const Axis S{"", 128};
+    const TypeP small = real_t({S, S});
+    std::vector<Bench> benches;
+    benches.push_back({"dot 128^3 f32, tile [1, 8]", kernel::lower(node("dot", {small, small}), DType::F32, 1)});
+    benches.push_back({"dot 128^3 f32, tile [1, 8], 4 lanes", kernel::lower(node("dot", {small, small}), DType::F32, 4)});
+    benches.push_back({"dot 128^3 f64, tile [1, 8], 4 lanes", kernel::lower(node("dot", {small, small}), DType::F64, 4)});
+    benches.push_back({"dot 128^3 bf16, tile [1, 1]", kernel::lower(node("dot", {small, small}), DType::BF16)});
+    benches.push_back({"dot 1024^3 f32, tile [1, 8]", kernel::lower(node("dot", {mat, mat}), DType::F32, 1), false});
+    benches.push_back({"dot 1024^3 f32, tile [1, 8], 4 lanes", kernel::lower(node("dot", {mat, mat}), DType::F32, 4), false});
+    benches.push_back({"matvec 1024 x 1024 f32 (row-wise)", kernel::lower(node("dot", {mat, real_t({N})}), DType::F32)});
+    {
+        // x * y + z over 1024 x 1024 (an elementwise group).
+        kernel::Node m = node("mul", {mat, mat}), a = node("add", {mat, mat});
+        benches.push_back({"mul+add 1024 x 1024 f32", kernel::lower_group(kernel::Group{{m, a}, {{-1, -2}, {0, -3}}, {mat, mat, mat}}, DType::F32)});
+        benches.push_back({"mul+add 1024 x 1024 bf16", kernel::lower_group(kernel::Group{{m, a}, {{-1, -2}, {0, -3}}, {mat, mat, mat}}, DType::BF16)});
+    }
+    benches.push_back({"gelu 1024 x 1024 f32", kernel::lower(node("gelu", {mat}), DType::F32)});
+    benches.push_back({"softmax 1024 x 1024 f32", kernel::lower(node("softmax", {mat}), DType::F32)});
+    benches.push_back({"sum over rows 1024 x 1024 f64", kernel::lower(node("sum", {mat}, {1}), DType::F64)});
+
+    struct Variant {
+        std::string name;
+        kernel::NativeOptions o;
+    };
+    std::vector<Variant> variants{{"all on (O3)", {}}};
+    {
+        kernel::NativeOptions o;
+        o.opt_level = 2;
+        variants.push_back({"O2", o});
+    }
+    const char* rules[] = {"register output off", "loop addresses off", "unroll off", "vectorize off", "invariant loads off"};
+    for (int r = 0; r < 5; ++r) {
+        kernel::NativeOptions o;
+        bool* sw[] = {&o.register_output, &o.loop_addresses, &o.unroll, &o.vectorize, &o.invariant_loads};
+        *sw[r] = false;
+        variants.push_back({rules[r], o});
+    }
+    {
+        // Without the alias scopes LLVM cannot keep an output element in a register itself.
+        kernel::NativeOptions o;
+        o.register_output = o.invariant_loads = false;
+        variants.push_back({"register output and invariant loads off", o});
+    }
+    {
+        kernel::NativeOptions o;
+        o.register_output = o.loop_addresses = o.unroll = o.vectorize = o.invariant_loads = false;
+        variants.push_back({"all rules off (O3)", o});
+    }
+
+    std::printf("LLVM's host CPU: %s; f32 lanes %d, f64 lanes %d; median of %d calls (ms), one thread\n\n",
+                kernel::native_cpu().c_str(), kernel::native_lanes(DType::F32), kernel::native_lanes(DType::F64), repeat);
+    std::printf("| kernel |");
+    for (const Variant& v : variants) std::printf(" %s |", v.name.c_str());
+    std::printf(" interpreter |\n|---|");
+    for (size_t i = 0; i <= variants.size(); ++i) std::printf("---:|");
+    std::printf("\n");
+    for (const Bench& b : benches) {
+        Buffers bufs = make_buffers(b.k);
+        std::vector<unsigned char> want;
+        std::printf("| %s |", b.name.c_str());
+        for (const Variant& v : variants) {
+            const kernel::NativeCode code = kernel::compile_llvm(b.k, v.o);
+            const std::optional<kernel::Split> sp = kernel::split_loop(b.k);
+            int64_t err[3];
+            int st = 0;
+            const double ms = median_ms(repeat, [&] { st = code.fn(bufs.ptrs.data(), sp ? sp->lo : 0, sp ? sp->hi : 0, err); });
+            const bool same = want.empty() || want == bufs.bytes.back();
+            if (want.empty()) want = bufs.bytes.back();
+            std::printf(" %.3f%s |", ms, st != PRESK_OK ? " (failed)" : same ? "" : " (bits differ)");
+            std::fflush(stdout);
+        }
+        if (b.interp) {
+            kernel::Compiled c(b.k);
+            std::vector<const kernel::Data*> in;
+            for (const kernel::Data& d : bufs.data) in.push_back(&d);
+            kernel::Data out;
+            std::printf(" %.1f |\n", median_ms(std::min(repeat, 3), [&] { c.run(in, out); }));
+        } else {
+            std::printf(" |\n");
+        }
+    }
+    return 0;
+}
