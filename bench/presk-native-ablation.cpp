@@ -103,27 +103,27 @@ int main(int argc, char** argv) {
         std::printf("presk-native-ablation: presk was built without LLVM\n");
         return 0;
     }
-    const Axis M{"", 1024}, N{"", 1024};
-    const TypeP mat = real_t({M, N});
-    const Axis S{"", 128};
-    const TypeP small = real_t({S, S});
-    std::vector<Bench> benches;
-    benches.push_back({"dot 128^3 f32, tile [1, 8]", kernel::lower(node("dot", {small, small}), DType::F32, 1)});
-    benches.push_back({"dot 128^3 f32, tile [1, 8], 4 lanes", kernel::lower(node("dot", {small, small}), DType::F32, 4)});
-    benches.push_back({"dot 128^3 f64, tile [1, 8], 4 lanes", kernel::lower(node("dot", {small, small}), DType::F64, 4)});
-    benches.push_back({"dot 128^3 bf16, tile [1, 1]", kernel::lower(node("dot", {small, small}), DType::BF16)});
-    benches.push_back({"dot 1024^3 f32, tile [1, 8]", kernel::lower(node("dot", {mat, mat}), DType::F32, 1), false});
-    benches.push_back({"dot 1024^3 f32, tile [1, 8], 4 lanes", kernel::lower(node("dot", {mat, mat}), DType::F32, 4), false});
-    benches.push_back({"matvec 1024 x 1024 f32 (row-wise)", kernel::lower(node("dot", {mat, real_t({N})}), DType::F32)});
-    {
-        // x * y + z over 1024 x 1024 (an elementwise group).
-        kernel::Node m = node("mul", {mat, mat}), a = node("add", {mat, mat});
-        benches.push_back({"mul+add 1024 x 1024 f32", kernel::lower_group(kernel::Group{{m, a}, {{-1, -2}, {0, -3}}, {mat, mat, mat}}, DType::F32)});
-        benches.push_back({"mul+add 1024 x 1024 bf16", kernel::lower_group(kernel::Group{{m, a}, {{-1, -2}, {0, -3}}, {mat, mat, mat}}, DType::BF16)});
-    }
-    benches.push_back({"gelu 1024 x 1024 f32", kernel::lower(node("gelu", {mat}), DType::F32)});
-    benches.push_back({"softmax 1024 x 1024 f32", kernel::lower(node("softmax", {mat}), DType::F32)});
-    benches.push_back({"sum over rows 1024 x 1024 f64", kernel::lower(node("sum", {mat}, {1}), DType::F64)});
+    const Axis S{"", 128}, M{"", 1024}, N{"", 1024};
+    const TypeP small = real_t({S, S}), mat = real_t({M, N});
+    auto dot = [&](const TypeP& a, const TypeP& b, DType t, int lanes) {
+        return kernel::lower(node("dot", {a, b}), t, lanes);
+    };
+    const kernel::Node mul = node("mul", {mat, mat}), add = node("add", {mat, mat});
+    const kernel::Group mul_add{{mul, add}, {{-1, -2}, {0, -3}}, {mat, mat, mat}};  // x * y + z
+    const std::vector<Bench> benches = {
+        {"dot 128^3 f32, tile [1, 8]", dot(small, small, DType::F32, 1)},
+        {"dot 128^3 f32, tile [1, 8], 4 lanes", dot(small, small, DType::F32, 4)},
+        {"dot 128^3 f64, tile [1, 8], 4 lanes", dot(small, small, DType::F64, 4)},
+        {"dot 128^3 bf16, tile [1, 1]", dot(small, small, DType::BF16, 1)},
+        {"dot 1024^3 f32, tile [1, 8]", dot(mat, mat, DType::F32, 1), false},
+        {"dot 1024^3 f32, tile [1, 8], 4 lanes", dot(mat, mat, DType::F32, 4), false},
+        {"matvec 1024 x 1024 f32 (row-wise)", dot(mat, real_t({N}), DType::F32, 1)},
+        {"mul+add 1024 x 1024 f32", kernel::lower_group(mul_add, DType::F32)},
+        {"mul+add 1024 x 1024 bf16", kernel::lower_group(mul_add, DType::BF16)},
+        {"gelu 1024 x 1024 f32", kernel::lower(node("gelu", {mat}), DType::F32)},
+        {"softmax 1024 x 1024 f32", kernel::lower(node("softmax", {mat}), DType::F32)},
+        {"sum over rows 1024 x 1024 f64", kernel::lower(node("sum", {mat}, {1}), DType::F64)},
+    };
 
     struct Variant {
         std::string name;
@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
         o.opt_level = 2;
         variants.push_back({"O2", o});
     }
-    const char* rules[] = {"register output off", "loop addresses off", "unroll off", "vectorize off", "invariant loads off"};
+    const char* rules[] = {"register output off", "loop addresses off", "unroll off", "vectorize off",
+                           "invariant loads off"};
     for (int r = 0; r < 5; ++r) {
         kernel::NativeOptions o;
         bool* sw[] = {&o.register_output, &o.loop_addresses, &o.unroll, &o.vectorize, &o.invariant_loads};
@@ -155,7 +156,8 @@ int main(int argc, char** argv) {
     }
 
     std::printf("LLVM's host CPU: %s; f32 lanes %d, f64 lanes %d; median of %d calls (ms), one thread\n\n",
-                kernel::native_cpu().c_str(), kernel::native_lanes(DType::F32), kernel::native_lanes(DType::F64), repeat);
+                kernel::native_cpu().c_str(), kernel::native_lanes(DType::F32), kernel::native_lanes(DType::F64),
+                repeat);
     std::printf("| kernel |");
     for (const Variant& v : variants) std::printf(" %s |", v.name.c_str());
     std::printf(" interpreter |\n|---|");
@@ -170,7 +172,8 @@ int main(int argc, char** argv) {
             const std::optional<kernel::Split> sp = kernel::split_loop(b.k);
             int64_t err[3];
             int st = 0;
-            const double ms = median_ms(repeat, [&] { st = code.fn(bufs.ptrs.data(), sp ? sp->lo : 0, sp ? sp->hi : 0, err); });
+            const int64_t lo = sp ? sp->lo : 0, hi = sp ? sp->hi : 0;
+            const double ms = median_ms(repeat, [&] { st = code.fn(bufs.ptrs.data(), lo, hi, err); });
             const bool same = want.empty() || want == bufs.bytes.back();
             if (want.empty()) want = bufs.bytes.back();
             std::printf(" %.3f%s |", ms, st != PRESK_OK ? " (failed)" : same ? "" : " (bits differ)");

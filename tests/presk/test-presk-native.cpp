@@ -70,8 +70,9 @@ const NativeCode& compiled(const Kernel& k) {
 /// `k` run natively on `in` over the pieces [cuts[i], cuts[i + 1]) of its split loop, one
 /// after the other into one output (the whole loop when `cuts` is empty): the status and the
 /// output's bytes.
-std::pair<int, std::vector<unsigned char>> run_native(const Kernel& k, const NativeCode& code, const std::vector<Data>& in,
-                                                      const std::vector<int64_t>& cuts = {}) {
+using Run = std::pair<int, std::vector<unsigned char>>;
+Run run_native(const Kernel& k, const NativeCode& code, const std::vector<Data>& in,
+               const std::vector<int64_t>& cuts = {}) {
     std::vector<std::vector<unsigned char>> bytes;
     for (const Data& d : in) bytes.push_back(test::typed(d));
     int64_t n = 1;
@@ -193,8 +194,9 @@ TEST(PreskNative, StatementHLanesBitIdentical) {
     EXPECT_EQ(kernel::native_lanes(DType::BF16), 1);
     EXPECT_EQ(kernel::native_lanes(DType::I64), 1);
     kernel::check_lanes(DType::BF16, 1, "lanes");
-    EXPECT_EQ(message_of([] { kernel::check_lanes(DType::F32, 3, "--lanes 3"); }).rfind("--lanes 3: the host's vectors hold 1", 0), 0u);
-    EXPECT_NE(message_of([] { kernel::check_lanes(DType::F32, 3, "--lanes 3"); }).find("lanes of f32"), std::string::npos);
+    const std::string three = message_of([] { kernel::check_lanes(DType::F32, 3, "--lanes 3"); });
+    EXPECT_EQ(three.rfind("--lanes 3: the host's vectors hold 1", 0), 0u) << three;
+    EXPECT_NE(three.find("lanes of f32"), std::string::npos) << three;
     const int too_many = 2 * kernel::native_lanes(DType::F64);
     EXPECT_NE(message_of([&] { kernel::check_lanes(DType::F64, too_many, "--lanes"); }), "(no error)");
     EXPECT_NE(message_of([] { kernel::check_lanes(DType::F32, 0, "--lanes"); }), "(no error)");
@@ -262,7 +264,8 @@ Kernel int_kernel(const std::string& op) {
     k.dtype = DType::F64;
     k.inputs = {kernel::BufferType{DType::I64, {{"", 2}}}};
     k.output = kernel::BufferType{DType::I64, {{"", 1}}};
-    const kernel::ExprP a = kernel::load(0, {kernel::integer(0)}, true), b = kernel::load(0, {kernel::integer(1)}, true);
+    const kernel::ExprP a = kernel::load(0, {kernel::integer(0)}, true);
+    const kernel::ExprP b = kernel::load(0, {kernel::integer(1)}, true);
     k.body = {kernel::store(1, {kernel::integer(0)}, op == "neg" ? kernel::unary("neg", a) : kernel::binary(op, a, b))};
     return k;
 }
@@ -300,8 +303,9 @@ TEST(PreskNative, SplitPiecesEqualTheWhole) {
         const std::vector<Data> in = test::draw_inputs(k, 5);
         const auto whole = run_native(k, code, in, {sp->lo, sp->hi});
         const int64_t mid = sp->lo + (sp->hi - sp->lo) / 3;
-        for (const std::vector<int64_t>& cuts : {std::vector<int64_t>{sp->lo, mid, sp->hi}, {sp->lo, sp->lo, mid, mid + 1, sp->hi},
-                                                 {sp->lo - 5, mid, sp->hi + 5}}) {
+        const std::vector<std::vector<int64_t>> pieces_of = {
+            {sp->lo, mid, sp->hi}, {sp->lo, sp->lo, mid, mid + 1, sp->hi}, {sp->lo - 5, mid, sp->hi + 5}};
+        for (const std::vector<int64_t>& cuts : pieces_of) {
             const auto pieces = run_native(k, code, in, cuts);
             EXPECT_EQ(pieces.first, whole.first) << k.name;
             EXPECT_TRUE(pieces.second == whole.second) << kernel::to_string(k);

@@ -46,8 +46,6 @@
 namespace presk::kernel {
 namespace {
 
-[[noreturn]] void fail(const Kernel& k, const std::string& msg) { throw Error({}, "kernel " + k.name + ": " + msg); }
-
 // The widest vector register of the host in bits (128 on any x86-64 or AArch64), from the
 // features LLVM reads off the host CPU.
 int host_vector_bits();
@@ -69,8 +67,8 @@ void check_lanes(DType t, int lanes, const std::string& what) {
     if (lanes == 1 || (lanes >= 2 && lanes <= most && (lanes & (lanes - 1)) == 0)) return;
     std::string have = "1";
     for (int l = 2; l <= most; l *= 2) have += (l * 2 > most ? " or " : ", ") + std::to_string(l);
-    throw Error({}, what + ": the host's vectors hold " + have + " lanes of " + dtype_name(a) +
-                        (t == DType::BF16 ? " (the arithmetic type of bf16)" : ""));
+    throw Error({}, what + ": the host's vectors hold " + have + (most == 1 ? " lane of " : " lanes of ") +
+                        dtype_name(a) + (t == DType::BF16 ? " (the arithmetic type of bf16)" : ""));
 }
 
 #ifndef PRESK_HAVE_LLVM
@@ -93,6 +91,8 @@ namespace {
 
 using llvm::BasicBlock;
 using llvm::Value;
+
+[[noreturn]] void fail(const Kernel& k, const std::string& msg) { throw Error({}, "kernel " + k.name + ": " + msg); }
 
 // An interval of int64 values; the full range when nothing is known.
 struct Range {
@@ -176,7 +176,8 @@ int64_t accesses(const std::vector<Stmt>& body) {
     int64_t n = 0;
     for (const Stmt& s : body) {
         for (const ExprP& i : s.index) n += accesses(i);
-        n += accesses(s.value) + (s.kind == Stmt::Store || s.kind == Stmt::VStore) + accesses(s.body) + accesses(s.orelse);
+        n += accesses(s.value) + (s.kind == Stmt::Store || s.kind == Stmt::VStore);
+        n += accesses(s.body) + accesses(s.orelse);
     }
     return n;
 }
@@ -455,7 +456,9 @@ private:
         if (op == "add" || op == "sub" || op == "mul") {
             const std::optional<Range> r = op == "add" ? add(a.r, b.r) : op == "sub" ? sub(a.r, b.r) : mul(a.r, b.r);
             if (r) {
-                Value* v = op == "add" ? b_.CreateNSWAdd(a.v, b.v) : op == "sub" ? b_.CreateNSWSub(a.v, b.v) : b_.CreateNSWMul(a.v, b.v);
+                Value* v = op == "add"   ? b_.CreateNSWAdd(a.v, b.v)
+                           : op == "sub" ? b_.CreateNSWSub(a.v, b.v)
+                                         : b_.CreateNSWMul(a.v, b.v);
                 return {v, *r};
             }
             const ID id = op == "add" ? llvm::Intrinsic::sadd_with_overflow
@@ -468,14 +471,20 @@ private:
         if (op == "div" || op == "mod") {
             if (b.r.lo <= 0 && b.r.hi >= 0) fail_if(b_.CreateICmpEQ(b.v, b_.getInt64(0)), op == "div" ? div0_ : mod0_);
             if (a.r.lo == INT64_MIN && b.r.lo <= -1 && b.r.hi >= -1)
-                fail_if(b_.CreateAnd(b_.CreateICmpEQ(a.v, b_.getInt64(INT64_MIN)), b_.CreateICmpEQ(b.v, b_.getInt64(-1))),
+                fail_if(b_.CreateAnd(b_.CreateICmpEQ(a.v, b_.getInt64((uint64_t)INT64_MIN)),
+                                     b_.CreateICmpEQ(b.v, b_.getInt64((uint64_t)-1))),
                         overflow_);
             Range r;
-            if (a.r.lo >= 0 && b.r.lo > 0) r = op == "div" ? Range{a.r.lo / b.r.hi, a.r.hi / b.r.lo} : Range{0, std::min(a.r.hi, b.r.hi - 1)};
+            if (a.r.lo >= 0 && b.r.lo > 0)
+                r = op == "div" ? Range{a.r.lo / b.r.hi, a.r.hi / b.r.lo} : Range{0, std::min(a.r.hi, b.r.hi - 1)};
             return {op == "div" ? b_.CreateSDiv(a.v, b.v) : b_.CreateSRem(a.v, b.v), r};
         }
-        if (op == "min") return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a.v, b.v), Range{std::min(a.r.lo, b.r.lo), std::min(a.r.hi, b.r.hi)}};
-        if (op == "max") return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a.v, b.v), Range{std::max(a.r.lo, b.r.lo), std::max(a.r.hi, b.r.hi)}};
+        if (op == "min")
+            return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a.v, b.v),
+                    Range{std::min(a.r.lo, b.r.lo), std::min(a.r.hi, b.r.hi)}};
+        if (op == "max")
+            return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a.v, b.v),
+                    Range{std::max(a.r.lo, b.r.lo), std::max(a.r.hi, b.r.hi)}};
         fail(k_, "no integer operation `" + op + "`");
     }
 
@@ -572,8 +581,9 @@ private:
             fn->addFnAttr(llvm::Attribute::WillReturn);
             fn->addFnAttr(llvm::Attribute::NoSync);
         }
-        const int lanes = args[0]->getType()->isVectorTy() ? (int)llvm::cast<llvm::FixedVectorType>(args[0]->getType())->getNumElements() : 1;
-        if (lanes == 1) return b_.CreateCall(fn, args);
+        auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(args[0]->getType());
+        if (!vt) return b_.CreateCall(fn, args);
+        const int lanes = (int)vt->getNumElements();
         Value* out = llvm::PoisonValue::get(args[0]->getType());
         for (int j = 0; j < lanes; ++j) {
             std::vector<Value*> lane;
@@ -595,7 +605,7 @@ private:
     Value* real_expr(const Expr& e) {
         if (e.integer) fail(k_, "a malformed real expression");
         switch (e.kind) {
-        case Expr::Real: return f64_ ? llvm::ConstantFP::get(r_, e.value) : llvm::ConstantFP::get(r_, (double)(float)e.value);
+        case Expr::Real: return llvm::ConstantFP::get(r_, f64_ ? e.value : (double)(float)e.value);
         case Expr::Scalar: return b_.CreateLoad(r_, real_var((int)e.ivalue));
         case Expr::Vector: return b_.CreateLoad(real_type(e.lanes), vec_var((int)e.ivalue, e.lanes));
         case Expr::Load:
@@ -683,7 +693,8 @@ private:
             }
         }
         Value* off = b_.getInt64(0);
-        for (size_t j = 0; j < iv.size(); ++j) off = b_.CreateAdd(off, b_.CreateMul(iv[j].v, b_.getInt64((uint64_t)st[j])));
+        for (size_t j = 0; j < iv.size(); ++j)
+            off = b_.CreateAdd(off, b_.CreateMul(iv[j].v, b_.getInt64((uint64_t)st[j])));
         return b_.CreateInBoundsGEP(storage(t.dtype), base_[(size_t)buf], off);
     }
 
@@ -750,7 +761,8 @@ private:
             auto k32 = [&](uint32_t c) { return llvm::ConstantInt::get(i32, c); };
             Value* hi = b_.CreateLShr(u, k32(16));
             Value* nan = b_.CreateICmpUGT(b_.CreateAnd(u, k32(0x7FFFFFFFu)), k32(0x7F800000u));
-            Value* rounded = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(u, k32(0x7FFFu)), b_.CreateAnd(hi, k32(1))), k32(16));
+            Value* sum = b_.CreateAdd(b_.CreateAdd(u, k32(0x7FFFu)), b_.CreateAnd(hi, k32(1)));
+            Value* rounded = b_.CreateLShr(sum, k32(16));
             Value* r = b_.CreateSelect(nan, b_.CreateOr(hi, k32(0x40u)), rounded);
             return b_.CreateTrunc(r, t->getWithNewType(b_.getInt16Ty()));
         }
