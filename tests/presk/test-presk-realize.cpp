@@ -481,8 +481,15 @@ TEST(Backend, NamesAndOptions) {
     o.threads = 0;
     EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "threads must be at least 1, not 0");
     o.threads = 1;
+    o.lanes = -1;
+    EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "lanes must be 0 (each type's width) or more, not -1");
+    // A lane count the machine type does not have is refused when a kernel is lowered.
     o.lanes = 3;
-    EXPECT_EQ(error_of([&] { Executor(p, parse_realization("f32"), o); }), "lanes must be 1, 2 or 4 (or 0: each type's width), not 3");
+    o.backend = realize::Backend::Native;
+    Executor ex(p, parse_realization("f32"), o);
+    ref::Interp interp(p, {64, 7, false});
+    const std::string err = error_of([&] { ex.call(p.entry, interp.entry_args()); });
+    EXPECT_NE(err.find("--lanes 3"), std::string::npos) << err;
 }
 
 // native and cc compile each kernel to machine code on first use (compile_native): until a

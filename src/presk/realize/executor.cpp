@@ -14,6 +14,7 @@
 #include "core/prims.h"
 #include "kernel/cc.h"
 #include "kernel/launch.h"
+#include "kernel/llvm_jit.h"
 #include "kernel/lower.h"
 #include "lang/source.h"
 #include "realize/host.h"
@@ -145,11 +146,13 @@ struct Executor::Impl {
     Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {}
 
     /// The lanes kernels of storage type `t` are lowered at: 1 on the kernel interpreter;
-    /// ExecOptions::lanes on the machine-code backends, 0 there meaning each type's width in a
-    /// 128-bit register (two f64, four f32; bf16 stays scalar, kernel::lower's rule).
+    /// ExecOptions::lanes on the machine-code backends, 0 there meaning the widest the host's
+    /// registers hold that the lowering takes (kernel::native_lanes; bf16 stays scalar).
     int lanes(DType t) const {
         if (o.backend == Backend::Kernel) return 1;
-        return o.lanes ? o.lanes : t == DType::F64 ? 2 : 4;
+        if (!o.lanes) return kernel::native_lanes(t);
+        kernel::check_lanes(t, o.lanes, "--lanes " + std::to_string(o.lanes));
+        return o.lanes;
     }
 
     FnPlan& plan(const core::Function& f) {
@@ -495,13 +498,13 @@ Backend parse_backend(const std::string& name) {
 
 kernel::NativeCode compile_native(Backend b, const Kernel& k, std::string* note) {
     if (b == Backend::Cc) return kernel::compile_cc(k, kernel::CcOptions::from_env(), note);
+    if (b == Backend::Native) return kernel::compile_llvm(k);
     throw Error({}, std::string("kernel ") + k.name + ": the " + backend_name(b) + " backend is not built");
 }
 
 Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_(std::make_unique<Impl>(p, std::move(r), o)) {
     if (o.threads < 1) throw Error({}, "threads must be at least 1, not " + std::to_string(o.threads));
-    if (o.lanes != 0 && o.lanes != 1 && o.lanes != 2 && o.lanes != 4)
-        throw Error({}, "lanes must be 1, 2 or 4 (or 0: each type's width), not " + std::to_string(o.lanes));
+    if (o.lanes < 0) throw Error({}, "lanes must be 0 (each type's width) or more, not " + std::to_string(o.lanes));
     impl_->check();
     if (o.backend != Backend::Kernel && o.threads > 1) impl_->workers = std::make_unique<kernel::Pool>(o.threads);
 }

@@ -90,7 +90,8 @@ public:
     /// naming the site when the kernel backend refuses the realization (an accumulation type
     /// other than the storage's arithmetic type, an interleaved order, ...), or naming a site
     /// or parameter the realization mentions that the program does not have; or when
-    /// `o.threads` is below 1 or `o.lanes` is not 1, 2 or 4.
+    /// `o.threads` is below 1 or `o.lanes` below 0 (a lane count the host lacks is refused when a
+    /// kernel is lowered: kernel::check_lanes).
     Executor(const core::Program& p, Realization r, ExecOptions o = {});
     ~Executor();
 

@@ -1,0 +1,62 @@
+// --backend native: a PSK-Kernel lowered to LLVM IR and compiled in process by LLVM's ORC
+// LLJIT into a function of native.h's type (../shared/seeds/presk-native.txt, "The Cranelift
+// backend" and "The code generator", with LLVM 16 in Cranelift's place).
+//
+// The machine code computes the kernel interpreter's bits (kernel/eval.cpp states the rules):
+// every real operation one IEEE operation in the arithmetic type, no fast-math flag on any
+// instruction and no contraction into FMA (the target's AllowFPOpFusion is Strict), so LLVM's
+// passes can neither reassociate nor fuse; sqrt is llvm.sqrt, exp log tanh sin cos erf erfc pow
+// are calls of pmath.h's functions at their addresses in this process (the code the
+// interpreter calls); stores round as the interpreter's, integers are i64 with overflow and
+// division by zero reported as native.h's statuses, and every index the loop bounds do not
+// prove in range is checked.
+#pragma once
+#include "kernel/ir.h"
+#include "kernel/native.h"
+
+namespace presk::kernel {
+
+/// The code generator's switches, one per rule of the seed's "The code generator" that has one
+/// here (docs/presk.md, "The native backend", says which are LLVM's own passes). None changes
+/// an operation or its order; they exist for the ablation, and the defaults are all on.
+struct NativeOptions {
+    int opt_level = 3;             // LLVM's O0..O3 pipeline (no fast-math: it cannot reassociate)
+    bool register_output = true;   // an output element a loop does not move lives in a register
+    bool loop_addresses = true;    // addresses from the loop structure: byte offsets, constants
+                                   // folded, terms in loop order (off: sum over the axes)
+    bool unroll = true;            // innermost loops unrolled (LLVM's loop unroller)
+    bool vectorize = true;         // lane-wise loops over the machine's lanes (LLVM's loop and
+                                   // SLP vectorizers: independent iterations, no reassociation)
+    bool invariant_loads = true;   // input loads marked invariant and apart from the output
+                                   // (!invariant.load, alias scopes, dereferenceable buffers)
+};
+
+/// Whether this build has the native backend (it was built with LLVM 16).
+bool have_llvm();
+
+/// Compiles `k` to machine code for the host CPU (its name and features). The kernel is
+/// checked as the interpreter checks it (kernel::Compiled's errors, word for word) and its
+/// LLVM module verified; each compile is one module under its own resource tracker of one
+/// process-wide LLJIT (compiles are serialized), released when the last copy of the result's
+/// `keep` goes. The function needs the output buffer apart from every input (inputs may
+/// share). Throws presk::Error naming the kernel when it is malformed or LLVM refuses it,
+/// and "--backend native: presk was built without LLVM (install llvm-16-dev)" in a build
+/// without LLVM.
+NativeCode compile_llvm(const Kernel& k, const NativeOptions& o = {});
+
+/// The host CPU as LLVM names it ("sapphirerapids", "znver4", "neoverse-v2"): the target of
+/// every compile. Empty without LLVM.
+std::string native_cpu();
+
+/// The widest lane count of the vector form (kernel::lower's `lanes`: 1, 2 or 4) that the
+/// host's vector registers hold for storage type `t`: f32 four on SSE and wider, f64 two on
+/// SSE and four from AVX on (AArch64: four and two). bf16 and i64 are 1 (bf16 stays scalar,
+/// the seed's rule: a lane would need a conversion per element). 1 without LLVM.
+int native_lanes(DType t);
+
+/// Refuses (presk::Error) a lane count the machine type of a kernel of storage `t` does not
+/// have: 1 always runs; otherwise a power of two from 2 to native_lanes of the arithmetic type
+/// (bf16 is checked as f32, then lowered scalar). `what` starts the message ("--lanes 8").
+void check_lanes(DType t, int lanes, const std::string& what);
+
+} // namespace presk::kernel
