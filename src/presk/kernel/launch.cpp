@@ -14,10 +14,10 @@ Range piece(int64_t lo, int64_t hi, int64_t pieces, int64_t t) {
     return {start, start + q + (t < r ? 1 : 0)};
 }
 
-LaunchPlan plan_launch(const Kernel& k) {
+LaunchPlan plan_launch(const Kernel& k, double threshold) {
     LaunchPlan p;
     p.split = split_loop(k);
-    p.divisible = p.split && work(k) > kSplitWork;
+    p.divisible = p.split && work(k) > threshold;
     return p;
 }
 

@@ -23,12 +23,13 @@ struct Range {
 Range piece(int64_t lo, int64_t hi, int64_t pieces, int64_t t);
 
 /// How a kernel is launched, decided once per kernel: its split loop (split_loop), and whether
-/// a launch on a pool divides it (its work exceeds kSplitWork).
+/// a launch on a pool divides it (its work exceeds `threshold`, kSplitWork by default; a test
+/// gives 0 to divide every kernel that has a split loop).
 struct LaunchPlan {
     std::optional<Split> split;
     bool divisible = false;
 };
-LaunchPlan plan_launch(const Kernel& k);
+LaunchPlan plan_launch(const Kernel& k, double threshold = kSplitWork);
 
 /// Runs `code` (compiled from `k`, planned as `p`) on `bufs` (native.h's layout: the inputs,
 /// then the output). When `pool` has more than one worker and `p` is divisible, the split

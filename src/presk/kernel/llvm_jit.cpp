@@ -245,6 +245,9 @@ struct Jit {
     std::unique_ptr<llvm::TargetMachine> tm;
     std::string cpu, features;
     uint64_t next = 0;  // kernels compiled: each function's name presk_k<next>
+    // The kernels compiled and still held somewhere, by their text and the options: an
+    // executor made again (a benchmark's, a test's) finds its kernels compiled.
+    std::map<std::string, std::pair<presk_kernel_fn, std::weak_ptr<void>>> memo;
 };
 
 llvm::orc::JITTargetMachineBuilder host_builder() {
@@ -941,7 +944,13 @@ std::string native_cpu() { return llvm::sys::getHostCPUName().str(); }
 NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
     { Compiled checked(k); }  // the interpreter's checks of a malformed kernel, and its messages
     Jit& j = jit();
+    std::string key = std::to_string(o.opt_level);
+    for (bool b : {o.register_output, o.loop_addresses, o.unroll, o.vectorize, o.invariant_loads}) key += b ? '1' : '0';
+    key += to_string(k);
     std::lock_guard<std::mutex> lock(j.mu);
+    if (auto it = j.memo.find(key); it != j.memo.end()) {
+        if (std::shared_ptr<void> held = it->second.second.lock()) return NativeCode{it->second.first, std::move(held), ""};
+    }
     const std::string fname = "presk_k" + std::to_string(j.next++);
     auto ctx = std::make_unique<llvm::LLVMContext>();
     auto m = std::make_unique<llvm::Module>(fname, *ctx);
@@ -970,6 +979,7 @@ NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
         }
         delete held;
     });
+    j.memo[key] = {code.fn, code.keep};
     return code;
 }
 

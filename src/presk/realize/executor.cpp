@@ -83,7 +83,7 @@ struct Cached {
     Kernel k;
     Code code;
     kernel::LaunchPlan plan;
-    Cached(Kernel kernel, const ExecOptions& o) : k(std::move(kernel)), code(compile(o, k)), plan(kernel::plan_launch(k)) {}
+    Cached(Kernel kernel, const ExecOptions& o) : k(std::move(kernel)), code(compile(o, k)), plan(kernel::plan_launch(k, o.split_work)) {}
 };
 
 namespace {

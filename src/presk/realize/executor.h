@@ -68,6 +68,7 @@ struct ExecOptions {
     bool fuse = true;     // form fusion groups (off: one launch per primitive)
     Backend backend = Backend::Kernel;
     int threads = 1;      // workers a machine-code kernel's split loop may be divided among
+    double split_work = kernel::kSplitWork;  // the work above which it is divided (0: always)
     int lanes = 1;        // the vector width native and cc kernels are lowered at (kernel::lower);
                           // 0: each type's width (2 f64, 4 f32, bf16 scalar)
 
