@@ -43,14 +43,28 @@ inline void run_suite(const std::vector<Case>& cases, const std::vector<Realizat
     std::cout << table(all);
 }
 
-/// Whether backend `b` is built: false when compile_native refuses the first primitive case's
-/// kernel as "not built" (its test is then skipped).
+/// Whether backend `b` runs here: false when compile_native refuses the first primitive case's
+/// kernel as not built, built without LLVM, or without its C compiler (the test is then skipped).
 inline bool built(Backend b) {
     SuiteOptions o;
     o.backend = b;
     for (const Result& r : run_case(primitive_cases().front(), uniform({"f64"}), o))
-        if (r.error.find("backend is not built") != std::string::npos) return false;
+        for (const char* why : {"backend is not built", "built without LLVM", "was not found"})
+            if (r.error.find(why) != std::string::npos) return false;
     return true;
+}
+
+/// The suite's three parts on machine-code backend `b` (native, cc): the primitive cases in f64
+/// and f32, the examples in f64, f32 and bf16, and the examples with their zeros drawn; each
+/// within the bands and bit-identical to the kernel interpreter. Skipped while `b` is not built.
+enum class Part { Primitives, Examples, ExamplesZerosDrawn };
+inline void run_part_on(Backend b, Part part) {
+    if (!built(b)) GTEST_SKIP() << "GK-SKIP: the " << backend_name(b) << " backend is not built";
+    SuiteOptions o;
+    o.backend = b;
+    o.zeros_drawn = part == Part::ExamplesZerosDrawn;
+    if (part == Part::Primitives) run_suite(primitive_cases(), uniform({"f64", "f32"}), o);
+    else run_suite(example_cases(PRESK_SOURCE_DIR "/examples"), uniform({"f64", "f32", "bf16"}), o);
 }
 
 } // namespace presk::realize::test

@@ -8,30 +8,11 @@
 namespace presk::realize {
 namespace {
 
-using test::run_suite;
-using test::uniform;
+using test::Part;
 
-SuiteOptions on_cc(bool zeros_drawn) {
-    SuiteOptions o;
-    o.backend = Backend::Cc;
-    o.zeros_drawn = zeros_drawn;
-    return o;
-}
-
-TEST(ConformanceCc, PrimitivesF64F32) {
-    if (!test::built(Backend::Cc)) GTEST_SKIP() << "GK-SKIP: the cc backend is not built";
-    run_suite(primitive_cases(), uniform({"f64", "f32"}), on_cc(false));
-}
-
-TEST(ConformanceCc, ExamplesF64F32Bf16) {
-    if (!test::built(Backend::Cc)) GTEST_SKIP() << "GK-SKIP: the cc backend is not built";
-    run_suite(example_cases(PRESK_SOURCE_DIR "/examples"), uniform({"f64", "f32", "bf16"}), on_cc(false));
-}
-
-TEST(ConformanceCc, ExamplesWithTheirZerosDrawn) {
-    if (!test::built(Backend::Cc)) GTEST_SKIP() << "GK-SKIP: the cc backend is not built";
-    run_suite(example_cases(PRESK_SOURCE_DIR "/examples"), uniform({"f64", "f32", "bf16"}), on_cc(true));
-}
+TEST(ConformanceCc, PrimitivesF64F32) { test::run_part_on(Backend::Cc, Part::Primitives); }
+TEST(ConformanceCc, ExamplesF64F32Bf16) { test::run_part_on(Backend::Cc, Part::Examples); }
+TEST(ConformanceCc, ExamplesWithTheirZerosDrawn) { test::run_part_on(Backend::Cc, Part::ExamplesZerosDrawn); }
 
 } // namespace
 } // namespace presk::realize

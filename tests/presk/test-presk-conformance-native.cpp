@@ -8,30 +8,11 @@
 namespace presk::realize {
 namespace {
 
-using test::run_suite;
-using test::uniform;
+using test::Part;
 
-SuiteOptions on_native(bool zeros_drawn) {
-    SuiteOptions o;
-    o.backend = Backend::Native;
-    o.zeros_drawn = zeros_drawn;
-    return o;
-}
-
-TEST(ConformanceNative, PrimitivesF64F32) {
-    if (!test::built(Backend::Native)) GTEST_SKIP() << "GK-SKIP: the native backend is not built";
-    run_suite(primitive_cases(), uniform({"f64", "f32"}), on_native(false));
-}
-
-TEST(ConformanceNative, ExamplesF64F32Bf16) {
-    if (!test::built(Backend::Native)) GTEST_SKIP() << "GK-SKIP: the native backend is not built";
-    run_suite(example_cases(PRESK_SOURCE_DIR "/examples"), uniform({"f64", "f32", "bf16"}), on_native(false));
-}
-
-TEST(ConformanceNative, ExamplesWithTheirZerosDrawn) {
-    if (!test::built(Backend::Native)) GTEST_SKIP() << "GK-SKIP: the native backend is not built";
-    run_suite(example_cases(PRESK_SOURCE_DIR "/examples"), uniform({"f64", "f32", "bf16"}), on_native(true));
-}
+TEST(ConformanceNative, PrimitivesF64F32) { test::run_part_on(Backend::Native, Part::Primitives); }
+TEST(ConformanceNative, ExamplesF64F32Bf16) { test::run_part_on(Backend::Native, Part::Examples); }
+TEST(ConformanceNative, ExamplesWithTheirZerosDrawn) { test::run_part_on(Backend::Native, Part::ExamplesZerosDrawn); }
 
 } // namespace
 } // namespace presk::realize
