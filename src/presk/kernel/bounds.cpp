@@ -29,7 +29,9 @@ IntStep exact(i128 lo, i128 hi) {
 IntStep extremes(std::initializer_list<i128> cs) { return exact(std::min(cs), std::max(cs)); }
 
 // The largest |x| over x in r.
-i128 magnitude(Interval r) { return std::max(r.lo < 0 ? -(i128)r.lo : (i128)r.lo, r.hi < 0 ? -(i128)r.hi : (i128)r.hi); }
+i128 magnitude(Interval r) {
+    return std::max(r.lo < 0 ? -(i128)r.lo : (i128)r.lo, r.hi < 0 ? -(i128)r.hi : (i128)r.hi);
+}
 
 // a div b and a mod b: the interpreter's checks (a divisor 0, then INT64_MIN by -1), and the
 // results over the divisors other than 0. Truncating division is monotone in each operand on
@@ -43,7 +45,8 @@ IntStep divide(bool div, Interval a, Interval b) {
     if (div) {
         std::vector<i128> q;
         for (Interval p : {Interval{b.lo, std::min<int64_t>(b.hi, -1)}, Interval{std::max<int64_t>(b.lo, 1), b.hi}})
-            if (p.lo <= p.hi) q.insert(q.end(), {(i128)a.lo / p.lo, (i128)a.lo / p.hi, (i128)a.hi / p.lo, (i128)a.hi / p.hi});
+            if (p.lo <= p.hi)
+                q.insert(q.end(), {(i128)a.lo / p.lo, (i128)a.lo / p.hi, (i128)a.hi / p.lo, (i128)a.hi / p.hi});
         s.value = exact(*std::min_element(q.begin(), q.end()), *std::max_element(q.begin(), q.end())).value;
     } else {
         const i128 m = magnitude(b) - 1;

@@ -15,9 +15,9 @@
 // Checks are left out only where they cannot fail (kernel/bounds.h: the intervals of integer
 // expressions from the loop bounds and the constants): an index whose interval lies within its
 // axis, an integer operation whose interval does not overflow, a division by a divisor that
-// excludes 0 (and -1 for a dividend that may be INT64_MIN). A loop that runs no iteration is not emitted (the
-// interpreter runs none of its body). The split loop (native.h's split_loop) runs
-// [max(lo, its lo), min(hi, its hi)).
+// excludes 0 (and -1 for a dividend that may be INT64_MIN). A loop that runs no iteration is
+// not emitted (the interpreter runs none of its body). The split loop (native.h's split_loop)
+// runs [max(lo, its lo), min(hi, its hi)).
 #include "kernel/llvm_jit.h"
 
 #include <algorithm>
