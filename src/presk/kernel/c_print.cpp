@@ -33,7 +33,7 @@ namespace {
 /// for an integer, its interval.
 struct Val {
     std::vector<std::string> lane;
-    Interval range;
+    Interval interval;
 };
 
 std::string int_lit(int64_t v) {
@@ -230,7 +230,7 @@ private:
     Val int_val(const std::string& c, Interval r) {
         Val v;
         v.lane = {temp(1, 0, temps_++)};
-        v.range = r;
+        v.interval = r;
         line("const int64_t " + v.lane[0] + " = " + c + ";");
         return v;
     }
@@ -239,7 +239,7 @@ private:
     Val checked(const char* op, const std::string& a, const std::string& b, Interval r) {
         Val v;
         v.lane = {temp(1, 0, temps_++)};
-        v.range = r;
+        v.interval = r;
         line("int64_t " + v.lane[0] + ";");
         line(std::string("if (__builtin_") + op + "_overflow(" + a + ", " + b + ", &" + v.lane[0] +
              ")) return PRESK_INT_OVERFLOW;");
@@ -260,7 +260,7 @@ private:
         }
         for (size_t j = 0; j < idx.size(); ++j) {
             const int64_t last = t.axes[j].size - (j + 1 == idx.size() ? lanes : 1);
-            if (idx[j].range.within(0, last)) continue;
+            if (idx[j].interval.within(0, last)) continue;
             const std::string& x = idx[j].lane[0];
             line("if (" + x + " < 0 || " + x + " > " + int_lit(last) + ") {");
             line("    err[0] = " + int_lit(number) + ";");
@@ -329,7 +329,7 @@ private:
             auto pick = [&](int j) {
                 return "(" + c.lane[0] + " != 0 ? " + a.lane[(size_t)j] + " : " + b.lane[(size_t)j] + ")";
             };
-            if (e.integer) return int_val(pick(0), hull(a.range, b.range));
+            if (e.integer) return int_val(pick(0), hull(a.interval, b.interval));
             return real_lanes(e.lanes, pick);
         }
         case Expr::ToReal: {
@@ -365,14 +365,14 @@ private:
         const Val a = expr(*e.args[0]);
         const std::string& x = a.lane[0];
         if (e.kind == Expr::Unary) {  // neg
-            const std::optional<IntStep> s = int_unary(e.op, a.range);
+            const std::optional<IntStep> s = int_unary(e.op, a.interval);
             if (!s) throw Error({}, "kernel " + k_.name + ": no integer operation `" + e.op + "`");
             if (!s->overflow) return int_val("(-" + x + ")", s->value);
             return checked("sub", "(int64_t)0", x, s->value);
         }
         const Val b = expr(*e.args[1]);
         const std::string& y = b.lane[0];
-        const std::optional<IntStep> s = int_binary(e.op, a.range, b.range);
+        const std::optional<IntStep> s = int_binary(e.op, a.interval, b.interval);
         if (!s) throw Error({}, "kernel " + k_.name + ": no integer operation `" + e.op + "`");
         if (e.op == "add" || e.op == "sub" || e.op == "mul") {
             static const std::map<std::string, std::string> infix = {{"add", "+"}, {"sub", "-"}, {"mul", "*"}};
