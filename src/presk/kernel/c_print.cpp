@@ -5,10 +5,11 @@
 // the interpreter's first failing step. Accesses are numbered as native.cpp's status_message
 // numbers them (text order: a statement's index loads, its value loads, then its store).
 //
-// Integer expressions carry the range of values they can take, derived from the loop bounds
-// and the constants (a variable or a loaded integer may be anything): an operation that cannot
-// overflow on that range is a plain C operation, others use __builtin_*_overflow; an index
-// whose range lies within its axis is not checked.
+// Integer expressions carry their interval (kernel/bounds.h: from the loop bounds and the
+// constants; a variable or a loaded integer may be anything): an operation that cannot
+// overflow on it is a plain C operation, others use __builtin_*_overflow; a division checks
+// only the failures its operands' intervals allow; an index whose interval lies within its
+// axis is not checked.
 #include "kernel/c_print.h"
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <set>
 
+#include "kernel/bounds.h"
 #include "kernel/eval.h"
 #include "kernel/native.h"
 #include "lang/source.h"
@@ -27,32 +29,15 @@
 namespace presk::kernel {
 namespace {
 
-using i128 = __int128;
-
-constexpr int64_t kMin = INT64_MIN, kMax = INT64_MAX;
-
-/// The values an integer expression can take, lo <= hi.
-struct Range {
-    int64_t lo = kMin, hi = kMax;
-};
-
-bool fits(i128 lo, i128 hi) { return lo >= kMin && hi <= kMax; }
-
-Range clamp(i128 lo, i128 hi) { return {(int64_t)std::max<i128>(lo, kMin), (int64_t)std::min<i128>(hi, kMax)}; }
-
-i128 magnitude(const Range& r) {
-    return std::max(r.lo < 0 ? -(i128)r.lo : (i128)r.lo, r.hi < 0 ? -(i128)r.hi : (i128)r.hi);
-}
-
 /// An expression's value: one C operand per lane (a temporary, a variable or a literal) and,
-/// for an integer, its range.
+/// for an integer, its interval.
 struct Val {
     std::vector<std::string> lane;
-    Range range;
+    Interval interval;
 };
 
 std::string int_lit(int64_t v) {
-    if (v == kMin) return "INT64_MIN";
+    if (v == INT64_MIN) return "INT64_MIN";
     if (v < 0) return "(-INT64_C(" + std::to_string(-v) + "))";
     return "INT64_C(" + std::to_string(v) + ")";
 }
@@ -161,7 +146,6 @@ public:
     /// The kernel's text as a comment, then its function.
     std::string print() {
         split_ = split_loop(k_);
-        loop_range_.assign((size_t)std::max(k_.n_loops, 1), Range{});
         depth_ = 1;
         block(k_.body);
         std::string s;
@@ -207,7 +191,7 @@ private:
     int depth_ = 1;
     int temps_ = 0;
     int64_t access_ = 0;             // the number of the next access (status_message's numbering)
-    std::vector<Range> loop_range_;  // by loop variable, while its loop is printed
+    LoopIntervals loops_;            // the loops around the statement printed
     std::set<int> reals_, ints_;     // scalar variables used
     std::map<int, int> vecs_;        // vector variables used, with their lanes
 
@@ -243,19 +227,19 @@ private:
         return v;
     }
 
-    Val int_val(const std::string& c, Range r) {
+    Val int_val(const std::string& c, Interval r) {
         Val v;
         v.lane = {temp(1, 0, temps_++)};
-        v.range = r;
+        v.interval = r;
         line("const int64_t " + v.lane[0] + " = " + c + ";");
         return v;
     }
 
     // An integer operation that may overflow: __builtin_<op>_overflow into a new temporary.
-    Val checked(const char* op, const std::string& a, const std::string& b, Range r) {
+    Val checked(const char* op, const std::string& a, const std::string& b, Interval r) {
         Val v;
         v.lane = {temp(1, 0, temps_++)};
-        v.range = r;
+        v.interval = r;
         line("int64_t " + v.lane[0] + ";");
         line(std::string("if (__builtin_") + op + "_overflow(" + a + ", " + b + ", &" + v.lane[0] +
              ")) return PRESK_INT_OVERFLOW;");
@@ -276,8 +260,7 @@ private:
         }
         for (size_t j = 0; j < idx.size(); ++j) {
             const int64_t last = t.axes[j].size - (j + 1 == idx.size() ? lanes : 1);
-            const Range& r = idx[j].range;
-            if (r.lo >= 0 && r.hi <= last) continue;
+            if (idx[j].interval.within(0, last)) continue;
             const std::string& x = idx[j].lane[0];
             line("if (" + x + " < 0 || " + x + " > " + int_lit(last) + ") {");
             line("    err[0] = " + int_lit(number) + ";");
@@ -300,8 +283,8 @@ private:
     Val expr(const Expr& e) {
         switch (e.kind) {
         case Expr::Real: return {{real_lit(e.value)}, {}};
-        case Expr::Int: return {{int_lit(e.ivalue)}, {e.ivalue, e.ivalue}};
-        case Expr::Loop: return {{"i" + std::to_string(e.ivalue)}, loop_range_.at((size_t)e.ivalue)};
+        case Expr::Int: return {{int_lit(e.ivalue)}, Interval::point(e.ivalue)};
+        case Expr::Loop: return {{"i" + std::to_string(e.ivalue)}, loops_.of((int)e.ivalue).value_or(Interval{})};
         case Expr::Scalar:
             (e.integer ? ints_ : reals_).insert((int)e.ivalue);
             return {{(e.integer ? "n" : "s") + std::to_string(e.ivalue)}, {}};
@@ -337,7 +320,7 @@ private:
                                                                 {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
             const Val a = expr(*e.args[0]);
             const Val b = expr(*e.args[1]);
-            return int_val("(" + a.lane[0] + " " + c.at(e.op) + " " + b.lane[0] + ")", {0, 1});
+            return int_val("(" + a.lane[0] + " " + c.at(e.op) + " " + b.lane[0] + ")", kTruth);
         }
         case Expr::Select: {
             const Val c = expr(*e.args[0]);
@@ -346,8 +329,7 @@ private:
             auto pick = [&](int j) {
                 return "(" + c.lane[0] + " != 0 ? " + a.lane[(size_t)j] + " : " + b.lane[(size_t)j] + ")";
             };
-            if (e.integer)
-                return int_val(pick(0), {std::min(a.range.lo, b.range.lo), std::max(a.range.hi, b.range.hi)});
+            if (e.integer) return int_val(pick(0), hull(a.interval, b.interval));
             return real_lanes(e.lanes, pick);
         }
         case Expr::ToReal: {
@@ -381,56 +363,34 @@ private:
 
     Val int_op(const Expr& e) {
         const Val a = expr(*e.args[0]);
-        const Range ra = a.range;
         const std::string& x = a.lane[0];
         if (e.kind == Expr::Unary) {  // neg
-            if (ra.lo != kMin) return int_val("(-" + x + ")", {-ra.hi, -ra.lo});
-            return checked("sub", "(int64_t)0", x, clamp(-(i128)ra.hi, -(i128)ra.lo));
+            const std::optional<IntStep> s = int_unary(e.op, a.interval);
+            if (!s) throw Error({}, "kernel " + k_.name + ": no integer operation `" + e.op + "`");
+            if (!s->overflow) return int_val("(-" + x + ")", s->value);
+            return checked("sub", "(int64_t)0", x, s->value);
         }
         const Val b = expr(*e.args[1]);
-        const Range rb = b.range;
         const std::string& y = b.lane[0];
+        const std::optional<IntStep> s = int_binary(e.op, a.interval, b.interval);
+        if (!s) throw Error({}, "kernel " + k_.name + ": no integer operation `" + e.op + "`");
         if (e.op == "add" || e.op == "sub" || e.op == "mul") {
-            i128 lo, hi;
-            if (e.op == "add") lo = (i128)ra.lo + rb.lo, hi = (i128)ra.hi + rb.hi;
-            else if (e.op == "sub") lo = (i128)ra.lo - rb.hi, hi = (i128)ra.hi - rb.lo;
-            else {
-                const i128 c[] = {(i128)ra.lo * rb.lo, (i128)ra.lo * rb.hi, (i128)ra.hi * rb.lo, (i128)ra.hi * rb.hi};
-                lo = *std::min_element(c, c + 4), hi = *std::max_element(c, c + 4);
-            }
             static const std::map<std::string, std::string> infix = {{"add", "+"}, {"sub", "-"}, {"mul", "*"}};
-            if (fits(lo, hi)) return int_val("(" + x + " " + infix.at(e.op) + " " + y + ")", clamp(lo, hi));
-            return checked(e.op.c_str(), x, y, clamp(lo, hi));
+            if (!s->overflow) return int_val("(" + x + " " + infix.at(e.op) + " " + y + ")", s->value);
+            return checked(e.op.c_str(), x, y, s->value);
         }
-        if (e.op == "min")
-            return int_val("(" + y + " < " + x + " ? " + y + " : " + x + ")",
-                           {std::min(ra.lo, rb.lo), std::min(ra.hi, rb.hi)});
-        if (e.op == "max")
-            return int_val("(" + x + " < " + y + " ? " + y + " : " + x + ")",
-                           {std::max(ra.lo, rb.lo), std::max(ra.hi, rb.hi)});
+        if (e.op == "min") return int_val("(" + y + " < " + x + " ? " + y + " : " + x + ")", s->value);
+        if (e.op == "max") return int_val("(" + x + " < " + y + " ? " + y + " : " + x + ")", s->value);
         // div, mod: a zero divisor, then INT64_MIN by -1, as the interpreter checks them.
         const bool div = e.op == "div";
-        if (rb.lo <= 0 && rb.hi >= 0) {
+        if (s->zero_divisor) {
             line("if (" + y + " == 0) {");
             line(std::string("    err[0] = ") + (div ? "0" : "1") + ";");
             line("    return PRESK_DIV_BY_ZERO;");
             line("}");
         }
-        if (ra.lo == kMin && rb.lo <= -1 && rb.hi >= -1)
-            line("if (" + x + " == INT64_MIN && " + y + " == -1) return PRESK_INT_OVERFLOW;");
-        Range r;
-        if (div) {
-            const i128 m = magnitude(ra);
-            r = clamp(-m, m);
-            if (rb.lo > 0 || rb.hi < 0) {
-                const i128 c[] = {(i128)ra.lo / rb.lo, (i128)ra.lo / rb.hi, (i128)ra.hi / rb.lo, (i128)ra.hi / rb.hi};
-                r = clamp(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
-            }
-        } else {
-            const i128 m = magnitude(rb) - 1;  // |a % b| < |b|, with the sign of a
-            r = clamp(ra.lo >= 0 ? 0 : std::max<i128>(-m, ra.lo), ra.hi <= 0 ? 0 : std::min<i128>(m, ra.hi));
-        }
-        return int_val("(" + x + (div ? " / " : " % ") + y + ")", r);
+        if (s->overflow) line("if (" + x + " == INT64_MIN && " + y + " == -1) return PRESK_INT_OVERFLOW;");
+        return int_val("(" + x + (div ? " / " : " % ") + y + ")", s->value);
     }
 
     void block(const std::vector<Stmt>& body) {
@@ -444,12 +404,11 @@ private:
             const std::string v = "i" + std::to_string(s.var);
             line("for (int64_t " + v + " = " + (split ? "lo_" : int_lit(s.lo)) + "; " + v + " < " +
                  (split ? "hi_" : int_lit(s.hi)) + "; ++" + v + ") {");
-            if ((size_t)s.var >= loop_range_.size()) loop_range_.resize((size_t)s.var + 1);
-            loop_range_[(size_t)s.var] = {s.lo, s.hi > s.lo ? s.hi - 1 : s.lo};
+            loops_.enter(s);
             ++depth_;
             block(s.body);
             --depth_;
-            loop_range_[(size_t)s.var] = {};
+            loops_.leave(s);
             line("}");
             return;
         }

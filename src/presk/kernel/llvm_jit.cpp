@@ -12,12 +12,12 @@
 // block per status (index checks meet in one block whose phis carry the access, the axis
 // and the index). Accesses are numbered as native.h's status_message numbers them.
 //
-// Checks are left out only where they cannot fail: an index whose interval (from the loop
-// bounds, constants and + - * min max of them) lies within its axis, an integer operation
-// whose interval does not overflow, a division by a divisor that excludes 0 (and -1 for a
-// dividend that may be INT64_MIN). A loop that runs no iteration is not emitted (the
-// interpreter runs none of its body). The split loop (native.h's split_loop) runs
-// [max(lo, its lo), min(hi, its hi)).
+// Checks are left out only where they cannot fail (kernel/bounds.h: the intervals of integer
+// expressions from the loop bounds and the constants): an index whose interval lies within its
+// axis, an integer operation whose interval does not overflow, a division by a divisor that
+// excludes 0 (and -1 for a dividend that may be INT64_MIN). A loop that runs no iteration is
+// not emitted (the interpreter runs none of its body). The split loop (native.h's split_loop)
+// runs [max(lo, its lo), min(hi, its hi)).
 #include "kernel/llvm_jit.h"
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include <map>
 #include <mutex>
 
+#include "kernel/bounds.h"
 #include "kernel/eval.h"
 #include "kernel/pmath.h"
 #include "lang/source.h"
@@ -93,31 +94,6 @@ using llvm::BasicBlock;
 using llvm::Value;
 
 [[noreturn]] void fail(const Kernel& k, const std::string& msg) { throw Error({}, "kernel " + k.name + ": " + msg); }
-
-// An interval of int64 values; the full range when nothing is known.
-struct Range {
-    int64_t lo = INT64_MIN, hi = INT64_MAX;
-    bool within(int64_t a, int64_t b) const { return lo >= a && hi <= b; }
-};
-
-// a op b on intervals; nullopt when a bound overflows (then the operation may).
-std::optional<Range> add(Range a, Range b) {
-    Range r;
-    if (__builtin_add_overflow(a.lo, b.lo, &r.lo) || __builtin_add_overflow(a.hi, b.hi, &r.hi)) return std::nullopt;
-    return r;
-}
-std::optional<Range> sub(Range a, Range b) {
-    Range r;
-    if (__builtin_sub_overflow(a.lo, b.hi, &r.lo) || __builtin_sub_overflow(a.hi, b.lo, &r.hi)) return std::nullopt;
-    return r;
-}
-std::optional<Range> mul(Range a, Range b) {
-    int64_t p[4];
-    if (__builtin_mul_overflow(a.lo, b.lo, &p[0]) || __builtin_mul_overflow(a.lo, b.hi, &p[1]) ||
-        __builtin_mul_overflow(a.hi, b.lo, &p[2]) || __builtin_mul_overflow(a.hi, b.hi, &p[3]))
-        return std::nullopt;
-    return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
-}
 
 // The affine form c + sum coef[v] * i<v> of an index made of constants, loop variables and
 // + - and * by a constant; nullopt for any other index or when a coefficient overflows.
@@ -402,7 +378,7 @@ private:
     std::vector<Value*> base_;                    // buffer pointers
     std::vector<std::vector<int64_t>> strides_;   // per buffer and axis, in elements
     std::map<int, llvm::AllocaInst*> loops_, ints_, reals_, vecs_;
-    std::map<int, Range> open_;                   // the loops around the statement: their ranges
+    LoopIntervals open_;                          // the loops around the statement
     std::vector<int> depth_;                      // their variables, outermost first
     int64_t acc_ = 0;                             // the number of the next access (native.h)
     // Rule 1 (NativeOptions::register_output): the output element a loop holds in a slot.
@@ -451,44 +427,37 @@ private:
     // ---- integer expressions: the value and its interval ----
     struct Int {
         Value* v;
-        Range r;
+        Interval r;
     };
 
+    // a `op` b with the checks its operands' intervals leave.
     Int int_op(const std::string& op, Int a, Int b) {
-        using llvm::Intrinsic::ID;
+        const std::optional<IntStep> s = int_binary(op, a.r, b.r);
+        if (!s) fail(k_, "no integer operation `" + op + "`");
         if (op == "add" || op == "sub" || op == "mul") {
-            const std::optional<Range> r = op == "add" ? add(a.r, b.r) : op == "sub" ? sub(a.r, b.r) : mul(a.r, b.r);
-            if (r) {
+            if (!s->overflow) {
                 Value* v = op == "add"   ? b_.CreateNSWAdd(a.v, b.v)
                            : op == "sub" ? b_.CreateNSWSub(a.v, b.v)
                                          : b_.CreateNSWMul(a.v, b.v);
-                return {v, *r};
+                return {v, s->value};
             }
-            const ID id = op == "add" ? llvm::Intrinsic::sadd_with_overflow
-                          : op == "sub" ? llvm::Intrinsic::ssub_with_overflow
-                                        : llvm::Intrinsic::smul_with_overflow;
+            const llvm::Intrinsic::ID id = op == "add"   ? llvm::Intrinsic::sadd_with_overflow
+                                           : op == "sub" ? llvm::Intrinsic::ssub_with_overflow
+                                                         : llvm::Intrinsic::smul_with_overflow;
             Value* res = b_.CreateBinaryIntrinsic(id, a.v, b.v);
             fail_if(b_.CreateExtractValue(res, 1), overflow_);
-            return {b_.CreateExtractValue(res, 0), Range{}};
+            return {b_.CreateExtractValue(res, 0), s->value};
         }
         if (op == "div" || op == "mod") {
-            if (b.r.lo <= 0 && b.r.hi >= 0) fail_if(b_.CreateICmpEQ(b.v, b_.getInt64(0)), op == "div" ? div0_ : mod0_);
-            if (a.r.lo == INT64_MIN && b.r.lo <= -1 && b.r.hi >= -1)
+            if (s->zero_divisor) fail_if(b_.CreateICmpEQ(b.v, b_.getInt64(0)), op == "div" ? div0_ : mod0_);
+            if (s->overflow)
                 fail_if(b_.CreateAnd(b_.CreateICmpEQ(a.v, b_.getInt64((uint64_t)INT64_MIN)),
                                      b_.CreateICmpEQ(b.v, b_.getInt64((uint64_t)-1))),
                         overflow_);
-            Range r;
-            if (a.r.lo >= 0 && b.r.lo > 0)
-                r = op == "div" ? Range{a.r.lo / b.r.hi, a.r.hi / b.r.lo} : Range{0, std::min(a.r.hi, b.r.hi - 1)};
-            return {op == "div" ? b_.CreateSDiv(a.v, b.v) : b_.CreateSRem(a.v, b.v), r};
+            return {op == "div" ? b_.CreateSDiv(a.v, b.v) : b_.CreateSRem(a.v, b.v), s->value};
         }
-        if (op == "min")
-            return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a.v, b.v),
-                    Range{std::min(a.r.lo, b.r.lo), std::min(a.r.hi, b.r.hi)}};
-        if (op == "max")
-            return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a.v, b.v),
-                    Range{std::max(a.r.lo, b.r.lo), std::max(a.r.hi, b.r.hi)}};
-        fail(k_, "no integer operation `" + op + "`");
+        const llvm::Intrinsic::ID id = op == "min" ? llvm::Intrinsic::smin : llvm::Intrinsic::smax;
+        return {b_.CreateBinaryIntrinsic(id, a.v, b.v), s->value};
     }
 
     Value* compare(const std::string& op, Value* a, Value* b, bool integer) {
@@ -509,14 +478,16 @@ private:
     Int int_expr(const Expr& e) {
         if (!e.integer || e.lanes != 1) fail(k_, "a malformed integer expression");
         switch (e.kind) {
-        case Expr::Int: return {b_.getInt64((uint64_t)e.ivalue), Range{e.ivalue, e.ivalue}};
-        case Expr::Loop: return {b_.CreateLoad(i64_, loop_var((int)e.ivalue)), open_.at((int)e.ivalue)};
-        case Expr::Scalar: return {b_.CreateLoad(i64_, int_var((int)e.ivalue)), Range{}};
-        case Expr::Load: return {load(e, 1), Range{}};
-        case Expr::Unary: {
+        case Expr::Int: return {b_.getInt64((uint64_t)e.ivalue), Interval::point(e.ivalue)};
+        case Expr::Loop:
+            return {b_.CreateLoad(i64_, loop_var((int)e.ivalue)), open_.of((int)e.ivalue).value_or(Interval{})};
+        case Expr::Scalar: return {b_.CreateLoad(i64_, int_var((int)e.ivalue)), Interval{}};
+        case Expr::Load: return {load(e, 1), Interval{}};
+        case Expr::Unary: {  // neg a as 0 - a (int_unary's interval and overflow)
             arity(e, 1);
+            if (e.op != "neg") fail(k_, "no integer operation `" + e.op + "`");
             const Int a = int_expr(*e.args[0]);
-            return int_op("sub", {b_.getInt64(0), Range{0, 0}}, a);
+            return int_op("sub", {b_.getInt64(0), Interval::point(0)}, a);
         }
         case Expr::Binary: {
             arity(e, 2);
@@ -529,46 +500,20 @@ private:
             if (e.args[0]->integer) {
                 const Int a = int_expr(*e.args[0]);
                 const Int b = int_expr(*e.args[1]);
-                return {compare(e.op, a.v, b.v, true), Range{0, 1}};
+                return {compare(e.op, a.v, b.v, true), kTruth};
             }
             Value* a = real_expr(*e.args[0]);
             Value* b = real_expr(*e.args[1]);
-            return {compare(e.op, a, b, false), Range{0, 1}};
+            return {compare(e.op, a, b, false), kTruth};
         }
         case Expr::Select: {
             arity(e, 3);
             const Int c = int_expr(*e.args[0]);
             const Int a = int_expr(*e.args[1]);
             const Int b = int_expr(*e.args[2]);
-            return {b_.CreateSelect(b_.CreateICmpNE(c.v, b_.getInt64(0)), a.v, b.v),
-                    Range{std::min(a.r.lo, b.r.lo), std::max(a.r.hi, b.r.hi)}};
+            return {b_.CreateSelect(b_.CreateICmpNE(c.v, b_.getInt64(0)), a.v, b.v), hull(a.r, b.r)};
         }
         default: fail(k_, "a malformed integer expression");
-        }
-    }
-
-    // The interval of a pure index expression (constants, loop variables of open loops and
-    // + - * min max of them) without emitting it; nullopt for any other.
-    std::optional<Range> pure_range(const Expr& e) const {
-        switch (e.kind) {
-        case Expr::Int: return Range{e.ivalue, e.ivalue};
-        case Expr::Loop: {
-            auto it = open_.find((int)e.ivalue);
-            if (it == open_.end()) return std::nullopt;
-            return it->second;
-        }
-        case Expr::Binary: {
-            if (!e.integer || e.args.size() != 2) return std::nullopt;
-            const auto a = pure_range(*e.args[0]), b = pure_range(*e.args[1]);
-            if (!a || !b) return std::nullopt;
-            if (e.op == "add") return add(*a, *b);
-            if (e.op == "sub") return sub(*a, *b);
-            if (e.op == "mul") return mul(*a, *b);
-            if (e.op == "min") return Range{std::min(a->lo, b->lo), std::min(a->hi, b->hi)};
-            if (e.op == "max") return Range{std::max(a->lo, b->lo), std::max(a->hi, b->hi)};
-            return std::nullopt;
-        }
-        default: return std::nullopt;
         }
     }
 
@@ -821,7 +766,7 @@ private:
         });
         if (!ok || !stored || !first) return nullptr;
         for (size_t j = 0; j < first->size(); ++j) {
-            const std::optional<Range> r = pure_range(*(*first)[j]);
+            const std::optional<Interval> r = pure_interval(*(*first)[j], open_);
             const int64_t last = k_.output.axes[j].size - 1;
             if (!r || !r->within(0, last)) return nullptr;
         }
@@ -861,11 +806,11 @@ private:
         b_.SetInsertPoint(head);
         b_.CreateCondBr(b_.CreateICmpSLT(b_.CreateLoad(i64_, iv), hi), body, exit);
         b_.SetInsertPoint(body);
-        open_[s.var] = Range{s.lo, s.hi - 1};
+        open_.enter(s);
         depth_.push_back(s.var);
         block_stmts(s.body);
         depth_.pop_back();
-        open_.erase(s.var);
+        open_.leave(s);
         b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64_, iv), b_.getInt64(1), "", true, true), iv);
         b_.CreateBr(head);
         b_.SetInsertPoint(exit);
