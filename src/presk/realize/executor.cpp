@@ -127,6 +127,7 @@ struct Slot {
     std::vector<std::pair<std::vector<DType>, Cached*>> variants;
     std::vector<int> last_types;     // per input: its buffer's type at the last launch, -1 for none
     Cached* last = nullptr;          // the kernel chosen for them
+    int64_t count = -1;              // the result's element count, checked at the first launch
     /// Per input: a literal and its conversion to the type the kernel declares (made once).
     std::vector<std::pair<kernel::Data, kernel::Data>> constants;
 };
@@ -139,7 +140,7 @@ struct Step {
     DType dtype = DType::F64;                // a host primitive: the storage type of its site
     bool random = false;                     // a host primitive drawing from the random streams
     std::optional<Value> literal;            // Lit: its value, made at its first evaluation
-    std::vector<int> release;                // the values read here for the last time: dropped after it
+    std::vector<int> release;                // values read here for the last time, or never read: dropped after it
     std::vector<bool> take;                  // per argument: read here for the last time, once (moved)
 };
 
@@ -156,6 +157,7 @@ struct FnPlan {
     };
     std::vector<Group> groups;
     std::vector<Step> steps;  // by body position
+    std::vector<int> unread;  // the parameters no let reads (dropped at the end)
 };
 
 struct Executor::Impl {
@@ -212,13 +214,15 @@ struct Executor::Impl {
             }
             fp.groups.push_back(std::move(pg));
         }
-        fp.steps = steps(f, fp.part);
+        fp.steps = steps(f, fp.part, fp.unread);
         return plans.emplace(&f, std::move(fp)).first->second;
     }
 
     /// The steps of `f`'s lets as this executor runs them (fused or not): which are computed at
-    /// their group's root, what a host let needs, and where each value is read for the last time.
-    std::vector<Step> steps(const core::Function& f, const detail::Partition& part) const {
+    /// their group's root, what a host let needs, and where each value is read for the last
+    /// time, so that every value but the result is dropped in the call (`unread`: the
+    /// parameters no let reads).
+    std::vector<Step> steps(const core::Function& f, const detail::Partition& part, std::vector<int>& unread) const {
         const size_t n = f.body.size(), ids = (size_t)f.next_id();
         std::vector<Step> st(n);
         static const std::vector<int> none;
@@ -232,17 +236,25 @@ struct Executor::Impl {
         for (size_t pos = 0; pos < n; ++pos)
             for (int id : reads(pos))
                 if (id >= 0 && (size_t)id < ids) last[(size_t)id] = (int)pos;
-        for (size_t id = 0; id < ids; ++id)
-            if (last[id] >= 0 && (int)id != f.result) st[(size_t)last[id]].release.push_back((int)id);
+        for (size_t pos = 0; pos < n; ++pos) {
+            const int g = part.group_of[pos];
+            if (g >= 0) {
+                const std::vector<int>& lets = part.groups[(size_t)g].lets;
+                st[pos].skip = o.fuse && lets.back() != (int)pos;
+                st[pos].member = (int)(std::find(lets.begin(), lets.end(), (int)pos) - lets.begin());
+            }
+        }
+        const size_t arity = (size_t)f.arity();
+        for (size_t id = 0; id < ids; ++id) {
+            if ((int)id == f.result) continue;
+            if (last[id] >= 0) st[(size_t)last[id]].release.push_back((int)id);
+            else if (id < arity) unread.push_back((int)id);
+            else if (!st[id - arity].skip) st[id - arity].release.push_back((int)id);  // a value no let reads
+        }
         for (size_t pos = 0; pos < n; ++pos) {
             const core::Let& l = f.body[pos];
             Step& s = st[pos];
             const int g = part.group_of[pos];
-            if (g >= 0) {
-                const std::vector<int>& lets = part.groups[(size_t)g].lets;
-                s.skip = o.fuse && lets.back() != (int)pos;
-                s.member = (int)(std::find(lets.begin(), lets.end(), (int)pos) - lets.begin());
-            }
             if (l.op == core::Op::Call || l.op == core::Op::Loop) s.callee = p.find(l.name);
             if (l.op == core::Op::Prim && g < 0) {
                 s.dtype = r.storage_of(detail::site_of(f, l));
@@ -255,10 +267,14 @@ struct Executor::Impl {
         return st;
     }
 
-    /// The environment of the calls at depth `d` (kept between calls, so that it is allocated once).
-    std::vector<Value>& frame(int d) {
+    /// The environment of the calls at depth `d`, with room for `n` values: kept from call to
+    /// call (allocated once), every value in it empty outside a call (a call drops each value
+    /// as it reads it for the last time; an error empties them all, call_values).
+    std::vector<Value>& frame(int d, size_t n) {
         while ((int)frames.size() <= d) frames.emplace_back();
-        return frames[(size_t)d];
+        std::vector<Value>& env = frames[(size_t)d];
+        if (env.size() < n) env.resize(n);
+        return env;
     }
 
     template <class Lower>
@@ -339,8 +355,11 @@ struct Executor::Impl {
     Value launch(Slot& s, Cached& c, const std::vector<const Value*>& in, const TypeP& type) {
         const Kernel& k = c.k;
         if (in.size() != k.inputs.size()) throw Error({}, "kernel " + k.name + " takes " + std::to_string(k.inputs.size()) + " inputs");
-        const int64_t n = type->numel();
-        if (n > kMaxElements) throw Error({}, "a result of " + std::to_string(n) + " elements is too large for the kernel backend");
+        if (s.count < 0) {
+            const int64_t n = type->numel();
+            if (n > kMaxElements) throw Error({}, "a result of " + std::to_string(n) + " elements is too large for the kernel backend");
+            s.count = n;
+        }
         held.clear();
         held.reserve(in.size());  // `ptrs` points into it
         ptrs.clear();
@@ -353,7 +372,7 @@ struct Executor::Impl {
                                     ", declared " + kernel::dtype_name(want));
             ptrs.push_back(d.dtype() == want ? &d : &converted(s, i, d, want));
         }
-        kernel::Data out(k.output.dtype, n, &buffers);
+        kernel::Data out(k.output.dtype, s.count, &buffers);
         run_kernel(c, ptrs, out, workers.get(), bufs);
         if (o.on_launch) o.on_launch(k, ptrs, out);
         held.clear();
@@ -365,7 +384,7 @@ struct Executor::Impl {
         return detail::tensor_value(type, std::move(out));
     }
 
-    /// Runs `f` on the arguments in `env` (a frame of this executor: its values are consumed).
+    /// Runs `f` on the arguments in the first places of `env` (frame(depth + 1)), leaving it empty.
     Value call(const core::Function& f, std::vector<Value>& env) {
         struct Depth {
             int& d;
@@ -373,7 +392,7 @@ struct Executor::Impl {
         } guard{++depth};
         if (depth > 1000) throw Error({}, f.name + ": calls nested too deeply");
         FnPlan& fp = plan(f);
-        env.resize((size_t)f.next_id());
+        if (env.size() < (size_t)f.next_id()) env.resize((size_t)f.next_id());
         for (size_t pos = 0; pos < f.body.size(); ++pos) {
             const Step& st = fp.steps[pos];
             if (st.skip) continue;
@@ -388,9 +407,8 @@ struct Executor::Impl {
             }
             for (int id : st.release) env[(size_t)id] = Value();
         }
-        Value result = std::move(env[(size_t)f.result]);
-        env.clear();
-        return result;
+        for (int id : fp.unread) env[(size_t)id] = Value();
+        return std::move(env[(size_t)f.result]);
     }
 
     /// The launch of the group of the let at `pos`: at its root (fused), or of that member alone.
@@ -448,9 +466,8 @@ struct Executor::Impl {
         }
         case core::Op::Call: {
             if (!st.callee) throw Error({}, "no function '" + l.name + "'");
-            std::vector<Value>& args = frame(depth + 1);
-            args.clear();
-            for (size_t i = 0; i < l.args.size(); ++i) args.push_back(pass(i));
+            std::vector<Value>& args = frame(depth + 1, l.args.size());
+            for (size_t i = 0; i < l.args.size(); ++i) args[i] = pass(i);
             return call(*st.callee, args);
         }
         case core::Op::Loop: return loop(fp, pos, env);
@@ -495,14 +512,13 @@ struct Executor::Impl {
         auto arg = [&](size_t j) -> Value& { return env[(size_t)l.args[j]]; };
         Value carry = st.take[(size_t)s] ? std::move(arg((size_t)s)) : arg((size_t)s);
         std::vector<Value> out(ys ? (size_t)L : 0);
-        std::vector<Value>& args = frame(depth + 1);
+        std::vector<Value>& args = frame(depth + 1, l.args.size());
         for (int64_t k = 0; k < L; ++k) {
             const int64_t i = rev ? L - 1 - k : k;
-            args.clear();
-            for (int64_t j = 0; j < s; ++j) args.push_back(detail::slice_first(arg((size_t)j), i, types));
+            for (int64_t j = 0; j < s; ++j) args[(size_t)j] = detail::slice_first(arg((size_t)j), i, types);
             if (ys == 3) out[(size_t)i] = carry;
-            args.push_back(std::move(carry));
-            for (size_t j = (size_t)s + 1; j < l.args.size(); ++j) args.push_back(arg(j));
+            args[(size_t)s] = std::move(carry);
+            for (size_t j = (size_t)s + 1; j < l.args.size(); ++j) args[j] = arg(j);
             ctx.push_back(std::to_string(i));
             Value res = call(*f, args);
             ctx.pop_back();
@@ -683,9 +699,14 @@ Value Executor::call_values(const std::string& fn, const std::vector<Value>& arg
                                 ", expected " + to_string(*f->param_types[i]));
     impl_->ctx.clear();
     impl_->depth = 0;
-    std::vector<Value>& env = impl_->frame(1);
-    env.assign(args.begin(), args.end());
-    return impl_->call(*f, env);
+    try {
+        std::vector<Value>& env = impl_->frame(1, args.size());
+        std::copy(args.begin(), args.end(), env.begin());
+        return impl_->call(*f, env);
+    } catch (...) {
+        for (std::vector<Value>& env : impl_->frames) env.clear();  // what the failed call left
+        throw;
+    }
 }
 
 Value Executor::call(const std::string& fn, const std::vector<ref::Value>& args) { return call_values(fn, convert_args(fn, args)); }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/core.h"
@@ -47,9 +48,17 @@ private:
     struct Entry {
         TypeP from, to;
     };
+    struct Key {
+        const Type* t;
+        int64_t n;
+        bool operator==(const Key&) const = default;
+    };
+    struct Hash {
+        size_t operator()(const Key& k) const { return std::hash<const Type*>()(k.t) ^ (size_t)k.n * 0x9E3779B97F4A7C15u; }
+    };
     /// The entry of (t, n), n = -1 for unstacked; `to` null when new.
     Entry& at(const TypeP& t, int64_t n);
-    std::map<std::pair<const Type*, int64_t>, Entry> memo_;
+    std::unordered_map<Key, Entry, Hash> memo_;
 };
 
 /// Component `l` of every leaf along its first axis (a stack's layer l): a view of the

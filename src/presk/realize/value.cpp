@@ -99,7 +99,7 @@ constexpr size_t kMaxTypes = 4096;  // the memo's size at which it is emptied
 } // namespace
 
 TypeMemo::Entry& TypeMemo::at(const TypeP& t, int64_t n) {
-    const auto key = std::make_pair(t.get(), n);
+    const Key key{t.get(), n};
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
     if (memo_.size() >= kMaxTypes) memo_.clear();
