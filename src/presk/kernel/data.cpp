@@ -15,6 +15,7 @@ namespace presk::kernel {
 namespace {
 
 constexpr size_t kAlign = 64;
+constexpr size_t kIndexedLines = 4096;  // a pool finds the free list of a block up to 256 KiB by index
 
 #if !defined(NDEBUG) || defined(PRESK_FILL_BUFFERS)
 constexpr bool kFillBuild = true;
@@ -102,9 +103,21 @@ struct BufferPool::Lists {
     int64_t taken = 0;    // its blocks not given back
     int64_t fresh = 0;
     std::unordered_map<size_t, std::vector<Data::Block*>> free;  // by bytes (a block keeps its list's address)
+    std::vector<std::vector<Data::Block*>*> by_lines;            // free's lists of the shorter lengths, by 64-byte lines
+
+    std::vector<Data::Block*>& list_of(size_t bytes) {
+        const size_t lines = bytes / kAlign;
+        if (lines < by_lines.size() && by_lines[lines]) return *by_lines[lines];
+        std::vector<Data::Block*>& list = free[bytes];
+        if (lines < kIndexedLines) {
+            if (by_lines.size() <= lines) by_lines.resize(lines + 1);
+            by_lines[lines] = &list;
+        }
+        return list;
+    }
 
     Data::Block* take(size_t bytes) {
-        std::vector<Data::Block*>& list = free[bytes];
+        std::vector<Data::Block*>& list = list_of(bytes);
         Data::Block* b = nullptr;
         if (list.empty()) {
             b = Data::Block::make(bytes, this);
@@ -136,6 +149,7 @@ struct BufferPool::Lists {
         for (auto& [bytes, bs] : free)
             for (Data::Block* b : bs) Data::Block::destroy(b);
         free.clear();
+        by_lines.clear();
     }
 };
 
