@@ -264,6 +264,19 @@ struct Executor::Impl {
                 s.take.push_back(id >= 0 && (size_t)id < ids && last[(size_t)id] == (int)pos && id != f.result &&
                                  std::count(l.args.begin(), l.args.end(), id) == 1);
         }
+        // A tree only projections read: each projection moves its item out when no later one
+        // reads the same item.
+        std::vector<bool> only_gets(ids, true);
+        std::map<std::pair<int, int64_t>, size_t> last_get;  // (tree, item) -> position
+        for (size_t pos = 0; pos < n; ++pos) {
+            const core::Let& l = f.body[pos];
+            const bool get = l.op == core::Op::Get && l.args.size() == 1 && !l.ints.empty();
+            for (int id : reads(pos))
+                if (id >= 0 && (size_t)id < ids && !get) only_gets[(size_t)id] = false;
+            if (get && l.args[0] >= 0 && (size_t)l.args[0] < ids) last_get[{l.args[0], l.ints[0]}] = pos;
+        }
+        for (const auto& [item, pos] : last_get)
+            if (only_gets[(size_t)item.first] && item.first != f.result) st[pos].take[0] = true;
         return st;
     }
 
