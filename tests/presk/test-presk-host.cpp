@@ -69,7 +69,8 @@ TEST(Host, EveryCallGivesTheFirstCallsBits) {
             o.log_launches = false;
             Executor quiet(p, parse_realization(r), o);
             for (int call = 0; call < 3; ++call) {
-                const std::string what = std::string(r) + (fuse ? " fused" : " unfused") + " call " + std::to_string(call);
+                const std::string what =
+                    std::string(r) + (fuse ? " fused" : " unfused") + " call " + std::to_string(call);
                 EXPECT_EQ(text_of(quiet.call_values(p.entry, in)), want) << what;
                 EXPECT_EQ(text_of(logged.call_values(p.entry, in)), want) << what;
                 EXPECT_EQ(text_of(in), given) << what;
@@ -90,7 +91,8 @@ TEST(Host, AFailedCallLeavesNothingBehind) {
     const char* text = "module Row{D} {\n  param w : [D] = normal(0, 1)\n"
                        "  fn step(acc : [B, D], t : [6, D], ids : int<6>[B]) -> [B, D] { acc + embed(t, ids) * w }\n}\n"
                        "module Net{D, L} {\n  param rows : stack[L] Row{D}\n  param t : [6, D] = normal(0, 1)\n"
-                       "  fn f(ids : int<6>[B], more : int<6>[B]) -> [B, D] { fold(rows.step, embed(t, ids), t, more) }\n}\n";
+                       "  fn f(ids : int<6>[B], more : int<6>[B]) -> [B, D] {\n"
+                       "    fold(rows.step, embed(t, ids), t, more)\n  }\n}\n";
     core::Program p = program(text, "Net{3, 2}.f", {{"B", 2}});
     ref::Interp interp(p, {256, 0, false});
     const auto args = interp.entry_args();

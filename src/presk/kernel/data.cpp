@@ -103,7 +103,7 @@ struct BufferPool::Lists {
     int64_t taken = 0;    // its blocks not given back
     int64_t fresh = 0;
     std::unordered_map<size_t, std::vector<Data::Block*>> free;  // by bytes (a block keeps its list's address)
-    std::vector<std::vector<Data::Block*>*> by_lines;            // free's lists of the shorter lengths, by 64-byte lines
+    std::vector<std::vector<Data::Block*>*> by_lines;            // free's shorter lists, by 64-byte lines
 
     std::vector<Data::Block*>& list_of(size_t bytes) {
         const size_t lines = bytes / kAlign;

@@ -584,7 +584,8 @@ void check_buffers(const Kernel& k, const std::vector<const Data*>& in, const Da
     check_buffers(k, buffer_counts(k), in, out);
 }
 
-void check_buffers(const Kernel& k, const std::vector<int64_t>& n, const std::vector<const Data*>& in, const Data& out) {
+void check_buffers(const Kernel& k, const std::vector<int64_t>& n, const std::vector<const Data*>& in,
+                   const Data& out) {
     check_inputs(k, n, in, out);
     if (out.dtype() != k.output.dtype || out.size() != n.back() || out.shared())
         fail(k, "the output buffer is " + std::string(dtype_name(out.dtype())) + " of " + std::to_string(out.size()) +

@@ -141,7 +141,8 @@ struct Step {
     bool random = false;                     // a host primitive drawing from the random streams
     std::optional<Value> literal;            // Lit: its value, made at its first evaluation
     std::vector<int> release;                // values read here for the last time, or never read: dropped after it
-    std::vector<bool> take;                  // per argument: read here for the last time, once (moved)
+    std::vector<bool> take;                  // per argument: moved, not copied (its last read, once; or a
+                                             // projection's item no later projection reads)
 };
 
 /// A function's partition with what the executor adds per group: its site, storage type and
@@ -173,7 +174,7 @@ struct Executor::Impl {
     std::vector<std::string> ctx;  // the enclosing fold steps, for random keys
     int depth = 0;
     std::deque<std::vector<Value>> frames;  // by call depth: the environments, reused call after call
-    kernel::BufferPool buffers;  // the launches' outputs
+    kernel::BufferPool buffers;  // the launches' outputs, host primitives' results, stacks
     std::unique_ptr<kernel::Pool> workers;  // machine-code launches at threads > 1 (divided kernels)
     detail::TypeMemo types;  // stacks' and layers' types
     // Scratch of one launch or host primitive (neither calls a function).
@@ -306,8 +307,8 @@ struct Executor::Impl {
     template <class Lower>
     Cached& kernel_for(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
         auto type_of = [](const Value* v) { return v->t ? (int)v->t->dtype() : -1; };
-        if (s.last && s.last_types.size() == in.size() &&
-            std::equal(in.begin(), in.end(), s.last_types.begin(), [&](const Value* v, int d) { return type_of(v) == d; }))
+        auto same = [&](const Value* v, int d) { return type_of(v) == d; };
+        if (s.last && s.last_types.size() == in.size() && std::equal(in.begin(), in.end(), s.last_types.begin(), same))
             return *s.last;
         s.last_types.clear();
         for (const Value* v : in) s.last_types.push_back(type_of(v));
@@ -351,7 +352,7 @@ struct Executor::Impl {
     /// (a literal's value is the same at every call), any other's made in `held`.
     const kernel::Data& converted(Slot& s, size_t i, const kernel::Data& d, DType want) {
         if (i < s.literal.size() && s.literal[i]) {
-            if (s.constants.size() < s.literal.size()) s.constants.resize(s.literal.size());  // once: the launch points into it
+            if (s.constants.size() < s.literal.size()) s.constants.resize(s.literal.size());  // once: launches point in
             auto& [from, to] = s.constants[i];
             if (!same_elements(from, d) || to.dtype() != want) {
                 from = d;
@@ -370,7 +371,8 @@ struct Executor::Impl {
         if (in.size() != k.inputs.size()) throw Error({}, "kernel " + k.name + " takes " + std::to_string(k.inputs.size()) + " inputs");
         if (s.count < 0) {
             const int64_t n = type->numel();
-            if (n > kMaxElements) throw Error({}, "a result of " + std::to_string(n) + " elements is too large for the kernel backend");
+            if (n > kMaxElements)
+                throw Error({}, "a result of " + std::to_string(n) + " elements is too large for the kernel backend");
             s.count = n;
         }
         held.clear();
@@ -381,8 +383,8 @@ struct Executor::Impl {
             const kernel::Data& d = *in[i]->t;
             const DType want = k.inputs[i].dtype;
             if ((want == DType::I64) != (d.dtype() == DType::I64))
-                throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " + kernel::dtype_name(d.dtype()) +
-                                    ", declared " + kernel::dtype_name(want));
+                throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " +
+                                    kernel::dtype_name(d.dtype()) + ", declared " + kernel::dtype_name(want));
             ptrs.push_back(d.dtype() == want ? &d : &converted(s, i, d, want));
         }
         kernel::Data out(k.output.dtype, s.count, &buffers);
@@ -472,7 +474,8 @@ struct Executor::Impl {
             return v;
         }
         case core::Op::Get: {
-            if (l.args.empty() || l.ints.empty() || l.ints[0] < 0 || (size_t)l.ints[0] >= env[(size_t)l.args[0]].items.size())
+            if (l.args.empty() || l.ints.empty() || l.ints[0] < 0 ||
+                (size_t)l.ints[0] >= env[(size_t)l.args[0]].items.size())
                 throw Error({}, "a projection out of range");
             Value& item = env[(size_t)l.args[0]].items[(size_t)l.ints[0]];
             return st.take[0] ? std::move(item) : item;

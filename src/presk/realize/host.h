@@ -54,7 +54,9 @@ private:
         bool operator==(const Key&) const = default;
     };
     struct Hash {
-        size_t operator()(const Key& k) const { return std::hash<const Type*>()(k.t) ^ (size_t)k.n * 0x9E3779B97F4A7C15u; }
+        size_t operator()(const Key& k) const {
+            return std::hash<const Type*>()(k.t) ^ (size_t)k.n * 0x9E3779B97F4A7C15u;
+        }
     };
     /// The entry of (t, n), n = -1 for unstacked; `to` null when new.
     Entry& at(const TypeP& t, int64_t n);
