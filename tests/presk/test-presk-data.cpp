@@ -154,13 +154,14 @@ realize::Value tensor(TypeP type, Data d) { return realize::detail::tensor_value
 TEST(Values, AStacksLayerIsAViewOfIt) {
     const TypeP t = tensor_type(Elem::Real, {{"", 3}, {"", 2}});
     const realize::Value stack = tensor(t, Data::from_reals(DType::F32, {0, 1, 2, 3, 4, 5}));
+    realize::detail::TypeMemo types;
     for (int64_t l = 0; l < 3; ++l) {
-        const realize::Value layer = realize::detail::slice_first(stack, l);
+        const realize::Value layer = realize::detail::slice_first(stack, l, types);
         EXPECT_EQ(to_string(*layer.type), "[2]");
         EXPECT_EQ(layer.t->raw(), stack.t->data<float>() + 2 * l);
         EXPECT_EQ(layer.t->reals(), (std::vector<double>{(double)(2 * l), (double)(2 * l + 1)}));
     }
-    EXPECT_THROW(realize::detail::slice_first(stack, 3), Error);
+    EXPECT_THROW(realize::detail::slice_first(stack, 3, types), Error);
 }
 
 // A stack of parts is one buffer in the widest of their types, each part's elements once.
@@ -168,15 +169,16 @@ TEST(Values, AStackIsLaidOutOnce) {
     const TypeP t = tensor_type(Elem::Real, {{"", 2}});
     const realize::Value a = tensor(t, Data::from_reals(DType::BF16, {1, 2}));
     const realize::Value b = tensor(t, Data::from_reals(DType::F32, {0.1, 4}));
-    const realize::Value s = realize::detail::stack_first({a, b});
+    realize::detail::TypeMemo types;
+    const realize::Value s = realize::detail::stack_first({a, b}, types);
     EXPECT_EQ(to_string(*s.type), "[2, 2]");
     EXPECT_EQ(s.t->dtype(), DType::F32);
     EXPECT_EQ(s.t->reals(), (std::vector<double>{1, 2, (double)0.1f, 4}));
     const TypeP it = tensor_type(Elem::Int, {{"", 1}}, 9);
     const realize::Value ids =
-        realize::detail::stack_first({tensor(it, Data::from_ints({3})), tensor(it, Data::from_ints({8}))});
+        realize::detail::stack_first({tensor(it, Data::from_ints({3})), tensor(it, Data::from_ints({8}))}, types);
     EXPECT_EQ(ids.t->ints(), (std::vector<int64_t>{3, 8}));
-    EXPECT_THROW(realize::detail::stack_first({a, tensor(it, Data::from_ints({3, 4}))}), Error);
+    EXPECT_THROW(realize::detail::stack_first({a, tensor(it, Data::from_ints({3, 4}))}, types), Error);
 }
 
 core::Program program(const std::string& text, const std::string& entry, std::map<std::string, int64_t> dims) {

@@ -53,6 +53,7 @@ presk::realize::ExecOptions exec_options(const Args& a, const std::string& backe
     o.backend = presk::realize::parse_backend(backend);
     o.threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
     o.lanes = a.lanes;
+    o.log_launches = false;  // run and bench never read launches()
     o.on_note = [](const std::string& note) { std::cerr << "presk: " << note << "\n"; };
     return o;
 }

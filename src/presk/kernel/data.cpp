@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <new>
+#include <unordered_map>
 
 #include "../../quant/fp16.h"
 #include "lang/source.h"
@@ -15,6 +15,7 @@ namespace presk::kernel {
 namespace {
 
 constexpr size_t kAlign = 64;
+constexpr size_t kIndexedLines = 4096;  // a pool finds the free list of a block up to 256 KiB by index
 
 #if !defined(NDEBUG) || defined(PRESK_FILL_BUFFERS)
 constexpr bool kFillBuild = true;
@@ -73,78 +74,128 @@ bool fills_fresh_buffers() { return fill_on(); }
 
 // ---- the pool ----
 
-struct BufferPool::Lists {
-    bool open = true;
-    std::map<size_t, std::vector<void*>> free;  // by bytes
-    int64_t fresh = 0;
+// A block: its header (the reference count, the length, the pool it goes back to) in the
+// first 64 bytes, the elements after it.
+struct Data::Block {
+    std::atomic<int64_t> refs{1};
+    size_t bytes = 0;                    // of the elements
+    BufferPool::Lists* pool = nullptr;   // the pool it goes back to when released, or null
+    std::vector<Block*>* list = nullptr;  // there, the free list of its length
 
-    void* take(size_t bytes) {
-        auto it = free.find(bytes);
-        if (it == free.end() || it->second.empty()) {
-            void* p = allocate(bytes);
-            ++fresh;
-            return p;
-        }
-        void* p = it->second.back();
-        it->second.pop_back();
-        return p;
+    static constexpr size_t kHeader = kAlign;
+    void* elements() { return reinterpret_cast<char*>(this) + kHeader; }
+
+    static Block* make(size_t bytes, BufferPool::Lists* pool) {
+        static_assert(sizeof(Block) <= kHeader);
+        Block* b = new (allocate(kHeader + bytes)) Block;
+        b->bytes = bytes;
+        b->pool = pool;
+        return b;
     }
-    void give(void* p, size_t bytes) {
-        if (!open) {
-            release(p);
-            return;
-        }
-        try {
-            free[bytes].push_back(p);
-        } catch (...) {  // no memory for the list: free the block instead
-            release(p);
-        }
-    }
-    void clear() {
-        for (auto& [bytes, ps] : free)
-            for (void* p : ps) release(p);
-        free.clear();
+    static void destroy(Block* b) {
+        b->~Block();
+        release(b);
     }
 };
 
-BufferPool::BufferPool() : lists_(std::make_shared<Lists>()) {}
+struct BufferPool::Lists {
+    bool open = true;     // the pool lives
+    int64_t taken = 0;    // its blocks not given back
+    int64_t fresh = 0;
+    std::unordered_map<size_t, std::vector<Data::Block*>> free;  // by bytes (a block keeps its list's address)
+    std::vector<std::vector<Data::Block*>*> by_lines;            // free's shorter lists, by 64-byte lines
+
+    std::vector<Data::Block*>& list_of(size_t bytes) {
+        const size_t lines = bytes / kAlign;
+        if (lines < by_lines.size() && by_lines[lines]) return *by_lines[lines];
+        std::vector<Data::Block*>& list = free[bytes];
+        if (lines < kIndexedLines) {
+            if (by_lines.size() <= lines) by_lines.resize(lines + 1);
+            by_lines[lines] = &list;
+        }
+        return list;
+    }
+
+    Data::Block* take(size_t bytes) {
+        std::vector<Data::Block*>& list = list_of(bytes);
+        Data::Block* b = nullptr;
+        if (list.empty()) {
+            b = Data::Block::make(bytes, this);
+            b->list = &list;
+            ++fresh;
+        } else {
+            b = list.back();
+            list.pop_back();
+            b->refs.store(1, std::memory_order_relaxed);
+        }
+        ++taken;
+        return b;
+    }
+    /// Takes `b` back (its count at 0); frees it, and the lists after the last block, once the
+    /// pool is gone.
+    void give(Data::Block* b) {
+        --taken;
+        if (open) {
+            try {
+                b->list->push_back(b);
+                return;
+            } catch (...) {  // no memory for the list: free the block instead
+            }
+        }
+        Data::Block::destroy(b);
+        if (!open && taken == 0) delete this;
+    }
+    void clear() {
+        for (auto& [bytes, bs] : free)
+            for (Data::Block* b : bs) Data::Block::destroy(b);
+        free.clear();
+        by_lines.clear();
+    }
+};
+
+BufferPool::BufferPool() : lists_(new Lists) {}
 
 BufferPool::~BufferPool() {
     lists_->open = false;
     lists_->clear();
+    if (lists_->taken == 0) delete lists_;  // else the last block released deletes it
 }
 
 int64_t BufferPool::fresh_blocks() const { return lists_->fresh; }
 
 int64_t BufferPool::free_buffers() const {
     int64_t n = 0;
-    for (const auto& [bytes, ps] : lists_->free) n += (int64_t)ps.size();
+    for (const auto& [bytes, bs] : lists_->free) n += (int64_t)bs.size();
     return n;
 }
 
 // ---- the buffer ----
 
-struct Data::Block {
-    void* p = nullptr;
-    size_t bytes = 0;
-    std::shared_ptr<BufferPool::Lists> pool;  // where the memory goes back, or null
-
-    Block(size_t b, const std::shared_ptr<BufferPool::Lists>& from) : bytes(b), pool(from) {
-        p = pool ? pool->take(b) : allocate(b);
-    }
-    ~Block() {
-        if (pool) pool->give(p, bytes);
-        else release(p);
-    }
-    Block(const Block&) = delete;
-    Block& operator=(const Block&) = delete;
-};
-
 Data::Data(DType t, int64_t n, BufferPool* pool) : dtype_(t), size_(n) {
-    block_ = std::make_shared<Block>(block_bytes(t, n), pool ? pool->lists_ : nullptr);
-    ptr_ = block_->p;
+    const size_t bytes = block_bytes(t, n);
+    block_ = pool ? pool->lists_->take(bytes) : Block::make(bytes, nullptr);
+    ptr_ = block_->elements();
     if (fill_on()) fill(t, ptr_, n);
 }
+
+Data::Data(const Data& o) : dtype_(o.dtype_), size_(o.size_), ptr_(o.ptr_), block_(o.block_) {
+    if (block_) block_->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+Data& Data::operator=(const Data& o) {
+    if (this != &o) *this = Data(o);
+    return *this;
+}
+
+void Data::drop() {
+    if (block_ && block_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (block_->pool) block_->pool->give(block_);
+        else Block::destroy(block_);
+    }
+    block_ = nullptr;
+}
+
+bool Data::shared() const { return block_ && block_->refs.load(std::memory_order_acquire) > 1; }
 
 Data Data::from_reals(DType t, const std::vector<double>& x) {
     if (t == DType::I64) fail("from_reals to an i64 buffer");

@@ -11,8 +11,8 @@
 // environment, as ctest runs the test programs) it is filled with NaN (i64: INT64_MIN), so that a
 // kernel or host rule that reads an element it did not write shows in the tests.
 #pragma once
+#include <atomic>
 #include <cstdint>
-#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -43,9 +43,11 @@ constexpr DType dtype_of() {
 /// Whether fresh buffers are filled with NaN / INT64_MIN (see the header).
 bool fills_fresh_buffers();
 
-/// Free lists of the element memory of released buffers, by length in bytes: one executor's
-/// launches take their outputs from it, so that after a first call no page is touched for the
-/// first time. Not thread-safe. A buffer outliving its pool is freed when released.
+/// Free lists of released buffers' blocks (their elements and reference count in one
+/// allocation), by length in bytes: one executor's launches take their outputs from it, so that
+/// after a first call a launch allocates nothing and no page is touched for the first time. Not
+/// thread-safe: a buffer of the pool is released on the thread that uses the pool. A buffer
+/// outliving its pool is freed when released.
 class BufferPool {
 public:
     BufferPool();
@@ -61,13 +63,30 @@ public:
 private:
     friend class Data;
     struct Lists;
-    std::shared_ptr<Lists> lists_;
+    Lists* lists_;  // freed by the pool, or by the last of its blocks released after it
 };
 
 /// The elements of one buffer (see the header). An empty Data is an f32 buffer of no elements.
 class Data {
 public:
     Data() = default;
+    Data(const Data& o);
+    Data(Data&& o) noexcept : dtype_(o.dtype_), size_(o.size_), ptr_(o.ptr_), block_(o.block_) { o.forget(); }
+    Data& operator=(const Data& o);
+    Data& operator=(Data&& o) noexcept {
+        if (this != &o) {
+            if (block_) drop();
+            dtype_ = o.dtype_;
+            size_ = o.size_;
+            ptr_ = o.ptr_;
+            block_ = o.block_;
+            o.forget();
+        }
+        return *this;
+    }
+    ~Data() {
+        if (block_) drop();
+    }
     /// `n` elements of type `t`, not initialised (filled where fills_fresh_buffers()), from
     /// `pool`'s free lists when given. Throws presk::Error when n < 0 or the bytes overflow.
     Data(DType t, int64_t n, BufferPool* pool = nullptr);
@@ -114,15 +133,22 @@ public:
     /// range is not inside [0, size).
     Data view(int64_t first, int64_t n) const;
     /// Whether another Data reads these elements (a write copies them first).
-    bool shared() const { return block_.use_count() > 1; }
+    bool shared() const;
 
 private:
     struct Block;
     DType dtype_ = DType::F32;
     int64_t size_ = 0;
-    void* ptr_ = nullptr;            // the first element
-    std::shared_ptr<Block> block_;   // the memory, null for an empty Data
+    void* ptr_ = nullptr;     // the first element
+    Block* block_ = nullptr;  // the memory and its reference count, null for an empty Data
 
+    friend class BufferPool;
+    void drop();  // releases the block (back to its pool, or freed, with its last reader)
+    void forget() {  // the state of a Data moved from: no elements
+        block_ = nullptr;
+        ptr_ = nullptr;
+        size_ = 0;
+    }
     void check_type(DType t) const;
     void check_index(int64_t i, bool integer) const;
 };

@@ -571,17 +571,21 @@ void check_inputs(const Kernel& k, const std::vector<int64_t>& n, const std::vec
     }
 }
 
-// The element count of every buffer of `k`, the output's last.
-std::vector<int64_t> counts(const Kernel& k) {
+} // namespace
+
+std::vector<int64_t> buffer_counts(const Kernel& k) {
     std::vector<int64_t> n;
+    n.reserve((size_t)k.out_buf() + 1);
     for (int b = 0; b <= k.out_buf(); ++b) n.push_back(numel(k, b == k.out_buf() ? k.output : k.inputs[(size_t)b], b));
     return n;
 }
 
-} // namespace
-
 void check_buffers(const Kernel& k, const std::vector<const Data*>& in, const Data& out) {
-    const std::vector<int64_t> n = counts(k);
+    check_buffers(k, buffer_counts(k), in, out);
+}
+
+void check_buffers(const Kernel& k, const std::vector<int64_t>& n, const std::vector<const Data*>& in,
+                   const Data& out) {
     check_inputs(k, n, in, out);
     if (out.dtype() != k.output.dtype || out.size() != n.back() || out.shared())
         fail(k, "the output buffer is " + std::string(dtype_name(out.dtype())) + " of " + std::to_string(out.size()) +
@@ -599,7 +603,7 @@ struct Compiled::Impl {
 
 Compiled::Compiled(const Kernel& k) {
     auto c = std::make_unique<Impl>();
-    c->n = counts(k);
+    c->n = buffer_counts(k);
     c->decl.name = k.name;
     c->decl.dtype = k.dtype;
     c->decl.inputs = k.inputs;

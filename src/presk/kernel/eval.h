@@ -44,6 +44,11 @@ private:
 /// `out`, and `out` of the output's dtype and element count, sharing its elements with no
 /// other Data. Throws presk::Error naming the kernel (its messages are Compiled::run's).
 void check_buffers(const Kernel& k, const std::vector<const Data*>& in, const Data& out);
+/// The element count of every buffer of `k` in buffer order, the output's last (what the
+/// checks compare with). Throws presk::Error naming the kernel when a count overflows.
+std::vector<int64_t> buffer_counts(const Kernel& k);
+/// check_buffers with `n` = buffer_counts(k), for a caller that keeps the counts per kernel.
+void check_buffers(const Kernel& k, const std::vector<int64_t>& n, const std::vector<const Data*>& in, const Data& out);
 
 /// Compiled(k).run(in, out): for a kernel run once.
 void run(const Kernel& k, const std::vector<const Data*>& in, Data& out);

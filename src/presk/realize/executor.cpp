@@ -7,8 +7,10 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <variant>
 
 #include "core/prims.h"
@@ -78,44 +80,74 @@ Code compile(const ExecOptions& o, const Kernel& k) {
 
 /// A kernel of the cache and its compiled form (translated once, run at every launch): the
 /// interpreter's program (Backend::Kernel) or machine code (Native, Cc) with the loop a call
-/// runs a range of.
+/// runs a range of, and the element count of every buffer (what each launch is checked against).
 struct Cached {
     Kernel k;
     Code code;
     kernel::LaunchPlan plan;
-    Cached(Kernel kernel, const ExecOptions& o) : k(std::move(kernel)), code(compile(o, k)), plan(kernel::plan_launch(k, o.split_work)) {}
+    std::vector<int64_t> counts;  // kernel::buffer_counts(k)
+    bool launched = false;        // listed in the executor's kernels() already
+    Cached(Kernel kernel, const ExecOptions& o)
+        : k(std::move(kernel)), code(compile(o, k)), plan(kernel::plan_launch(k, o.split_work)), counts(kernel::buffer_counts(k)) {}
 };
 
 namespace {
 
 /// Runs `c` on `in` into `out` (of the output's type and count, shared with no other Data):
-/// every launch of every backend goes through here.
-void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, kernel::Data& out, kernel::Pool* workers) {
+/// every launch of every backend goes through here. `bufs` holds the buffer array (reused).
+void run_kernel(const Cached& c, const std::vector<const kernel::Data*>& in, kernel::Data& out, kernel::Pool* workers,
+                std::vector<void*>& bufs) {
     if (const auto* interp = std::get_if<kernel::Compiled>(&c.code)) {
         interp->run(in, out);
         return;
     }
     const kernel::NativeCode& code = std::get<kernel::NativeCode>(c.code);
-    kernel::check_buffers(c.k, in, out);
-    std::vector<void*> bufs;
+    kernel::check_buffers(c.k, c.counts, in, out);
+    bufs.clear();
     for (const kernel::Data* d : in) bufs.push_back(const_cast<void*>(d->raw()));  // a kernel writes only its output
     bufs.push_back(out.raw());
     kernel::launch(c.k, c.plan, code, bufs.data(), workers);
 }
 
+/// Whether `a` and `b` are the same elements of one buffer.
+bool same_elements(const kernel::Data& a, const kernel::Data& b) {
+    return a.raw() == b.raw() && a.size() == b.size() && a.dtype() == b.dtype();
+}
+
 } // namespace
 
-/// Where a kernel is launched from (a fused group, or one member of it run alone): its kernel,
-/// lowered on first use, and the variants that declare some inputs in other types.
+/// Where a kernel is launched from (a fused group, or one member of it run alone): its site,
+/// its kernel, lowered on first use, and the variants that declare some inputs in other types.
+/// The choice of the last launch is kept with the input types it was made for, so that a
+/// launch whose inputs have the types of the last forms no signature and searches no cache.
 struct Slot {
     std::string sig;                 // kernel::signature of the primitive or group
-    const Cached* base = nullptr;    // every real input declared in the storage type
+    std::string site;                // the site its launches are logged under
+    Cached* base = nullptr;          // every real input declared in the storage type
     std::vector<bool> literal;       // per input: a literal of the function
-    std::vector<std::pair<std::vector<DType>, const Cached*>> variants;
+    std::vector<std::pair<std::vector<DType>, Cached*>> variants;
+    std::vector<int> last_types;     // per input: its buffer's type at the last launch, -1 for none
+    Cached* last = nullptr;          // the kernel chosen for them
+    int64_t count = -1;              // the result's element count, checked at the first launch
+    /// Per input: a literal and its conversion to the type the kernel declares (made once).
+    std::vector<std::pair<kernel::Data, kernel::Data>> constants;
+};
+
+/// What the executor decides once about a let of a function's body.
+struct Step {
+    bool skip = false;                       // a member of a fused group, computed at its root
+    int member = -1;                         // its place in its group (the slot of its own launch)
+    const core::Function* callee = nullptr;  // Call, Loop: the function named, null when none
+    DType dtype = DType::F64;                // a host primitive: the storage type of its site
+    bool random = false;                     // a host primitive drawing from the random streams
+    std::optional<Value> literal;            // Lit: its value, made at its first evaluation
+    std::vector<int> release;                // values read here for the last time, or never read: dropped after it
+    std::vector<bool> take;                  // per argument: moved, not copied (its last read, once; or a
+                                             // projection's item no later projection reads)
 };
 
 /// A function's partition with what the executor adds per group: its site, storage type and
-/// launch slots (fused, and one per member for the runs without fusion).
+/// launch slots (fused, and one per member for the runs without fusion); and a step per let.
 struct FnPlan {
     const core::Function* f = nullptr;
     detail::Partition part;
@@ -126,22 +158,31 @@ struct FnPlan {
         std::vector<Slot> members;
     };
     std::vector<Group> groups;
+    std::vector<Step> steps;  // by body position
+    std::vector<int> unread;  // the parameters no let reads (dropped at the end)
 };
 
 struct Executor::Impl {
     const core::Program& p;
     Realization r;
     ExecOptions o;
-    std::map<std::string, FnPlan> plans;
+    std::unordered_map<const core::Function*, FnPlan> plans;
     std::map<std::string, std::unique_ptr<Cached>> cache;
-    std::vector<Launch> launches;
+    std::vector<std::pair<const std::string*, const Kernel*>> log;  // every launch's site and kernel
+    mutable std::vector<Launch> launches;                            // the log as launches() gives it
     std::vector<const Kernel*> first;  // distinct kernels in first-launch order
-    std::set<const Kernel*> seen;
     int64_t unfused = 0;
     std::vector<std::string> ctx;  // the enclosing fold steps, for random keys
     int depth = 0;
-    kernel::BufferPool buffers;  // the launches' outputs
+    std::deque<std::vector<Value>> frames;  // by call depth: the environments, reused call after call
+    kernel::BufferPool buffers;  // the launches' outputs, host primitives' results, stacks
     std::unique_ptr<kernel::Pool> workers;  // machine-code launches at threads > 1 (divided kernels)
+    detail::TypeMemo types;  // stacks' and layers' types
+    // Scratch of one launch or host primitive (neither calls a function).
+    std::vector<const Value*> values;
+    std::vector<kernel::Data> held;
+    std::vector<const kernel::Data*> ptrs;
+    std::vector<void*> bufs;
 
     Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {}
 
@@ -156,7 +197,7 @@ struct Executor::Impl {
     }
 
     FnPlan& plan(const core::Function& f) {
-        auto it = plans.find(f.name);
+        auto it = plans.find(&f);
         if (it != plans.end()) return it->second;
         FnPlan fp;
         fp.f = &f;
@@ -166,20 +207,95 @@ struct Executor::Impl {
             pg.site = detail::site_of(f, f.body[(size_t)g.lets.back()]);
             pg.dtype = r.storage_of(pg.site);
             pg.fused.sig = g.elementwise ? kernel::signature(g.group, pg.dtype) : kernel::signature(g.node, pg.dtype);
+            pg.fused.site = pg.site;
             pg.fused.literal = g.literal;
             for (int pos : g.lets) {
                 Slot m;
                 m.sig = kernel::signature(detail::node_of(f, f.body[(size_t)pos]), pg.dtype);
+                m.site = detail::site_of(f, f.body[(size_t)pos]);
                 m.literal = detail::literal_args(f, f.body[(size_t)pos].args);
                 pg.members.push_back(std::move(m));
             }
             fp.groups.push_back(std::move(pg));
         }
-        return plans.emplace(f.name, std::move(fp)).first->second;
+        fp.steps = steps(f, fp.part, fp.unread);
+        return plans.emplace(&f, std::move(fp)).first->second;
+    }
+
+    /// The steps of `f`'s lets as this executor runs them (fused or not): which are computed at
+    /// their group's root, what a host let needs, and where each value is read for the last
+    /// time, so that every value but the result is dropped in the call (`unread`: the
+    /// parameters no let reads).
+    std::vector<Step> steps(const core::Function& f, const detail::Partition& part, std::vector<int>& unread) const {
+        const size_t n = f.body.size(), ids = (size_t)f.next_id();
+        std::vector<Step> st(n);
+        static const std::vector<int> none;
+        auto reads = [&](size_t pos) -> const std::vector<int>& {  // a fused group reads its inputs at its root
+            const int g = part.group_of[pos];
+            if (g < 0 || !o.fuse) return f.body[pos].args;
+            const detail::FusionGroup& fg = part.groups[(size_t)g];
+            return fg.lets.back() == (int)pos ? fg.inputs : none;
+        };
+        std::vector<int> last(ids, -1);
+        for (size_t pos = 0; pos < n; ++pos)
+            for (int id : reads(pos))
+                if (id >= 0 && (size_t)id < ids) last[(size_t)id] = (int)pos;
+        for (size_t pos = 0; pos < n; ++pos) {
+            const int g = part.group_of[pos];
+            if (g >= 0) {
+                const std::vector<int>& lets = part.groups[(size_t)g].lets;
+                st[pos].skip = o.fuse && lets.back() != (int)pos;
+                st[pos].member = (int)(std::find(lets.begin(), lets.end(), (int)pos) - lets.begin());
+            }
+        }
+        const size_t arity = (size_t)f.arity();
+        for (size_t id = 0; id < ids; ++id) {
+            if ((int)id == f.result) continue;
+            if (last[id] >= 0) st[(size_t)last[id]].release.push_back((int)id);
+            else if (id < arity) unread.push_back((int)id);
+            else if (!st[id - arity].skip) st[id - arity].release.push_back((int)id);  // a value no let reads
+        }
+        for (size_t pos = 0; pos < n; ++pos) {
+            const core::Let& l = f.body[pos];
+            Step& s = st[pos];
+            const int g = part.group_of[pos];
+            if (l.op == core::Op::Call || l.op == core::Op::Loop) s.callee = p.find(l.name);
+            if (l.op == core::Op::Prim && g < 0) {
+                s.dtype = r.storage_of(detail::site_of(f, l));
+                s.random = random(l);
+            }
+            for (int id : l.args)
+                s.take.push_back(id >= 0 && (size_t)id < ids && last[(size_t)id] == (int)pos && id != f.result &&
+                                 std::count(l.args.begin(), l.args.end(), id) == 1);
+        }
+        // A tree only projections read: each projection moves its item out when no later one
+        // reads the same item.
+        std::vector<bool> only_gets(ids, true);
+        std::map<std::pair<int, int64_t>, size_t> last_get;  // (tree, item) -> position
+        for (size_t pos = 0; pos < n; ++pos) {
+            const core::Let& l = f.body[pos];
+            const bool get = l.op == core::Op::Get && l.args.size() == 1 && !l.ints.empty();
+            for (int id : reads(pos))
+                if (id >= 0 && (size_t)id < ids && !get) only_gets[(size_t)id] = false;
+            if (get && l.args[0] >= 0 && (size_t)l.args[0] < ids) last_get[{l.args[0], l.ints[0]}] = pos;
+        }
+        for (const auto& [item, pos] : last_get)
+            if (only_gets[(size_t)item.first] && item.first != f.result) st[pos].take[0] = true;
+        return st;
+    }
+
+    /// The environment of the calls at depth `d`, with room for `n` values: kept from call to
+    /// call (allocated once), every value in it empty outside a call (a call drops each value
+    /// as it reads it for the last time; an error empties them all, call_values).
+    std::vector<Value>& frame(int d, size_t n) {
+        while ((int)frames.size() <= d) frames.emplace_back();
+        std::vector<Value>& env = frames[(size_t)d];
+        if (env.size() < n) env.resize(n);
+        return env;
     }
 
     template <class Lower>
-    const Cached* cached(const std::string& sig, Lower lower) {
+    Cached* cached(const std::string& sig, Lower lower) {
         auto& slot = cache[sig];
         if (!slot) slot = std::make_unique<Cached>(lower(), o);
         return slot.get();
@@ -189,14 +305,28 @@ struct Executor::Impl {
     /// kernel's arithmetic type if it is a literal of the function (a constant of the kernel,
     /// rounded once from f64 to the type it is computed in, never to bf16), in its own type if
     /// its buffer is narrower than the storage type (its loads widen exactly: no copy), and in
-    /// the storage type otherwise (converted at the kernel's edge).
+    /// the storage type otherwise (converted at the kernel's edge). The choice depends only on
+    /// the inputs' buffer types: kept in `s` for the next launch with the same ones.
     template <class Lower>
-    const Cached* kernel_for(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
+    Cached& kernel_for(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
+        auto type_of = [](const Value* v) { return v->t ? (int)v->t->dtype() : -1; };
+        auto same = [&](const Value* v, int d) { return type_of(v) == d; };
+        if (s.last && s.last_types.size() == in.size() && std::equal(in.begin(), in.end(), s.last_types.begin(), same))
+            return *s.last;
+        s.last_types.clear();
+        for (const Value* v : in) s.last_types.push_back(type_of(v));
+        s.last = &choose(s, t, in, lower);
+        return *s.last;
+    }
+
+    template <class Lower>
+    Cached& choose(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
         if (!s.base) s.base = cached(s.sig, lower);
+        Cached* base = s.base;
         auto rank = [](DType d) { return d == DType::F64 ? 2 : d == DType::F32 ? 1 : 0; };
         std::vector<DType> want;
         bool same = true;
-        const std::vector<kernel::BufferType>& declared = s.base->k.inputs;
+        const std::vector<kernel::BufferType>& declared = base->k.inputs;
         for (size_t i = 0; i < declared.size() && i < in.size(); ++i) {
             DType d = declared[i].dtype;
             if (d != DType::I64 && in[i]->t) {
@@ -207,128 +337,173 @@ struct Executor::Impl {
             same = same && d == declared[i].dtype;
             want.push_back(d);
         }
-        if (same) return s.base;
+        if (same) return *base;
         for (const auto& [w, k] : s.variants)
-            if (w == want) return k;
+            if (w == want) return *k;
         std::string key = s.sig + " | reads";
         for (DType d : want) key += std::string(" ") + kernel::dtype_name(d);
-        const Cached* k = cached(key, [&] {
-            Kernel c = s.base->k;
+        Cached* k = cached(key, [&] {
+            Kernel c = base->k;
             for (size_t i = 0; i < want.size(); ++i) c.inputs[i].dtype = want[i];
             return c;
         });
         s.variants.emplace_back(want, k);
-        return k;
+        return *k;
     }
 
-    /// Runs `c` on `in` (each converted to the kernel's declared type at its edge).
-    Value launch(const Cached& c, const std::string& site, const std::vector<const Value*>& in, const TypeP& type) {
+    /// Input `i` of a launch from `s`, `d`, in type `want`: a literal's conversion kept in `s`
+    /// (a literal's value is the same at every call), any other's made in `held`.
+    const kernel::Data& converted(Slot& s, size_t i, const kernel::Data& d, DType want) {
+        if (i < s.literal.size() && s.literal[i]) {
+            if (s.constants.size() < s.literal.size()) s.constants.resize(s.literal.size());  // once: launches point in
+            auto& [from, to] = s.constants[i];
+            if (!same_elements(from, d) || to.dtype() != want) {
+                from = d;
+                to = detail::convert(d, want);
+            }
+            return to;
+        }
+        held.push_back(detail::convert(d, want, &buffers));
+        return held.back();
+    }
+
+    /// Runs `c` on `in` (each converted to the kernel's declared type at its edge, where it
+    /// differs) into a buffer from the free lists, as a value of `type`; logs it at `s`'s site.
+    Value launch(Slot& s, Cached& c, const std::vector<const Value*>& in, const TypeP& type) {
         const Kernel& k = c.k;
         if (in.size() != k.inputs.size()) throw Error({}, "kernel " + k.name + " takes " + std::to_string(k.inputs.size()) + " inputs");
-        if (type->numel() > kMaxElements)
-            throw Error({}, "a result of " + std::to_string(type->numel()) + " elements is too large for the kernel backend");
-        std::vector<kernel::Data> held;
-        held.reserve(in.size());
-        std::vector<const kernel::Data*> ptrs;
+        if (s.count < 0) {
+            const int64_t n = type->numel();
+            if (n > kMaxElements)
+                throw Error({}, "a result of " + std::to_string(n) + " elements is too large for the kernel backend");
+            s.count = n;
+        }
+        held.clear();
+        held.reserve(in.size());  // `ptrs` points into it
+        ptrs.clear();
         for (size_t i = 0; i < in.size(); ++i) {
             if (!in[i]->t) throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is not a tensor");
+            const kernel::Data& d = *in[i]->t;
             const DType want = k.inputs[i].dtype;
-            if ((want == DType::I64) != (in[i]->t->dtype() == DType::I64))
+            if ((want == DType::I64) != (d.dtype() == DType::I64))
                 throw Error({}, "kernel " + k.name + ": input " + std::to_string(i) + " is " +
-                                    kernel::dtype_name(in[i]->t->dtype()) + ", declared " + kernel::dtype_name(want));
-            held.push_back(detail::convert(*in[i]->t, want, &buffers));
-            ptrs.push_back(&held.back());
+                                    kernel::dtype_name(d.dtype()) + ", declared " + kernel::dtype_name(want));
+            ptrs.push_back(d.dtype() == want ? &d : &converted(s, i, d, want));
         }
-        kernel::Data out(k.output.dtype, type->numel(), &buffers);
-        run_kernel(c, ptrs, out, workers.get());
+        kernel::Data out(k.output.dtype, s.count, &buffers);
+        run_kernel(c, ptrs, out, workers.get(), bufs);
         if (o.on_launch) o.on_launch(k, ptrs, out);
-        launches.push_back({site, &k});
-        if (seen.insert(&k).second) first.push_back(&k);
+        held.clear();
+        if (o.log_launches) log.emplace_back(&s.site, &k);
+        if (!c.launched) {
+            c.launched = true;
+            first.push_back(&k);
+        }
         return detail::tensor_value(type, std::move(out));
     }
 
-    Value call(const core::Function& f, std::vector<Value> args) {
+    /// Runs `f` on the arguments in the first places of `env` (frame(depth + 1)), leaving it empty.
+    Value call(const core::Function& f, std::vector<Value>& env) {
         struct Depth {
             int& d;
             ~Depth() { --d; }
         } guard{++depth};
         if (depth > 1000) throw Error({}, f.name + ": calls nested too deeply");
         FnPlan& fp = plan(f);
-        std::vector<Value> env(std::move(args));
-        env.resize((size_t)f.next_id());
+        if (env.size() < (size_t)f.next_id()) env.resize((size_t)f.next_id());
         for (size_t pos = 0; pos < f.body.size(); ++pos) {
+            const Step& st = fp.steps[pos];
+            if (st.skip) continue;
             const core::Let& l = f.body[pos];
-            const int g = fp.part.group_of[pos];
-            if (g >= 0 && o.fuse && fp.part.groups[(size_t)g].lets.back() != (int)pos) continue;  // computed at its root
-            std::vector<const Value*> a;
-            for (int id : l.args) a.push_back(&env[(size_t)id]);
             try {
-                if (g >= 0) env[(size_t)l.id] = group(fp, g, pos, env);
-                else env[(size_t)l.id] = host(f, l, a);
+                Value v = fp.part.group_of[pos] >= 0 ? group(fp, pos, env) : host(fp, pos, env);
+                env[(size_t)l.id] = std::move(v);
             } catch (const Error& e) {
                 std::string msg = e.what();
                 if (msg.find("/%") == std::string::npos) msg = detail::site_of(f, l) + ": " + msg;
                 throw Error(l.loc, msg);
             }
+            for (int id : st.release) env[(size_t)id] = Value();
         }
-        return env[(size_t)f.result];
+        for (int id : fp.unread) env[(size_t)id] = Value();
+        return std::move(env[(size_t)f.result]);
     }
 
-    /// The launch of group `g` at its root (fused), or of its member at `pos` alone.
-    Value group(FnPlan& fp, int g, size_t pos, const std::vector<Value>& env) {
+    /// The launch of the group of the let at `pos`: at its root (fused), or of that member alone.
+    Value group(FnPlan& fp, size_t pos, std::vector<Value>& env) {
         const core::Function& f = *fp.f;
+        const int g = fp.part.group_of[pos];
         const detail::FusionGroup& fg = fp.part.groups[(size_t)g];
         FnPlan::Group& pg = fp.groups[(size_t)g];
         const core::Let& l = f.body[pos];
+        values.clear();
         if (o.fuse) {
-            std::vector<const Value*> in;
-            for (int id : fg.inputs) in.push_back(&env[(size_t)id]);
-            const Cached* k = kernel_for(pg.fused, pg.dtype, in, [&] {
+            for (int id : fg.inputs) values.push_back(&env[(size_t)id]);
+            Cached& k = kernel_for(pg.fused, pg.dtype, values, [&] {
                 return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype)
                                       : kernel::lower(fg.node, pg.dtype, lanes(pg.dtype));
             });
             unfused += (int64_t)fg.lets.size();
-            return launch(*k, pg.site, in, l.type);
+            return launch(pg.fused, k, values, l.type);
         }
-        const size_t m = (size_t)(std::find(fg.lets.begin(), fg.lets.end(), (int)pos) - fg.lets.begin());
-        std::vector<const Value*> in;
-        for (int id : l.args) in.push_back(&env[(size_t)id]);
-        const Cached* k = kernel_for(pg.members[m], pg.dtype, in,
-                                     [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes(pg.dtype)); });
+        Slot& s = pg.members[(size_t)fp.steps[pos].member];
+        for (int id : l.args) values.push_back(&env[(size_t)id]);
+        Cached& k = kernel_for(s, pg.dtype, values,
+                               [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes(pg.dtype)); });
         ++unfused;
-        return launch(*k, detail::site_of(f, l), in, l.type);
+        return launch(s, k, values, l.type);
     }
 
-    Value host(const core::Function& f, const core::Let& l, const std::vector<const Value*>& a) {
+    /// The let at `pos`, evaluated on the host: its arguments moved out of `env` where it reads
+    /// them for the last time.
+    Value host(FnPlan& fp, size_t pos, std::vector<Value>& env) {
+        const core::Function& f = *fp.f;
+        const core::Let& l = f.body[pos];
+        Step& st = fp.steps[pos];
+        auto pass = [&](size_t i) -> Value {
+            Value& v = env[(size_t)l.args[i]];
+            return st.take[i] ? std::move(v) : v;
+        };
         switch (l.op) {
-        case core::Op::Lit: return literal(l);
+        case core::Op::Lit:
+            if (!st.literal) st.literal = literal(l);
+            return *st.literal;
         case core::Op::Tuple:
         case core::Op::Record: {
             Value v;
             v.type = l.type;
-            for (const Value* x : a) v.items.push_back(*x);
+            v.items.reserve(l.args.size());
+            for (size_t i = 0; i < l.args.size(); ++i) v.items.push_back(pass(i));
             return v;
         }
-        case core::Op::Get:
-            if (l.ints.empty() || l.ints[0] < 0 || (size_t)l.ints[0] >= a.at(0)->items.size())
+        case core::Op::Get: {
+            if (l.args.empty() || l.ints.empty() || l.ints[0] < 0 ||
+                (size_t)l.ints[0] >= env[(size_t)l.args[0]].items.size())
                 throw Error({}, "a projection out of range");
-            return a[0]->items[(size_t)l.ints[0]];
-        case core::Op::Call: {
-            const core::Function* g = p.find(l.name);
-            if (!g) throw Error({}, "no function '" + l.name + "'");
-            std::vector<Value> args;
-            for (const Value* x : a) args.push_back(*x);
-            return call(*g, std::move(args));
+            Value& item = env[(size_t)l.args[0]].items[(size_t)l.ints[0]];
+            return st.take[0] ? std::move(item) : item;
         }
-        case core::Op::Loop: return loop(l, a);
+        case core::Op::Call: {
+            if (!st.callee) throw Error({}, "no function '" + l.name + "'");
+            std::vector<Value>& args = frame(depth + 1, l.args.size());
+            for (size_t i = 0; i < l.args.size(); ++i) args[i] = pass(i);
+            return call(*st.callee, args);
+        }
+        case core::Op::Loop: return loop(fp, pos, env);
         case core::Op::Prim: {
             detail::HostContext c;
             c.seed = o.seed;
             c.train = o.train;
-            c.key = l.text;
-            for (const auto& s : ctx) c.key += "[" + s + "]";
-            c.dtype = r.storage_of(detail::site_of(f, l));
-            return detail::host_prim(l, a, c);
+            if (st.random) {
+                c.key = l.text;
+                for (const auto& s : ctx) c.key += "[" + s + "]";
+            }
+            c.dtype = st.dtype;
+            c.types = &types;
+            c.pool = &buffers;
+            values.clear();
+            for (int id : l.args) values.push_back(&env[(size_t)id]);
+            return detail::host_prim(l, values, c);
         }
         }
         throw Error({}, "an unknown let");
@@ -343,38 +518,43 @@ struct Executor::Impl {
         return detail::tensor_value(l.type, kernel::Data::from_reals(DType::F64, {x.to_double()}));
     }
 
-    /// fold/scan as the reference runs it (ref/interp.cpp, Interp::loop).
-    Value loop(const core::Let& l, const std::vector<const Value*>& a) {
+    /// fold/scan as the reference runs it (ref/interp.cpp, Interp::loop); the carry moved from
+    /// step to step.
+    Value loop(FnPlan& fp, size_t pos, std::vector<Value>& env) {
+        const core::Let& l = fp.f->body[pos];
+        const Step& st = fp.steps[pos];
         if (l.ints.size() < 4) throw Error({}, "a malformed fold");
         const int64_t s = l.ints[0], rev = l.ints[1], ys = l.ints[2], L = l.ints[3];
-        const core::Function* f = p.find(l.name);
+        const core::Function* f = st.callee;
         if (!f) throw Error({}, "no function '" + l.name + "'");
-        if (s < 0 || s >= (int64_t)a.size()) throw Error({}, "a malformed fold");
-        Value carry = *a[(size_t)s];
+        if (s < 0 || s >= (int64_t)l.args.size()) throw Error({}, "a malformed fold");
+        auto arg = [&](size_t j) -> Value& { return env[(size_t)l.args[j]]; };
+        Value carry = st.take[(size_t)s] ? std::move(arg((size_t)s)) : arg((size_t)s);
         std::vector<Value> out(ys ? (size_t)L : 0);
+        std::vector<Value>& args = frame(depth + 1, l.args.size());
         for (int64_t k = 0; k < L; ++k) {
             const int64_t i = rev ? L - 1 - k : k;
-            std::vector<Value> args;
-            for (int64_t j = 0; j < s; ++j) args.push_back(detail::slice_first(*a[(size_t)j], i));
-            args.push_back(carry);
-            for (size_t j = (size_t)s + 1; j < a.size(); ++j) args.push_back(*a[j]);
-            ctx.push_back(std::to_string(i));
-            Value res = call(*f, std::move(args));
-            ctx.pop_back();
+            for (int64_t j = 0; j < s; ++j) args[(size_t)j] = detail::slice_first(arg((size_t)j), i, types);
             if (ys == 3) out[(size_t)i] = carry;
+            args[(size_t)s] = std::move(carry);
+            for (size_t j = (size_t)s + 1; j < l.args.size(); ++j) args[j] = arg(j);
+            ctx.push_back(std::to_string(i));
+            Value res = call(*f, args);
+            ctx.pop_back();
             if (ys == 2) {
                 if (res.items.size() != 2) throw Error({}, "a scan step did not return (carry, y)");
-                carry = res.items[0];
-                out[(size_t)i] = res.items[1];
+                carry = std::move(res.items[0]);
+                out[(size_t)i] = std::move(res.items[1]);
             } else {
-                carry = res;
+                carry = std::move(res);
             }
             if (ys == 1) out[(size_t)i] = carry;
         }
         if (!ys) return carry;
         Value v;
         v.type = l.type;
-        v.items = {carry, detail::stack_first(out)};
+        v.items.push_back(std::move(carry));
+        v.items.push_back(detail::stack_first(out, types, &buffers));
         return v;
     }
 
@@ -527,7 +707,7 @@ std::vector<Value> Executor::convert_args(const std::string& fn, const std::vect
     return out;
 }
 
-Value Executor::call_values(const std::string& fn, std::vector<Value> args) {
+Value Executor::call_values(const std::string& fn, const std::vector<Value>& args) {
     const core::Function* f = impl_->p.find(fn);
     if (!f) throw Error({}, "no function '" + fn + "'");
     if ((int)args.size() != f->arity())
@@ -538,12 +718,23 @@ Value Executor::call_values(const std::string& fn, std::vector<Value> args) {
                                 ", expected " + to_string(*f->param_types[i]));
     impl_->ctx.clear();
     impl_->depth = 0;
-    return impl_->call(*f, std::move(args));
+    try {
+        std::vector<Value>& env = impl_->frame(1, args.size());
+        std::copy(args.begin(), args.end(), env.begin());
+        return impl_->call(*f, env);
+    } catch (...) {
+        for (std::vector<Value>& env : impl_->frames) env.clear();  // what the failed call left
+        throw;
+    }
 }
 
 Value Executor::call(const std::string& fn, const std::vector<ref::Value>& args) { return call_values(fn, convert_args(fn, args)); }
 
-const std::vector<Launch>& Executor::launches() const { return impl_->launches; }
+const std::vector<Launch>& Executor::launches() const {
+    for (size_t i = impl_->launches.size(); i < impl_->log.size(); ++i)
+        impl_->launches.push_back({*impl_->log[i].first, impl_->log[i].second});
+    return impl_->launches;
+}
 
 int64_t Executor::unfused_launches() const { return impl_->unfused; }
 

@@ -72,6 +72,9 @@ struct ExecOptions {
     int lanes = 1;        // the vector width native and cc kernels are lowered at (kernel::lower);
                           // 0: each type's width (2 f64, 4 f32, bf16 scalar)
 
+    bool log_launches = true;  // keep every launch's site and kernel for launches() (off: a run
+                               // that never reads it, as presk run and bench, keeps no log)
+
     LaunchHook on_launch = nullptr;  // when set, called after every launch
     /// When set, called with what a compiler reports without failing (the cc backend's cache:
     /// a corrupt entry recompiled, an unwritable folder replaced by a temporary one).
@@ -103,10 +106,11 @@ public:
     /// parameter types and converted by from_ref to the default storage type, the entry
     /// module's parameter tree leaf by leaf to the type `params` gives it.
     std::vector<Value> convert_args(const std::string& fn, const std::vector<ref::Value>& args) const;
-    /// Runs `fn` on arguments already converted (so that a benchmark times the calls alone).
-    Value call_values(const std::string& fn, std::vector<Value> args);
+    /// Runs `fn` on arguments already converted (so that a benchmark times the calls alone;
+    /// the arguments share their elements with the call's values, and no call writes them).
+    Value call_values(const std::string& fn, const std::vector<Value>& args);
 
-    /// Every launch of the calls so far, in order.
+    /// Every launch of the calls so far, in order (empty when ExecOptions::log_launches is off).
     const std::vector<Launch>& launches() const;
     /// How many launches the same calls would have made without fusion.
     int64_t unfused_launches() const;

@@ -25,7 +25,7 @@ const Data& tensor(const core::Let& l, const std::vector<const Value*>& a, size_
 
 /// slice, index (down: the part of the operand at `start` along `axis`) and unslice, unindex
 /// (up: the operand placed there in zeros of the result's shape).
-Value part(const core::Let& l, const std::vector<const Value*>& a) {
+Value part(const core::Let& l, const std::vector<const Value*>& a, kernel::BufferPool* pool) {
     const bool down = l.name == "slice" || l.name == "index";
     const bool keep = l.name == "slice" || l.name == "unslice";
     const Data& x = tensor(l, a, 0);
@@ -40,7 +40,7 @@ Value part(const core::Let& l, const std::vector<const Value*>& a) {
     if (start < 0 || len < 0 || start + len > sb.n || sb.outer * len * sb.inner != n_small || x.size() != (down ? n_big : n_small))
         fail(l, "the part at " + std::to_string(start) + " does not fit " + axes_string(big));
     if (down && sb.outer == 1) return tensor_value(l.type, x.view(start * sb.inner, n_small));  // contiguous
-    Data r(x.dtype(), l.type->numel());
+    Data r(x.dtype(), l.type->numel(), pool);
     const size_t e = kernel::element_size(x.dtype()), run = (size_t)(len * sb.inner) * e;
     char* to = static_cast<char*>(r.raw());
     const char* from = static_cast<const char*>(x.raw());
@@ -120,11 +120,12 @@ Value sample(const core::Let& l, const std::vector<const Value*>& a, const HostC
 Value host_prim(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
     const std::string& n = l.name;
     const bool f64 = kernel::arith_type(c.dtype) == DType::F64;
-    if (n == "slice" || n == "index" || n == "unslice" || n == "unindex") return part(l, a);
+    if (n == "slice" || n == "index" || n == "unslice" || n == "unindex") return part(l, a, c.pool);
     if (n == "stack") {
         std::vector<Value> parts;
         for (const Value* v : a) parts.push_back(*v);
-        Value s = stack_first(parts);
+        TypeMemo own;
+        Value s = stack_first(parts, c.types ? *c.types : own, c.pool);
         s.type = l.type;
         return s;
     }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/core.h"
@@ -27,12 +28,48 @@ Value tensor_value(const TypeP& type, kernel::Data d);
 kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::BufferPool* pool = nullptr);
 /// The wider of two real storage types (f64 > f32 > bf16): a value of either is exact in it.
 kernel::DType wider(kernel::DType a, kernel::DType b);
+
+/// The types of a stack's layers and of stacks, made once per distinct type and shared by
+/// every later value of it (a call of the executor constructs no Type). Keyed by the address
+/// of the type a result is made from, which the memo keeps alive (so an address names one
+/// type); emptied when it holds more than a few thousand (types made afresh by every call, as
+/// from_ref makes them, would otherwise accumulate).
+class TypeMemo {
+public:
+    /// unstacked(*t): `t` without the leading axis of every tensor leaf.
+    TypeP unstacked(const TypeP& t);
+    /// The type of `n` values of tensor type `t` stacked: stacked(t, n).
+    TypeP stacked(const TypeP& t, int64_t n);
+    /// The type of `n` values of tree type `t` stacked, given its components' stacked types
+    /// `items`: a tuple of them, or a record with t's names.
+    TypeP stacked_tree(const TypeP& t, int64_t n, const std::vector<TypeP>& items);
+
+private:
+    struct Entry {
+        TypeP from, to;
+    };
+    struct Key {
+        const Type* t;
+        int64_t n;
+        bool operator==(const Key&) const = default;
+    };
+    struct Hash {
+        size_t operator()(const Key& k) const {
+            return std::hash<const Type*>()(k.t) ^ (size_t)k.n * 0x9E3779B97F4A7C15u;
+        }
+    };
+    /// The entry of (t, n), n = -1 for unstacked; `to` null when new.
+    Entry& at(const TypeP& t, int64_t n);
+    std::unordered_map<Key, Entry, Hash> memo_;
+};
+
 /// Component `l` of every leaf along its first axis (a stack's layer l): a view of the
-/// stack's elements, no copy.
-Value slice_first(const Value& v, int64_t l);
+/// stack's elements, no copy; its types from `types`.
+Value slice_first(const Value& v, int64_t l, TypeMemo& types);
 /// Stacks values of one type along a new first axis (reals in the widest storage type found):
-/// each leaf laid out once in one buffer, a part of the same type copied as a block.
-Value stack_first(const std::vector<Value>& parts);
+/// each leaf laid out once in one buffer (from `pool` when given), a part of the same type
+/// copied as a block; its types from `types`.
+Value stack_first(const std::vector<Value>& parts, TypeMemo& types, kernel::BufferPool* pool = nullptr);
 
 // ---- fusion groups (fusion.cpp) ----
 
@@ -76,6 +113,8 @@ struct HostContext {
     bool train = false;
     std::string key;
     kernel::DType dtype = kernel::DType::F64;
+    TypeMemo* types = nullptr;           // the executor's memo of stack types (stack reads it)
+    kernel::BufferPool* pool = nullptr;  // where results' buffers come from (new when null)
 };
 
 /// Evaluates a host primitive (kernel::is_host_prim) of let `l`. Throws presk::Error for a

@@ -92,36 +92,70 @@ kernel::DType wider(kernel::DType a, kernel::DType b) {
     return rank(a) >= rank(b) ? a : b;
 }
 
-Value slice_first(const Value& v, int64_t l) {
-    if (!v.t) {
-        std::vector<Value> items;
-        for (const Value& i : v.items) items.push_back(slice_first(i, l));
-        return tree(unstacked(*v.type), std::move(items));
-    }
-    TypeP type = unstacked(*v.type);
-    const int64_t n = type->numel();
-    if (v.type->axes.empty() || l < 0 || l >= v.type->axes[0].size)
-        throw Error({}, "layer " + std::to_string(l) + " of a stack of type " + to_string(*v.type));
-    return tensor_value(type, v.t->view(l * n, n));
+namespace {
+
+constexpr size_t kMaxTypes = 4096;  // the memo's size at which it is emptied
+
+} // namespace
+
+TypeMemo::Entry& TypeMemo::at(const TypeP& t, int64_t n) {
+    const Key key{t.get(), n};
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    if (memo_.size() >= kMaxTypes) memo_.clear();
+    Entry& e = memo_[key];
+    e.from = t;
+    return e;
 }
 
-Value stack_first(const std::vector<Value>& parts) {
+TypeP TypeMemo::unstacked(const TypeP& t) {
+    Entry& e = at(t, -1);
+    if (!e.to) e.to = presk::unstacked(*t);
+    return e.to;
+}
+
+TypeP TypeMemo::stacked(const TypeP& t, int64_t n) {
+    Entry& e = at(t, n);
+    if (!e.to) e.to = presk::stacked(t, n);
+    return e.to;
+}
+
+TypeP TypeMemo::stacked_tree(const TypeP& t, int64_t n, const std::vector<TypeP>& items) {
+    Entry& e = at(t, n);
+    if (!e.to || e.to->items != items) e.to = t->kind == Type::Tuple ? tuple_type(items) : record_type(t->names, items);
+    return e.to;
+}
+
+Value slice_first(const Value& v, int64_t l, TypeMemo& types) {
+    if (!v.t) {
+        std::vector<Value> items;
+        items.reserve(v.items.size());
+        for (const Value& i : v.items) items.push_back(slice_first(i, l, types));
+        return tree(types.unstacked(v.type), std::move(items));
+    }
+    if (v.type->axes.empty() || l < 0 || l >= v.type->axes[0].size)
+        throw Error({}, "layer " + std::to_string(l) + " of a stack of type " + to_string(*v.type));
+    TypeP type = types.unstacked(v.type);
+    const int64_t n = type->numel();
+    return tensor_value(std::move(type), v.t->view(l * n, n));
+}
+
+Value stack_first(const std::vector<Value>& parts, TypeMemo& types, kernel::BufferPool* pool) {
     if (parts.empty()) throw Error({}, "a stack of no values");
     const Value& p0 = parts.front();
+    const int64_t count = (int64_t)parts.size();
     if (!p0.t) {
         std::vector<Value> items;
         std::vector<TypeP> ts;
+        std::vector<Value> col;
         for (size_t i = 0; i < p0.items.size(); ++i) {
-            std::vector<Value> col;
+            col.clear();
             for (const Value& p : parts) col.push_back(p.items.at(i));
-            items.push_back(stack_first(col));
+            items.push_back(stack_first(col, types, pool));
             ts.push_back(items.back().type);
         }
-        TypeP t = p0.type->kind == Type::Tuple ? tuple_type(ts) : record_type(p0.type->names, ts);
-        return tree(t, std::move(items));
+        return tree(types.stacked_tree(p0.type, count, ts), std::move(items));
     }
-    auto axes = p0.type->axes;
-    axes.insert(axes.begin(), Axis{"", (int64_t)parts.size()});
     kernel::DType dt = p0.t->dtype();
     int64_t total = 0;
     for (const Value& p : parts) {
@@ -130,15 +164,15 @@ Value stack_first(const std::vector<Value>& parts) {
         if (dt != kernel::DType::I64) dt = wider(dt, p.t->dtype());
         total += p.t->size();
     }
-    kernel::Data d(dt, total);
+    kernel::Data d(dt, total, pool);
     char* at = static_cast<char*>(d.raw());
     const size_t e = kernel::element_size(dt);
     for (const Value& p : parts) {
-        const kernel::Data c = convert(*p.t, dt);  // exact: every part's type is at most as wide
+        const kernel::Data c = convert(*p.t, dt, pool);  // exact: every part's type is at most as wide
         if (c.size()) std::memcpy(at, c.raw(), (size_t)c.size() * e);
         at += (size_t)c.size() * e;
     }
-    return tensor_value(tensor_type(p0.type->elem, axes, p0.type->bound), std::move(d));
+    return tensor_value(types.stacked(p0.type, count), std::move(d));
 }
 
 } // namespace detail
