@@ -314,7 +314,6 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
             throw presk::Error({}, "--stage " + a.stage + ": the stages are core and kernel");
         if (cmd == "run" && a.backend != "interp" && a.backend != "kernel" && a.backend != "native" && a.backend != "cc")
             throw presk::Error({}, "--backend " + a.backend + ": the backends are interp, kernel, native and cc");
-        if (a.threads < 0 || a.threads > 1024) throw presk::Error({}, "--threads must be in 1..1024");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
         presk::ast::File file = presk::parse(src);
         presk::CheckOptions opts = options(a);
@@ -371,8 +370,10 @@ int main(int argc, char** argv) {
     inputs(runc);
     runc->add_option("--backend", a.backend, "interp | kernel | native | cc");
     auto machine = [&](CLI::App* s) {
-        s->add_option("--threads", a.threads, "workers of native and cc kernels (default: the machine's cores)");
-        s->add_option("--lanes", a.lanes, "vector lanes of native and cc kernels (default: each type's width)");
+        s->add_option("--threads", a.threads, "workers of native and cc kernels (default: the machine's cores)")
+            ->check(CLI::Range(1, 1024));
+        s->add_option("--lanes", a.lanes, "vector lanes of native and cc kernels (default: each type's width)")
+            ->check(CLI::Range(1, 64));
     };
     machine(runc);
     realize(runc);
