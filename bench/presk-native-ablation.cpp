@@ -8,15 +8,14 @@
 //
 // Usage: presk-native-ablation [--repeat N] (default 5)
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/prims.h"
+#include "median_time.h"
 #include "kernel/eval.h"
 #include "kernel/llvm_jit.h"
 #include "kernel/lower.h"
@@ -66,20 +65,6 @@ Buffers make_buffers(const Kernel& k) {
     b.bytes.emplace_back((size_t)n * kernel::element_size(k.output.dtype));
     for (auto& x : b.bytes) b.ptrs.push_back(x.data());
     return b;
-}
-
-// The median of `repeat` timed calls of f after one untimed call (which faults the output's
-// pages in and warms the caches).
-double median_ms(int repeat, const std::function<void()>& f) {
-    f();
-    std::vector<double> t;
-    for (int r = 0; r < repeat; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        f();
-        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
 }
 
 } // namespace
@@ -162,7 +147,7 @@ int main(int argc, char** argv) {
             int64_t err[3];
             int st = 0;
             const int64_t lo = sp ? sp->lo : 0, hi = sp ? sp->hi : 0;
-            const double ms = median_ms(repeat, [&] { st = code.fn(bufs.ptrs.data(), lo, hi, err); });
+            const double ms = median_call_us(repeat, [&] { st = code.fn(bufs.ptrs.data(), lo, hi, err); }) / 1e3;
             const bool same = want.empty() || want == bufs.bytes.back();
             if (want.empty()) want = bufs.bytes.back();
             std::printf(" %.3f%s |", ms, st != PRESK_OK ? " (failed)" : same ? "" : " (bits differ)");
@@ -173,7 +158,7 @@ int main(int argc, char** argv) {
             std::vector<const kernel::Data*> in;
             for (const kernel::Data& d : bufs.data) in.push_back(&d);
             kernel::Data out;
-            std::printf(" %.1f |\n", median_ms(std::min(repeat, 3), [&] { c.run(in, out); }));
+            std::printf(" %.1f |\n", median_call_us(std::min(repeat, 3), [&] { c.run(in, out); }) / 1e3);
         } else {
             std::printf(" |\n");
         }

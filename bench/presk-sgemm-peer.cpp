@@ -7,13 +7,13 @@
 // presk-sgemm-peer [--n N] [--repeat R]   (defaults 1024 and 10)
 #include <cblas.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "median_time.h"
 
 namespace {
 
@@ -52,16 +52,7 @@ int main(int argc, char** argv) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, a.data(), (int)n, b.data(),
                     (int)n, 0.0f, c.data(), (int)n);
     };
-    call();
-    std::vector<double> us;
-    for (long r = 0; r < repeat; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        call();
-        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(us.begin(), us.end());
-    const size_t m = us.size() / 2;
-    const double median = us.size() % 2 ? us[m] : (us[m - 1] + us[m]) / 2;
+    const double median = median_call_us(repeat, call);
     const double gflops = 2.0 * (double)n * (double)n * (double)n / (median * 1e3);
 
     std::printf("sgemm %ld^3 f32, %d thread, median of %ld\n", n, openblas_get_num_threads(), repeat);

@@ -1,0 +1,24 @@
+// The median wall time of repeated calls, for the bench programs that time one call at a time
+// (presk-native-ablation, presk-sgemm-peer).
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+/// The median, in microseconds, of `repeat` (>= 1) timed calls of `call`, after one untimed call
+/// that faults the output's pages in and warms the caches; of an even count, the mean of the
+/// two middle times.
+template <class F>
+double median_call_us(int64_t repeat, F&& call) {
+    call();
+    std::vector<double> us;
+    for (int64_t r = 0; r < repeat; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        call();
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    const size_t m = us.size() / 2;
+    return us.size() % 2 ? us[m] : (us[m - 1] + us[m]) / 2;
+}
