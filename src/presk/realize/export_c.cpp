@@ -181,25 +181,7 @@ static void* alloc(int64_t n, size_t size) {
     return p;
 }
 
-/* The buffers of the reals given by their bits (each element stored as a real). */
-static void* f64_buffer(const uint64_t* bits, int64_t n) {
-    double* b = alloc(n, sizeof *b);
-    for (int64_t i = 0; i < n; ++i) {
-        double x;
-        memcpy(&x, &bits[i], 8);
-        b[i] = x;
-    }
-    return b;
-}
-static void* f32_buffer(const uint32_t* bits, int64_t n) {
-    float* b = alloc(n, sizeof *b);
-    for (int64_t i = 0; i < n; ++i) {
-        float x;
-        memcpy(&x, &bits[i], 4);
-        b[i] = x;
-    }
-    return b;
-}
+/* A buffer holding the n elements of size bytes at p (embedded data: reals by their bits). */
 static void* copy_buffer(const void* p, int64_t n, size_t size) {
     void* b = alloc(n, size);
     memcpy(b, p, n > 0 ? (size_t)n * size : 0);
@@ -340,11 +322,7 @@ CExport export_c(const core::Program& p, const Realization& r, const std::vector
         const Buffer& b = rec.bufs[id];
         if (b.written >= 0) continue;
         const std::string d = "d" + std::to_string(id), n = std::to_string(b.n);
-        m += "    b[" + std::to_string(id) + "] = " +
-             (b.dtype == DType::F64   ? "f64_buffer(" + d + ", " + n + ")"
-              : b.dtype == DType::F32 ? "f32_buffer(" + d + ", " + n + ")"
-                                      : "copy_buffer(" + d + ", " + n + ", sizeof " + d + "[0])") +
-             ";\n";
+        m += "    b[" + std::to_string(id) + "] = copy_buffer(" + d + ", " + n + ", sizeof " + d + "[0]);\n";
     }
     for (size_t l = 0; l < rec.launches.size(); ++l) {
         const Launched& la = rec.launches[l];
