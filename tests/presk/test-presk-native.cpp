@@ -67,15 +67,7 @@ const NativeCode& compiled(const Kernel& k) {
     return it->second;
 }
 
-/// `k` run natively on `in` over the pieces [cuts[i], cuts[i + 1]) of its split loop, one
-/// after the other into one output (the whole loop when `cuts` is empty): the status and the
-/// output's bytes.
-using Run = std::pair<int, std::vector<unsigned char>>;
-Run run_native(const Kernel& k, const NativeCode& code, const std::vector<Data>& in,
-               const std::vector<int64_t>& cuts = {}) {
-    test::Ran r = test::run_compiled(k, code, in, cuts);
-    return {r.status, std::move(r.out)};
-}
+using test::run_compiled;
 
 /// Every `every`-th launched kernel of realization `r` compiled with `options` (absent: the
 /// defaults, compiled once) equals the interpreter on `draws` draws (seeds 1, 2, ...), each
@@ -173,7 +165,9 @@ TEST(PreskNative, StatementHLanesBitIdentical) {
                     const std::vector<Data> in = test::draw_inputs(scalar, 3, specials);
                     EXPECT_EQ(test::compare_with_interpreter(vec, vc, in), "");
                     EXPECT_EQ(test::compare_with_interpreter(scalar, sc, in), "");
-                    EXPECT_EQ(run_native(vec, vc, in), run_native(scalar, sc, in));
+                    const test::Ran v = run_compiled(vec, vc, in), c = run_compiled(scalar, sc, in);
+                    EXPECT_EQ(v.status, c.status);
+                    EXPECT_TRUE(v.out == c.out);
                     ++checked;
                 }
             }
@@ -283,14 +277,14 @@ TEST(PreskNative, SplitPiecesEqualTheWhole) {
         ++split;
         const NativeCode& code = compiled(k);
         const std::vector<Data> in = test::draw_inputs(k, 5);
-        const auto whole = run_native(k, code, in, {sp->lo, sp->hi});
+        const test::Ran whole = run_compiled(k, code, in, {sp->lo, sp->hi});
         const int64_t mid = sp->lo + (sp->hi - sp->lo) / 3;
         const std::vector<std::vector<int64_t>> pieces_of = {
             {sp->lo, mid, sp->hi}, {sp->lo, sp->lo, mid, mid + 1, sp->hi}, {sp->lo - 5, mid, sp->hi + 5}};
         for (const std::vector<int64_t>& cuts : pieces_of) {
-            const auto pieces = run_native(k, code, in, cuts);
-            EXPECT_EQ(pieces.first, whole.first) << k.name;
-            EXPECT_TRUE(pieces.second == whole.second) << kernel::to_string(k);
+            const test::Ran pieces = run_compiled(k, code, in, cuts);
+            EXPECT_EQ(pieces.status, whole.status) << k.name;
+            EXPECT_TRUE(pieces.out == whole.out) << kernel::to_string(k);
         }
     }
     EXPECT_GE(split, 10);
