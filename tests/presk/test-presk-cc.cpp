@@ -84,11 +84,6 @@ using test::differs;
 using test::Ran;
 using test::run_compiled;
 
-/// compare_with_interpreter (the harness), counting the elements NaN in both.
-std::string compare(const Kernel& k, const NativeCode& code, const std::vector<Data>& in, int64_t* nans) {
-    return test::compare_with_interpreter(k, code, in, nans);
-}
-
 void conformance(const std::string& r) {
     const std::vector<Kernel> ks = kernels_of(r);
     ASSERT_GT(ks.size(), 20u);
@@ -103,7 +98,7 @@ void conformance(const std::string& r) {
         const NativeCode& code = codes[i];
         for (bool specials : {false, true}) {
             const std::vector<Data> in = test::draw_inputs(k, 1000 + i, specials);
-            EXPECT_EQ(compare(k, code, in, &nans), "") << (specials ? "with specials\n" : "") << to_string(k);
+            EXPECT_EQ(test::compare_with_interpreter(k, code, in, &nans), "") << (specials ? "with specials\n" : "") << to_string(k);
         }
         if (const std::optional<Split> sp = split_loop(k)) {  // [lo, m), [m, m), [m, hi) into one output
             ++split;
