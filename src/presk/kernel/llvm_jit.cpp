@@ -27,7 +27,7 @@
 
 #include "kernel/bounds.h"
 #include "kernel/eval.h"
-#include "kernel/pmath.h"
+#include "kernel/pmath_ops.h"
 #include "lang/source.h"
 
 #ifdef PRESK_HAVE_LLVM
@@ -192,20 +192,11 @@ struct PmathFn {
     int arity;
 };
 
+// The pmath function of `op` in the f64 or f32 arithmetic (pmath_ops.h's table).
 std::optional<PmathFn> pmath_fn(const std::string& op, bool f64) {
-    static const std::map<std::string, std::pair<PmathFn, PmathFn>> fns = {
-        {"exp", {{"presk_exp", (void*)&presk_exp, 1}, {"presk_expf", (void*)&presk_expf, 1}}},
-        {"log", {{"presk_log", (void*)&presk_log, 1}, {"presk_logf", (void*)&presk_logf, 1}}},
-        {"tanh", {{"presk_tanh", (void*)&presk_tanh, 1}, {"presk_tanhf", (void*)&presk_tanhf, 1}}},
-        {"sin", {{"presk_sin", (void*)&presk_sin, 1}, {"presk_sinf", (void*)&presk_sinf, 1}}},
-        {"cos", {{"presk_cos", (void*)&presk_cos, 1}, {"presk_cosf", (void*)&presk_cosf, 1}}},
-        {"erf", {{"presk_erf", (void*)&presk_erf, 1}, {"presk_erff", (void*)&presk_erff, 1}}},
-        {"erfc", {{"presk_erfc", (void*)&presk_erfc, 1}, {"presk_erfcf", (void*)&presk_erfcf, 1}}},
-        {"pow", {{"presk_pow", (void*)&presk_pow, 2}, {"presk_powf", (void*)&presk_powf, 2}}},
-    };
-    auto it = fns.find(op);
-    if (it == fns.end()) return std::nullopt;
-    return f64 ? it->second.first : it->second.second;
+    const PmathOp* p = pmath_op(op);
+    if (!p) return std::nullopt;
+    return f64 ? PmathFn{p->f64_name, p->f64, p->arity} : PmathFn{p->f32_name, p->f32, p->arity};
 }
 
 std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
@@ -250,9 +241,9 @@ Jit& jit() {
         made->lljit = std::move(*lljit);
         llvm::orc::JITDylib& jd = made->lljit->getMainJITDylib();
         llvm::orc::SymbolMap syms;
-        for (const char* op : {"exp", "log", "tanh", "sin", "cos", "erf", "erfc", "pow"}) {
+        for (const PmathOp& op : kPmathOps) {
             for (bool f64 : {false, true}) {
-                const PmathFn f = *pmath_fn(op, f64);
+                const PmathFn f = *pmath_fn(op.op, f64);
                 syms[made->lljit->mangleAndIntern(f.name)] =
                     llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(f.addr), llvm::JITSymbolFlags::Exported);
             }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <functional>
+
+#include "kernel/pmath_ops.h"
 #include <iterator>
 #include <set>
 
@@ -82,14 +84,9 @@ bool assigns_before_reads(const std::vector<Stmt>& body, std::set<Var>& assigned
     return true;
 }
 
-bool is_pmath(const std::string& op) {
-    return op == "exp" || op == "log" || op == "tanh" || op == "sin" || op == "cos" || op == "erf" || op == "erfc" ||
-           op == "pow";
-}
-
 double expr_work(const ExprP& e) {
     if (!e) return 0;
-    double w = (e->kind == Expr::Unary || e->kind == Expr::Binary) && is_pmath(e->op) ? 16 : 1;
+    double w = (e->kind == Expr::Unary || e->kind == Expr::Binary) && pmath_op(e->op) ? 16 : 1;
     for (const ExprP& a : e->args) w += expr_work(a);
     return w;
 }
