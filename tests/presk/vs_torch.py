@@ -125,7 +125,7 @@ def minigpt_case(args, chk):
     V, D, H, L, B, T = 16, 8, 2, 2, 2, 4
     with open(os.path.join(args.examples, "minigpt.psk")) as f:
         text = f.read()
-    text, n = re.subn(r"(param head\s*:\s*\[D, V\]\s*=\s*)zeros", r"\1normal(0, 0.5)", text)
+    text, n = re.subn(r"(param head\s*:\s*\[D, V\]\s*=\s*)normal\(0, head_std\)", r"\1normal(0, 0.5)", text)
     if n != 1:
         print("FAIL: the head declaration of examples/minigpt.psk was not found")
         sys.exit(1)

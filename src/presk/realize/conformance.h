@@ -23,6 +23,8 @@ struct Case {
     std::string entry;
     std::map<std::string, int64_t> dims;
     std::map<std::string, std::string> given;
+    std::map<std::string, std::string> consts;  // `const` overrides (--const k=v) of the seed's runs; the
+                                                // zeros-drawn pass runs the file's own values instead
     bool example = false;  // one of the seed's example entries: its bf16 band is asserted too
 };
 
