@@ -65,7 +65,7 @@ std::vector<std::string> backquoted(const std::string& line) {
 
 // docs/language.md section 5: the first cell of each table row names public primitives (`+ - * /`
 // and `-x` in Core are add sub mul div and neg), besides the language's own forms set_field,
-// grad and vjp; the sentence after the table names the internal ones.
+// grad, vjp, transpose and permute; the sentence after the table names the internal ones.
 TEST(PreskPrims, DocsListEveryPrimitive) {
     const std::string doc = read(std::string(PRESK_SOURCE_DIR) + "/docs/language.md");
     const size_t from = doc.find("## 5. Primitives"), to = doc.find("## 6.");
@@ -73,7 +73,7 @@ TEST(PreskPrims, DocsListEveryPrimitive) {
     ASSERT_NE(to, std::string::npos);
     const std::map<std::string, std::string> ops = {
         {"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}, {"-x", "neg"}};
-    const std::set<std::string> forms = {"set_field", "grad", "vjp"};
+    const std::set<std::string> forms = {"set_field", "grad", "vjp", "transpose", "permute"};
     std::set<std::string> pub, internal;
     std::istringstream lines(doc.substr(from, to - from));
     for (std::string line; std::getline(lines, line);) {

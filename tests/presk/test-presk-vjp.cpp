@@ -155,6 +155,17 @@ TEST(PreskVjp, Structural) {
                          "fn g(x : [2, 3]) -> [2, 3] { grad(f, x) }\n", "f", "g"), 6);
 }
 
+// The source forms of shapes: subscripts (index and slice of named and positional axes) and
+// transpose / permute, which elaborate to index, slice and a one-operand ein.
+TEST(PreskVjp, SubscriptsAndPermutes) {
+    CheckOptions o{{{"seq", 4}, {"d", 3}}, {}};
+    EXPECT_EQ(check_grad("fn f(x : [seq, d], c : [d, seq: 2]) -> [] {\n"
+                         "  sum(sin(x[seq: 1..3] * transpose(c, 0, seq))) + sum(x[seq: -1, 1: 0..2] * x[0: 0, d: ..-1])\n"
+                         "  + sum(cos(permute(x[seq: ..-1], d, seq)) * c[seq: 0])\n"
+                         "}\n"
+                         "fn g(x : [seq, d], c : [d, seq: 2]) -> [seq, d] { grad(f, x, c) }\n", "f", "g", o), 12);
+}
+
 // loss_grad of a stacked model: folds over a stack of blocks with layer norms, gelu and a
 // constant carried into every step.
 TEST(PreskVjp, FoldOverStack) {

@@ -11,9 +11,14 @@ namespace presk::ast {
 struct Expr;
 using ExprP = std::shared_ptr<Expr>;
 
-/// An expression. `Call` holds its callee in args[0] and its arguments after it.
+/// An expression. `Call` holds its callee in args[0] and its arguments after it. `Subscript`
+/// (`x[seq: 0, 1: 2..]`) holds the subscripted value in args[0] and a `Select` per axis after it;
+/// a `Select` holds the axis (a name or an integer) in args[0] and either the index in args[1]
+/// (text empty) or the range's bounds in args[1] and args[2], each null when omitted (text "..").
+/// `Sized` is a tensor type's named axis with its size written, `seq: T - 1`: the name in text,
+/// the size in args[0].
 struct Expr {
-    enum Kind { Num, Str, Var, Field, Call, Binary, Neg, Tuple, Record, ModRef } kind;
+    enum Kind { Num, Str, Var, Field, Call, Binary, Neg, Tuple, Record, ModRef, Subscript, Select, Sized } kind;
     Loc loc;
     std::string text;                // Num: literal; Str: contents; Var/Field: name; Binary: operator; ModRef: module
     std::vector<ExprP> args;         // operands, elements, callee + arguments, or a ModRef's dims

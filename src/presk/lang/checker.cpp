@@ -1,5 +1,6 @@
 #include "lang/checker.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -155,18 +156,27 @@ private:
         return std::nullopt;
     }
 
-    int64_t eval_nat(const Expr& e, const Inst* inst) {
+    /// A nat expression's value: numbers, dims and nat constants of `inst`, and, where `b` is
+    /// given, the sizes of the named axes it binds (a written axis size `[seq: seq - 1]`).
+    int64_t eval_nat(const Expr& e, const Inst* inst, const Bindings* b = nullptr) {
         switch (e.kind) {
         case Expr::Num:
             if (!is_int_text(e.text) || e.text.size() > 12) throw Error(e.loc, "expected a natural number, found '" + e.text + "'");
             return std::stoll(e.text);
         case Expr::Var: {
             auto v = static_name(e.text, inst);
+            if (!v && b) {
+                auto it = b->named.find(e.text);
+                if (it != b->named.end()) return it->second;
+                throw Error(e.loc, "'" + e.text + "' is not a dim, a nat constant or an axis bound by the parameters");
+            }
             if (!v) throw Error(e.loc, "'" + e.text + "' is not a dim or a nat constant");
             return *v;
         }
         case Expr::Binary: {
-            int64_t a = eval_nat(*e.args[0], inst), b = eval_nat(*e.args[1], inst);
+            const Bindings* bs = b;
+            int64_t a = eval_nat(*e.args[0], inst, bs);
+            int64_t b = eval_nat(*e.args[1], inst, bs);
             int64_t r = 0;
             if (e.text == "+") r = a + b;
             else if (e.text == "-") r = a - b;
@@ -299,6 +309,10 @@ private:
     }
 
     Axis resolve_axis(const Expr& a, const Inst* inst, Bindings* b, bool entry) {
+        if (a.kind == Expr::Sized) {
+            if (!b) throw Error(a.loc, "axis '" + a.text + "' is named: a parameter's axes are dims or numbers");
+            return {a.text, axis_size(a, inst, b)};
+        }
         if (a.kind == Expr::Var && !static_name(a.text, inst)) {
             if (!b) throw Error(a.loc, "'" + a.text + "' is not a dim: a parameter's axes are dims or numbers");
             auto it = b->named.find(a.text);
@@ -312,6 +326,13 @@ private:
             return {a.text, it->second};
         }
         return {"", eval_nat(a, inst)};
+    }
+
+    /// The written size of a named axis `seq: T - 1`, at least 1.
+    int64_t axis_size(const Expr& a, const Inst* inst, const Bindings* b) {
+        int64_t n = eval_nat(*a.args[0], inst, b);
+        if (n < 1) throw Error(a.args[0]->loc, "axis '" + a.text + "' of size " + std::to_string(n) + ": sizes are at least 1");
+        return n;
     }
 
     /// Does `actual` match the declared `t`? Binds named axes and `...` in `b`.
@@ -332,7 +353,9 @@ private:
             for (size_t i = 0; i < n; ++i) {
                 const Expr& a = *t.axes[i];
                 const Axis& x = actual->axes[lead + i];
-                if (a.kind == Expr::Var && !static_name(a.text, inst)) {
+                if (a.kind == Expr::Sized) {
+                    if (x.name != a.text || x.size != axis_size(a, inst, &b)) return false;
+                } else if (a.kind == Expr::Var && !static_name(a.text, inst)) {
                     if (x.name != a.text) return false;
                     auto [it, fresh] = b.named.emplace(a.text, x.size);
                     if (!fresh && it->second != x.size) return false;
@@ -621,6 +644,9 @@ private:
             throw Error(e.loc, "no field '" + e.text + "' in " + to_string(*v.type));
         }
         case Expr::Call: return call(sc, e);
+        case Expr::Subscript: return subscript(sc, e);
+        case Expr::Select:
+        case Expr::Sized: break;
         }
         throw Error(e.loc, "bad expression");
     }
@@ -708,6 +734,7 @@ private:
             const std::string& n = callee.text;
             if (n == "fold" || n == "scan") return loop(sc, e, n == "scan");
             if (n == "grad" || n == "vjp") return derivative(sc, e, n == "grad");
+            if ((n == "transpose" || n == "permute") && !fn_ref(sc, callee)) return permute(sc, e, n == "transpose");
             if (n == "set_field") {
                 arity(e, n, 3, 3);
                 Val r = expr(sc, *e.args[1]);
@@ -734,6 +761,91 @@ private:
         auto r = fn_ref(sc, callee);
         if (!r) throw Error(callee.loc, callee.kind == Expr::Var ? "unknown function '" + callee.text + "'" : "this expression is not a function");
         return call_fn(sc, *r, eval_args(sc, e, 1), e.loc);
+    }
+
+    /// An axis of `t` for a message: its name, or its position.
+    static std::string axis_label(const Type& t, int64_t a) {
+        return t.axes[a].name.empty() ? "axis " + std::to_string(a) : "axis '" + t.axes[a].name + "'";
+    }
+
+    /// A subscript bound as written: a nat expression, or minus one (counting from the end).
+    int64_t subscript_bound(const Expr& b, const Inst* inst) {
+        return b.kind == Expr::Neg ? -eval_nat(*b.args[0], inst) : eval_nat(b, inst);
+    }
+
+    /// `x[a: i, b: lo..hi, ...]`, each axis once: an index drops its axis (`index`), a half-open
+    /// range keeps it with size hi - lo (`slice`); omitted bounds are 0 and the axis's size.
+    Val subscript(Scope& sc, const Expr& e) {
+        Val x = expr(sc, *e.args[0]);
+        if (x.type->kind != Type::Tensor) throw Error(e.args[0]->loc, "a subscript needs a tensor, found " + to_string(*x.type));
+        const TypeP t = x.type;
+        std::vector<std::pair<int64_t, const Expr*>> sels;
+        for (size_t i = 1; i < e.args.size(); ++i) {
+            const Expr& s = *e.args[i];
+            int64_t a = axis_arg(*s.args[0], *t);
+            for (const auto& o : sels)
+                if (o.first == a) throw Error(s.loc, axis_label(*t, a) + " of " + to_string(*t) + " is subscripted twice");
+            sels.emplace_back(a, &s);
+        }
+        // The ranges first (they keep every axis in place), then the indices from the last axis back.
+        std::stable_sort(sels.begin(), sels.end(), [](const auto& p, const auto& q) {
+            bool pr = p.second->text == "..", qr = q.second->text == "..";
+            if (pr != qr) return pr;
+            return !pr && p.first > q.first;
+        });
+        for (const auto& [a, s] : sels) {
+            int64_t n = t->axes[a].size;
+            std::string where = axis_label(*t, a) + " of size " + std::to_string(n) + " in " + to_string(*t);
+            if (s->text == "..") {
+                int64_t lo0 = s->args[1] ? subscript_bound(*s->args[1], sc.inst) : 0;
+                int64_t hi0 = s->args[2] ? subscript_bound(*s->args[2], sc.inst) : n;
+                int64_t lo = lo0 < 0 ? lo0 + n : lo0, hi = hi0 < 0 ? hi0 + n : hi0;
+                if (lo < 0 || hi > n || lo >= hi)
+                    throw Error(s->loc, "range " + std::to_string(lo0) + ".." + std::to_string(hi0) +
+                                            (lo >= hi && lo >= 0 && hi <= n ? " is empty" : " is out of bounds") + " for " + where);
+                x = prim(sc, Prim::Slice, {x}, {a, lo, hi - lo}, "", s->loc);
+            } else {
+                int64_t i0 = subscript_bound(*s->args[1], sc.inst), i = i0 < 0 ? i0 + n : i0;
+                if (i < 0 || i >= n) throw Error(s->loc, "index " + std::to_string(i0) + " out of bounds for " + where);
+                x = prim(sc, Prim::Index, {x}, {a, i}, "", s->loc);
+            }
+        }
+        return x;
+    }
+
+    /// `transpose(x, a, b)` swaps two axes; `permute(x, a1, ..., an)` lists every axis once in its
+    /// new order. Axes are names or integers; both elaborate to a one-operand `ein`.
+    Val permute(Scope& sc, const Expr& e, bool transpose) {
+        const std::string n = transpose ? "transpose" : "permute";
+        if (e.args.size() < 2) throw Error(e.loc, n + " takes a tensor and axes");
+        Val x = expr(sc, *e.args[1]);
+        if (x.type->kind != Type::Tensor) throw Error(e.args[1]->loc, n + " needs a tensor, found " + to_string(*x.type));
+        const Type& t = *x.type;
+        size_t rank = t.axes.size();
+        if (rank > 26) throw Error(e.loc, n + " handles at most 26 axes, found " + to_string(t));
+        std::vector<int64_t> order;
+        for (size_t i = 2; i < e.args.size(); ++i) {
+            int64_t a = axis_arg(*e.args[i], t);
+            for (int64_t o : order)
+                if (o == a) throw Error(e.args[i]->loc, n + ": " + axis_label(t, a) + " of " + to_string(t) + " is given twice");
+            order.push_back(a);
+        }
+        if (transpose) {
+            arity(e, n, 3, 3);
+            std::vector<int64_t> swapped;
+            for (size_t i = 0; i < rank; ++i) swapped.push_back((int64_t)i);
+            std::swap(swapped[order[0]], swapped[order[1]]);
+            order = swapped;
+        } else if (order.size() != rank) {
+            throw Error(e.loc, "permute lists every axis of " + to_string(t) + " once: " + std::to_string(rank) +
+                                   " axes, given " + std::to_string(order.size()));
+        }
+        std::string in, out;
+        for (size_t i = 0; i < rank; ++i) {
+            in += (char)('a' + i);
+            out += (char)('a' + order[i]);
+        }
+        return prim(sc, Prim::Ein, {x}, {}, in + "->" + out, e.loc);
     }
 
     Val prim_call(Scope& sc, const Expr& e, Prim p) {

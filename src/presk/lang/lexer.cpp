@@ -48,10 +48,10 @@ std::vector<Token> lex(const Source& src) {
             out.push_back({Tok::String, s.substr(i + 1, j - i - 1), loc});
             advance(j + 1 - i);
         } else {
-            static const char* two[] = {"->", "..."};
             std::string p;
             if (s.compare(i, 3, "...") == 0) p = "...";
-            else if (s.compare(i, 2, two[0]) == 0) p = "->";
+            else if (s.compare(i, 2, "->") == 0) p = "->";
+            else if (s.compare(i, 2, "..") == 0) p = "..";
             else if (std::string("{}()[],:;.=+-*/<>").find((char)c) != std::string::npos) p = std::string(1, (char)c);
             else throw Error(loc, std::string("unexpected character '") + (char)c + "'");
             out.push_back({Tok::Punct, p, loc});

@@ -227,8 +227,38 @@ private:
             t.ellipsis = true;
             if (!accept(",")) { expect("]"); return; }
         }
-        if (!is_p("]")) do t.axes.push_back(expr()); while (accept(","));
+        if (!is_p("]")) do t.axes.push_back(axis()); while (accept(","));
         expect("]");
+    }
+
+    /// A tensor type's axis: an expression, or `NAME ':' expr`, a named axis of a written size.
+    ExprP axis() {
+        if (peek().kind == Tok::Ident && is_p(":", 1)) {
+            Token n = next();
+            next();
+            ExprP a = make(Expr::Sized, n.loc, n.text);
+            a->args = {expr()};
+            return a;
+        }
+        return expr();
+    }
+
+    /// One axis of a subscript: `axis ':' i` or `axis ':' lo? '..' hi?`; the axis is a name or
+    /// an integer (negative from the end).
+    ExprP select() {
+        Loc loc = peek().loc;
+        ExprP s = make(Expr::Select, loc);
+        if (peek().kind == Tok::Ident) s->args.push_back(make(Expr::Var, loc, next().text));
+        else if (peek().kind == Tok::Number || is_p("-")) s->args.push_back(unary());
+        else fail("expected an axis (a name or an integer) in a subscript");
+        expect(":");
+        ExprP lo = is_p("..") ? nullptr : expr();
+        s->args.push_back(lo);
+        if (accept("..")) {
+            s->text = "..";
+            s->args.push_back(is_p(",") || is_p("]") ? nullptr : expr());
+        }
+        return s;
     }
 
     ExprP make(Expr::Kind k, Loc loc, std::string text = {}) {
@@ -281,6 +311,12 @@ private:
                 if (!is_p(")")) do c->args.push_back(expr()); while (accept(","));
                 expect(")");
                 e = c;
+            } else if (is_p("[")) {
+                ExprP x = make(Expr::Subscript, next().loc);
+                x->args.push_back(e);
+                do x->args.push_back(select()); while (accept(","));
+                expect("]");
+                e = x;
             } else if (is_p(".")) {
                 next();
                 Token f = ident("a field name");
