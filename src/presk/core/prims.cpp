@@ -104,8 +104,16 @@ TypeP ein(const Use& u) {
             fail("ein spec '" + text + "': operand " + std::to_string(i + 1) + " is " + to_string(t));
         for (size_t k = 0; k < t.axes.size(); ++k) {
             auto [it, fresh] = lab.emplace(e.inputs[i][k], t.axes[k]);
-            if (!fresh && it->second.size != t.axes[k].size)
-                fail("ein spec '" + text + "': label '" + std::string(1, e.inputs[i][k]) + "' has two sizes in " + show(u.args));
+            if (fresh) continue;
+            const Axis& a = it->second;
+            const Axis& b = t.axes[k];
+            const std::string label(1, e.inputs[i][k]);
+            // A label joins axes of one name; a positional (unnamed) axis may meet a named one.
+            if (!a.name.empty() && !b.name.empty() && a.name != b.name)
+                fail("ein spec '" + text + "': label '" + label + "' binds axis '" + a.name + "' and axis '" + b.name +
+                     "' in " + show(u.args));
+            if (a.size != b.size)
+                fail("ein spec '" + text + "': label '" + label + "' has two sizes in " + show(u.args));
         }
     }
     std::vector<Axis> r;
