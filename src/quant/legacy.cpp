@@ -172,6 +172,49 @@ float quantize_block_q8(const float * x, int8_t * qs) {
 
 void quantize_q8_1_row(const float * x, block_q8_1 * y, int64_t k, const float *) { quantize_row_q8_1(x, y, k); }
 
+/// quantize_row_q8_0_dot's block of 32: writes qs, returns d (legacy.h). A block holding a
+/// NaN or an infinity, or so small that 127 / max|x| overflows, goes to quantize_block_q8.
+float quantize_block_q8_dot(const float * x, int8_t * qs) {
+    float amax   = 0.0f;
+    bool  finite = true;
+    for (int j = 0; j < QK; ++j) {
+        finite = finite && std::isfinite(x[j]);
+        amax   = std::max(amax, std::fabs(x[j]));
+    }
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    if (!finite || std::isinf(id)) {  // id infinite: amax below 127 / FLT_MAX, d = 0 in f16
+        return quantize_block_q8(x, qs);
+    }
+    for (int j = 0; j < QK; ++j) {
+        // |x_j * id| <= 127 (1 + 2^-23) rounds to at most 127; adding and subtracting
+        // 1.5 * 2^23 rounds to the nearest integer, ties to even, as VROUNDPS does.
+        const float v = (x[j] * id + 12582912.0f) - 12582912.0f;
+        qs[j]         = static_cast<int8_t>(v);
+    }
+    return amax / 127.0f;
+}
+
+
+/// Rows of q8_0 / q8_1 blocks by one block rule (d = Block(x, qs)); q8_1 also stores
+/// s = f16(float(sum of q) * d) with the unrounded d.
+template <float (*Block)(const float *, int8_t *)> void q8_0_rows(const float * x, block_q8_0 * y, int64_t k) {
+    for (int64_t i = 0; i < k / QK; ++i) {
+        y[i].d = fp32_to_fp16(Block(x + i * QK, y[i].qs));
+    }
+}
+
+template <float (*Block)(const float *, int8_t *)> void q8_1_rows(const float * x, block_q8_1 * y, int64_t k) {
+    for (int64_t i = 0; i < k / QK; ++i) {
+        const float d   = Block(x + i * QK, y[i].qs);
+        int         sum = 0;
+        for (int j = 0; j < QK; ++j) {
+            sum += y[i].qs[j];
+        }
+        y[i].d = fp32_to_fp16(d);
+        y[i].s = fp32_to_fp16(static_cast<float>(sum) * d);
+    }
+}
+
 /// int(v) for v in [0, hi] (truncated toward zero), 0 below (and for NaN), hi above: ggml's
 /// MIN(hi, (int8_t) v) wherever that is defined and not negative.
 int truncated_level(float v, int hi) {
@@ -267,23 +310,10 @@ void quantize_q5_1(const float * x, block_q5_1 * y, int64_t k, const float * ima
     encode_affine<block_q5_1, 31>(x, y, k, imatrix, k_grid_affine);
 }
 
-void quantize_row_q8_0(const float * x, block_q8_0 * y, int64_t k) {
-    for (int64_t i = 0; i < k / QK; ++i) {
-        y[i].d = fp32_to_fp16(quantize_block_q8(x + i * QK, y[i].qs));
-    }
-}
-
-void quantize_row_q8_1(const float * x, block_q8_1 * y, int64_t k) {
-    for (int64_t i = 0; i < k / QK; ++i) {
-        const float d = quantize_block_q8(x + i * QK, y[i].qs);
-        int         sum = 0;
-        for (int j = 0; j < QK; ++j) {
-            sum += y[i].qs[j];
-        }
-        y[i].d = fp32_to_fp16(d);
-        y[i].s = fp32_to_fp16(static_cast<float>(sum) * d);
-    }
-}
+void quantize_row_q8_0(const float * x, block_q8_0 * y, int64_t k) { q8_0_rows<quantize_block_q8>(x, y, k); }
+void quantize_row_q8_1(const float * x, block_q8_1 * y, int64_t k) { q8_1_rows<quantize_block_q8>(x, y, k); }
+void quantize_row_q8_0_dot(const float * x, block_q8_0 * y, int64_t k) { q8_0_rows<quantize_block_q8_dot>(x, y, k); }
+void quantize_row_q8_1_dot(const float * x, block_q8_1 * y, int64_t k) { q8_1_rows<quantize_block_q8_dot>(x, y, k); }
 
 void quantize_row_q4_0_ref(const float * x, block_q4_0 * y, int64_t k) {
     quantize_symmetric_ref<block_q4_0, 8>(x, y, k);

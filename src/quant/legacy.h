@@ -98,6 +98,17 @@ void quantize_q8_0(const float * x, block_q8_0 * y, int64_t k, const float * ima
 void quantize_row_q8_0(const float * x, block_q8_0 * y, int64_t k);
 void quantize_row_q8_1(const float * x, block_q8_1 * y, int64_t k);
 
+// The same blocks by ggml's CPU rule on x86 (ggml-cpu's quantize_row_q8_0 / _q8_1 for AVX and
+// AVX2, which every x86-64 build of llama.cpp runs on the activations of its q8_0- and
+// q8_1-paired dot products): d = max|x| / 127, id = 127 / max|x| (0 for an all-zero block),
+// q_j = x_j * id rounded to nearest, ties to even; stored d = f16(d); q8_1's s as above. It
+// differs from the reference rule in a few quants per thousand (ties, and products the two
+// id's round to different sides of a half). gk's dot products use it on every ISA, so that
+// gk computes llama.cpp's x86 activations everywhere. A block holding a NaN or an infinity
+// (where ggml's vector code has no defined answer) is quantized by the reference rule.
+void quantize_row_q8_0_dot(const float * x, block_q8_0 * y, int64_t k);
+void quantize_row_q8_1_dot(const float * x, block_q8_1 * y, int64_t k);
+
 // Reference encoders of the 4- and 5-bit formats: the bytes of ggml's quantize_row_q4_0_ref,
 // _q4_1_ref, _q5_0_ref and _q5_1_ref (ggml's CPU from_float for these types: what its
 // set_rows writes into a quantized KV cache). One pass per block, no search:

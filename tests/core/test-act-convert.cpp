@@ -1,15 +1,17 @@
 // test-act-convert: the vectorised activation conversions (src/gk/cpu/act_convert.h)
 // against the codec's functions they replace (fp32_to_fp16, fp32_to_bf16,
-// quantize_row_q8_0 / q8_1 / q8_K), byte for byte, over rows built to hit every rule of
+// quantize_row_q8_0_dot / q8_1_dot / q8_K), byte for byte, over rows built to hit every rule of
 // the reference: random rows at scales from subnormal to overflow, halves after scaling,
 // all-zero blocks, a single nonzero, the maximum at every position with both signs, the
 // maximum repeated with the opposite sign, subnormals, blocks scaled so that 1 / d is
 // infinite, NaN and infinities, and f16 / bf16 rounding boundaries; rows of 1..20 blocks.
-// Also checks that the dot table's converters are these.
+// Each row goes through the converters of every kernel set the build has and the host runs,
+// taken from the set's dot table (so the table's choice of converter is checked too).
 //
 // GK_ACT_CONVERT_REPORT=1 in the environment also prints ns per row of 4096 for each
 // conversion against the codec's function (never asserted).
 #include "gk/cpu/act_convert.h"
+#include "gk/cpu/kernel_set.h"
 #include "gk/cpu/simd.h"
 #include "gk/cpu/vec_dot.h"
 #include "quant/fp16.h"
@@ -34,6 +36,7 @@ namespace {
 
 namespace cpu = gk::cpu::detail;
 namespace q   = gk::quant;
+using gk::cpu::act_from_float_fn;
 
 constexpr int QK  = q::QK8_0;  // 32
 constexpr int QKK = q::QK_K;   // 256
@@ -65,10 +68,9 @@ std::string around(const std::vector<float> & x, long e) {
 
 /// Converts x[0..n) with `fast` and `ref` into buffers prefilled with different bytes;
 /// fails on the first differing byte (blocks of `block_elems` elements, `block_bytes` bytes).
-template <class T>
+template <class T, class Fast>
 void expect_same(const char * what, const std::string & name, const std::vector<float> & x, int64_t n,
-                 int64_t block_elems, size_t block_bytes, void (*fast)(const float *, T *, int64_t),
-                 void (*ref)(const float *, T *, int64_t)) {
+                 int64_t block_elems, size_t block_bytes, Fast fast, void (*ref)(const float *, T *, int64_t)) {
     const size_t         bytes = static_cast<size_t>(n / block_elems) * block_bytes;
     std::vector<uint8_t> a(bytes + 1, 0xA5), b(bytes + 1, 0x5A);
     fast(x.data(), reinterpret_cast<T *>(a.data()), n);
@@ -94,23 +96,50 @@ void ref_bf16(const float * x, uint16_t * y, int64_t n) {
     }
 }
 
-/// Every conversion of the row, at every length it accepts up to x.size() worth testing:
-/// f16 / bf16 at the full length and a few shorter ones (tails), q8_0 / q8_1 over the
-/// whole 32-blocks, q8_K over the whole 256-blocks.
-void check_row(const std::string & name, const std::vector<float> & x) {
-    const auto n = static_cast<int64_t>(x.size());
-    for (int64_t m : {n, n - 1, n - 15, n - 17}) {
-        if (m >= 0) {
-            expect_same<uint16_t>("f16", name, x, m, 1, 2, cpu::convert_row_f16, ref_f16);
-            expect_same<uint16_t>("bf16", name, x, m, 1, 2, cpu::convert_row_bf16, ref_bf16);
-        }
+/// The converters of one kernel set (kernel_set.h), taken from its dot table: the base set
+/// (the build's own flags; scalar code in a portable x86-64 build) and, in a portable build,
+/// the AVX2 and AVX-512 sets, so each vector level is swept over every row below.
+struct converters {
+    std::string       set;
+    act_from_float_fn f16, bf16, q8_0, q8_1, q8_K;
+};
+
+std::vector<converters> all_converters() {
+    std::vector<converters> out;
+    for (const gk::cpu::kernel_set * ks : gk::cpu::runnable_kernel_sets()) {
+        auto of = [&](gk_type w, gk_type act) {
+            const gk::cpu::vec_dot_traits * t = ks->vec_dot(w);
+            EXPECT_TRUE(t != nullptr && t->vec_dot_type == act) << ks->name << " weight " << gk_type_name(w);
+            return t ? t->from_float : nullptr;
+        };
+        out.push_back({ks->name, of(GK_TYPE_F16, GK_TYPE_F16), of(GK_TYPE_BF16, GK_TYPE_BF16),
+                       of(GK_TYPE_Q4_0, GK_TYPE_Q8_0), of(GK_TYPE_Q4_1, GK_TYPE_Q8_1), of(GK_TYPE_Q4_K, GK_TYPE_Q8_K)});
     }
-    expect_same<q::block_q8_0>("q8_0", name, x, n / QK * QK, QK, sizeof(q::block_q8_0), cpu::convert_row_q8_0,
-                               q::quantize_row_q8_0);
-    expect_same<q::block_q8_1>("q8_1", name, x, n / QK * QK, QK, sizeof(q::block_q8_1), cpu::convert_row_q8_1,
-                               q::quantize_row_q8_1);
-    expect_same<q::block_q8_K>("q8_K", name, x, n / QKK * QKK, QKK, sizeof(q::block_q8_K), cpu::convert_row_q8_K,
-                               q::quantize_row_q8_K);
+    return out;
+}
+
+/// Every conversion of the row, at every length it accepts up to x.size() worth testing,
+/// by every kernel set: f16 / bf16 at the full length and a few shorter ones (tails),
+/// q8_0 / q8_1 over the whole 32-blocks, q8_K over the whole 256-blocks.
+void check_row(const std::string & name, const std::vector<float> & x) {
+    static const std::vector<converters> sets = all_converters();
+    const auto                           n    = static_cast<int64_t>(x.size());
+    for (const converters & c : sets) {
+        const std::string at = name + " [" + c.set + "]";
+        auto via = [](act_from_float_fn f) { return [f](const float * x, void * y, int64_t n) { f(x, y, n); }; };
+        for (int64_t m : {n, n - 1, n - 15, n - 17}) {
+            if (m >= 0) {
+                expect_same<uint16_t>("f16", at, x, m, 1, 2, via(c.f16), ref_f16);
+                expect_same<uint16_t>("bf16", at, x, m, 1, 2, via(c.bf16), ref_bf16);
+            }
+        }
+        expect_same<q::block_q8_0>("q8_0", at, x, n / QK * QK, QK, sizeof(q::block_q8_0), via(c.q8_0),
+                                   q::quantize_row_q8_0_dot);
+        expect_same<q::block_q8_1>("q8_1", at, x, n / QK * QK, QK, sizeof(q::block_q8_1), via(c.q8_1),
+                                   q::quantize_row_q8_1_dot);
+        expect_same<q::block_q8_K>("q8_K", at, x, n / QKK * QKK, QKK, sizeof(q::block_q8_K), via(c.q8_K),
+                                   q::quantize_row_q8_K);
+    }
 }
 
 /// Rows of 1..20 blocks of 256 built by `fill(row, rng)`, a few of each length.
@@ -319,33 +348,6 @@ TEST(ActConvert, ShortAndOddLengths) {
     }
 }
 
-TEST(ActConvert, TheDotTableUsesThem) {
-    // A converter in the table is the function under test (or the codec in a scalar
-    // build): same bytes for a row of q8_K, q8_0, q8_1, f16 and bf16 activations.
-    std::mt19937       rng(91);
-    std::vector<float> x(4 * QKK);
-    for (float & v : x) {
-        v = normal(rng);
-    }
-    for (gk_type w : {GK_TYPE_Q4_K, GK_TYPE_Q4_0, GK_TYPE_Q4_1, GK_TYPE_F16, GK_TYPE_BF16}) {
-        const auto * t = gk::cpu::get_vec_dot_traits(w);
-        ASSERT_NE(t, nullptr);
-        const size_t         bytes = gk_row_size(t->vec_dot_type, static_cast<int64_t>(x.size()));
-        std::vector<uint8_t> a(bytes), b(bytes);
-        t->from_float(x.data(), a.data(), static_cast<int64_t>(x.size()));
-        const auto n = static_cast<int64_t>(x.size());
-        switch (t->vec_dot_type) {
-            case GK_TYPE_Q8_K: q::quantize_row_q8_K(x.data(), reinterpret_cast<q::block_q8_K *>(b.data()), n); break;
-            case GK_TYPE_Q8_0: q::quantize_row_q8_0(x.data(), reinterpret_cast<q::block_q8_0 *>(b.data()), n); break;
-            case GK_TYPE_Q8_1: q::quantize_row_q8_1(x.data(), reinterpret_cast<q::block_q8_1 *>(b.data()), n); break;
-            case GK_TYPE_F16: ref_f16(x.data(), reinterpret_cast<uint16_t *>(b.data()), n); break;
-            case GK_TYPE_BF16: ref_bf16(x.data(), reinterpret_cast<uint16_t *>(b.data()), n); break;
-            default: FAIL() << "unexpected activation type";
-        }
-        EXPECT_EQ(first_diff(a.data(), b.data(), bytes), -1) << "weight type " << w;
-    }
-}
-
 // ---- timing report (GK_ACT_CONVERT_REPORT=1) -----------------------------------------
 
 template <class F> double ns_per_call(F f) {
@@ -390,8 +392,8 @@ TEST(ActConvert, TimingReport) {
     const float * xs = x.data();
     report("f16", [&] { cpu::convert_row_f16(xs, h, n); }, [&] { ref_f16(xs, h, n); });
     report("bf16", [&] { cpu::convert_row_bf16(xs, h, n); }, [&] { ref_bf16(xs, h, n); });
-    report("q8_0", [&] { cpu::convert_row_q8_0(xs, b0, n); }, [&] { q::quantize_row_q8_0(xs, b0, n); });
-    report("q8_1", [&] { cpu::convert_row_q8_1(xs, b1, n); }, [&] { q::quantize_row_q8_1(xs, b1, n); });
+    report("q8_0", [&] { cpu::convert_row_q8_0(xs, b0, n); }, [&] { q::quantize_row_q8_0_dot(xs, b0, n); });
+    report("q8_1", [&] { cpu::convert_row_q8_1(xs, b1, n); }, [&] { q::quantize_row_q8_1_dot(xs, b1, n); });
     report("q8_K", [&] { cpu::convert_row_q8_K(xs, bk, n); }, [&] { q::quantize_row_q8_K(xs, bk, n); });
 }
 

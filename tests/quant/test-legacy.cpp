@@ -211,6 +211,61 @@ TEST(LegacyActivation, NonFiniteInputsAreDefined) {
     EXPECT_EQ(a.qs[0], -127);
 }
 
+// The dot products' rule (ggml's x86 CPU quantize_row_q8_0 / _q8_1): id = 127 / max|x|,
+// products rounded to nearest with ties to even, where the reference takes id = 1 / (max|x|
+// / 127) and ties away from zero.
+TEST(LegacyActivation, DotRuleIsGgmlsX86Rule) {
+    float x[32];
+    for (int j = 0; j < 32; ++j) {
+        x[j] = static_cast<float>(j % 8) - 3.5f;  // ties: -3.5 .. 3.5 with max 127 below
+    }
+    x[31] = 127.0f;  // id = 1 exactly in both rules
+    block_q8_0 dot, ref;
+    quantize_row_q8_0_dot(x, &dot, 32);
+    quantize_row_q8_0(x, &ref, 32);
+    for (int j = 0; j < 31; ++j) {
+        const float v = x[j];
+        EXPECT_EQ(dot.qs[j], static_cast<int8_t>(std::nearbyint(v))) << "x " << v;  // ties to even
+        EXPECT_EQ(ref.qs[j], static_cast<int8_t>(std::round(v))) << "x " << v;      // ties away
+    }
+    EXPECT_EQ(dot.d, ref.d);
+    // Every element at the rule's arithmetic, over random blocks: d = f16(amax / 127),
+    // q = nearbyint(x * (127 / amax)); q8_1's s from the same quants.
+    const auto              r  = gk::test::gaussian_rows(1, 23);
+    const int64_t           nb = gk::test::k_row / 32;
+    std::vector<block_q8_0> a(nb);
+    std::vector<block_q8_1> b(nb);
+    quantize_row_q8_0_dot(r.data(), a.data(), gk::test::k_row);
+    quantize_row_q8_1_dot(r.data(), b.data(), gk::test::k_row);
+    int differ = 0;
+    for (int64_t i = 0; i < nb; ++i) {
+        const float * xb   = r.data() + 32 * i;
+        float         amax = 0.0f;
+        for (int j = 0; j < 32; ++j) {
+            amax = std::max(amax, std::fabs(xb[j]));
+        }
+        const float id  = 127.0f / amax;
+        int         sum = 0;
+        block_q8_0  plain;
+        quantize_row_q8_0(xb, &plain, 32);
+        for (int j = 0; j < 32; ++j) {
+            const auto q = static_cast<int8_t>(std::nearbyint(xb[j] * id));
+            ASSERT_EQ(a[i].qs[j], q) << "block " << i << " element " << j;
+            ASSERT_EQ(b[i].qs[j], q) << "block " << i << " element " << j;
+            sum += q;
+            differ += plain.qs[j] != q;
+        }
+        EXPECT_EQ(a[i].d, fp32_to_fp16(amax / 127.0f));
+        EXPECT_EQ(b[i].s, fp32_to_fp16(static_cast<float>(sum) * (amax / 127.0f)));
+    }
+    EXPECT_LT(differ, nb * 32 / 50) << "the two rules should differ in a few quants only";
+    // A NaN block falls back to the reference rule.
+    x[3] = std::numeric_limits<float>::quiet_NaN();
+    quantize_row_q8_0_dot(x, &dot, 32);
+    quantize_row_q8_0(x, &ref, 32);
+    EXPECT_EQ(0, std::memcmp(&dot, &ref, sizeof dot));
+}
+
 TEST(LegacyRegistration, Q8_1IsAnActivationFormat) {
     const auto * tt = get_type_traits(GK_TYPE_Q8_1);
     ASSERT_NE(tt, nullptr);

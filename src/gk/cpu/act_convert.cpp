@@ -1,14 +1,16 @@
 // act_convert.cpp - the activation conversions of the dot products, vectorised: f32 rows
 // to f16, bf16, q8_0, q8_1 and q8_K, each equal byte for byte to the codec's function
-// (fp32_to_fp16, fp32_to_bf16, quant::quantize_row_q8_0 / _q8_1 / _q8_K) on every input.
+// (fp32_to_fp16, fp32_to_bf16, quant::quantize_row_q8_0_dot / _q8_1_dot / _q8_K) on every input.
 // The scalar build calls those functions; the vector levels perform their operations:
 //
-// q8_0 / q8_1, per block of 32: amax = max |x|, taken as the largest bit pattern of |x|
-//   (non-negative floats order as their bits); d = amax / 127; id = 1 / d (0 where d is 0);
-//   q = round half away from zero of clamp(x * id, -127, 127), a NaN product giving 0, the
-//   rounding done exactly as trunc(2v) - trunc(v); stored d = f16(d); q8_1 also stores
-//   s = f16(float(sum of q) * d), the sum taken exactly in f32 from the registers; d and s
-//   go to f16 by the hardware conversion (never NaN here, see f16 below).
+// q8_0 / q8_1, per block of 32 (quantize_row_q8_0_dot / _q8_1_dot: ggml's x86 CPU rule):
+//   amax = max |x|, taken as the largest bit pattern of |x| (non-negative floats order as
+//   their bits); id = 127 / amax (0 where amax is 0); q = (x * id + 1.5 * 2^23) - 1.5 * 2^23,
+//   x * id rounded to nearest with ties to even (|x * id| <= 127 (1 + 2^-23), so no clamp);
+//   stored d = f16(amax / 127); q8_1 also stores s = f16(float(sum of q) * d), the sum taken
+//   exactly in f32 from the registers; d and s go to f16 by the hardware conversion (never
+//   NaN here, see f16 below). A block holding a NaN or an infinity, or whose 127 / amax
+//   overflows (amax below 127 / FLT_MAX), and an all-zero block go through the codec.
 // q8_K, per block of 256: vmax = the first element of largest |x|; iscale = -127 / vmax,
 //   d = 1 / iscale (both 0 for an all-zero block); q = kq::round_clamp(iscale * x, -128, 127):
 //   v > -128 ? v : -128 (a NaN gives -128), then v < 127 ? v : 127, then
@@ -30,6 +32,7 @@
 #include "simd_x86.h"
 
 #include <bit>
+#include <limits>
 #include <type_traits>
 
 namespace gk::cpu::detail {
@@ -46,8 +49,8 @@ void convert_row_bf16(const float * x, bf16_t * y, int64_t n) {
         y[i] = fp32_to_bf16(x[i]);
     }
 }
-void convert_row_q8_0(const float * x, quant::block_q8_0 * y, int64_t n) { quant::quantize_row_q8_0(x, y, n); }
-void convert_row_q8_1(const float * x, quant::block_q8_1 * y, int64_t n) { quant::quantize_row_q8_1(x, y, n); }
+void convert_row_q8_0(const float * x, quant::block_q8_0 * y, int64_t n) { quant::quantize_row_q8_0_dot(x, y, n); }
+void convert_row_q8_1(const float * x, quant::block_q8_1 * y, int64_t n) { quant::quantize_row_q8_1_dot(x, y, n); }
 void convert_row_q8_K(const float * x, quant::block_q8_K * y, int64_t n) { quant::quantize_row_q8_K(x, y, n); }
 
 #else
@@ -64,11 +67,9 @@ constexpr uint32_t inf_bits = 0x7F800000u;       // |x| bits above: NaN; equal: 
 
 // ---- per-ISA pieces -------------------------------------------------------------------
 //
-// trunc(v)            round toward zero
 // sub(a, b)           a - b
 // max_or_second(a, b) a > b ? a : b, lane by lane (a NaN in either gives b)
 // min_or_second(a, b) a < b ? a : b
-// zero_nan(v)         v with NaN lanes replaced by +0
 // max_abs_bits(x, n)  the largest bit pattern of |x[i]|, i < n (n a multiple of 16)
 // first_abs_bits(x, bits)  the first i with the bits of |x[i]| equal to bits (present)
 // has_nan(x)          whether x[0..16) holds a NaN
@@ -80,11 +81,9 @@ constexpr uint32_t inf_bits = 0x7F800000u;       // |x| bits above: NaN; equal: 
 
 #if defined(GK_SIMD_AVX512)
 
-inline vf trunc(vf v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
 inline vf sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 inline vf max_or_second(vf a, vf b) { return _mm512_max_ps(a, b); }
 inline vf min_or_second(vf a, vf b) { return _mm512_min_ps(a, b); }
-inline vf zero_nan(vf v) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v); }
 
 inline __m512i abs_bits(const float * x) {
     return _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(x)), _mm512_set1_epi32(abs_mask));
@@ -129,11 +128,9 @@ inline void store_bf16(bf16_t * y, const float * x) {
 
 #elif defined(GK_SIMD_AVX2)
 
-inline vf trunc(vf v) { return _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
 inline vf sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 inline vf max_or_second(vf a, vf b) { return _mm256_max_ps(a, b); }
 inline vf min_or_second(vf a, vf b) { return _mm256_min_ps(a, b); }
-inline vf zero_nan(vf v) { return _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q)); }
 
 inline __m256i abs_bits(const float * x) {
     return _mm256_and_si256(_mm256_castps_si256(_mm256_loadu_ps(x)), _mm256_set1_epi32(abs_mask));
@@ -196,11 +193,9 @@ inline void store_bf16(bf16_t * y, const float * x) {
 
 #elif defined(GK_SIMD_NEON)
 
-inline vf trunc(vf v) { return vrndq_f32(v); }
 inline vf sub(vf a, vf b) { return vsubq_f32(a, b); }
 inline vf max_or_second(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
 inline vf min_or_second(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
-inline vf zero_nan(vf v) { return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), vceqq_f32(v, v))); }
 
 inline uint32x4_t abs_bits(const float * x) {
     return vandq_u32(vreinterpretq_u32_f32(vld1q_f32(x)), vdupq_n_u32(abs_mask));
@@ -285,51 +280,45 @@ inline void group_sums(const int8_t * q, int16_t * s) {
 
 // ---- the shared loops ------------------------------------------------------------------
 
-/// std::round of v in [-127, 127], exactly: 2v and both truncations are exact, and
-/// trunc(2v) = 2 trunc(v) + (+-1 where |v - trunc(v)| >= 1/2), so trunc(2v) - trunc(v)
-/// is v rounded half away from zero.
-inline vf round_half_away(vf v) { return sub(trunc(simd::add(v, v)), trunc(v)); }
-
 /// d and the sum of the quants of a q8_0 / q8_1 block.
 struct q8_result {
     float d;
     float sum;  // exact: integers below 2^12 summed in f32
 };
 
-/// quantize_row_q8_0's block of 32 with max |x| = amax (finite): writes qs; the sum of
-/// the quants only when WithSum (q8_1), taken from the registers.
-template <bool WithSum> q8_result q8_block(const float * x, float amax, int8_t * qs) {
-    const float d   = amax / 127.0f;
-    const float id  = d != 0.0f ? 1.0f / d : 0.0f;
-    const vf    vid = simd::broadcast(id);
-    const vf    lo  = simd::broadcast(-127.0f);
-    const vf    hi  = simd::broadcast(127.0f);
-    vf          sum = simd::zero();
+/// quantize_row_q8_0_dot's block of 32 with max |x| = amax and id = 127 / amax (both finite,
+/// amax nonzero): writes qs; the sum of the quants only when WithSum (q8_1), taken from the
+/// registers.
+template <bool WithSum> q8_result q8_block(const float * x, float amax, float id, int8_t * qs) {
+    const vf vid   = simd::broadcast(id);
+    const vf magic = simd::broadcast(12582912.0f);  // 1.5 * 2^23: ties to even, as legacy.cpp
+    vf       sum   = simd::zero();
     for (int i = 0; i < quant::QK8_0; i += piece) {
         vf r[regs];
         for (int k = 0; k < regs; ++k) {
-            const vf v = zero_nan(simd::mul(simd::load(x + i + k * vf_lanes), vid));
-            r[k]       = round_half_away(min_or_second(max_or_second(v, lo), hi));
+            r[k] = sub(simd::add(simd::mul(simd::load(x + i + k * vf_lanes), vid), magic), magic);
             if constexpr (WithSum) {
                 sum = simd::add(sum, r[k]);
             }
         }
         store_i8(qs + i, r);
     }
-    return {d, WithSum ? simd::reduce_add(sum) : 0.0f};
+    return {amax / 127.0f, WithSum ? simd::reduce_add(sum) : 0.0f};
 }
 
-/// q8_0 and q8_1: blocks with a NaN or an infinity go to the codec's function `ref`.
+/// q8_0 and q8_1: all-zero blocks, blocks with a NaN or an infinity and blocks whose
+/// 127 / max |x| overflows go to the codec's function `ref`.
 template <class Block>
 void convert_q8_legacy(const float * x, Block * y, int64_t n, void (*ref)(const float *, Block *, int64_t)) {
     for (int64_t b = 0; b < n / quant::QK8_0; ++b, x += quant::QK8_0) {
-        const uint32_t m = max_abs_bits(x, quant::QK8_0);
-        if (m >= inf_bits) {
+        const uint32_t m  = max_abs_bits(x, quant::QK8_0);
+        const float    id = 127.0f / std::bit_cast<float>(m);  // NaN, +0 or +inf where ref decides
+        if (m >= inf_bits || !(id <= std::numeric_limits<float>::max())) {
             ref(x, y + b, quant::QK8_0);
             continue;
         }
         constexpr bool  q8_1 = std::is_same_v<Block, quant::block_q8_1>;
-        const q8_result r    = q8_block<q8_1>(x, std::bit_cast<float>(m), y[b].qs);
+        const q8_result r    = q8_block<q8_1>(x, std::bit_cast<float>(m), id, y[b].qs);
         y[b].d               = to_f16(r.d);
         if constexpr (q8_1) {
             y[b].s = to_f16(r.sum * r.d);
@@ -367,11 +356,11 @@ void convert_row_bf16(const float * x, bf16_t * y, int64_t n) {
 }
 
 void convert_row_q8_0(const float * x, quant::block_q8_0 * y, int64_t n) {
-    convert_q8_legacy(x, y, n, quant::quantize_row_q8_0);
+    convert_q8_legacy(x, y, n, quant::quantize_row_q8_0_dot);
 }
 
 void convert_row_q8_1(const float * x, quant::block_q8_1 * y, int64_t n) {
-    convert_q8_legacy(x, y, n, quant::quantize_row_q8_1);
+    convert_q8_legacy(x, y, n, quant::quantize_row_q8_1_dot);
 }
 
 void convert_row_q8_K(const float * x, quant::block_q8_K * y, int64_t n) {

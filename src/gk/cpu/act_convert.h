@@ -18,10 +18,10 @@ void convert_row_f16(const float * x, fp16_t * y, int64_t n);
 /// y[i] = fp32_to_bf16(x[i]) for i < n.
 void convert_row_bf16(const float * x, bf16_t * y, int64_t n);
 
-/// quant::quantize_row_q8_0(x, y, n); n a multiple of 32.
+/// quant::quantize_row_q8_0_dot(x, y, n); n a multiple of 32.
 void convert_row_q8_0(const float * x, quant::block_q8_0 * y, int64_t n);
 
-/// quant::quantize_row_q8_1(x, y, n); n a multiple of 32.
+/// quant::quantize_row_q8_1_dot(x, y, n); n a multiple of 32.
 void convert_row_q8_1(const float * x, quant::block_q8_1 * y, int64_t n);
 
 /// quant::quantize_row_q8_K(x, y, n); n a multiple of 256.
