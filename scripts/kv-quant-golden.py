@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The expected bytes of tests/core/test-kv-quant.cpp's RefEncoders test: ggml's reference
-encoders (quantize_row_*_ref) of q4_0, q4_1, q5_0, q5_1 and q8_0 as gguf-py computes them
-(gguf.quants, written to match ggml-quants.c bit for bit), and of iq4_nl by a direct
-float32 transcription of ggml's quantize_row_iq4_nl_ref (gguf-py has no iq4_nl encoder),
+"""The expected bytes of tests/core/test-kv-quant.cpp's RefEncoders test: the row encoders
+ggml's CPU backend stores with on x86: the reference encoders (quantize_row_*_ref) of q4_0,
+q4_1, q5_0 and q5_1 as gguf-py computes them (gguf.quants, written to match ggml-quants.c
+bit for bit), q8_0 by its x86 rule (q8_0_x86 below), and iq4_nl by a direct float32
+transcription of ggml's quantize_row_iq4_nl_ref (gguf-py has no iq4_nl encoder),
 over the inputs the test generates. Prints one FNV-1a 64 hash per type.
 
 Usage: python3 scripts/kv-quant-golden.py   (needs numpy and gguf)
@@ -92,11 +93,26 @@ def iq4_nl_ref(x):
     return bytes(out)
 
 
+def q8_0_x86(x):
+    """ggml-cpu's quantize_row_q8_0 on x86 (its from_float for q8_0, what set_rows stores):
+    id = 127 / max|x| in float32, products rounded to nearest with ties to even."""
+    f = np.float32
+    out = bytearray()
+    for b in range(len(x) // 32):
+        xb = x[32 * b: 32 * b + 32].astype(np.float32)
+        amax = f(np.max(np.abs(xb)))
+        idv = f(127) / amax if amax != 0 else f(0)
+        q = np.rint(xb * idv).astype(np.int8)
+        out += np.array([amax / f(127)], dtype=np.float32).astype(np.float16).tobytes() + q.tobytes()
+    return bytes(out)
+
+
 def main():
     x = inputs()
     with np.errstate(all="ignore"):
-        for name, qt in [("q4_0", T.Q4_0), ("q4_1", T.Q4_1), ("q5_0", T.Q5_0), ("q5_1", T.Q5_1), ("q8_0", T.Q8_0)]:
+        for name, qt in [("q4_0", T.Q4_0), ("q4_1", T.Q4_1), ("q5_0", T.Q5_0), ("q5_1", T.Q5_1)]:
             print(f"{name} 0x{fnv1a(quantize(x.reshape(1, -1), qt).tobytes()):016X}")
+        print(f"q8_0 0x{fnv1a(q8_0_x86(x)):016X}")
         print(f"iq4_nl 0x{fnv1a(iq4_nl_ref(x)):016X}")
 
 

@@ -23,9 +23,10 @@ using to_float_fn = void (*)(const void * src, float * dst, int64_t n);
 /// (llama.cpp's imatrix convention); encoders that take no weights ignore it.
 using from_float_fn = void (*)(const float * src, void * dst, int64_t n, const float * imatrix);
 
-/// Encode one row of `n` elements (a whole number of blocks) with ggml's reference encoder
-/// of the type (its quantize_row_*_ref: one pass, no search), the bytes ggml's CPU backend
-/// writes when it stores a row (its from_float, as in set_rows into a quantized KV cache).
+/// Encode one row of `n` elements (a whole number of blocks) as ggml's CPU backend does when
+/// it stores a row (its from_float, as in set_rows into a quantized KV cache): on x86 the
+/// reference encoder of the type (quantize_row_*_ref: one pass, no search), except q8_0 and
+/// q8_1, whose x86 from_float rounds by its own rule (legacy.h's quantize_row_q8_0_dot).
 using from_float_ref_fn = void (*)(const float * src, void * dst, int64_t n);
 
 struct type_traits {
@@ -36,9 +37,9 @@ struct type_traits {
     to_float_fn   to_float   = nullptr;
     from_float_fn from_float = nullptr;
     bool          takes_imatrix = false;  // the encoder uses importance weights when given
-    // ggml's reference encoder, where it differs from from_float (q4_0 q4_1 q5_0 q5_1 q8_0
-    // q8_1 iq4_nl); nullptr elsewhere: the plain types, whose from_float is already the
-    // conversion ggml makes, and the types the codec has no reference encoder for.
+    // ggml's CPU encoder of a stored row, where it differs from from_float (q4_0 q4_1 q5_0
+    // q5_1 q8_0 q8_1 iq4_nl); nullptr elsewhere: the plain types, whose from_float is already
+    // the conversion ggml makes, and the types the codec has no such encoder for.
     from_float_ref_fn from_float_ref = nullptr;
 };
 

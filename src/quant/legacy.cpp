@@ -346,8 +346,8 @@ void register_legacy(codec_table & t) {
     t.rows[GK_TYPE_Q4_1].from_float_ref = encode_ref_row<block_q4_1, quantize_row_q4_1_ref>;
     t.rows[GK_TYPE_Q5_0].from_float_ref = encode_ref_row<block_q5_0, quantize_row_q5_0_ref>;
     t.rows[GK_TYPE_Q5_1].from_float_ref = encode_ref_row<block_q5_1, quantize_row_q5_1_ref>;
-    t.rows[GK_TYPE_Q8_0].from_float_ref = encode_ref_row<block_q8_0, quantize_row_q8_0>;
-    t.rows[GK_TYPE_Q8_1].from_float_ref = encode_ref_row<block_q8_1, quantize_row_q8_1>;
+    t.rows[GK_TYPE_Q8_0].from_float_ref = encode_ref_row<block_q8_0, quantize_row_q8_0_dot>;
+    t.rows[GK_TYPE_Q8_1].from_float_ref = encode_ref_row<block_q8_1, quantize_row_q8_1_dot>;
 }
 
 } // namespace gk::quant

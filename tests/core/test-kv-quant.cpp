@@ -54,8 +54,9 @@ std::vector<uint8_t> encode_ref(gk_type t, const std::vector<float> & x) {
     return out;
 }
 
-// ggml's reference encoders, as gguf-py computes them (q4_0 .. q8_0) and as a float32
-// transcription of ggml-quants.c does (iq4_nl): scripts/kv-quant-golden.py prints these.
+// The encoders ggml's CPU backend stores rows with on x86: the reference encoders as gguf-py
+// computes them (q4_0 .. q5_1), q8_0 by its x86 rule, and a float32 transcription of
+// ggml-quants.c (iq4_nl): scripts/kv-quant-golden.py prints these.
 TEST(KvQuant, ReferenceEncodersGiveGgmlsBytes) {
     const std::vector<float> x = golden_input();
     const struct {
@@ -98,6 +99,18 @@ TEST(KvQuant, ReferenceEncodersFollowTheirRules) {
     gk::quant::quantize_row_iq4_nl_ref(z.data(), &nl, 32);
     EXPECT_EQ(nl.d, 0);
     for (uint8_t b : nl.qs) EXPECT_EQ(b, 0);
+    // q8_0 is stored by ggml-cpu's x86 rule (ties to even at id = 127 / max|x|), not by its
+    // reference (ties away from zero): 2.5 -> 2, -3.5 -> -4, where the reference gives 3, -4.
+    std::vector<float> t(32, 0.0f);
+    t[0] = 127.0f, t[1] = 2.5f, t[2] = -3.5f, t[3] = 0.5f;
+    const std::vector<uint8_t> stored = encode_ref(GK_TYPE_Q8_0, t);
+    const auto *               q8     = reinterpret_cast<const gk::quant::block_q8_0 *>(stored.data());
+    EXPECT_EQ(q8->qs[1], 2);
+    EXPECT_EQ(q8->qs[2], -4);
+    EXPECT_EQ(q8->qs[3], 0);
+    gk::quant::block_q8_0 ref;
+    gk::quant::quantize_row_q8_0(t.data(), &ref, 32);
+    EXPECT_EQ(ref.qs[1], 3);
     // Non-finite inputs encode without undefined behaviour (UBSan checks the conversions).
     std::vector<float> bad(32, NAN);
     bad[5] = INFINITY;

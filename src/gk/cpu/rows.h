@@ -37,8 +37,9 @@ float * out_row(gk_tensor * t, int64_t i1, int64_t i2, int64_t i3, float * buf);
 /// Encode `row` (from out_row) into row (i1, i2, i3) of t; no-op if it is that row.
 void store_row(gk_tensor * t, int64_t i1, int64_t i2, int64_t i3, const float * row);
 
-/// store_row through the type's reference encoder (codec.h's from_float_ref: the bytes
-/// ggml's CPU backend writes for a stored row) where it has one, else through from_float.
+/// store_row through the type's stored-row encoder (codec.h's from_float_ref: the bytes
+/// ggml's CPU backend writes for a stored row on x86) where it has one, else through
+/// from_float.
 void store_row_ref(gk_tensor * t, int64_t i1, int64_t i2, int64_t i3, const float * row);
 
 /// Element (i0, i1, i2, i3) of a plain (one-element block) type as f32.

@@ -1,9 +1,9 @@
 // rows.cpp - get_rows and set_rows. An index outside the table is reported as
 // GK_STATUS_OUT_OF_RANGE and nothing is read or written through it.
 //
-// set_rows encodes a row with the destination type's reference encoder where the codec
-// has one (store_row_ref: ggml's from_float, so that a quantized KV cache holds the bytes
-// ggml's would), else with its row encoder.
+// set_rows encodes a row with the destination type's stored-row encoder where the codec
+// has one (store_row_ref: ggml's CPU from_float on x86, so that a quantized KV cache holds
+// the bytes llama.cpp's would), else with its row encoder.
 //
 // get_rows splits by destination row. set_rows splits by destination row too: every
 // thread scans all source rows and writes only those whose index falls in its own
