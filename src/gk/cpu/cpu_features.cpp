@@ -84,6 +84,9 @@ bool amx_trial() {
 cpu_features detect() {
     cpu_features f;
     unsigned     a, b, c, d;
+    if (__get_cpuid(0, &a, &b, &c, &d)) {  // vendor string in EBX, EDX, ECX
+        f.amd = b == 0x68747541u && d == 0x69746E65u && c == 0x444D4163u;  // "Auth" "enti" "cAMD"
+    }
     if (!__get_cpuid(1, &a, &b, &c, &d) || !bit(c, 27)) {  // no OSXSAVE: no AVX state
         return f;
     }

@@ -15,6 +15,7 @@ namespace gk::cpu {
 
 struct cpu_features {
     // x86-64
+    bool amd        = false;  // the vendor string is "AuthenticAMD" (cpuid leaf 0)
     bool avx2       = false;  // with FMA, F16C and BMI2 (the x86-64-v3 level)
     bool avx512     = false;  // F, BW, DQ, VL and CD (the x86-64-v4 level)
     bool avx512vnni = false;

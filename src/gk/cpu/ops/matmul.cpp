@@ -20,6 +20,7 @@
 //
 // out_prod splits by destination row (n, i2, i3) and accumulates over k in order:
 // dst[m, n] = sum_k a[m, k] b[n, k], in f32.
+#include "../cpu_features.h"
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_dot.h"
@@ -35,8 +36,16 @@ constexpr int64_t k_panel = 16;  // b rows converted at a time
 // Weight rows read ahead by the per-row loop. Decode streams the whole weight from memory
 // for a few operations per byte; the hardware's stream prefetcher stops at page
 // boundaries, and asking for the row 4 ahead line by line took gemma3-270m's generation
-// from 24 to 30 tokens/s at 1 thread (docs/performance.md). 2 and 8 measured the same.
+// from 24 to 30 tokens/s at 1 thread on an Intel Xeon (docs/performance.md). 2 and 8
+// measured the same. On AMD Zen 4 the same requests cost gemma3-270m's generation 7 % and
+// gk-bench's 4096 x 14336 q4_K / q6_K decode about half its rate, so AMD CPUs run without.
 constexpr int64_t k_prefetch_rows = 4;
+
+/// Whether the per-row loop reads rows ahead on this host (see above).
+bool read_ahead() {
+    static const bool r = !host_cpu().amd;
+    return r;
+}
 
 /// Ask for the `bytes` at p to be brought into the cache (a hint: no effect on results).
 void prefetch_row(const char * p, size_t bytes) {
@@ -78,6 +87,7 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
     const int64_t          r3    = b->ne[3] / a->ne[3];
     const size_t           arow  = act_row_bytes(a);
     const size_t           wbytes = gk_row_size(a->type, K);
+    const bool             ahead  = read_ahead();
     const int64_t          cols  = panel_cols(tk);
     scratch                w     = p.work();
     float *                bbuf  = w.floats(K);
@@ -106,7 +116,7 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
             }
             for (int64_t m = m0; m < m1; ++m) {
                 const char * wrow = element_ptr(a, 0, m, i2 / r2, i3 / r3);
-                if (m + k_prefetch_rows < m1) {
+                if (ahead && m + k_prefetch_rows < m1) {
                     prefetch_row(element_ptr(a, 0, m + k_prefetch_rows, i2 / r2, i3 / r3), wbytes);
                 }
                 for (int64_t n = n0; n < n1; ++n) {
