@@ -87,7 +87,9 @@ int run(int argc, char ** argv) {
     const size_t    n_workers = static_cast<size_t>(std::max(8, 2 * opt.n_parallel + 4));
     svr.new_task_queue        = [n_workers] { return new httplib::ThreadPool(n_workers); };
     install_routes(svr, st);
-    const int port = opt.port == 0 ? svr.bind_to_any_port(opt.host) : (svr.bind_to_port(opt.host, opt.port) ? opt.port : -1);
+    const int port = opt.port == 0                          ? svr.bind_to_any_port(opt.host)
+                     : svr.bind_to_port(opt.host, opt.port) ? opt.port
+                                                            : -1;
     if (port < 0) return fail("cannot listen on " + opt.host + ":" + std::to_string(opt.port));
 
     std::atomic<bool> done{false};

@@ -107,7 +107,8 @@ std::optional<int> parse_options(int argc, char ** argv, server_options & opt) {
         {{"--port"}, true, number(0, 65535, [&](int64_t n) { opt.port = static_cast<int>(n); }, "a port 0..65535")},
         {{"-c", "--ctx-size"}, true,
          number(0, int64_t(1) << 24, [&](int64_t n) { opt.n_ctx = n; opt.n_ctx_given = true; }, "0..16777216")},
-        {{"-ub", "--ubatch-size"}, true, number(1, int64_t(1) << 24, [&](int64_t n) { opt.n_ubatch = n; }, "a count >= 1")},
+        {{"-ub", "--ubatch-size"}, true,
+         number(1, int64_t(1) << 24, [&](int64_t n) { opt.n_ubatch = n; }, "a count >= 1")},
         {{"-t", "--threads"}, true,
          number(-1, 4096, [&](int64_t n) { opt.n_threads = static_cast<int>(n); }, "-1, 0 or a count 1..4096")},
         {{"-np", "--parallel"}, true,
@@ -131,7 +132,8 @@ std::optional<int> parse_options(int argc, char ** argv, server_options & opt) {
                  opt.chat_template = v;
                  return true;
              }
-             error = "unknown chat template '" + v + "' (--chat-template takes: " + gk::run::chat_template_names() + ")";
+             error = "unknown chat template '" + v + "' (--chat-template takes: " + gk::run::chat_template_names() +
+                     ")";
              return false;
          }},
         {{"-v", "--verbose"}, false, [&](const std::string &, const std::string &) { return opt.verbose = true; }},
@@ -142,7 +144,9 @@ std::optional<int> parse_options(int argc, char ** argv, server_options & opt) {
             std::fputs(k_usage, stdout);
             return 0;
         }
-        if (arg.size() < 2 || arg[0] != '-') return fail("unexpected argument '" + arg + "' (gk-server takes only options)");
+        if (arg.size() < 2 || arg[0] != '-') {
+            return fail("unexpected argument '" + arg + "' (gk-server takes only options)");
+        }
         std::string name = arg, value;
         bool        has_value = false;
         if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {

@@ -109,7 +109,9 @@ void handle_generation(server_state & st, const httplib::Request & req, httplib:
     auto         g   = std::make_shared<generation_request>();
     const auto & tok = st.model.tokenizer();
     if (auto e = parse_generation(body, tok, *g)) return send_error(res, *e);
-    if (auto e = chat ? parse_messages(body, tok, st.tmpl, *g) : parse_prompt(body, tok, *g)) return send_error(res, *e);
+    if (auto e = chat ? parse_messages(body, tok, st.tmpl, *g) : parse_prompt(body, tok, *g)) {
+        return send_error(res, *e);
+    }
     const auto n_prompt = static_cast<int64_t>(g->params.prompt.size());
     if (n_prompt > st.n_ctx) {
         return send_error(res, {400, "the prompt has " + std::to_string(n_prompt) + " tokens but the context holds " +
@@ -213,7 +215,7 @@ void handle_detokenize(server_state & st, const httplib::Request & req, httplib:
         }
         ids.push_back(static_cast<gk::run::token_id>(v.get<int64_t>()));
     }
-    send_json(res, {{"content", tok.decode(ids, true)}});
+    send_json(res, {{"content", tok.decode(ids, false)}});  // control tokens give no text
 }
 
 } // namespace
