@@ -476,6 +476,34 @@ const char * chat_template_name(chat_template t) { return info(t).name; }
 
 chat_system_role chat_template_system_role(chat_template t) { return info(t).system; }
 
+std::string drop_template_bos(std::string text, const Tokenizer & tok, bool add_bos) {
+    if (!add_bos || !tok.add_bos() || tok.special().bos == k_no_token) return text;
+    const std::string_view bos = tok.token_text(tok.special().bos);
+    if (!bos.empty() && std::string_view(text).substr(0, bos.size()) == bos) text.erase(0, bos.size());
+    return text;
+}
+
+std::optional<chat_template> choose_chat_template(std::string_view name, const gk_gguf * gguf, const Tokenizer & tok,
+                                                  std::string * error) {
+    const std::string names = chat_template_names();
+    if (!name.empty()) {
+        auto t = chat_template_from_name(name);
+        if (!t && error) {
+            *error = "unknown chat template '" + std::string(name) + "' (--chat-template takes: " + names + ")";
+        }
+        return t;
+    }
+    bool had_jinja = false;
+    auto t         = detect_chat_template(gguf, tok, &had_jinja);
+    if (!t && error) {
+        *error = had_jinja ? "the model's tokenizer.chat_template matches no chat template gk knows (there is no "
+                             "Jinja engine); choose one with --chat-template: " + names
+                           : "the model has no tokenizer.chat_template and its vocabulary names no chat format; "
+                             "choose one with --chat-template: " + names;
+    }
+    return t;
+}
+
 std::optional<chat_template> chat_template_from_name(std::string_view name) {
     for (const family & f : k_families) {
         if (name == f.name) return f.id;

@@ -105,9 +105,21 @@ std::optional<chat_template> chat_template_detect(std::string_view jinja);
  *  the control tokens in the vocabulary (llama3, gemma, chatml markers). */
 std::optional<chat_template> detect_chat_template(const gk_gguf * gguf, const Tokenizer & tok, bool * had_jinja);
 
+/** The family for a conversation: the one called `name` when it is not empty, else the
+ *  model's (detect_chat_template). nullopt and a message in `*error` naming
+ *  --chat-template and its choices when the name is unknown or the model's template
+ *  matches no family (there is no Jinja engine) or the model has none. */
+std::optional<chat_template> choose_chat_template(std::string_view name, const gk_gguf * gguf, const Tokenizer & tok,
+                                                  std::string * error);
+
 /** The text of `messages` in family `t`'s markup; `add_assistant`: end with the opening
  *  of the assistant's reply (the generation prompt). */
 std::string chat_format(chat_template t, std::span<const chat_message> messages, bool add_assistant);
+
+/** `text` (a formatted conversation's start) without the BOS token's text in front when
+ *  the tokenizer puts BOS there itself (`add_bos`): the families that write BOS in their
+ *  markup (gigachat, yandex) then get one BOS, not two. */
+std::string drop_template_bos(std::string text, const Tokenizer & tok, bool add_bos);
 
 /** A conversation fed to a model turn by turn: each call returns only the text to
  *  evaluate next, as llama-cli does (the formatted conversation with the new message,

@@ -132,6 +132,11 @@ bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits
     return true;
 }
 
+void Session::truncate(int64_t n) {
+    n_past_ = std::clamp<int64_t>(n, 0, n_past_);
+    tokens_.resize(static_cast<size_t>(n_past_));
+}
+
 int64_t Session::context_shift(int64_t n_keep, std::string * error) {
     n_keep                  = std::clamp<int64_t>(n_keep, 0, n_past_);
     const int64_t n_discard = (n_past_ - n_keep) / 2;

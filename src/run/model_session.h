@@ -84,6 +84,11 @@ public:
      *  (n_keep covers all but one token) or the re-evaluation fails (the cache is then
      *  empty: n_past() == 0). */
     int64_t context_shift(int64_t n_keep, std::string * error);
+    /** Forget the cache cells from `n` on (n_past() becomes min(n, n_past()); n < 0 counts
+     *  as 0), keeping what the first cells hold: the next eval() continues at position n,
+     *  and its logits are those of evaluating all the tokens at once (batch invariance).
+     *  A server reuses a prompt's common prefix this way. */
+    void truncate(int64_t n);
     /** The tokens in the cache, cell by cell (n_past() of them). */
     std::span<const token_id> tokens() const { return tokens_; }
 

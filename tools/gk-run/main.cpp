@@ -10,13 +10,13 @@
 // Exit status: 0 on success; 1 with one line "gk-run: error: ..." on stderr otherwise
 // (an unreadable or malformed model, an unsupported architecture, a prompt longer than
 // the context, generation asked to run past a full context, ...).
-#include "context_check.h"
 #include "options.h"
 #include "report.h"
 #include "text_input.h"
 
 #include "run/chat.h"
 #include "run/chat_input.h"
+#include "run/context_check.h"
 #include "run/grammar_constraint.h"
 #include "run/model.h"
 #include "run/model_session.h"
@@ -321,29 +321,15 @@ int run_completion(const run_options & opt, runner & r) {
 /** The chat template for -cnv: --chat-template, else --chat-template-file's, else the model's. */
 std::optional<gk::run::chat_template> chat_template_for(const run_options & opt, const gk::run::Model & model,
                                                         std::string & error) {
-    const std::string names = gk::run::chat_template_names();
-    if (!opt.chat_template.empty()) {
-        auto t = gk::run::chat_template_from_name(opt.chat_template);
-        if (!t) error = "unknown chat template '" + opt.chat_template + "' (--chat-template takes: " + names + ")";
-        return t;
-    }
-    if (!opt.chat_template_file.empty()) {
+    if (!opt.chat_template_file.empty() && opt.chat_template.empty()) {
         auto t = gk::run::chat_template_detect(opt.chat_template_jinja);
         if (!t) {
             error = "the chat template in '" + opt.chat_template_file + "' matches no chat template gk-run knows " +
-                    "(there is no Jinja engine); choose one with --chat-template: " + names;
+                    "(there is no Jinja engine); choose one with --chat-template: " + gk::run::chat_template_names();
         }
         return t;
     }
-    bool had_jinja = false;
-    auto t         = gk::run::detect_chat_template(model.gguf(), model.tokenizer(), &had_jinja);
-    if (!t) {
-        error = had_jinja ? "the model's tokenizer.chat_template matches no chat template gk-run knows (there is no "
-                            "Jinja engine); choose one with --chat-template: " + names
-                          : "the model has no tokenizer.chat_template and its vocabulary names no chat format; "
-                            "choose one with --chat-template: " + names;
-    }
-    return t;
+    return gk::run::choose_chat_template(opt.chat_template, model.gguf(), model.tokenizer(), &error);
 }
 
 /** -i, -if and -cnv (--chat): generate, then read the user's input from standard input
@@ -385,12 +371,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
         if (!text.empty() && text.back() == '\n') text.pop_back();
         std::string turn = chat->add_user(opt.in_prefix + text + opt.in_suffix);
         // A template that writes BOS itself (gigachat, yandex): the tokenizer's BOS is that one.
-        const auto & tok = model.tokenizer();
-        if (first && !opt.no_bos && tok.add_bos() && tok.special().bos != gk::run::k_no_token) {
-            const std::string_view bos = tok.token_text(tok.special().bos);
-            if (!bos.empty() && std::string_view(turn).substr(0, bos.size()) == bos) turn.erase(0, bos.size());
-        }
-        return turn;
+        return first ? gk::run::drop_template_bos(std::move(turn), model.tokenizer(), !opt.no_bos) : turn;
     };
 
     std::string input;
@@ -496,7 +477,10 @@ int run(int argc, char ** argv) {
                         gk::run::kv_cache_type_names() + ")");
         }
     }
-    error = check_context(hp, sp.n_ctx, sp.type_k, sp.type_v, available_memory_bytes());
+    if (const std::string w = gk::run::context_warning(hp, sp.n_ctx); !w.empty()) {
+        std::fprintf(stderr, "gk-run: warning: %s\n", w.c_str());
+    }
+    error = gk::run::check_context(hp, sp.n_ctx, sp.type_k, sp.type_v, gk::run::available_memory_bytes());
     if (!error.empty()) return fail(error);
     auto session = gk::run::Session::create(*model, sp, &error);
     if (!session) return fail(error);

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-namespace gk_run_tool {
+namespace gk::run {
 
-double kv_cache_bytes(const gk::run::hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v) {
+double kv_cache_bytes(const hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v) {
     const double per_position = static_cast<double>(gk_row_size(type_k, hp.n_embd_k_gqa()) +
                                                     gk_row_size(type_v, hp.n_embd_v_gqa()));
     return per_position * static_cast<double>(n_ctx) * static_cast<double>(hp.n_layer);
@@ -36,14 +36,14 @@ uint64_t available_memory_bytes() {
     return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
-std::string check_context(const gk::run::hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v,
+std::string context_warning(const hparams & hp, int64_t n_ctx) {
+    if (hp.n_ctx_train <= 0 || n_ctx <= hp.n_ctx_train) return "";
+    return "the context of " + std::to_string(n_ctx) + " tokens is larger than the model's training context (" +
+           std::to_string(hp.n_ctx_train) + "); text past it may degrade";
+}
+
+std::string check_context(const hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v,
                           uint64_t available) {
-    if (hp.n_ctx_train > 0 && n_ctx > hp.n_ctx_train) {
-        std::fprintf(stderr,
-                     "gk-run: warning: the context of %lld tokens is larger than the model's training context "
-                     "(%lld); text past it may degrade\n",
-                     static_cast<long long>(n_ctx), static_cast<long long>(hp.n_ctx_train));
-    }
     const double need = kv_cache_bytes(hp, n_ctx, type_k, type_v);
     if (available == 0 || need <= static_cast<double>(available)) return "";
     char msg[256];
@@ -55,4 +55,4 @@ std::string check_context(const gk::run::hparams & hp, int64_t n_ctx, enum gk_ty
     return msg;
 }
 
-} // namespace gk_run_tool
+} // namespace gk::run

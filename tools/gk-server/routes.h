@@ -1,0 +1,41 @@
+// routes.h - gk-server's HTTP endpoints on a cpp-httplib server:
+//   GET  /health                 {"status": "ok", ...} (no API key needed)
+//   GET  /v1/models              the one model
+//   POST /v1/completions         OpenAI completions, streamed as server-sent events with "stream": true
+//   POST /v1/chat/completions    OpenAI chat completions, in the model's chat template
+//   POST /tokenize, /detokenize  llama-server's token endpoints
+// Every error is OpenAI's JSON error body (api_error.h) with a 4xx / 5xx status.
+#pragma once
+
+#include "options.h"
+#include "slots.h"
+
+#include "run/chat.h"
+#include "run/model.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace httplib {
+class Server;
+}
+
+namespace gk_server {
+
+/** What the handlers share. */
+struct server_state {
+    const server_options &  opt;
+    const gk::run::Model &  model;
+    gk::run::chat_template  tmpl;
+    SlotPool &              slots;
+    std::string             model_id;       // the id /v1/models reports
+    int64_t                 n_ctx = 0;      // each slot's context
+    std::atomic<bool>       stopping{false};
+    std::atomic<uint64_t>   next_id{1};
+};
+
+/** Register the routes, the API-key check, the JSON error bodies and --max-body on `svr`. */
+void install_routes(httplib::Server & svr, server_state & st);
+
+} // namespace gk_server
