@@ -174,8 +174,10 @@ std::string all_stages(const std::string& text, const std::string& entry) {
 TEST(PreskLimits, DeepInputOnAnyStack) {
     const std::string sum10k = repeat("fn f(x : [b]) -> [b] { ", "x + ", 9999, "x }\n");
     const std::string sum100k = repeat("fn f(x : [b]) -> [b] { ", "x + ", 99999, "x }\n");
-    const std::string lets4k = repeat("fn f(x : [b]) -> [b] {\n  let y0 = x\n", "  let y{i} = y{j} + x\n", 4000, "  y4000\n}\n");
-    const std::string grad10k = repeat("fn s(x : [b]) -> [] { sum(", "x * ", 9999, "x) }\nfn g(x : [b]) -> [b] { grad(s, x) }\n");
+    const std::string lets4k =
+        repeat("fn f(x : [b]) -> [b] {\n  let y0 = x\n", "  let y{i} = y{j} + x\n", 4000, "  y4000\n}\n");
+    const std::string grad10k =
+        repeat("fn s(x : [b]) -> [] { sum(", "x * ", 9999, "x) }\nfn g(x : [b]) -> [b] { grad(s, x) }\n");
     const std::string calls = "fn f0(x : [b]) -> [b] { x + x }\n";
     const std::string calls999 = repeat(calls, "fn f{i}(x : [b]) -> [b] { f{j}(x) }\n", 999, "");
     const std::string calls3000 = repeat(calls, "fn f{i}(x : [b]) -> [b] { f{j}(x) }\n", 2999, "");
@@ -196,8 +198,9 @@ TEST(PreskLimits, DeepInputOnAnyStack) {
     EXPECT_EQ(large["calls999"], "");
     EXPECT_EQ(large["calls3000"], "calls nested deeper than 1000 (the call of f1999)");
     run_with_stack(size_t(1) << 20, [&] {
-        for (const auto& [text, entry] : std::vector<std::pair<std::string, std::string>>{
-                 {sum10k, "f"}, {sum100k, "f"}, {lets4k, "f"}, {grad10k, "g"}, {calls999, "f999"}, {calls3000, "f2999"}}) {
+        const std::vector<std::pair<std::string, std::string>> cases = {
+            {sum10k, "f"}, {sum100k, "f"}, {lets4k, "f"}, {grad10k, "g"}, {calls999, "f999"}, {calls3000, "f2999"}};
+        for (const auto& [text, entry] : cases) {
             const std::string e = all_stages(text, entry);
             EXPECT_TRUE(e == "" || e.find("nested") != std::string::npos) << e;
         }

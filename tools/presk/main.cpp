@@ -91,6 +91,10 @@ presk::CheckOptions options(const Args& a) {
 /// that --dim does not give sized 2, and prints `ok E` or the error of each; false when one fails.
 bool check_all(const presk::Source& src, const presk::ast::File& file, const Args& a) {
     presk::CheckOptions given = options(a);
+    for (const auto& [k, v] : given.consts)
+        if (std::none_of(file.consts.begin(), file.consts.end(),
+                         [&](const presk::ast::Const& c) { return c.name == k; }))
+            throw presk::Error({}, "--const " + k + "=" + v + ": the file declares no constant '" + k + "'");
     presk::CheckOptions o;
     o.consts = given.consts;
     for (size_t i = 0; i < src.text.size();) {  // every identifier of the text, as a size 2
@@ -134,8 +138,8 @@ bool check_all(const presk::Source& src, const presk::ast::File& file, const Arg
     if (failed.empty()) return true;
     std::string names;
     for (const auto& e : failed) names += (names.empty() ? "" : ", ") + e;
-    std::cerr << a.file << ": " << failed.size() << " of " << entries.size() << " entries do not check (every size not given"
-              << " by --dim is 2): " << names << "\n";
+    std::cerr << a.file << ": " << failed.size() << " of " << entries.size()
+              << " entries do not check (every size not given by --dim is 2): " << names << "\n";
     return false;
 }
 
@@ -418,10 +422,13 @@ int main(int argc, char** argv) {
     };
     // --seed is a natural number: CLI11 would read -1 as 2^64 - 1.
     auto natural = CLI::Validator(
-        [](std::string& v) { return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos ? std::string()
-                                                                                                         : "must be a natural number, found '" + v + "'"; },
+        [](std::string& v) {
+            if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) return std::string();
+            return "must be a natural number, found '" + v + "'";
+        },
         "NATURAL");
-    auto nonempty = CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "PATH");
+    auto nonempty = CLI::Validator(
+        [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "PATH");
     auto inputs = [&](CLI::App* s) {
         s->add_option("--seed", a.seed, "the random seed")->check(natural);
         s->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
@@ -465,7 +472,9 @@ int main(int argc, char** argv) {
     inputs(exportc);
     realize(exportc);
     exportc->add_option("--target", a.target, "c")->required();
-    exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")->required()->check(nonempty);
+    exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")
+        ->required()
+        ->check(nonempty);
     exportc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     exportc->add_flag("--train", a.train, "draw dropout masks");
     SuiteArgs suite;

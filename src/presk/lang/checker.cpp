@@ -20,6 +20,7 @@ using core::Prim;
 using ast::Expr;
 
 constexpr int64_t kMaxSize = int64_t(1) << 40;
+constexpr int kMaxInitDepth = 200;  // an initializer argument's depth (docs/presk.md, "Limits")
 
 /// A module at bound dims.
 struct Inst {
@@ -108,7 +109,13 @@ public:
         auto [inst, fn] = parse_entry(entry);
         Bindings b;
         std::vector<TypeP> types;
-        for (const ast::Param& p : fn->params) types.push_back(resolve(*p.type, inst, &b, true));
+        for (const ast::Param& p : fn->params) {
+            types.push_back(resolve(*p.type, inst, &b, true));
+            // int<0> (the type of sample over an empty axis) holds no index: no input can be drawn.
+            if (p.type->kind == ast::Type::Tensor && p.type->bound && eval_nat(*p.type->bound, inst) == 0)
+                throw Error(p.type->bound->loc, "int<0>: input " + p.name + " would hold indices below 0, of which there are"
+                                                " none (an input's bound is at least 1)");
+        }
         if (opts_.strict) strict_options(inst, entry);
         std::string name = instantiate(inst, *fn, types, fn->loc);
         prog_.entry = name;
@@ -136,14 +143,17 @@ private:
             if (inst)
                 for (size_t i = 0; i < inst->mod->dims.size(); ++i)
                     if (inst->mod->dims[i] == k && inst->dims[i] != v)
-                        throw Error({}, "--dim " + k + "=" + std::to_string(v) + " contradicts the entry " + entry + ", where " +
-                                            k + " is " + std::to_string(inst->dims[i]));
-            bool module_dim = inst && std::find(inst->mod->dims.begin(), inst->mod->dims.end(), k) != inst->mod->dims.end();
+                        throw Error({}, "--dim " + k + "=" + std::to_string(v) + " contradicts the entry " + entry +
+                                            ", where " + k + " is " + std::to_string(inst->dims[i]));
+            const auto& mdims = inst ? inst->mod->dims : std::vector<std::string>{};
+            bool module_dim = std::find(mdims.begin(), mdims.end(), k) != mdims.end();
             if (!used_dims_.count(k) && !module_dim)
-                throw Error({}, "--dim " + k + "=" + std::to_string(v) + ": the entry " + entry + " has no axis or dim '" + k + "'");
+                throw Error({}, "--dim " + k + "=" + std::to_string(v) + ": the entry " + entry +
+                                    " has no axis or dim '" + k + "'");
         }
         for (const auto& [k, v] : opts_.consts)
-            if (!find_const(k)) throw Error({}, "--const " + k + "=" + v + ": the file declares no constant '" + k + "'");
+            if (!find_const(k))
+                throw Error({}, "--const " + k + "=" + v + ": the file declares no constant '" + k + "'");
     }
 
     const ast::File& file_;
@@ -342,7 +352,6 @@ private:
             for (const auto& a : t.axes) axes.push_back(resolve_axis(*a, inst, b, entry));
             Elem e = t.elem == "int" ? Elem::Int : t.elem == "bool" ? Elem::Bool : Elem::Real;
             int64_t bound = t.bound ? eval_nat(*t.bound, inst) : 0;
-            if (t.bound && bound < 1) throw Error(t.bound->loc, "int<" + std::to_string(bound) + ">: an index bound is at least 1");
             return tensor_type(e, axes, bound);
         }
         }
@@ -417,7 +426,8 @@ private:
         if (t.kind == ast::Type::Alias) {  // `type V = [batch, n]` as a parameter's type binds as its text does
             for (const auto& a : file_.types)
                 if (a.name == t.name) {
-                    if (!active_.insert("type " + t.name).second) throw Error(t.loc, "type '" + t.name + "' refers to itself");
+                    if (!active_.insert("type " + t.name).second)
+                        throw Error(t.loc, "type '" + t.name + "' refers to itself");
                     bool ok = match(*a.type, actual, nullptr, b);
                     active_.erase("type " + t.name);
                     return ok;
@@ -451,17 +461,20 @@ private:
         if (is("{")) {
             ++i;
             while (!is("}")) {
-                if (toks[i].kind == Tok::Number && is_int_text(toks[i].text) && toks[i].text.size() < 12) dims.push_back(std::stoll(toks[i].text));
+                if (toks[i].kind == Tok::Number && is_int_text(toks[i].text) && toks[i].text.size() < 14 &&
+                    std::stoll(toks[i].text) <= kMaxSize)
+                    dims.push_back(std::stoll(toks[i].text));
                 else if (toks[i].kind == Tok::Number && is_int_text(toks[i].text))
-                    throw Error({}, "entry '" + entry + "': dim " + toks[i].text + " is too large (sizes are at most 2^40)");
+                    throw Error({}, "entry '" + entry + "': dim " + toks[i].text +
+                                        " is too large (sizes are at most 2^40)");
                 else if (toks[i].kind == Tok::Ident && opts_.dims.count(toks[i].text)) {
                     dims.push_back(opts_.dims.at(toks[i].text));
                     used_dims_.insert(toks[i].text);
                 } else if (toks[i].kind == Tok::Ident && static_name(toks[i].text, nullptr))
                     dims.push_back(*static_name(toks[i].text, nullptr));
                 else if (toks[i].kind == Tok::Ident)
-                    throw Error({}, "entry '" + entry + "': dim '" + toks[i].text + "' has no size: pass --dim " + toks[i].text +
-                                        "=<size>");
+                    throw Error({}, "entry '" + entry + "': dim '" + toks[i].text + "' has no size: pass --dim " +
+                                        toks[i].text + "=<size>");
                 else throw bad();
                 ++i;
                 if (is(",")) ++i;
@@ -495,7 +508,8 @@ private:
         if (auto it = memo_.find(key); it != memo_.end()) return it->second;
         if (!active_.insert(key).second) throw Error(call, "recursive call of " + base);
         if (calls_ >= kMaxCallDepth)
-            throw Error(call, "calls nested deeper than " + std::to_string(kMaxCallDepth) + " (the call of " + base + ")");
+            throw Error(call, "calls nested deeper than " + std::to_string(kMaxCallDepth) + " (the call of " + base +
+                                  ")");
         check_stack(call, "calls");
         struct Depth {
             int& n;
@@ -967,9 +981,10 @@ private:
                     throw;
                 const Type& t = *args[0].type;
                 bool axis = std::any_of(t.axes.begin(), t.axes.end(), [&](const Axis& x) { return x.name == a.text; });
-                throw Error(a.loc, n + ": '" + a.text + "' is " +
-                                       (axis ? "an axis of " + to_string(t) + ", not a value: " + n + " takes no axis argument"
-                                             : "neither a value nor an axis of " + to_string(t)));
+                const std::string what = axis ? "an axis of " + to_string(t) + ", not a value: " + n +
+                                                    " takes no axis argument"
+                                              : "neither a value nor an axis of " + to_string(t);
+                throw Error(a.loc, n + ": '" + a.text + "' is " + what);
             }
         }
         return prim(sc, p, args, {}, "", e.loc);
@@ -1020,9 +1035,10 @@ private:
             throw Error(e.loc, "grad of a function needs its arguments");
         }
         if (!grad && args.size() + 1 == r->fn->params.size())
-            throw Error(e.loc, "vjp(" + r->fn->name + ", ...) takes " + r->fn->name + "'s " + std::to_string(r->fn->params.size()) +
-                                   " argument(s) and then a cotangent of its result; given " + std::to_string(args.size() + 1) +
-                                   " value(s) in all");
+            throw Error(e.loc, "vjp(" + r->fn->name + ", ...) takes " + r->fn->name + "'s " +
+                                   std::to_string(r->fn->params.size()) +
+                                   " argument(s) and then a cotangent of its result; given " +
+                                   std::to_string(args.size() + 1) + " value(s) in all");
         std::vector<TypeP> ts;
         for (const Val& a : args) ts.push_back(a.type);
         std::string fname = instantiate(r->inst, *r->fn, ts, e.loc);
@@ -1110,12 +1126,12 @@ private:
         for (size_t i = 0; i < ps.args.size(); ++i) {
             v.push_back(scalar_value(*ps.args[i]));
             if (!std::isfinite(v.back()))
-                throw Error(d.init_args[i]->loc, d.init + ": argument " + to_string(*ps.args[i]) + " of parameter " + d.name +
-                                                     " is not finite (" + std::to_string(v.back()) + ")");
+                throw Error(d.init_args[i]->loc, d.init + ": argument " + to_string(*ps.args[i]) + " of parameter " +
+                                                     d.name + " is not finite (" + std::to_string(v.back()) + ")");
         }
         if (d.init == "normal" && v[1] < 0)
-            throw Error(d.init_args[1]->loc, "normal: the standard deviation " + to_string(*ps.args[1]) + " of parameter " +
-                                                 d.name + " is negative");
+            throw Error(d.init_args[1]->loc, "normal: the standard deviation " + to_string(*ps.args[1]) +
+                                                 " of parameter " + d.name + " is negative");
         if (d.init == "uniform" && v[0] > v[1])
             throw Error(d.init_loc, "uniform: the low bound " + to_string(*ps.args[0]) + " of parameter " + d.name +
                                         " is above the high bound " + to_string(*ps.args[1]));
@@ -1130,7 +1146,13 @@ private:
                 ps.type = resolve(*d.type, &inst, nullptr, false);
                 if (stack) ps.type = stacked(ps.type, stack);
                 ps.init = d.init;
-                for (const auto& a : d.init_args) ps.args.push_back(scalar(*a, inst));
+                for (const auto& a : d.init_args) {
+                    // The initializer is kept as a tree that every printer and the reference walk.
+                    if (a->depth > kMaxInitDepth)
+                        throw Error(a->loc, "an initializer's argument nested deeper than " +
+                                                std::to_string(kMaxInitDepth) + " levels");
+                    ps.args.push_back(scalar(*a, inst));
+                }
                 check_init(d, ps);
                 prog_.params.push_back(std::move(ps));
                 continue;

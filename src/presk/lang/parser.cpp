@@ -150,7 +150,8 @@ private:
             Param p;
             Token t = name("a parameter name");
             for (const Param& q : f.params)
-                if (q.name == t.text) throw Error(t.loc, "parameter '" + t.text + "' of " + f.name + " is declared twice");
+                if (q.name == t.text)
+                    throw Error(t.loc, "parameter '" + t.text + "' of " + f.name + " is declared twice");
             p.loc = t.loc;
             p.name = t.text;
             expect(":");

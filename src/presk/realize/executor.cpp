@@ -409,7 +409,8 @@ struct Executor::Impl {
             int& d;
             ~Depth() { --d; }
         } guard{++depth};
-        if (depth > kMaxCallDepth) throw Error({}, f.name + ": calls nested deeper than " + std::to_string(kMaxCallDepth));
+        if (depth > kMaxCallDepth)
+            throw Error({}, f.name + ": calls nested deeper than " + std::to_string(kMaxCallDepth));
         check_stack({}, "calls");
         FnPlan& fp = plan(f);
         if (env.size() < (size_t)f.next_id()) env.resize((size_t)f.next_id());
