@@ -3,11 +3,17 @@
 // mutated examples never make the parser or checker fail other than with an Error.
 #include <gtest/gtest.h>
 
+#include <mpfr.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/core.h"
+#include "lang/stack.h"
+#include "realize/executor.h"
+#include "realize/realization.h"
+#include "ref/interp.h"
 #include "presk_test.h"
 #include "ref/chacha.h"
 
@@ -131,6 +137,75 @@ TEST(PreskRobust, MutatedExamplesNeverCrashTheChecker) {
             }
         }
     EXPECT_GT(checked, 0);
+}
+
+/// `head`, then `unit` n times with {i} its number from 1 and {j} the one before, then `tail`.
+std::string repeat(const std::string& head, const std::string& unit, int n, const std::string& tail) {
+    std::string out = head;
+    for (int i = 1; i <= n; ++i) {
+        std::string u = unit;
+        for (size_t at; (at = u.find("{i}")) != std::string::npos;) u.replace(at, 3, std::to_string(i));
+        for (size_t at; (at = u.find("{j}")) != std::string::npos;) u.replace(at, 3, std::to_string(i - 1));
+        out += u;
+    }
+    return out + tail;
+}
+
+/// Checks `text` at `entry` (b = 2) and runs it on the interpreter and the kernel backend: the
+/// error's message, or "" when every stage succeeded.
+std::string all_stages(const std::string& text, const std::string& entry) {
+    try {
+        core::Program p = check(parse(Source{"deep.psk", text}), entry, {{{"b", 2}}, {}});
+        core::to_string(p);
+        ref::Interp interp(p, {64, 7, false});
+        const auto args = interp.entry_args();
+        interp.call(p.entry, args);
+        realize::Executor ex(p, realize::parse_realization("f64"));
+        ex.call_values(p.entry, ex.convert_args(p.entry, args));
+        return "";
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
+// Deep and long programs (docs/presk.md, "Limits"): on the CLI's stack every stage computes
+// what the limits allow and refuses the rest by its limit; on a 1 MiB thread the same input
+// computes or is refused with an Error, never a crash.
+TEST(PreskLimits, DeepInputOnAnyStack) {
+    const std::string sum10k = repeat("fn f(x : [b]) -> [b] { ", "x + ", 9999, "x }\n");
+    const std::string sum100k = repeat("fn f(x : [b]) -> [b] { ", "x + ", 99999, "x }\n");
+    const std::string lets4k =
+        repeat("fn f(x : [b]) -> [b] {\n  let y0 = x\n", "  let y{i} = y{j} + x\n", 4000, "  y4000\n}\n");
+    const std::string grad10k =
+        repeat("fn s(x : [b]) -> [] { sum(", "x * ", 9999, "x) }\nfn g(x : [b]) -> [b] { grad(s, x) }\n");
+    const std::string calls = "fn f0(x : [b]) -> [b] { x + x }\n";
+    const std::string calls999 = repeat(calls, "fn f{i}(x : [b]) -> [b] { f{j}(x) }\n", 999, "");
+    const std::string calls3000 = repeat(calls, "fn f{i}(x : [b]) -> [b] { f{j}(x) }\n", 2999, "");
+    std::map<std::string, std::string> large;
+    run_with_stack(kLargeStack, [&] {
+        large["sum10k"] = all_stages(sum10k, "f");
+        large["sum100k"] = all_stages(sum100k, "f");
+        large["lets4k"] = all_stages(lets4k, "f");
+        large["grad10k"] = all_stages(grad10k, "g");
+        large["calls999"] = all_stages(calls999, "f999");
+        large["calls3000"] = all_stages(calls3000, "f2999");
+        mpfr_free_cache();
+    });
+    EXPECT_EQ(large["sum10k"], "");
+    EXPECT_EQ(large["sum100k"], "expression nested deeper than 20000 levels (each operator of a chain is a level)");
+    EXPECT_EQ(large["lets4k"], "");
+    EXPECT_EQ(large["grad10k"], "");
+    EXPECT_EQ(large["calls999"], "");
+    EXPECT_EQ(large["calls3000"], "calls nested deeper than 1000 (the call of f1999)");
+    run_with_stack(size_t(1) << 20, [&] {
+        const std::vector<std::pair<std::string, std::string>> cases = {
+            {sum10k, "f"}, {sum100k, "f"}, {lets4k, "f"}, {grad10k, "g"}, {calls999, "f999"}, {calls3000, "f2999"}};
+        for (const auto& [text, entry] : cases) {
+            const std::string e = all_stages(text, entry);
+            EXPECT_TRUE(e == "" || e.find("nested") != std::string::npos) << e;
+        }
+        mpfr_free_cache();
+    });
 }
 
 } // namespace

@@ -12,8 +12,11 @@
 //   presk conformance [--backend kernel|native|cc] [--realize R]... [--examples DIR] [--zeros-drawn]
 //             [--only primitives|examples] [--seed S] [--bits N]
 #include <CLI/CLI.hpp>
+#include <mpfr.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +28,7 @@
 #include "kernel/pool.h"
 #include "lang/checker.h"
 #include "lang/parser.h"
+#include "lang/stack.h"
 #include "realize/conformance.h"
 #include "realize/executor.h"
 #include "realize/export_c.h"
@@ -66,18 +70,77 @@ std::pair<std::string, std::string> split_kv(const std::string& s, const char* f
 
 presk::CheckOptions options(const Args& a) {
     presk::CheckOptions o;
+    o.strict = true;
     for (const auto& d : a.dims) {
         auto [k, v] = split_kv(d, "--dim");
         char* end = nullptr;
+        errno = 0;
         long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || n < 1) throw presk::Error({}, "--dim " + d + ": the size must be a positive integer");
-        o.dims[k] = n;
+        if (v.empty() || *end || n < 1 || errno == ERANGE)
+            throw presk::Error({}, "--dim " + d + ": the size must be a positive integer");
+        if (!o.dims.emplace(k, n).second) throw presk::Error({}, "--dim " + k + " is given twice");
     }
     for (const auto& c : a.consts) {
         auto [k, v] = split_kv(c, "--const");
-        o.consts[k] = v;
+        if (!o.consts.emplace(k, v).second) throw presk::Error({}, "--const " + k + " is given twice");
     }
     return o;
+}
+
+/// `presk check FILE` without --entry: checks every entry of the file, each named axis and dim
+/// that --dim does not give sized 2, and prints `ok E` or the error of each; false when one fails.
+bool check_all(const presk::Source& src, const presk::ast::File& file, const Args& a) {
+    presk::CheckOptions given = options(a);
+    for (const auto& [k, v] : given.consts)
+        if (std::none_of(file.consts.begin(), file.consts.end(),
+                         [&](const presk::ast::Const& c) { return c.name == k; }))
+            throw presk::Error({}, "--const " + k + "=" + v + ": the file declares no constant '" + k + "'");
+    presk::CheckOptions o;
+    o.consts = given.consts;
+    for (size_t i = 0; i < src.text.size();) {  // every identifier of the text, as a size 2
+        const unsigned char c = (unsigned char)src.text[i];
+        if (!std::isalpha(c) && c != '_') {  // a number's digits and exponent are skipped whole
+            ++i;
+            while (std::isdigit(c) && i < src.text.size() && std::isalnum((unsigned char)src.text[i])) ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < src.text.size() && (std::isalnum((unsigned char)src.text[j]) || src.text[j] == '_')) ++j;
+        o.dims.emplace(src.text.substr(i, j - i), 2);
+        i = j;
+    }
+    for (const auto& [k, v] : given.dims) o.dims[k] = v;
+    // The functions in list_entries' order: an entry whose parameters use `...` is checked
+    // where it is called, not as an entry.
+    std::vector<const presk::ast::Fn*> fns;
+    for (const auto& f : file.fns) fns.push_back(&f);
+    for (const auto& m : file.modules)
+        for (const auto& f : m.fns) fns.push_back(&f);
+    std::vector<std::string> failed;
+    const std::vector<std::string> entries = presk::list_entries(file);
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const std::string& e = entries[i];
+        if (std::any_of(fns[i]->params.begin(), fns[i]->params.end(), [](const presk::ast::Param& p) {
+                return p.type->kind == presk::ast::Type::Tensor && p.type->ellipsis;
+            })) {
+            std::cout << "not an entry " << e << ": its parameters use '...' (checked where it is called)\n";
+            continue;
+        }
+        try {
+            presk::check(file, e, o);
+            std::cout << "ok " << e << "\n";
+        } catch (const presk::Error& err) {
+            std::cerr << presk::format_error(src, err) << "\n";
+            failed.push_back(e);
+        }
+    }
+    if (entries.empty()) std::cout << "no entries\n";
+    if (failed.empty()) return true;
+    std::string names;
+    for (const auto& e : failed) names += (names.empty() ? "" : ", ") + e;
+    std::cerr << a.file << ": " << failed.size() << " of " << entries.size()
+              << " entries do not check (every size not given by --dim is 2): " << names << "\n";
+    return false;
 }
 
 /// The components of an entry's result (a tuple's items, or the value itself).
@@ -301,6 +364,11 @@ int conformance(const Args& a, const SuiteArgs& s) {
 int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_given) {
     presk::Source src;
     src.path = a.file;
+    std::error_code ec;
+    if (std::filesystem::is_directory(a.file, ec)) {
+        std::cerr << "presk: cannot read " << a.file << ": it is a directory\n";
+        return 1;
+    }
     std::ifstream in(a.file, std::ios::binary);
     if (!in) {
         std::cerr << "presk: cannot read " << a.file << "\n";
@@ -308,6 +376,10 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
     }
     std::stringstream ss;
     ss << in.rdbuf();
+    if (in.bad()) {
+        std::cerr << "presk: cannot read " << a.file << "\n";
+        return 1;
+    }
     src.text = ss.str();
     try {
         if (cmd == "dump" && a.stage != "core" && a.stage != "kernel")
@@ -317,10 +389,7 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
         presk::ast::File file = presk::parse(src);
         presk::CheckOptions opts = options(a);
-        if (cmd == "check" && a.entry.empty()) {
-            for (const auto& e : presk::list_entries(file)) std::cout << e << "\n";
-            return 0;
-        }
+        if (cmd == "check" && a.entry.empty()) return check_all(src, file, a) ? 0 : 1;
         presk::core::Program prog = presk::check(file, a.entry, opts);
         if (cmd == "check") std::cout << "ok " << prog.entry << "\n";
         else if (cmd == "dump" && a.stage == "core") std::cout << presk::core::to_string(prog);
@@ -351,8 +420,17 @@ int main(int argc, char** argv) {
         s->add_option("--dim", a.dims, "k=v: a named axis' size or a dim of the entry");
         s->add_option("--const", a.consts, "k=v: override a const");
     };
+    // --seed is a natural number: CLI11 would read -1 as 2^64 - 1.
+    auto natural = CLI::Validator(
+        [](std::string& v) {
+            if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) return std::string();
+            return "must be a natural number, found '" + v + "'";
+        },
+        "NATURAL");
+    auto nonempty = CLI::Validator(
+        [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "PATH");
     auto inputs = [&](CLI::App* s) {
-        s->add_option("--seed", a.seed, "the random seed");
+        s->add_option("--seed", a.seed, "the random seed")->check(natural);
         s->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
     };
     auto realize = [&](CLI::App* s) {
@@ -378,9 +456,9 @@ int main(int argc, char** argv) {
     machine(runc);
     realize(runc);
     runc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
-    runc->add_option("--digits", a.digits, "significant digits printed (default 17)");
+    runc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     runc->add_flag("--train", a.train, "draw dropout masks");
-    runc->add_option("--out", a.out, "write the outputs as JSON");
+    runc->add_option("--out", a.out, "write the outputs as JSON")->check(nonempty);
     auto* benchc = app.add_subcommand("bench", "time an entry on the interpreter and the kernel backends");
     common(benchc, true);
     inputs(benchc);
@@ -394,8 +472,10 @@ int main(int argc, char** argv) {
     inputs(exportc);
     realize(exportc);
     exportc->add_option("--target", a.target, "c")->required();
-    exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")->required();
-    exportc->add_option("--digits", a.digits, "significant digits printed (default 17)");
+    exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")
+        ->required()
+        ->check(nonempty);
+    exportc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     exportc->add_flag("--train", a.train, "draw dropout masks");
     SuiteArgs suite;
     auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
@@ -405,7 +485,7 @@ int main(int argc, char** argv) {
     conf->add_option("--examples", suite.examples, "the examples folder (default: the source tree's)");
     conf->add_flag("--zeros-drawn", suite.zeros_drawn, "draw every parameter initialised to zeros");
     conf->add_option("--only", suite.only, "primitives | examples");
-    conf->add_option("--seed", suite.seed, "the random seed (default 7)");
+    conf->add_option("--seed", suite.seed, "the random seed (default 7)")->check(natural);
     conf->add_option("--bits", a.bits, "MPFR precision of the reference (default 256)");
     try {
         app.parse(argc, argv);
@@ -414,8 +494,19 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "presk: %s (see --help)\n", e.what());
         return 1;
     }
-    if (conf->parsed()) return conformance(a, suite);
-    for (auto* s : {check, dump, runc, benchc, exportc})
-        if (s->parsed()) return run(s->get_name(), a, bench_realize->count() > 0, bench_backend->count() > 0);
-    return 1;
+    // The work runs on a thread with a large stack (docs/presk.md, "Limits"): the deepest input
+    // the limits allow is checked, differentiated and run there, with the sanitizers' frames too.
+    int rc = 1;
+    presk::run_with_stack(presk::kLargeStack, [&] {
+        struct FreeCache {  // MPFR's constants are cached per thread: freed before this one ends
+            ~FreeCache() { mpfr_free_cache(); }
+        } free_cache;
+        if (conf->parsed()) {
+            rc = conformance(a, suite);
+            return;
+        }
+        for (auto* s : {check, dump, runc, benchc, exportc})
+            if (s->parsed()) rc = run(s->get_name(), a, bench_realize->count() > 0, bench_backend->count() > 0);
+    });
+    return rc;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/prims.h"
+#include "lang/stack.h"
 
 namespace presk::core {
 namespace {
@@ -604,6 +605,7 @@ std::string vjp(Program& p, const std::string& fn) {
     if (p.find(name)) return name;
     const Function* f = p.find(fn);
     if (!f) throw Error({}, "vjp: no function '" + fn + "'");
+    check_stack({}, "calls");
     Vjp v(p, *f);
     Function g = v.run(name);
     if (p.find(name)) return name;

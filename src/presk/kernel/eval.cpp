@@ -25,6 +25,7 @@
 #include "kernel/eval.h"
 #include "kernel/pmath.h"
 #include "lang/source.h"
+#include "lang/stack.h"
 
 namespace presk::kernel {
 namespace {
@@ -265,6 +266,7 @@ private:
     // Compiles `e`; returns the register holding its value (its first lane). When `dest` is
     // given the value ends up there.
     int expr(const Expr& e, int dest = -1) {
+        check_stack({}, "kernel expression");
         const int lanes = e.lanes;
         auto out = [&] { return dest >= 0 ? dest : e.integer ? temp_int() : temp_real(lanes); };
         auto into = [&](int r) {  // a value already in register r

@@ -19,6 +19,7 @@
 #include "core/prims.h"
 #include "kernel/lower_util.h"
 #include "lang/source.h"
+#include "lang/stack.h"
 
 namespace presk::kernel {
 namespace {
@@ -47,6 +48,7 @@ public:
 
     /// Counts the reads of (member, index); `idx` holds loop variable numbers.
     void count(int m, const std::vector<int>& idx) {
+        check_stack({}, "fusion group");
         if (uses_[{m, idx}]++ > 0) return;
         const Node& n = g_.members[(size_t)m];
         for (size_t k = 0; k < n.operands.size(); ++k) {
@@ -59,6 +61,7 @@ public:
 
     /// The expression of member m at `idx`; appends the assignments it needs to `out`.
     ExprP emit(int m, const std::vector<int>& idx, std::vector<Stmt>& out) {
+        check_stack({}, "fusion group");
         auto key = std::make_pair(m, idx);
         if (auto it = bound_.find(key); it != bound_.end()) return it->second;
         const Node& n = g_.members[(size_t)m];

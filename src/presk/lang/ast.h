@@ -23,6 +23,22 @@ struct Expr {
     std::string text;                // Num: literal; Str: contents; Var/Field: name; Binary: operator; ModRef: module
     std::vector<ExprP> args;         // operands, elements, callee + arguments, or a ModRef's dims
     std::vector<std::string> names;  // Record: field names (one per args entry)
+    int depth = 1;                   // 1 + the deepest operand's depth (the parser bounds it, kMaxNesting)
+
+    /// Frees a deep tree (a chain of 20 000 additions) without recursing once per level.
+    ~Expr() {
+        std::vector<ExprP> work;
+        auto take = [&](std::vector<ExprP>& v) {
+            for (ExprP& a : v)
+                if (a && a.use_count() == 1 && !a->args.empty()) work.push_back(std::move(a));
+        };
+        take(args);
+        while (!work.empty()) {
+            ExprP e = std::move(work.back());
+            work.pop_back();
+            take(e->args);
+        }
+    }
 };
 
 struct Type;

@@ -1,6 +1,7 @@
 #include "lang/checker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -8,6 +9,7 @@
 #include "core/autodiff.h"
 #include "core/prims.h"
 #include "lang/lexer.h"
+#include "lang/stack.h"
 
 namespace presk {
 namespace {
@@ -18,6 +20,7 @@ using core::Prim;
 using ast::Expr;
 
 constexpr int64_t kMaxSize = int64_t(1) << 40;
+constexpr int kMaxInitDepth = 200;  // an initializer argument's depth (docs/presk.md, "Limits")
 
 /// A module at bound dims.
 struct Inst {
@@ -100,10 +103,20 @@ public:
     Checker(const ast::File& f, const CheckOptions& o) : file_(f), opts_(o) {}
 
     core::Program run(const std::string& entry) {
+        for (const ast::Fn& f : file_.fns) not_builtin(f);
+        for (const ast::Module& m : file_.modules)
+            for (const ast::Fn& f : m.fns) not_builtin(f);
         auto [inst, fn] = parse_entry(entry);
         Bindings b;
         std::vector<TypeP> types;
-        for (const ast::Param& p : fn->params) types.push_back(resolve(*p.type, inst, &b, true));
+        for (const ast::Param& p : fn->params) {
+            types.push_back(resolve(*p.type, inst, &b, true));
+            // int<0> (the type of sample over an empty axis) holds no index: no input can be drawn.
+            if (p.type->kind == ast::Type::Tensor && p.type->bound && eval_nat(*p.type->bound, inst) == 0)
+                throw Error(p.type->bound->loc, "int<0>: input " + p.name + " would hold indices below 0, of which there are"
+                                                " none (an input's bound is at least 1)");
+        }
+        if (opts_.strict) strict_options(inst, entry);
         std::string name = instantiate(inst, *fn, types, fn->loc);
         prog_.entry = name;
         if (inst) {
@@ -114,8 +127,38 @@ public:
     }
 
 private:
+    /// Refuses a function named as a primitive or a built-in form (`fn exp(...)`), which would
+    /// hide it from every call in its scope.
+    static void not_builtin(const ast::Fn& f) {
+        static const char* const kForms[] = {"fold", "scan", "grad", "vjp", "set_field", "transpose", "permute"};
+        bool builtin = core::find_prim(f.name).has_value();
+        for (const char* b : kForms) builtin |= f.name == b;
+        if (builtin) throw Error(f.loc, "a function cannot be named '" + f.name + "': it is a primitive");
+    }
+
+    /// CheckOptions::strict: every --dim is used by the entry (or agrees with its module's dim
+    /// of that name), every --const is declared.
+    void strict_options(const Inst* inst, const std::string& entry) {
+        for (const auto& [k, v] : opts_.dims) {
+            if (inst)
+                for (size_t i = 0; i < inst->mod->dims.size(); ++i)
+                    if (inst->mod->dims[i] == k && inst->dims[i] != v)
+                        throw Error({}, "--dim " + k + "=" + std::to_string(v) + " contradicts the entry " + entry +
+                                            ", where " + k + " is " + std::to_string(inst->dims[i]));
+            const auto& mdims = inst ? inst->mod->dims : std::vector<std::string>{};
+            bool module_dim = std::find(mdims.begin(), mdims.end(), k) != mdims.end();
+            if (!used_dims_.count(k) && !module_dim)
+                throw Error({}, "--dim " + k + "=" + std::to_string(v) + ": the entry " + entry +
+                                    " has no axis or dim '" + k + "'");
+        }
+        for (const auto& [k, v] : opts_.consts)
+            if (!find_const(k))
+                throw Error({}, "--const " + k + "=" + v + ": the file declares no constant '" + k + "'");
+    }
+
     const ast::File& file_;
     const CheckOptions& opts_;
+    std::set<std::string> used_dims_;  // --dim names the entry read
     core::Program prog_;
     std::map<std::string, std::unique_ptr<Inst>> insts_;
     std::map<std::string, std::string> memo_;  // instance key of a function -> Core name
@@ -159,9 +202,12 @@ private:
     /// A nat expression's value: numbers, dims and nat constants of `inst`, and, where `b` is
     /// given, the sizes of the named axes it binds (a written axis size `[seq: seq - 1]`).
     int64_t eval_nat(const Expr& e, const Inst* inst, const Bindings* b = nullptr) {
+        check_stack(e.loc, "expression");
         switch (e.kind) {
         case Expr::Num:
-            if (!is_int_text(e.text) || e.text.size() > 12) throw Error(e.loc, "expected a natural number, found '" + e.text + "'");
+            if (!is_int_text(e.text)) throw Error(e.loc, "expected a natural number, found '" + e.text + "'");
+            if (e.text.size() > 13 || std::stoll(e.text) > kMaxSize)
+                throw Error(e.loc, "the size " + e.text + " is too large (sizes are at most 2^40)");
             return std::stoll(e.text);
         case Expr::Var: {
             auto v = static_name(e.text, inst);
@@ -223,6 +269,10 @@ private:
         if (dims.size() != m->dims.size())
             throw Error(loc, "module " + m->name + " takes " + std::to_string(m->dims.size()) + " dims, given " +
                                  std::to_string(dims.size()));
+        for (size_t i = 0; i < dims.size(); ++i)
+            if (dims[i] < 1 || dims[i] > kMaxSize)
+                throw Error(loc, "module " + m->name + ": dim " + m->dims[i] + " is " + std::to_string(dims[i]) +
+                                     " (dims are 1 to 2^40)");
         std::string key = m->name;
         if (!m->dims.empty()) {
             key += "{";
@@ -321,6 +371,7 @@ private:
                 if (d == opts_.dims.end()) throw Error(a.loc, "axis '" + a.text + "' has no size: pass --dim " + a.text + "=<size>");
                 if (d->second < 1 || d->second > kMaxSize) throw Error(a.loc, "--dim " + a.text + " out of range");
                 it = b->named.emplace(a.text, d->second).first;
+                used_dims_.insert(a.text);
             }
             if (it == b->named.end()) throw Error(a.loc, "axis '" + a.text + "' is not bound by the parameters");
             return {a.text, it->second};
@@ -372,6 +423,17 @@ private:
                 if (!match(*t.items[i], actual->items[i], inst, b)) return false;
             return true;
         }
+        if (t.kind == ast::Type::Alias) {  // `type V = [batch, n]` as a parameter's type binds as its text does
+            for (const auto& a : file_.types)
+                if (a.name == t.name) {
+                    if (!active_.insert("type " + t.name).second)
+                        throw Error(t.loc, "type '" + t.name + "' refers to itself");
+                    bool ok = match(*a.type, actual, nullptr, b);
+                    active_.erase("type " + t.name);
+                    return ok;
+                }
+            throw Error(t.loc, "unknown type '" + t.name + "'");
+        }
         return same_type(*resolve(t, inst, &b, false), *actual);
     }
 
@@ -399,9 +461,20 @@ private:
         if (is("{")) {
             ++i;
             while (!is("}")) {
-                if (toks[i].kind == Tok::Number && is_int_text(toks[i].text) && toks[i].text.size() < 12) dims.push_back(std::stoll(toks[i].text));
-                else if (toks[i].kind == Tok::Ident && opts_.dims.count(toks[i].text)) dims.push_back(opts_.dims.at(toks[i].text));
-                else if (toks[i].kind == Tok::Ident && static_name(toks[i].text, nullptr)) dims.push_back(*static_name(toks[i].text, nullptr));
+                if (toks[i].kind == Tok::Number && is_int_text(toks[i].text) && toks[i].text.size() < 14 &&
+                    std::stoll(toks[i].text) <= kMaxSize)
+                    dims.push_back(std::stoll(toks[i].text));
+                else if (toks[i].kind == Tok::Number && is_int_text(toks[i].text))
+                    throw Error({}, "entry '" + entry + "': dim " + toks[i].text +
+                                        " is too large (sizes are at most 2^40)");
+                else if (toks[i].kind == Tok::Ident && opts_.dims.count(toks[i].text)) {
+                    dims.push_back(opts_.dims.at(toks[i].text));
+                    used_dims_.insert(toks[i].text);
+                } else if (toks[i].kind == Tok::Ident && static_name(toks[i].text, nullptr))
+                    dims.push_back(*static_name(toks[i].text, nullptr));
+                else if (toks[i].kind == Tok::Ident)
+                    throw Error({}, "entry '" + entry + "': dim '" + toks[i].text + "' has no size: pass --dim " +
+                                        toks[i].text + "=<size>");
                 else throw bad();
                 ++i;
                 if (is(",")) ++i;
@@ -434,6 +507,14 @@ private:
         for (const TypeP& t : types) key += to_string(*t) + ";";
         if (auto it = memo_.find(key); it != memo_.end()) return it->second;
         if (!active_.insert(key).second) throw Error(call, "recursive call of " + base);
+        if (calls_ >= kMaxCallDepth)
+            throw Error(call, "calls nested deeper than " + std::to_string(kMaxCallDepth) + " (the call of " + base +
+                                  ")");
+        check_stack(call, "calls");
+        struct Depth {
+            int& n;
+            ~Depth() { --n; }
+        } depth{++calls_};
         if (types.size() != fn.params.size())
             throw Error(call, base + " takes " + std::to_string(fn.params.size()) + " arguments, given " + std::to_string(types.size()));
         Bindings b;
@@ -478,6 +559,7 @@ private:
         return name;
     }
     std::set<std::string> reserved_;
+    int calls_ = 0;  // instantiations in progress
 
     std::string describe(const ast::Type& t, const Inst* inst, Bindings& b) {
         try {
@@ -598,6 +680,7 @@ private:
     }
 
     Val expr(Scope& sc, const Expr& e) {
+        check_stack(e.loc, "expression");
         switch (e.kind) {
         case Expr::Num: return lit(sc, e.text, e.loc);
         case Expr::Str: throw Error(e.loc, "a string is only the spec of ein or a field name of set_field");
@@ -716,6 +799,7 @@ private:
     int64_t static_int(const Expr& a) {
         if (a.kind == Expr::Neg) return -static_int(*a.args[0]);
         if (a.kind == Expr::Num && is_int_text(a.text) && a.text.size() < 12) return std::stoll(a.text);
+        if (a.kind == Expr::Num && is_int_text(a.text)) throw Error(a.loc, "the integer " + a.text + " is too large");
         throw Error(a.loc, "expected an integer literal");
     }
 
@@ -885,7 +969,25 @@ private:
         }
         case Form::Plain: break;
         }
-        return prim(sc, p, eval_args(sc, e, 1), {}, "", e.loc);
+        std::vector<Val> args;
+        for (size_t i = 1; i < e.args.size(); ++i) {
+            const Expr& a = *e.args[i];
+            try {
+                args.push_back(expr(sc, a));
+            } catch (const Error& err) {
+                // softmax(x, batch): an axis where the primitive takes a value.
+                if (i == 1 || a.kind != Expr::Var || std::string(err.what()).rfind("unknown name", 0) != 0 ||
+                    args[0].type->kind != Type::Tensor)
+                    throw;
+                const Type& t = *args[0].type;
+                bool axis = std::any_of(t.axes.begin(), t.axes.end(), [&](const Axis& x) { return x.name == a.text; });
+                const std::string what = axis ? "an axis of " + to_string(t) + ", not a value: " + n +
+                                                    " takes no axis argument"
+                                              : "neither a value nor an axis of " + to_string(t);
+                throw Error(a.loc, n + ": '" + a.text + "' is " + what);
+            }
+        }
+        return prim(sc, p, args, {}, "", e.loc);
     }
 
     Val loop(Scope& sc, const Expr& e, bool scan) {
@@ -932,6 +1034,11 @@ private:
         } else if (!r->self && args.empty()) {
             throw Error(e.loc, "grad of a function needs its arguments");
         }
+        if (!grad && args.size() + 1 == r->fn->params.size())
+            throw Error(e.loc, "vjp(" + r->fn->name + ", ...) takes " + r->fn->name + "'s " +
+                                   std::to_string(r->fn->params.size()) +
+                                   " argument(s) and then a cotangent of its result; given " +
+                                   std::to_string(args.size() + 1) + " value(s) in all");
         std::vector<TypeP> ts;
         for (const Val& a : args) ts.push_back(a.type);
         std::string fname = instantiate(r->inst, *r->fn, ts, e.loc);
@@ -966,6 +1073,7 @@ private:
     // ---------- the parameter tree ----------
 
     core::ScalarP scalar(const Expr& e, const Inst& inst) {
+        check_stack(e.loc, "initializer");
         auto s = std::make_shared<core::Scalar>();
         switch (e.kind) {
         case Expr::Num: s->text = e.text; return s;
@@ -993,6 +1101,42 @@ private:
         }
     }
 
+    /// An initializer argument's value in f64 (a check only: the reference draws at --bits).
+    static double scalar_value(const core::Scalar& s) {
+        switch (s.kind) {
+        case core::Scalar::Num: return std::strtod(s.text.c_str(), nullptr);
+        case core::Scalar::Neg: return -scalar_value(*s.args[0]);
+        case core::Scalar::Bin: {
+            double a = scalar_value(*s.args[0]), b = scalar_value(*s.args[1]);
+            return s.text == "+" ? a + b : s.text == "-" ? a - b : s.text == "*" ? a * b : a / b;
+        }
+        case core::Scalar::Call: {
+            double a = scalar_value(*s.args[0]);
+            return s.text == "sqrt" ? std::sqrt(a) : s.text == "exp" ? std::exp(a) : std::log(a);
+        }
+        }
+        return 0;
+    }
+
+    /// Refuses an initializer that would draw non-finite numbers or none at all: an argument
+    /// that is not finite (`1 / sqrt(0)`), normal's standard deviation below 0, uniform's low
+    /// bound above its high bound.
+    static void check_init(const ast::ParamDecl& d, const core::ParamSpec& ps) {
+        std::vector<double> v;
+        for (size_t i = 0; i < ps.args.size(); ++i) {
+            v.push_back(scalar_value(*ps.args[i]));
+            if (!std::isfinite(v.back()))
+                throw Error(d.init_args[i]->loc, d.init + ": argument " + to_string(*ps.args[i]) + " of parameter " +
+                                                     d.name + " is not finite (" + std::to_string(v.back()) + ")");
+        }
+        if (d.init == "normal" && v[1] < 0)
+            throw Error(d.init_args[1]->loc, "normal: the standard deviation " + to_string(*ps.args[1]) +
+                                                 " of parameter " + d.name + " is negative");
+        if (d.init == "uniform" && v[0] > v[1])
+            throw Error(d.init_loc, "uniform: the low bound " + to_string(*ps.args[0]) + " of parameter " + d.name +
+                                        " is above the high bound " + to_string(*ps.args[1]));
+    }
+
     void param_specs(const Inst& inst, const std::string& prefix, int64_t stack) {
         for (const ast::ParamDecl& d : inst.mod->params) {
             std::string path = prefix.empty() ? d.name : prefix + "." + d.name;
@@ -1002,7 +1146,14 @@ private:
                 ps.type = resolve(*d.type, &inst, nullptr, false);
                 if (stack) ps.type = stacked(ps.type, stack);
                 ps.init = d.init;
-                for (const auto& a : d.init_args) ps.args.push_back(scalar(*a, inst));
+                for (const auto& a : d.init_args) {
+                    // The initializer is kept as a tree that every printer and the reference walk.
+                    if (a->depth > kMaxInitDepth)
+                        throw Error(a->loc, "an initializer's argument nested deeper than " +
+                                                std::to_string(kMaxInitDepth) + " levels");
+                    ps.args.push_back(scalar(*a, inst));
+                }
+                check_init(d, ps);
                 prog_.params.push_back(std::move(ps));
                 continue;
             }

@@ -13,6 +13,10 @@ namespace presk {
 struct CheckOptions {
     std::map<std::string, int64_t> dims;        // --dim k=v: named axes and dims named in the entry
     std::map<std::string, std::string> consts;  // --const k=v: overrides `const` declarations
+    /// Refuse a dim the entry does not use (an axis of its parameters or a dim named in it), one
+    /// that contradicts a dim of the entry's module, and a const the file does not declare (the
+    /// CLI's options; the fuzzer sizes every name and leaves this off).
+    bool strict = false;
 };
 
 /// Checks entry `entry` ("Module{3, 2}.fn", "module.fn" or "fn") of `file` and returns its

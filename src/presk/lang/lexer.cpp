@@ -30,6 +30,9 @@ std::vector<Token> lex(const Source& src) {
             if (j + 1 < s.size() && s[j] == '.' && std::isdigit((unsigned char)s[j + 1])) {
                 ++j;
                 while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
+            } else if (j < s.size() && s[j] == '.' && (j + 1 == s.size() || s[j + 1] != '.')) {
+                const std::string n = s.substr(i, j - i);
+                throw Error(loc, "'" + n + ".' is not a number: write " + n + ".0 (or " + n + " for an integer)");
             }
             if (j < s.size() && (s[j] == 'e' || s[j] == 'E')) {
                 size_t k = j + 1;

@@ -1,6 +1,9 @@
 #include "lang/parser.h"
 
+#include <algorithm>
+
 #include "lang/lexer.h"
+#include "lang/stack.h"
 
 namespace presk {
 namespace {
@@ -19,6 +22,14 @@ public:
             else if (is_kw("const")) f.consts.push_back(constant());
             else if (is_kw("type")) f.types.push_back(alias());
             else fail("expected 'module', 'fn', 'const' or 'type'");
+        }
+        once("function", f.fns);
+        once("module", f.modules);
+        once("constant", f.consts);
+        once("type", f.types);
+        for (const Module& m : f.modules) {
+            once("function of module " + m.name, m.fns);
+            once("parameter of module " + m.name, m.params);
         }
         return f;
     }
@@ -44,6 +55,24 @@ private:
         if (peek().kind != Tok::Ident) fail(std::string("expected ") + what);
         return next();
     }
+    /// A name being declared: an identifier that is not a keyword.
+    Token name(const char* what) {
+        static const char* const kKeywords[] = {"module", "fn", "const", "type", "param", "let"};
+        for (const char* k : kKeywords)
+            if (is_kw(k)) fail(std::string("expected ") + what + " ('" + k + "' is a keyword)");
+        return ident(what);
+    }
+
+    /// Refuses a second declaration of one name among `items` (each with `name` and `loc`).
+    template <class T>
+    static void once(const std::string& what, const std::vector<T>& items) {
+        for (size_t i = 0; i < items.size(); ++i)
+            for (size_t j = 0; j < i; ++j)
+                if (items[i].name == items[j].name)
+                    throw Error(items[i].loc, what + " '" + items[i].name + "' is declared twice (first at line " +
+                                                  std::to_string(items[j].loc.line) + ")");
+    }
+
     struct Deep {  // bounds recursion so that hostile input cannot exhaust the stack
         Parser& p;
         explicit Deep(Parser& q) : p(q) { if (++p.depth_ > 200) p.fail("nesting too deep"); }
@@ -53,12 +82,17 @@ private:
     Module module() {
         Module m;
         m.loc = next().loc;
-        m.name = ident("a module name").text;
+        m.name = name("a module name").text;
         // dims `{a, b}` (or `{}`) come before the body; a body starts with `param` or `fn`.
         bool dims = is_p("{") && ((is_p("}", 1) && is_p("{", 2)) ||
                                   (peek(1).kind == Tok::Ident && (is_p(",", 2) || is_p("}", 2))));
         if (dims && accept("{")) {
-            if (!is_p("}")) do m.dims.push_back(ident("a dim name").text); while (accept(","));
+            if (!is_p("}")) do {
+                Token d = name("a dim name");
+                if (std::find(m.dims.begin(), m.dims.end(), d.text) != m.dims.end())
+                    throw Error(d.loc, "dim '" + d.text + "' of module " + m.name + " is declared twice");
+                m.dims.push_back(d.text);
+            } while (accept(","));
             expect("}");
         }
         expect("{");
@@ -76,13 +110,13 @@ private:
         expect("{");
         if (!is_p("}")) do e->args.push_back(expr()); while (accept(","));
         expect("}");
-        return e;
+        return deepen(e);
     }
 
     ParamDecl param() {
         ParamDecl d;
         d.loc = next().loc;
-        d.name = ident("a parameter name").text;
+        d.name = name("a parameter name").text;
         expect(":");
         if (is_kw("stack")) {
             next();
@@ -110,11 +144,14 @@ private:
     Fn fn() {
         Fn f;
         f.loc = next().loc;
-        f.name = ident("a function name").text;
+        f.name = name("a function name").text;
         expect("(");
         if (!is_p(")")) do {
             Param p;
-            Token t = ident("a parameter name");
+            Token t = name("a parameter name");
+            for (const Param& q : f.params)
+                if (q.name == t.text)
+                    throw Error(t.loc, "parameter '" + t.text + "' of " + f.name + " is declared twice");
             p.loc = t.loc;
             p.name = t.text;
             expect(":");
@@ -130,7 +167,7 @@ private:
     Const constant() {
         Const c;
         c.loc = next().loc;
-        c.name = ident("a constant name").text;
+        c.name = name("a constant name").text;
         expect(":");
         Token t = ident("'f64' or 'nat'");
         if (t.text == "nat") c.nat = true;
@@ -143,7 +180,7 @@ private:
     TypeAlias alias() {
         TypeAlias a;
         a.loc = next().loc;
-        a.name = ident("a type name").text;
+        a.name = name("a type name").text;
         expect("=");
         a.type = type();
         return a;
@@ -157,10 +194,10 @@ private:
             l.loc = next().loc;
             if (accept("(")) {
                 l.tuple = true;
-                do l.names.push_back(ident("a name").text); while (accept(","));
+                do l.names.push_back(name("a name").text); while (accept(","));
                 expect(")");
             } else {
-                l.names.push_back(ident("a name").text);
+                l.names.push_back(name("a name").text);
             }
             expect("=");
             l.value = expr();
@@ -238,7 +275,7 @@ private:
             next();
             ExprP a = make(Expr::Sized, n.loc, n.text);
             a->args = {expr()};
-            return a;
+            return deepen(a);
         }
         return expr();
     }
@@ -258,11 +295,29 @@ private:
             s->text = "..";
             s->args.push_back(is_p(",") || is_p("]") ? nullptr : expr());
         }
-        return s;
+        return deepen(s);
     }
 
     ExprP make(Expr::Kind k, Loc loc, std::string text = {}) {
         return std::make_shared<Expr>(Expr{k, loc, std::move(text), {}, {}});
+    }
+
+    /// Sets e's depth from its operands' and refuses a tree deeper than kMaxNesting (every stage
+    /// after the parser recurses over it).
+    ExprP deepen(ExprP e) {
+        for (const ExprP& a : e->args)
+            if (a) e->depth = std::max(e->depth, a->depth + 1);
+        if (e->depth > kMaxNesting)
+            throw Error(e->loc, "expression nested deeper than " + std::to_string(kMaxNesting) +
+                                    " levels (each operator of a chain is a level)");
+        return e;
+    }
+
+    /// After a binary operator: refuses one at the end of an expression at the operator itself
+    /// (not at whatever follows, which may be lines below).
+    void operand_after(const Token& op) {
+        if (at_end() || is_p("}") || is_p(")") || is_p("]") || is_p(",") || is_p(";") || is_p("=") || is_kw("let"))
+            throw Error(op.loc, "'" + op.text + "' has no right operand");
     }
 
     ExprP expr() {
@@ -270,9 +325,10 @@ private:
         ExprP e = term();
         while (is_p("+") || is_p("-")) {
             Token op = next();
+            operand_after(op);
             ExprP b = make(Expr::Binary, op.loc, op.text);
             b->args = {e, term()};
-            e = b;
+            e = deepen(b);
         }
         return e;
     }
@@ -281,9 +337,10 @@ private:
         ExprP e = unary();
         while (is_p("*") || is_p("/")) {
             Token op = next();
+            operand_after(op);
             ExprP b = make(Expr::Binary, op.loc, op.text);
             b->args = {e, unary()};
-            e = b;
+            e = deepen(b);
         }
         return e;
     }
@@ -294,7 +351,7 @@ private:
             Token op = next();
             ExprP n = make(Expr::Neg, op.loc);
             n->args = {unary()};
-            return n;
+            return deepen(n);
         }
         return postfix();
     }
@@ -310,19 +367,19 @@ private:
                 c->args.push_back(e);
                 if (!is_p(")")) do c->args.push_back(expr()); while (accept(","));
                 expect(")");
-                e = c;
+                e = deepen(c);
             } else if (is_p("[")) {
                 ExprP x = make(Expr::Subscript, next().loc);
                 x->args.push_back(e);
                 do x->args.push_back(select()); while (accept(","));
                 expect("]");
-                e = x;
+                e = deepen(x);
             } else if (is_p(".")) {
                 next();
                 Token f = ident("a field name");
                 ExprP x = make(Expr::Field, f.loc, f.text);
                 x->args = {e};
-                e = x;
+                e = deepen(x);
             } else {
                 return e;
             }
@@ -343,7 +400,7 @@ private:
             tup->args.push_back(first);
             while (accept(",")) tup->args.push_back(expr());
             expect(")");
-            return tup;
+            return deepen(tup);
         }
         if (is_p("{")) {
             ExprP r = make(Expr::Record, next().loc);
@@ -353,7 +410,7 @@ private:
                 r->args.push_back(expr());
             } while (accept(","));
             expect("}");
-            return r;
+            return deepen(r);
         }
         fail("expected an expression");
     }

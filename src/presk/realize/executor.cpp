@@ -15,6 +15,7 @@
 
 #include "core/prims.h"
 #include "kernel/cc.h"
+#include "lang/stack.h"
 #include "kernel/launch.h"
 #include "kernel/llvm_jit.h"
 #include "kernel/lower.h"
@@ -408,7 +409,9 @@ struct Executor::Impl {
             int& d;
             ~Depth() { --d; }
         } guard{++depth};
-        if (depth > 1000) throw Error({}, f.name + ": calls nested too deeply");
+        if (depth > kMaxCallDepth)
+            throw Error({}, f.name + ": calls nested deeper than " + std::to_string(kMaxCallDepth));
+        check_stack({}, "calls");
         FnPlan& fp = plan(f);
         if (env.size() < (size_t)f.next_id()) env.resize((size_t)f.next_id());
         for (size_t pos = 0; pos < f.body.size(); ++pos) {

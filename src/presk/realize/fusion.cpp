@@ -48,13 +48,17 @@ Partition partition(const core::Function& f) {
     Partition part;
     part.group_of.assign((size_t)n, -1);
     std::vector<int> roots;  // by group number as first assigned (roots in reverse order)
+    std::vector<int> size;   // members of each group so far
     for (int p = n; p-- > 0;) {
         if (!launches(p)) continue;
         const int id = p + arity;
         const auto& r = readers[(size_t)id];
-        if (elementwise(p) && id != f.result && r.size() == 1 && elementwise(r[0])) {
+        if (elementwise(p) && id != f.result && r.size() == 1 && elementwise(r[0]) &&
+            size[(size_t)part.group_of[(size_t)r[0]]] < kMaxGroupMembers) {
             part.group_of[(size_t)p] = part.group_of[(size_t)r[0]];
+            ++size[(size_t)part.group_of[(size_t)p]];
         } else {
+            size.push_back(1);
             part.group_of[(size_t)p] = (int)roots.size();
             roots.push_back(p);
         }

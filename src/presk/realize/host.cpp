@@ -4,6 +4,7 @@
 // the arithmetic type of their site's storage (docs/presk.md, "The host program").
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "kernel/pmath.h"
 #include "lang/source.h"
@@ -56,10 +57,15 @@ Value part(const core::Let& l, const std::vector<const Value*>& a, kernel::Buffe
 /// x / (1 - p), else 0; outside training the operand itself.
 template <class T>
 Value dropout(const core::Let& l, const std::vector<const Value*>& a, const HostContext& c) {
-    if (!c.train) return *a[0];
-    const Data x = convert(*a[0]->t, c.dtype);
     const Data pd = convert(*a[1]->t, kernel::arith_type(c.dtype));  // a rate is a constant: never bf16
     if (pd.size() != 1) fail(l, "the rate is not a scalar");
+    if (!(pd.real(0) >= 0 && pd.real(0) < 1)) {
+        std::ostringstream m;
+        m << "the rate " << pd.real(0) << " is not in [0, 1)";
+        fail(l, m.str());
+    }
+    if (!c.train) return *a[0];
+    const Data x = convert(*a[0]->t, c.dtype);
     const T p = (T)pd.real(0);
     const T keep = (T)1 - p;
     ref::ChaCha rng(c.seed, c.key);

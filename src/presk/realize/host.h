@@ -85,8 +85,11 @@ struct FusionGroup {
 
 /// The partition of a function's lets. Each let that launches (a primitive that is not a host
 /// primitive) is in exactly one group: an elementwise let joins the group of its consumer when
-/// every use of its value is in that one consumer, which is elementwise too, and it is not the
-/// function's result; every other launching let roots a group of its own.
+/// every use of its value is in that one consumer, which is elementwise too, it is not the
+/// function's result, and that group has fewer than kMaxGroupMembers members; every other
+/// launching let roots a group of its own. The bound keeps a kernel's expressions shallow:
+/// a chain of 10 000 additions is 79 launches, not one expression 10 000 deep.
+constexpr int kMaxGroupMembers = 128;
 struct Partition {
     std::vector<int> group_of;           // by body position: the group, or -1 (host work)
     std::vector<FusionGroup> groups;     // in the order of their roots

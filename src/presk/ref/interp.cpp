@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <sstream>
 
 #include "core/prims.h"
+#include "lang/stack.h"
 #include "ref/chacha.h"
 
 namespace presk::ref {
@@ -80,7 +82,8 @@ Value Interp::call(const std::string& name, const std::vector<Value>& args) {
         int& d;
         ~Depth() { --d; }
     } guard{++depth_};
-    if (depth_ > 1000) throw Error({}, name + ": calls nested too deeply");
+    if (depth_ > kMaxCallDepth) throw Error({}, name + ": calls nested deeper than " + std::to_string(kMaxCallDepth));
+    check_stack({}, "calls");
     std::vector<Value> env(args);
     env.resize(f->next_id());
     for (const Let& l : f->body) {
@@ -497,6 +500,11 @@ Value stack(Eval& e) {
 Value dropout(Eval& e) {
     Real p(e.bits), keep(e.bits);
     mpfr_set(p.get(), e.T(1).re[0].get(), N);
+    if (mpfr_nan_p(p.get()) || mpfr_sgn(p.get()) < 0 || mpfr_cmp_ui(p.get(), 1) >= 0) {
+        std::ostringstream m;
+        m << "dropout: the rate " << mpfr_get_d(p.get(), N) << " is not in [0, 1)";
+        throw Error({}, m.str());
+    }
     mpfr_ui_sub(keep.get(), 1, p.get(), N);
     ChaCha rng(e.seed, e.key);
     for (int64_t k = 0; k < e.total; ++k) {
