@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -34,6 +35,10 @@ uint64_t available_memory_bytes() {
     if (found) return avail + swap;
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+int64_t resolve_n_ctx(const hparams & hp, int64_t n_ctx, bool given) {
+    return n_ctx == 0 ? hp.n_ctx_train : given ? n_ctx : std::min(n_ctx, hp.n_ctx_train);
 }
 
 std::string context_warning(const hparams & hp, int64_t n_ctx) {

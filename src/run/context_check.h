@@ -20,6 +20,11 @@ double kv_cache_bytes(const hparams & hp, int64_t n_ctx, enum gk_type type_k, en
  *  else the physical memory; 0 when neither can be read. */
 uint64_t available_memory_bytes();
 
+/** The context size of a session asked for with -c n_ctx (as llama.cpp reads it): 0 means
+ *  the model's training context; a size given on the command line is kept as given (see
+ *  context_warning); the default size is capped at the training context. */
+int64_t resolve_n_ctx(const hparams & hp, int64_t n_ctx, bool given);
+
 /** The warning for a context past the model's training context ("" when n_ctx is within
  *  it), without a program-name prefix. */
 std::string context_warning(const hparams & hp, int64_t n_ctx);

@@ -57,7 +57,7 @@ int run(int argc, char ** argv) {
     const auto & hp = model->hp();
 
     gk::run::session_params sp;
-    sp.n_ctx     = opt.n_ctx == 0 ? hp.n_ctx_train : opt.n_ctx_given ? opt.n_ctx : std::min(opt.n_ctx, hp.n_ctx_train);
+    sp.n_ctx     = gk::run::resolve_n_ctx(hp, opt.n_ctx, opt.n_ctx_given);
     sp.n_ubatch  = opt.n_ubatch;
     sp.n_threads = opt.n_threads;
     if (const std::string w = gk::run::context_warning(hp, sp.n_ctx); !w.empty()) {
