@@ -9,10 +9,14 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstddef>
 #include <ctime>
 #include <memory>
 
 namespace gk_server {
+
+extern const char        chat_html[];  // chat.html, embedded at build time (embed_file.cmake)
+extern const std::size_t chat_html_size;
 
 namespace {
 
@@ -226,6 +230,12 @@ void install_routes(httplib::Server & svr, server_state & st) {
         const int busy = st.slots.busy();
         send_json(res, {{"status", "ok"}, {"slots_idle", st.slots.size() - busy}, {"slots_processing", busy}});
     });
+    // The chat page holds no data: it is served without a key (the API calls it makes need one).
+    const httplib::Server::Handler page = [](const httplib::Request &, httplib::Response & res) {
+        res.set_content(chat_html, chat_html_size, "text/html; charset=utf-8");
+    };
+    svr.Get("/", page);
+    svr.Get("/index.html", page);
     svr.Get("/v1/models", [&st](const httplib::Request & req, httplib::Response & res) {
         if (!authorized(st, req)) return send_error(res, k_unauthorized);
         const json m = {{"id", st.model_id},

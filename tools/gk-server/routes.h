@@ -1,4 +1,5 @@
 // routes.h - gk-server's HTTP endpoints on a cpp-httplib server:
+//   GET  /, /index.html          the chat page, chat.html embedded at build time (no API key needed)
 //   GET  /health                 {"status": "ok", ...} (no API key needed)
 //   GET  /v1/models              the one model
 //   POST /v1/completions         OpenAI completions, streamed as server-sent events with "stream": true
