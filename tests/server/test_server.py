@@ -3,10 +3,10 @@
 
 Starts gk-server on MODEL with --port 0 (the port is read from its first stdout line),
 drives it with the official openai client (completions and chat, streamed and not) and
-with urllib for the raw cases (every error status with its JSON body, the server still
-answering /health after each), compares temperature-0 text with gk-run's, runs a few
-clients at once, and stops the server with SIGTERM (exit status 0). Exit 77 (skipped)
-when the openai package cannot be imported. Every wait has a timeout."""
+with urllib for the raw cases (the chat page at GET /, every error status with its JSON
+body, the server still answering /health after each), compares temperature-0 text with
+gk-run's, runs a few clients at once, and stops the server with SIGTERM (exit status 0).
+Exit 77 (skipped) when the openai package cannot be imported. Every wait has a timeout."""
 import json
 import os
 import selectors
@@ -84,6 +84,12 @@ def raw(port, method, path, body=None, key=KEY, data=None):
         return e.code, json.loads(e.read())
 
 
+def page(port, path):
+    """(status, Content-Type, text) of a GET without a key."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=TIMEOUT) as r:
+        return r.status, r.headers.get("Content-Type"), r.read().decode()
+
+
 def healthy(port):
     status, body = raw(port, "GET", "/health", key=None)
     return status == 200 and body.get("status") == "ok"
@@ -109,6 +115,12 @@ def main():
     try:
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, timeout=TIMEOUT, max_retries=0)
         check(healthy(port), "/health")
+        # The chat page: served without the key; its API calls still need one (the 401s below).
+        for path in ("/", "/index.html"):
+            status, ctype, text = page(port, path)
+            check(status == 200 and ctype == "text/html; charset=utf-8", f"GET {path}: {status} {ctype}")
+            check(text.startswith("<!DOCTYPE html>") and '<form id="chat-form">' in text and
+                  "/v1/chat/completions" in text and text.rstrip().endswith("</html>"), f"GET {path}: the page")
         models = client.models.list()
         check([m.id for m in models.data] == ["stories260K.gguf"], f"/v1/models: {models}")
 
