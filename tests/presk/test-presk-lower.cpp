@@ -173,7 +173,11 @@ std::vector<Case> cases() {
     auto p = [](int64_t n) { return Axis{"", n}; };
     const auto X = Draw::Normal;
     std::vector<Case> c;
-    for (const char* u : {"neg", "exp", "tanh", "sin", "cos", "erf", "erfc"}) c.push_back({u, u, {real_t({B, p(5)})}, {X}});
+    for (const char* u : {"neg", "exp", "tanh", "sin", "cos", "erf", "erfc", "abs", "sign"})
+        c.push_back({u, u, {real_t({B, p(5)})}, {X}});
+    c.push_back({"maximum trailing", "maximum", {real_t({B, p(5)}), real_t({p(5)})}, {X, X}});
+    c.push_back({"where", "where", {real_t({B, p(5)}), real_t({B, p(5)}), real_t({p(5)})}, {X, X, X}});
+    c.push_back({"minimum by name", "minimum", {real_t({N, p(3), M}), real_t({M, N})}, {X, X}});
     c.push_back({"log", "log", {real_t({B, p(5)})}, {Draw::Positive}});
     c.push_back({"sqrt", "sqrt", {real_t({B, p(5)})}, {Draw::Positive}});
     c.push_back({"gelu", "gelu", {real_t({B, p(32)})}, {Draw::Gelu}});
@@ -228,8 +232,9 @@ std::vector<Case> cases() {
 
 // Every primitive of core/prims.cpp.
 const char* const kAllPrims[] = {
-    "neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu", "add", "sub", "mul", "div", "pow", "dot",
-    "matmul", "ein", "sum", "mean", "max", "softmax", "cross_entropy", "embed", "argmax", "split_heads",
+    "neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu", "abs", "sign", "maximum", "minimum",
+    "where", "add", "sub", "mul", "div", "pow", "dot", "matmul", "ein", "sum", "mean", "max", "softmax",
+    "cross_entropy", "embed", "argmax", "split_heads",
     "merge_heads", "sum_to", "broadcast_like", "causal_mask", "positions", "slice", "index", "stack", "dropout",
     "sample", "scatter_add", "expand", "unslice", "unindex", "zeros_like", "onehot", "max_grad", "retype"};
 
@@ -270,6 +275,36 @@ TEST(PreskLower, EveryPrimitiveAgreesWithTheReference) {
 Node node(const std::string& prim, std::vector<TypeP> ops, std::vector<int64_t> ints = {}, std::string text = {}) {
     TypeP r = core::prim_type(prim, ops, ints, text);
     return Node{prim, std::move(ints), std::move(text), std::move(ops), r};
+}
+
+// The NaN and zero rules of abs, sign, maximum, minimum and where (docs/language.md): the
+// kernel gives the reference's value, NaN where it is NaN, and the sign of each zero, in every
+// storage type, on every pair of NaN, infinities, zeros of both signs and finite values.
+TEST(PreskLower, ExtremaNaNAndZeros) {
+    const std::vector<double> v = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.5, -2.0};
+    std::vector<double> a, b;
+    for (double x : v)
+        for (double y : v) {
+            a.push_back(x);
+            b.push_back(y);
+        }
+    const Axis K{"", (int64_t)a.size()};
+    for (DType t : kTypes)
+        for (const char* prim : {"abs", "sign", "maximum", "minimum", "where"}) {
+            SCOPED_TRACE(std::string(prim) + " " + kernel::dtype_name(t));
+            const std::string pn = prim;
+            std::vector<TypeP> ops(pn == "abs" || pn == "sign" ? 1 : pn == "where" ? 3 : 2, real_t({K}));
+            Node n = node(prim, ops);
+            std::vector<Data> in = {Data::from_reals(t, a), Data::from_reals(t, b), Data::from_reals(t, b)};
+            in.resize(ops.size());
+            const std::vector<double> got = run_kernel(kernel::lower(n, t), in).reals();
+            const ref::Tensor want = reference(n, in);
+            for (size_t k = 0; k < a.size(); ++k) {
+                const double w = mpfr_get_d(want.re[k].get(), MPFR_RNDN);
+                EXPECT_TRUE(std::isnan(w) ? std::isnan(got[k]) : w == got[k] && std::signbit(w) == std::signbit(got[k]))
+                    << a[k] << ", " << b[k] << ": kernel " << got[k] << ", reference " << w;
+            }
+        }
 }
 
 // Axes of size 0: nothing is read out of bounds, and the results are the reference's (the

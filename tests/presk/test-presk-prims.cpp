@@ -73,7 +73,8 @@ TEST(PreskPrims, DocsListEveryPrimitive) {
     ASSERT_NE(to, std::string::npos);
     const std::map<std::string, std::string> ops = {
         {"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}, {"-x", "neg"}};
-    const std::set<std::string> forms = {"set_field", "grad", "vjp", "transpose", "permute"};
+    const std::set<std::string> forms = {"set_field", "grad", "vjp", "transpose", "permute",
+                                         "relu",      "clamp", "min", "log_softmax"};
     std::set<std::string> pub, internal;
     std::istringstream lines(doc.substr(from, to - from));
     for (std::string line; std::getline(lines, line);) {
@@ -101,7 +102,7 @@ TEST(PreskPrims, DocsListEveryPrimitive) {
 const char* const kProgram = R"(
 fn f(x : [2, 4, D], w : [D, D], ids : int<4>[2, 4], u : [2]) -> [] {
   let a = pow(exp(x) + 1, 0.5) - log(1 + x * x) / sqrt(1 + x * x) + tanh(x) * sin(x) - cos(x)
-  let e = a + erf(x) * erfc(x) + gelu(-x)
+  let e = a + erf(x) * erfc(x) + gelu(-x) + abs(x) * sign(x) + maximum(x, 0.5) - minimum(x, w[0: 1]) + where(x, x, 1)
   let c = matmul(e, e) + dot(e, w) + ein("abk,kl->abl", e, w)
   let s = softmax(c, causal_mask(c)) + softmax(c)
   let h = merge_heads(split_heads(s, 2))

@@ -90,8 +90,10 @@ std::string unary(const std::string& body) {
 }
 
 TEST(PreskVjp, Elementwise) {
-    for (const char* body : {"exp(x)", "log(x * x + 1)", "tanh(x)", "sin(x)", "cos(x)", "sqrt(x * x + 1)",
-                             "erf(x)", "erfc(x)", "gelu(x)", "-x", "x / (x * x + 2)", "pow(x * x + 1, x)", "x - 3 * x * x"}) {
+    for (const char* body : {"exp(x)", "log(x * x + 1)", "tanh(x)", "sin(x)", "cos(x)", "sqrt(x * x + 1)", "erf(x)",
+                             "erfc(x)", "gelu(x)", "-x", "x / (x * x + 2)", "pow(x * x + 1, x)", "x - 3 * x * x",
+                             "abs(x)", "sign(x) + x", "maximum(x, c)", "minimum(c, x)", "maximum(x, 0.2 - x)",
+                             "where(c, x * x, -x)", "relu(x)", "clamp(x, -0.3, 0.4)"}) {
         SCOPED_TRACE(body);
         EXPECT_EQ(check_grad(unary(body), "f", "g"), 6);
     }
@@ -106,6 +108,14 @@ TEST(PreskVjp, BroadcastOperands) {
         "fn f(m : [N], x : [N, 3]) -> [] { sum(sin(x - m)) }\n"
         "fn g(m : [N], x : [N, 3]) -> [N] { grad(f, m, x) }\n";
     EXPECT_EQ(check_grad(named, "f", "g", {{{"N", 2}}, {}}), 2);
+    const char* extrema =
+        "fn f(b : [3], x : [2, 3]) -> [] { sum(sin(maximum(x, b) * minimum(b, 2 * x))) }\n"
+        "fn g(b : [3], x : [2, 3]) -> [3] { grad(f, b, x) }\n";
+    EXPECT_EQ(check_grad(extrema, "f", "g"), 3);
+    const char* selected =
+        "fn f(b : [3], c : [2, 3], x : [2, 3]) -> [] { sum(sin(where(relu(c), x * b, b) + where(c, b, x))) }\n"
+        "fn g(b : [3], c : [2, 3], x : [2, 3]) -> [3] { grad(f, b, c, x) }\n";
+    EXPECT_EQ(check_grad(selected, "f", "g"), 3);
 }
 
 TEST(PreskVjp, Contractions) {
@@ -124,7 +134,8 @@ TEST(PreskVjp, Contractions) {
 }
 
 TEST(PreskVjp, Reductions) {
-    for (const char* body : {"sum(x, -1)", "mean(x, 0)", "max(x, 1)", "sum(x)", "mean(x)"}) {
+    for (const char* body : {"sum(x, -1)", "mean(x, 0)", "max(x, 1)", "sum(x)", "mean(x)", "min(x, 0)",
+                             "log_softmax(x)", "log_softmax(x, 0)"}) {
         SCOPED_TRACE(body);
         std::string src = std::string("fn f(x : [2, 3]) -> [] { sum(sin(") + body + ")) }\n"
                           "fn g(x : [2, 3]) -> [2, 3] { grad(f, x) }\n";

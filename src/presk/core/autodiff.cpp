@@ -456,6 +456,26 @@ void gelu(const Rule& r) {
     r.add(0, r.mul(r.ct, r.P(Prim::Add, {Phi, r.mul(x, phi)})));
 }
 
+/// abs' = sign(x): 0 at either zero.
+void abs(const Rule& r) { r.add(0, r.mul(r.ct, r.P(Prim::Sign, {r.x(0)}))); }
+
+/// maximum and minimum: the cotangent goes to the operand chosen, the first on a tie (and where
+/// either operand is NaN): s = sign(sign(d) + 1), d = a - b (maximum) or b - a (minimum), is 1
+/// where a is chosen and 0 where b is; a gets ct s, b gets ct - ct s.
+void extremum(const Rule& r) {
+    int d = r.p == Prim::Maximum ? r.P(Prim::Sub, {r.x(0), r.x(1)}) : r.P(Prim::Sub, {r.x(1), r.x(0)});
+    int s = r.P(Prim::Sign, {r.P(Prim::Add, {r.P(Prim::Sign, {d}), r.lit("1")})});
+    int ga = r.mul(r.ct, s);
+    r.add_to(0, ga);
+    r.add_to(1, r.P(Prim::Sub, {r.ct, ga}));
+}
+
+/// where(c, a, b): the cotangent goes to the branch selected; c gets none.
+void where(const Rule& r) {
+    r.add_to(1, r.P(Prim::Where, {r.x(0), r.ct, r.lit("0")}));
+    r.add_to(2, r.P(Prim::Where, {r.x(0), r.lit("0"), r.ct}));
+}
+
 void dot(const Rule& r) {
     size_t ra = r.type(r.x(0)).axes.size() - 1, rm = r.type(r.x(1)).axes.size() - 1;
     if (ra + rm + 1 > 52) r.fail("dot with too many axes to differentiate");
@@ -574,6 +594,8 @@ constexpr VjpRule kVjpRules[] = {
     {Prim::Add, add_sub}, {Prim::Sub, add_sub}, {Prim::Mul, mul}, {Prim::Div, div}, {Prim::Pow, pow},
     {Prim::Neg, neg}, {Prim::Exp, exp}, {Prim::Log, log}, {Prim::Tanh, tanh}, {Prim::Sin, sin},
     {Prim::Cos, cos}, {Prim::Sqrt, sqrt}, {Prim::Erf, erf}, {Prim::Erfc, erfc}, {Prim::Gelu, gelu},
+    {Prim::Abs, abs}, {Prim::Sign, constant}, {Prim::Maximum, extremum}, {Prim::Minimum, extremum},
+    {Prim::Where, where},
     {Prim::Dot, dot}, {Prim::Matmul, matmul}, {Prim::Ein, ein},
     {Prim::Sum, sum_mean}, {Prim::Mean, sum_mean}, {Prim::Max, max},
     {Prim::Softmax, softmax}, {Prim::CrossEntropy, cross_entropy}, {Prim::Embed, embed},

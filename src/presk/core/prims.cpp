@@ -70,6 +70,17 @@ TypeP binary(const Use& u) {
     return tensor_type(Elem::Real, *r);
 }
 
+/// where(c, a, b): three real tensors broadcast together (a and b first, then c).
+TypeP where(const Use& u) {
+    for (size_t i = 0; i < 3; ++i) tensor(u.n, u.args, i, Elem::Real);
+    auto ab = broadcast_axes(u.args[1]->axes, u.args[2]->axes);
+    auto r = ab ? broadcast_axes(u.args[0]->axes, *ab) : std::nullopt;
+    if (!r) fail(u.n + ": cannot broadcast " + show(u.args));
+    for (size_t i = 0; i < 3; ++i)
+        if (!align_axes(u.args[i]->axes, *r)) fail(u.n + ": cannot broadcast " + show(u.args));
+    return tensor_type(Elem::Real, *r);
+}
+
 TypeP dot(const Use& u) {
     const Type& x = tensor(u.n, u.args, 0, Elem::Real, 1);
     const Type& w = tensor(u.n, u.args, 1, Elem::Real, 1);
@@ -286,6 +297,8 @@ constexpr TypeRule kTypeRules[] = {
     {Prim::Add, binary}, {Prim::Sub, binary}, {Prim::Mul, binary}, {Prim::Div, binary}, {Prim::Pow, binary},
     {Prim::Neg, unary}, {Prim::Exp, unary}, {Prim::Log, unary}, {Prim::Tanh, unary}, {Prim::Sin, unary},
     {Prim::Cos, unary}, {Prim::Sqrt, unary}, {Prim::Erf, unary}, {Prim::Erfc, unary}, {Prim::Gelu, unary},
+    {Prim::Abs, unary}, {Prim::Sign, unary}, {Prim::Maximum, binary}, {Prim::Minimum, binary},
+    {Prim::Where, where},
     {Prim::Dot, dot}, {Prim::Matmul, matmul}, {Prim::Ein, ein},
     {Prim::Sum, reduce}, {Prim::Mean, reduce}, {Prim::Max, reduce},
     {Prim::Softmax, softmax}, {Prim::CrossEntropy, cross_entropy}, {Prim::Embed, embed},

@@ -46,6 +46,11 @@ inline constexpr int kAnyCount = -1;
     X(Erf, "erf", 1, 1, kElementwise)                         \
     X(Erfc, "erfc", 1, 1, kElementwise)                       \
     X(Gelu, "gelu", 1, 1, kElementwise)                       \
+    X(Abs, "abs", 1, 1, kElementwise)                         \
+    X(Sign, "sign", 1, 1, kElementwise)                       \
+    X(Maximum, "maximum", 2, 2, kElementwise)                 \
+    X(Minimum, "minimum", 2, 2, kElementwise)                 \
+    X(Where, "where", 3, 3, kElementwise)                     \
     X(Dot, "dot", 2, 2, kSums)                                \
     X(Matmul, "matmul", 2, 2, kSums)                          \
     X(Ein, "ein", 1, kAnyCount, kSums)                        \

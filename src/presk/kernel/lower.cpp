@@ -66,6 +66,8 @@ constexpr Lowering kLowerings[] = {
     {Prim::Pow, elementwise}, {Prim::Neg, elementwise}, {Prim::Exp, elementwise}, {Prim::Log, elementwise},
     {Prim::Tanh, elementwise}, {Prim::Sin, elementwise}, {Prim::Cos, elementwise}, {Prim::Sqrt, elementwise},
     {Prim::Erf, elementwise}, {Prim::Erfc, elementwise}, {Prim::Gelu, elementwise},
+    {Prim::Abs, elementwise}, {Prim::Sign, elementwise}, {Prim::Maximum, elementwise}, {Prim::Minimum, elementwise},
+    {Prim::Where, elementwise},
     {Prim::Dot, contraction}, {Prim::Matmul, contraction}, {Prim::Ein, contraction},
     {Prim::Sum, row_wise}, {Prim::Mean, row_wise}, {Prim::Max, row_wise},
     {Prim::Softmax, row_wise}, {Prim::CrossEntropy, row_wise}, {Prim::Embed, indexing},

@@ -29,7 +29,9 @@ using detail::fail;
 /// How many times elementwise(prim, a) reads each operand: gelu reads its x twice, so an
 /// operand computed by another member is bound to a scalar rather than inlined twice (inlined,
 /// a chain of n gelus would be 2^n operations).
-int reads_of(const std::string& prim) { return prim == "gelu" ? 2 : 1; }
+int reads_of(const std::string& prim) {
+    return prim == "gelu" || prim == "abs" || prim == "sign" || prim == "maximum" || prim == "minimum" ? 2 : 1;
+}
 
 /// The expression of elementwise primitive `prim` on operand expressions `a`.
 ExprP elementwise(const std::string& prim, const std::vector<ExprP>& a) {
@@ -37,6 +39,16 @@ ExprP elementwise(const std::string& prim, const std::vector<ExprP>& a) {
         ExprP phi2 = unary("erfc", binary("div", unary("neg", a[0]), unary("sqrt", real(2))));
         return binary("div", binary("mul", a[0], phi2), real(2));
     }
+    // abs sign maximum minimum by comparisons and selects, with the reference's NaN and zero rules:
+    // abs(x) = x <= 0 ? 0 - x : x (abs(-0) = +0, NaN stays), sign(x) = x > 0 ? 1 : x < 0 ? -1 : x,
+    // maximum(a, b) = a >= b ? a : a != a ? a : b (a NaN operand gives NaN, a tie a).
+    if (prim == "abs") return select(compare("le", a[0], real(0)), binary("sub", real(0), a[0]), a[0]);
+    if (prim == "sign")
+        return select(compare("gt", a[0], real(0)), real(1), select(compare("lt", a[0], real(0)), real(-1), a[0]));
+    if (prim == "maximum" || prim == "minimum")
+        return select(compare(prim == "maximum" ? "ge" : "le", a[0], a[1]), a[0],
+                      select(compare("ne", a[0], a[0]), a[0], a[1]));
+    if (prim == "where") return select(compare("ne", a[0], real(0)), a[1], a[2]);  // a NaN c selects a
     if (a.size() == 1) return unary(prim, a[0]);
     return binary(prim, a[0], a[1]);
 }

@@ -71,6 +71,8 @@ constexpr CallForm kCallForms[] = {
     {Prim::Pow, Form::Lifted}, {Prim::Neg, Form::Lifted}, {Prim::Exp, Form::Lifted}, {Prim::Log, Form::Lifted},
     {Prim::Tanh, Form::Lifted}, {Prim::Sin, Form::Lifted}, {Prim::Cos, Form::Lifted}, {Prim::Sqrt, Form::Lifted},
     {Prim::Erf, Form::Lifted}, {Prim::Erfc, Form::Lifted}, {Prim::Gelu, Form::Lifted},
+    {Prim::Abs, Form::Lifted}, {Prim::Sign, Form::Lifted}, {Prim::Maximum, Form::Lifted}, {Prim::Minimum, Form::Lifted},
+    {Prim::Where, Form::Lifted},
     {Prim::Dot, Form::Plain}, {Prim::Matmul, Form::Plain}, {Prim::Ein, Form::Spec},
     {Prim::Sum, Form::Reduce}, {Prim::Mean, Form::Reduce}, {Prim::Max, Form::Reduce},
     {Prim::Softmax, Form::Plain}, {Prim::CrossEntropy, Form::Plain}, {Prim::Embed, Form::Plain},
@@ -130,7 +132,8 @@ private:
     /// Refuses a function named as a primitive or a built-in form (`fn exp(...)`), which would
     /// hide it from every call in its scope.
     static void not_builtin(const ast::Fn& f) {
-        static const char* const kForms[] = {"fold", "scan", "grad", "vjp", "set_field", "transpose", "permute"};
+        static const char* const kForms[] = {"fold",  "scan", "grad", "vjp", "set_field",  "transpose",
+                                             "permute", "relu", "clamp", "min", "log_softmax"};
         bool builtin = core::find_prim(f.name).has_value();
         for (const char* b : kForms) builtin |= f.name == b;
         if (builtin) throw Error(f.loc, "a function cannot be named '" + f.name + "': it is a primitive");
@@ -819,6 +822,8 @@ private:
             if (n == "fold" || n == "scan") return loop(sc, e, n == "scan");
             if (n == "grad" || n == "vjp") return derivative(sc, e, n == "grad");
             if ((n == "transpose" || n == "permute") && !fn_ref(sc, callee)) return permute(sc, e, n == "transpose");
+            if ((n == "relu" || n == "clamp" || n == "min" || n == "log_softmax") && !fn_ref(sc, callee))
+                return composite(sc, e, n);
             if (n == "set_field") {
                 arity(e, n, 3, 3);
                 Val r = expr(sc, *e.args[1]);
@@ -930,6 +935,36 @@ private:
             out += (char)('a' + order[i]);
         }
         return prim(sc, Prim::Ein, {x}, {}, in + "->" + out, e.loc);
+    }
+
+    /// The forms written with other primitives: relu(x) = maximum(0, x) (so relu'(0) = 0),
+    /// clamp(x, lo, hi) = minimum(maximum(x, lo), hi), min(x, a) = -max(-x, a) and
+    /// log_softmax(x[, a]) = d - log(sum(exp(d), a)) with d = x - max(x, a), a the last axis if
+    /// not given (the row maximum and the log broadcast back along a by `expand`).
+    Val composite(Scope& sc, const Expr& e, const std::string& n) {
+        if (n == "relu" || n == "clamp") {
+            arity(e, n, n == "relu" ? 1 : 3, n == "relu" ? 1 : 3);
+            std::vector<Val> a = eval_args(sc, e, 1);
+            if (n == "relu") return lift(sc, Prim::Maximum, {lit(sc, "0", e.loc), a[0]}, e.loc);
+            return lift(sc, Prim::Minimum, {lift(sc, Prim::Maximum, {a[0], a[1]}, e.loc), a[2]}, e.loc);
+        }
+        arity(e, n, n == "min" ? 2 : 1, 2);
+        Val x = expr(sc, *e.args[1]);
+        if (x.type->kind != Type::Tensor || x.type->elem != Elem::Real)
+            throw Error(e.args[1]->loc, n + " needs a real tensor, found " + to_string(*x.type));
+        std::vector<int64_t> ints;
+        if (e.args.size() == 3) ints.push_back(axis_arg(*e.args[2], *x.type));
+        if (n == "min") {
+            Val m = prim(sc, Prim::Max, {prim(sc, Prim::Neg, {x}, {}, "", e.loc)}, ints, "", e.loc);
+            return prim(sc, Prim::Neg, {m}, {}, "", e.loc);
+        }
+        if (x.type->axes.empty()) throw Error(e.args[1]->loc, "log_softmax needs an axis, found " + to_string(*x.type));
+        if (ints.empty()) ints.push_back((int64_t)x.type->axes.size() - 1);
+        Val m = prim(sc, Prim::Expand, {prim(sc, Prim::Max, {x}, ints, "", e.loc), x}, ints, "", e.loc);
+        Val d = prim(sc, Prim::Sub, {x, m}, {}, "", e.loc);
+        Val s = prim(sc, Prim::Sum, {prim(sc, Prim::Exp, {d}, {}, "", e.loc)}, ints, "", e.loc);
+        Val l = prim(sc, Prim::Expand, {prim(sc, Prim::Log, {s}, {}, "", e.loc), x}, ints, "", e.loc);
+        return prim(sc, Prim::Sub, {d, l}, {}, "", e.loc);
     }
 
     Val prim_call(Scope& sc, const Expr& e, Prim p) {

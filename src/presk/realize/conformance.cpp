@@ -177,11 +177,19 @@ std::vector<Case> primitive_cases() {
         prim("erf", unary("erf(x)")),
         prim("erfc", unary("erfc(2 * x)")),
         prim("gelu", unary("gelu(x)")),
+        prim("abs", unary("abs(x)")),
+        prim("sign", unary("sign(x) * (x * x + 1)")),
+        prim("relu", unary("relu(x)")),
+        prim("clamp", unary("clamp(x, -0.5, 0.5)")),
         prim("add", binary("x + y")),
         prim("sub", binary("x - y")),
         prim("mul", binary("x * y")),
         prim("div", binary("x / (y * y + 0.5)")),
         prim("pow", binary("pow(x * x + 0.5, y)")),
+        prim("maximum", binary("maximum(x, y)")),
+        prim("minimum", binary("minimum(x, y)")),
+        prim("where", "fn f(c : [batch, 5], x : [batch, 5], y : [5]) -> [batch, 5] {\n  where(relu(c), x, y)\n}\n"),
+        prim("maximum broadcast", "fn f(x : [batch, 5], b : [5]) -> [batch, 5] {\n  maximum(x, b)\n}\n"),
         prim("add broadcast", "fn f(x : [batch, 5], b : [5]) -> [batch, 5] {\n  x + b\n}\n"),
         prim("mul by name", "fn f(x : [batch, 5], s : [batch]) -> [batch, 5] {\n  x * s\n}\n"),
         prim("dot row-wise", "fn f(x : [batch, 5], w : [5, 3]) -> [batch, 3] {\n  dot(x, w)\n}\n"),
@@ -196,7 +204,10 @@ std::vector<Case> primitive_cases() {
         prim("sum all", "fn f(x : [batch, 5]) -> [] {\n  sum(x)\n}\n"),
         prim("mean", "fn f(x : [batch, 5]) -> [5] {\n  mean(x, 0)\n}\n"),
         prim("max", "fn f(x : [batch, 5]) -> [batch] {\n  max(x, -1)\n}\n"),
+        prim("min", "fn f(x : [batch, 5]) -> [batch] {\n  min(x, -1)\n}\n"),
         prim("softmax", "fn f(x : [batch, 7]) -> [batch, 7] {\n  softmax(x)\n}\n"),
+        prim("log_softmax", "fn f(x : [batch, 7]) -> [batch, 7] {\n  log_softmax(x)\n}\n"),
+        prim("log_softmax axis 0", "fn f(x : [batch, 7]) -> [batch, 7] {\n  log_softmax(x, 0)\n}\n"),
         prim("masked softmax", "fn f(s : [batch, T, T]) -> [batch, T, T] {\n  softmax(s, causal_mask(s))\n}\n", "f", bt),
         prim("cross_entropy", "fn f(l : [batch, 7], t : int<7>[batch]) -> [batch] {\n  cross_entropy(l, t)\n}\n"),
         prim("embed", "fn f(tab : [10, 4], ids : int<10>[batch, 3]) -> [batch, 3, 4] {\n  embed(tab, ids)\n}\n"),
@@ -220,6 +231,17 @@ std::vector<Case> primitive_cases() {
                           "fn f(tab : [10, 4], ids : int<10>[batch, 3]) -> [10, 4] {\n  grad(l, tab, ids)\n}\n"),
         prim("gelu vjp", "fn l(x : [batch, 5]) -> [] {\n  sum(gelu(4 * x))\n}\n"
                          "fn f(x : [batch, 5]) -> [batch, 5] {\n  grad(l, x)\n}\n"),
+        prim("abs vjp", "fn l(x : [batch, 5]) -> [] {\n  sum(tanh(abs(x) + sign(x)))\n}\n"
+                        "fn f(x : [batch, 5]) -> [batch, 5] {\n  grad(l, x)\n}\n"),
+        prim("maximum vjp", "fn l(b : [5], x : [batch, 5]) -> [] {\n  sum(tanh(maximum(x, b) + clamp(x, -0.5, b)))\n}\n"
+                            "fn f(b : [5], x : [batch, 5]) -> [5] {\n  grad(l, b, x)\n}\n"),
+        prim("minimum vjp", "fn l(x : [batch, 5]) -> [] {\n  sum(tanh(minimum(x, 0.2) + relu(x) + min(x, -1)))\n}\n"
+                            "fn f(x : [batch, 5]) -> [batch, 5] {\n  grad(l, x)\n}\n"),
+        prim("where vjp", "fn l(y : [5], c : [batch, 5], x : [batch, 5]) -> [] {\n"
+                          "  sum(tanh(where(relu(c), x, y)))\n}\n"
+                          "fn f(y : [5], c : [batch, 5], x : [batch, 5]) -> [5] {\n  grad(l, y, c, x)\n}\n"),
+        prim("log_softmax vjp", "fn l(x : [batch, 7]) -> [] {\n  sum(tanh(log_softmax(x)))\n}\n"
+                                "fn f(x : [batch, 7]) -> [batch, 7] {\n  grad(l, x)\n}\n"),
         prim("max vjp", "fn l(x : [batch, 5]) -> [] {\n  sum(tanh(max(x, -1)))\n}\n"
                         "fn f(x : [batch, 5]) -> [batch, 5] {\n  grad(l, x)\n}\n"),
         prim("softmax vjp", "fn l(x : [batch, 7]) -> [] {\n  sum(tanh(softmax(x)))\n}\n"

@@ -49,6 +49,24 @@ std::vector<int64_t> broadcast_offsets(const std::vector<Axis>& x, const std::ve
 using Fn1 = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
 using Fn2 = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_srcptr, mpfr_rnd_t);
 
+/// |x| (mpfr_abs is a macro).
+int abs_of(mpfr_ptr r, mpfr_srcptr x, mpfr_rnd_t rnd) { return mpfr_abs(r, x, rnd); }
+
+/// sign(x): -1, 1, x itself at either zero and at NaN.
+int sign_of(mpfr_ptr r, mpfr_srcptr x, mpfr_rnd_t rnd) {
+    if (mpfr_nan_p(x) || mpfr_zero_p(x)) return mpfr_set(r, x, rnd);
+    return mpfr_set_si(r, mpfr_sgn(x), rnd);
+}
+
+/// maximum (Max) or minimum of a and b: NaN when either is; a on a tie (so maximum(-0, +0) is -0).
+template <bool Max>
+int extremum(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, mpfr_rnd_t rnd) {
+    if (mpfr_nan_p(a)) return mpfr_set(r, a, rnd);
+    if (mpfr_nan_p(b)) return mpfr_set(r, b, rnd);
+    int c = mpfr_cmp(a, b);
+    return mpfr_set(r, (Max ? c >= 0 : c <= 0) ? a : b, rnd);
+}
+
 } // namespace
 
 Real Interp::lit(const std::string& text) const {
@@ -202,6 +220,18 @@ Value binary(Eval& e) {
     auto oa = broadcast_offsets(e.T(0).type->axes, e.l.type->axes);
     auto ob = broadcast_offsets(e.T(1).type->axes, e.l.type->axes);
     for (int64_t k = 0; k < e.total; ++k) F(e.r.re[k].get(), e.T(0).re[oa[k]].get(), e.T(1).re[ob[k]].get(), N);
+    return e.result();
+}
+
+/// where(c, a, b): a where c != 0 (a NaN c too), else b.
+Value where(Eval& e) {
+    auto oc = broadcast_offsets(e.T(0).type->axes, e.l.type->axes);
+    auto oa = broadcast_offsets(e.T(1).type->axes, e.l.type->axes);
+    auto ob = broadcast_offsets(e.T(2).type->axes, e.l.type->axes);
+    for (int64_t k = 0; k < e.total; ++k) {
+        bool pick_a = !mpfr_zero_p(e.T(0).re[oc[k]].get());
+        mpfr_set(e.r.re[k].get(), pick_a ? e.T(1).re[oa[k]].get() : e.T(2).re[ob[k]].get(), N);
+    }
     return e.result();
 }
 
@@ -546,7 +576,9 @@ constexpr RefRule kRefRules[] = {
     {Prim::Neg, unary<mpfr_neg>}, {Prim::Exp, unary<mpfr_exp>}, {Prim::Log, unary<mpfr_log>},
     {Prim::Tanh, unary<mpfr_tanh>}, {Prim::Sin, unary<mpfr_sin>}, {Prim::Cos, unary<mpfr_cos>},
     {Prim::Sqrt, unary<mpfr_sqrt>}, {Prim::Erf, unary<mpfr_erf>}, {Prim::Erfc, unary<mpfr_erfc>},
-    {Prim::Gelu, gelu}, {Prim::Dot, contract}, {Prim::Matmul, contract}, {Prim::Ein, contract},
+    {Prim::Gelu, gelu}, {Prim::Abs, unary<abs_of>}, {Prim::Sign, unary<sign_of>},
+    {Prim::Maximum, binary<extremum<true>>}, {Prim::Minimum, binary<extremum<false>>}, {Prim::Where, where},
+    {Prim::Dot, contract}, {Prim::Matmul, contract}, {Prim::Ein, contract},
     {Prim::Sum, reduce}, {Prim::Mean, reduce}, {Prim::Max, reduce},
     {Prim::Softmax, softmax_rows}, {Prim::CrossEntropy, softmax_rows}, {Prim::Embed, gather_scatter},
     {Prim::Argmax, pick}, {Prim::Sample, pick}, {Prim::SplitHeads, heads}, {Prim::MergeHeads, heads},
