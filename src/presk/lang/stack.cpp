@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <utility>
 
 namespace presk {
 namespace detail {
 
 thread_local uintptr_t stack_floor = 0;
 
-uintptr_t find_stack_floor() {
+/// The calling thread's stack: its lowest address and its size (nullptr and 0 when unknown).
+static std::pair<void*, size_t> this_thread_stack() {
     void* addr = nullptr;
     size_t size = 0;
     pthread_attr_t attr;
@@ -19,6 +21,11 @@ uintptr_t find_stack_floor() {
         pthread_attr_getstack(&attr, &addr, &size);
         pthread_attr_destroy(&attr);
     }
+    return {addr, size};
+}
+
+uintptr_t find_stack_floor() {
+    auto [addr, size] = this_thread_stack();
     if (!addr || size == 0) {  // unknown: assume 1 MiB below this frame
         size = size_t(1) << 20;
         addr = (char*)__builtin_frame_address(0) - size;
@@ -29,13 +36,7 @@ uintptr_t find_stack_floor() {
 }
 
 void stack_exhausted(Loc loc, const char* what) {
-    void* addr = nullptr;
-    size_t size = 0;
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        pthread_attr_getstack(&attr, &addr, &size);
-        pthread_attr_destroy(&attr);
-    }
+    const size_t size = this_thread_stack().second;
     throw Error(loc, std::string(what) + " nested too deeply: this thread's stack (" + std::to_string(size >> 10) +
                          " KiB) is exhausted");
 }
