@@ -15,12 +15,12 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+import server_process
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if not CHROMIUM:
@@ -31,26 +31,6 @@ SERVER, MODEL, OUT_DIR = sys.argv[1:4]
 KEY = "page-key-456"
 TEXT = "Tell me a story about a cat."
 TIMEOUT = 180  # seconds for any one wait (a sanitizer build is slow)
-
-
-def start_server():
-    p = subprocess.Popen([SERVER, "-m", MODEL, "--port", "0", "-c", "128", "--api-key", KEY],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sel = selectors.DefaultSelector()
-    sel.register(p.stdout, selectors.EVENT_READ)
-    deadline = time.time() + 120
-    line = ""
-    while time.time() < deadline and not line:
-        if sel.select(timeout=1):
-            line = p.stdout.readline()
-            if not line:
-                break
-    if "listening on http://" not in line:
-        p.kill()
-        print("gk-server did not start:", line, p.stderr.read(), file=sys.stderr)
-        sys.exit(1)
-    threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
-    return p, int(line.strip().rsplit(":", 1)[1])
 
 
 class Browser:
@@ -155,7 +135,7 @@ def main():
     shot = os.path.abspath(os.path.join(OUT_DIR, "chat_page.png"))
     if os.path.exists(shot):
         os.remove(shot)
-    proc, port = start_server()
+    proc, port = server_process.start(SERVER, MODEL, ["-c", "128", "--api-key", KEY])
     try:
         with tempfile.TemporaryDirectory() as profile:
             b = Browser(profile)
@@ -209,12 +189,7 @@ def main():
     except RuntimeError as e:
         check(False, str(e))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = "hung"
+        rc = server_process.stop(proc)
     check(rc == 0, f"SIGTERM: exit status {rc}")
     if failures:
         print(f"{len(failures)} check(s) failed")

@@ -8,15 +8,13 @@ body, the server still answering /health after each), compares temperature-0 tex
 gk-run's, runs a few clients at once, and stops the server with SIGTERM (exit status 0).
 Exit 77 (skipped) when the openai package cannot be imported. Every wait has a timeout."""
 import json
-import os
-import selectors
-import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
+
+import server_process
 
 try:
     import openai
@@ -37,28 +35,6 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print("FAIL:", what, flush=True)
-
-
-def start_server(args):
-    p = subprocess.Popen([SERVER, "-m", MODEL, "--port", "0"] + args, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    sel = selectors.DefaultSelector()
-    sel.register(p.stdout, selectors.EVENT_READ)
-    deadline = time.time() + 120
-    line = ""
-    while time.time() < deadline and not line:
-        if sel.select(timeout=1):
-            line = p.stdout.readline()
-            if not line:
-                break
-    if "listening on http://" not in line:
-        p.kill()
-        print("gk-server did not start:", line, p.stderr.read(), file=sys.stderr)
-        sys.exit(1)
-    port = int(line.strip().rsplit(":", 1)[1])
-    # Keep draining stderr so the server never blocks on a full pipe.
-    threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
-    return p, port
 
 
 def gk_run_text(prompt, n):
@@ -111,7 +87,7 @@ def main():
         lines = r.stderr.strip().splitlines()
         check(r.returncode == 1 and len(lines) == 1 and text in lines[0], f"gk-server {args}: {r.returncode} {lines}")
 
-    proc, port = start_server(["-c", str(CTX), "-np", "2", "--api-key", KEY, "--max-body", str(MAX_BODY)])
+    proc, port = server_process.start(SERVER, MODEL, ["-c", str(CTX), "-np", "2", "--api-key", KEY, "--max-body", str(MAX_BODY)])
     try:
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, timeout=TIMEOUT, max_retries=0)
         check(healthy(port), "/health")
@@ -231,12 +207,7 @@ def main():
         c = client.completions.create(model="m", prompt=prompt, max_tokens=n, temperature=0)
         check(c.choices[0].text == want, "the same completion after the errors")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = "hung"
+        rc = server_process.stop(proc)
     check(rc == 0, f"SIGTERM: exit status {rc}")
 
     if failures:
