@@ -235,7 +235,7 @@ const char* const kAllPrims[] = {
     "neg", "exp", "log", "tanh", "sin", "cos", "sqrt", "erf", "erfc", "gelu", "abs", "sign", "maximum", "minimum",
     "where", "add", "sub", "mul", "div", "pow", "dot", "matmul", "ein", "sum", "mean", "max", "softmax",
     "cross_entropy", "embed", "argmax", "split_heads",
-    "merge_heads", "sum_to", "broadcast_like", "causal_mask", "positions", "slice", "index", "stack", "dropout",
+    "merge_heads", "split", "merge", "sum_to", "broadcast_like", "causal_mask", "positions", "slice", "index", "stack", "dropout",
     "sample", "scatter_add", "expand", "unslice", "unindex", "zeros_like", "onehot", "max_grad", "retype"};
 
 TEST(PreskLower, EveryPrimitiveAgreesWithTheReference) {

@@ -106,12 +106,13 @@ fn f(x : [2, 4, D], w : [D, D], ids : int<4>[2, 4], u : [2]) -> [] {
   let c = matmul(e, e) + dot(e, w) + ein("abk,kl->abl", e, w)
   let s = softmax(c, causal_mask(c)) + softmax(c)
   let h = merge_heads(split_heads(s, 2))
+  let r = merge(split(h, -1 -> 2, q: 2), 2, q -> m)
   let t = index(h, 0, -1)
   let st = stack(t, t)
   let l = cross_entropy(h, ids) + cross_entropy(h, argmax(h))
   let em = embed(w, ids) + embed(w, sample(h)) + embed(w, positions(x, 1))
   let bl = broadcast_like(sum_to(st, t), h)
-  sum(l) + mean(slice(h, 1, 1, 2)) + sum(max(t, 1)) + sum(em * dropout(s, 0.25)) + sum(mean(bl, 0))
+  sum(l) + sum(r) + mean(slice(h, 1, 1, 2)) + sum(max(t, 1)) + sum(em * dropout(s, 0.25)) + sum(mean(bl, 0))
 }
 
 fn df(x : [2, 4, D], w : [D, D], ids : int<4>[2, 4], u : [2]) {

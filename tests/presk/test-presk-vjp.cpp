@@ -177,6 +177,28 @@ TEST(PreskVjp, SubscriptsAndPermutes) {
                          "fn g(x : [seq, d], c : [d, seq: 2]) -> [seq, d] { grad(f, x, c) }\n", "f", "g", o), 12);
 }
 
+// split and merge of named axes (the cotangent's elements under the operand's type), softmax
+// and cross_entropy over an axis other than the last (moved last by a one-operand ein),
+// and a tuple's item `.0` `.1`.
+TEST(PreskVjp, ReshapesAxesAndItems) {
+    CheckOptions o{{{"seq", 2}, {"feat", 6}}, {}};
+    EXPECT_EQ(check_grad("fn f(x : [seq, feat], c : [seq, head: 2, dh: 3]) -> [] {\n"
+                         "  sum(sin(split(x, feat -> head: 2, dh: feat / 2)) * c)\n"
+                         "  + sum(cos(merge(split(x, 1 -> 3, 2), seq, 1 -> sf)))\n"
+                         "}\n"
+                         "fn g(x : [seq, feat], c : [seq, head: 2, dh: 3]) -> [seq, feat] { grad(f, x, c) }\n",
+                         "f", "g", o), 12);
+    EXPECT_EQ(check_grad("fn f(x : [seq, feat], t : int<2>[feat]) -> [] {\n"
+                         "  sum(sin(softmax(x, seq) * 3)) + mean(cross_entropy(x, t, seq))\n"
+                         "  + sum(softmax(x, -1) * x)\n"
+                         "}\n"
+                         "fn g(x : [seq, feat], t : int<2>[feat]) -> [seq, feat] { grad(f, x, t) }\n",
+                         "f", "g", o), 12);
+    EXPECT_EQ(check_grad("fn h(x : [2, 3], y : [2, 3]) -> [] { sum(sin(x * y)) }\n"
+                         "fn f(x : [2, 3], y : [2, 3]) -> [] { let t = (x * y, vjp(h, x, y, 1))  sum(t.0 * t.1.1) }\n"
+                         "fn g(x : [2, 3], y : [2, 3]) -> [2, 3] { grad(f, x, y) }\n", "f", "g"), 6);
+}
+
 // loss_grad of a stacked model: folds over a stack of blocks with layer norms, gelu and a
 // constant carried into every step.
 TEST(PreskVjp, FoldOverStack) {

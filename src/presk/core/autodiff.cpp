@@ -577,6 +577,7 @@ void stack(const Rule& r) {
 /// The same mask (the same key) applied to the cotangent.
 void dropout(const Rule& r) { r.add(0, r.P(Prim::Dropout, {r.ct, r.x(1)}, {}, r.l.text)); }
 
+/// retype, split and merge: the cotangent's elements, in their order, under the operand's type.
 void retype(const Rule& r) { r.add(0, r.P(Prim::Retype, {r.ct, r.x(0)})); }
 
 /// A value that does not depend on its operands' reals (zeros_like, onehot): no cotangent.
@@ -601,6 +602,7 @@ constexpr VjpRule kVjpRules[] = {
     {Prim::Softmax, softmax}, {Prim::CrossEntropy, cross_entropy}, {Prim::Embed, embed},
     {Prim::Argmax, nullptr}, {Prim::Sample, nullptr},
     {Prim::SplitHeads, split_heads}, {Prim::MergeHeads, merge_heads},
+    {Prim::Split, retype}, {Prim::Merge, retype},
     {Prim::SumTo, sum_to}, {Prim::BroadcastLike, broadcast_like},
     {Prim::CausalMask, nullptr}, {Prim::Positions, nullptr},
     {Prim::Slice, slice}, {Prim::Index, index}, {Prim::Stack, stack}, {Prim::Dropout, dropout},

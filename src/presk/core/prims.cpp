@@ -206,6 +206,56 @@ TypeP merge_heads(const Use& u) {
     return tensor_type(Elem::Real, r);
 }
 
+/// The names of split's new axes, its text "head,dh" (an empty name: a positional axis).
+std::vector<std::string> split_names(const std::string& text) {
+    std::vector<std::string> r(1);
+    for (char c : text) {
+        if (c == ',') r.emplace_back();
+        else r.back() += c;
+    }
+    return r;
+}
+
+/// split[a, s1, ..., sk, "n1,...,nk"](x): axis a replaced by k axes of sizes s1..sk (product
+/// the size of a) and names n1..nk, the elements in place (row-major order is unchanged).
+TypeP split(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, 1);
+    const int64_t a = axis_attr(u.n, u.ints, 0, x);
+    const std::vector<std::string> names = split_names(u.text);
+    if (u.ints.size() < 2 || names.size() != u.ints.size() - 1)
+        fail("split: " + std::to_string(u.ints.size() > 0 ? u.ints.size() - 1 : 0) + " sizes and " +
+             std::to_string(names.size()) + " names");
+    int64_t n = 1;
+    std::vector<Axis> parts;
+    for (size_t i = 1; i < u.ints.size(); ++i) {
+        if (u.ints[i] < 1 || u.ints[i] > x.axes[a].size) fail("split: a size " + std::to_string(u.ints[i]) + " below 1 or above the axis");
+        n *= u.ints[i];
+        if (n > x.axes[a].size) break;
+        parts.push_back({names[i - 1], u.ints[i]});
+    }
+    if (n != x.axes[a].size)
+        fail("split: the new sizes do not multiply to the size " + std::to_string(x.axes[a].size) + " of axis " +
+             std::to_string(a) + " of " + to_string(x));
+    std::vector<Axis> r(x.axes.begin(), x.axes.begin() + a);
+    r.insert(r.end(), parts.begin(), parts.end());
+    r.insert(r.end(), x.axes.begin() + a + 1, x.axes.end());
+    return tensor_type(Elem::Real, r);
+}
+
+/// merge[a, k, "name"](x): the k adjacent axes from a replaced by one of their sizes' product.
+TypeP merge(const Use& u) {
+    const Type& x = tensor(u.n, u.args, 0, Elem::Real, 1);
+    const int64_t a = axis_attr(u.n, u.ints, 0, x);
+    if (u.ints.size() != 2 || u.ints[1] < 1 || a + u.ints[1] > (int64_t)x.axes.size())
+        fail("merge: the axes from " + std::to_string(a) + " are not in " + to_string(x));
+    int64_t n = 1;
+    for (int64_t i = a; i < a + u.ints[1]; ++i) n *= x.axes[i].size;
+    std::vector<Axis> r(x.axes.begin(), x.axes.begin() + a);
+    r.push_back({u.text, n});
+    r.insert(r.end(), x.axes.begin() + a + u.ints[1], x.axes.end());
+    return tensor_type(Elem::Real, r);
+}
+
 /// sum_to (x's broadcast axes summed away to like's) and broadcast_like (x broadcast to like's).
 TypeP to_like(const Use& u) {
     const Type& x = tensor(u.n, u.args, 0, Elem::Real);
@@ -304,6 +354,7 @@ constexpr TypeRule kTypeRules[] = {
     {Prim::Softmax, softmax}, {Prim::CrossEntropy, cross_entropy}, {Prim::Embed, embed},
     {Prim::Argmax, pick}, {Prim::Sample, pick},
     {Prim::SplitHeads, split_heads}, {Prim::MergeHeads, merge_heads},
+    {Prim::Split, split}, {Prim::Merge, merge},
     {Prim::SumTo, to_like}, {Prim::BroadcastLike, to_like},
     {Prim::CausalMask, causal_mask}, {Prim::Positions, positions},
     {Prim::Slice, slice}, {Prim::Index, index}, {Prim::Stack, stack}, {Prim::Dropout, dropout},

@@ -64,6 +64,8 @@ inline constexpr int kAnyCount = -1;
     X(Sample, "sample", 1, 1, kRandom | kSums)                \
     X(SplitHeads, "split_heads", 1, 1, 0)                     \
     X(MergeHeads, "merge_heads", 1, 1, 0)                     \
+    X(Split, "split", 1, 1, 0)                                \
+    X(Merge, "merge", 1, 1, 0)                                \
     X(SumTo, "sum_to", 2, 2, kSums)                           \
     X(BroadcastLike, "broadcast_like", 2, 2, 0)               \
     X(CausalMask, "causal_mask", 1, 1, 0)                     \

@@ -73,6 +73,7 @@ constexpr Lowering kLowerings[] = {
     {Prim::Softmax, row_wise}, {Prim::CrossEntropy, row_wise}, {Prim::Embed, indexing},
     {Prim::Argmax, row_wise}, {Prim::Sample, on_host},
     {Prim::SplitHeads, indexing}, {Prim::MergeHeads, indexing},
+    {Prim::Split, on_host}, {Prim::Merge, on_host},
     {Prim::SumTo, indexing}, {Prim::BroadcastLike, indexing},
     {Prim::CausalMask, indexing}, {Prim::Positions, indexing},
     {Prim::Slice, on_host}, {Prim::Index, on_host}, {Prim::Stack, on_host}, {Prim::Dropout, on_host},

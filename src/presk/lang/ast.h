@@ -16,9 +16,11 @@ using ExprP = std::shared_ptr<Expr>;
 /// a `Select` holds the axis (a name or an integer) in args[0] and either the index in args[1]
 /// (text empty) or the range's bounds in args[1] and args[2], each null when omitted (text "..").
 /// `Sized` is a tensor type's named axis with its size written, `seq: T - 1`: the name in text,
-/// the size in args[0].
+/// the size in args[0]; in a call's arguments it is a new axis of split (`head: H`). `Arrow` is
+/// `a -> b` in the arguments of split and merge, its sides in args[0] and args[1]. A Field whose
+/// text is digits is a tuple's item (`t.0`).
 struct Expr {
-    enum Kind { Num, Str, Var, Field, Call, Binary, Neg, Tuple, Record, ModRef, Subscript, Select, Sized } kind;
+    enum Kind { Num, Str, Var, Field, Call, Binary, Neg, Tuple, Record, ModRef, Subscript, Select, Sized, Arrow } kind;
     Loc loc;
     std::string text;                // Num: literal; Str: contents; Var/Field: name; Binary: operator; ModRef: module
     std::vector<ExprP> args;         // operands, elements, callee + arguments, or a ModRef's dims

@@ -55,6 +55,7 @@ enum class Form {
     Reduce,    // f(x[, a]): over axis a, or over everything
     Axis,      // f(x, a, k...): an axis, then integer literals (`args` arguments in all)
     Heads,     // split_heads(x, H): H a nat expression
+    Reshape,   // split(x, a -> n: s, ...), merge(x, a, ..., b -> n): axes by name or integer
     Spec,      // ein("spec", x...)
     Keyed,     // f(x...) whose text is the site, its random stream's key
     Plain,     // f(x...)
@@ -78,6 +79,7 @@ constexpr CallForm kCallForms[] = {
     {Prim::Softmax, Form::Plain}, {Prim::CrossEntropy, Form::Plain}, {Prim::Embed, Form::Plain},
     {Prim::Argmax, Form::Plain}, {Prim::Sample, Form::Keyed},
     {Prim::SplitHeads, Form::Heads}, {Prim::MergeHeads, Form::Plain},
+    {Prim::Split, Form::Reshape}, {Prim::Merge, Form::Reshape},
     {Prim::SumTo, Form::Plain}, {Prim::BroadcastLike, Form::Plain},
     {Prim::CausalMask, Form::Plain}, {Prim::Positions, Form::Axis, 2},
     {Prim::Slice, Form::Axis, 4}, {Prim::Index, Form::Axis, 3},
@@ -714,6 +716,7 @@ private:
         }
         case Expr::Field: {
             Val v = expr(sc, *e.args[0]);
+            if (is_int_text(e.text)) return project(sc, v, e);
             if (v.type->kind == Type::Record && !v.stack)
                 for (size_t i = 0; i < v.type->names.size(); ++i)
                     if (v.type->names[i] == e.text) {
@@ -731,10 +734,27 @@ private:
         }
         case Expr::Call: return call(sc, e);
         case Expr::Subscript: return subscript(sc, e);
-        case Expr::Select:
-        case Expr::Sized: break;
+        case Expr::Sized:
+            throw Error(e.loc, "'" + e.text + ": ...' is a new axis and its size: only split takes one, as in "
+                               "split(x, feat -> head: H, dh: D / H)");
+        case Expr::Arrow:
+            throw Error(e.loc, "'->' is only in split and merge: split(x, feat -> head: H, dh: D / H), "
+                               "merge(x, head, dh -> feat)");
+        case Expr::Select: break;
         }
         throw Error(e.loc, "bad expression");
+    }
+
+    /// `t.i`: item i of a tuple (a vjp's cotangents, scan's (carry, stack)).
+    Val project(Scope& sc, const Val& t, const Expr& e) {
+        if (t.type->kind != Type::Tuple)
+            throw Error(e.loc, "'." + e.text + "' takes an item of a tuple, found " + to_string(*t.type));
+        const size_t n = t.type->items.size();
+        if (e.text.size() > 6 || std::stoul(e.text) >= n)
+            throw Error(e.loc, "'." + e.text + "' is out of range for " + to_string(*t.type) + ", a tuple of " +
+                                   std::to_string(n) + " item" + (n == 1 ? "" : "s") +
+                                   (n ? " (.0 to ." + std::to_string(n - 1) + ")" : std::string()));
+        return get(sc, t, std::stoul(e.text), e.loc);
     }
 
     // ---------- calls ----------
@@ -990,6 +1010,7 @@ private:
             if (p == Prim::Index && ints[1] < 0) ints[1] += x.type->axes[ints[0]].size;  // from the end
             return prim(sc, p, {x}, ints, "", e.loc);
         }
+        case Form::Reshape: return reshape(sc, e, p == Prim::Split);
         case Form::Heads: {
             arity(e, n, 2, 2);
             Val x = expr(sc, *e.args[1]);
@@ -1004,6 +1025,7 @@ private:
         }
         case Form::Plain: break;
         }
+        if (p == Prim::Softmax || p == Prim::Argmax || p == Prim::CrossEntropy) return rows(sc, e, p);
         std::vector<Val> args;
         for (size_t i = 1; i < e.args.size(); ++i) {
             const Expr& a = *e.args[i];
@@ -1023,6 +1045,150 @@ private:
             }
         }
         return prim(sc, p, args, {}, "", e.loc);
+    }
+
+    /// `x` with its axes in `order` (order[i]: the axis of x that becomes axis i), a one-operand
+    /// ein; x itself when the order is the identity.
+    Val reorder(Scope& sc, const Val& x, const std::vector<int64_t>& order, Loc loc) {
+        bool same = true;
+        std::string in, out;
+        for (size_t i = 0; i < order.size(); ++i) {
+            same &= order[i] == (int64_t)i;
+            in += (char)('a' + i);
+            out += (char)('a' + order[i]);
+        }
+        return same ? x : prim(sc, Prim::Ein, {x}, {}, in + "->" + out, loc);
+    }
+
+    /// Is argument `a` of a row primitive over `t` an axis (an integer, or the name of one of
+    /// t's axes that no local value shadows) rather than a value?
+    bool is_axis(Scope& sc, const Expr& a, const Type& t) {
+        if (a.kind == Expr::Num || (a.kind == Expr::Neg && a.args[0]->kind == Expr::Num)) return true;
+        if (a.kind != Expr::Var || sc.vars.count(a.text)) return false;
+        return std::any_of(t.axes.begin(), t.axes.end(), [&](const Axis& x) { return x.name == a.text; });
+    }
+
+    /// softmax(x[, a][, mask]), argmax(x[, a]) and cross_entropy(l, t[, a]) over axis a (a name or
+    /// an integer; the last axis when omitted). The primitives work along the last axis, so a
+    /// call over another axis moves it last first (a one-operand ein, which copies the elements
+    /// exactly), and softmax moves its result back.
+    Val rows(Scope& sc, const Expr& e, Prim p) {
+        const std::string n = core::info(p).name;
+        const bool ce = p == Prim::CrossEntropy, sm = p == Prim::Softmax;
+        arity(e, n, ce ? 2 : 1, ce ? 3 : sm ? 3 : 2);
+        std::vector<Val> vals{expr(sc, *e.args[1])};
+        if (ce) vals.push_back(expr(sc, *e.args[2]));
+        const Val x = vals[0];
+        if (x.type->kind != Type::Tensor) return prim(sc, p, eval_rest(sc, e, vals), {}, "", e.loc);  // its message
+        const Type& t = *x.type;
+        const size_t first = ce ? 3 : 2;  // where the axis may be
+        std::optional<int64_t> axis;
+        // softmax's one argument after x is an axis or a mask; any other's is an axis.
+        if (e.args.size() > first && (!sm || e.args.size() > first + 1 || is_axis(sc, *e.args[first], t)))
+            axis = axis_arg(*e.args[first], t);
+        for (size_t i = first + (axis ? 1 : 0); i < e.args.size(); ++i) vals.push_back(value_arg(sc, *e.args[i], n, t));
+        const int64_t last = (int64_t)t.axes.size() - 1, a = axis.value_or(last);
+        if (a == last) return prim(sc, p, vals, {}, "", e.loc);
+        if (t.axes.size() > 26) throw Error(e.loc, n + " over an axis but the last handles at most 26 axes, found " + to_string(t));
+        if (sm && vals.size() == 2)
+            throw Error(e.args[first]->loc, "softmax with a mask normalises along the last axis only; " + axis_label(t, a) +
+                                                " of " + to_string(t) + " is not last (transpose the scores first)");
+        if (ce && vals[1].type->kind == Type::Tensor && vals[1].type->axes != core_drop(t.axes, a))
+            throw Error(e.loc, "cross_entropy: the targets must have the logits' axes but " + axis_label(t, a) + ": " +
+                                   to_string(t) + " and " + to_string(*vals[1].type));
+        std::vector<int64_t> to_last, back((size_t)last + 1);
+        for (int64_t i = 0; i <= last; ++i)
+            if (i != a) to_last.push_back(i);
+        to_last.push_back(a);
+        for (int64_t i = 0; i <= last; ++i) back[(size_t)to_last[(size_t)i]] = i;
+        vals[0] = reorder(sc, x, to_last, e.loc);
+        Val r = prim(sc, p, vals, {}, "", e.loc);
+        return sm ? reorder(sc, r, back, e.loc) : r;
+    }
+
+    static std::vector<Axis> core_drop(std::vector<Axis> v, int64_t i) {
+        v.erase(v.begin() + i);
+        return v;
+    }
+
+    std::vector<Val> eval_rest(Scope& sc, const Expr& e, std::vector<Val> vals) {
+        for (size_t i = vals.size() + 1; i < e.args.size(); ++i) vals.push_back(expr(sc, *e.args[i]));
+        return vals;
+    }
+
+    /// A value argument of a row primitive; a name that is neither a value nor an axis of `t` says so.
+    Val value_arg(Scope& sc, const Expr& a, const std::string& n, const Type& t) {
+        try {
+            return expr(sc, a);
+        } catch (const Error& err) {
+            if (a.kind != Expr::Var || std::string(err.what()).rfind("unknown name", 0) != 0) throw;
+            throw Error(a.loc, n + ": '" + a.text + "' is neither a value nor an axis of " + to_string(t));
+        }
+    }
+
+    /// split(x, a -> n1: s1, ..., nk: sk): axis a (a name or an integer) replaced by the axes n1..nk
+    /// (a bare size: a positional axis), sizes nat expressions that may read the sizes of x's
+    /// named axes. merge(x, a1, ..., ak -> n): the adjacent axes a1..ak, in order, replaced by
+    /// axis n of their sizes' product. Both keep the elements in row-major order.
+    Val reshape(Scope& sc, const Expr& e, bool split) {
+        const std::string n = split ? "split" : "merge";
+        const std::string usage = split ? "split(x, feat -> head: H, dh: D / H)" : "merge(x, head, dh -> feat)";
+        size_t arrow = 0;
+        for (size_t i = 2; i < e.args.size(); ++i)
+            if (e.args[i]->kind == Expr::Arrow) {
+                if (arrow) throw Error(e.args[i]->loc, n + " takes one '->': " + usage);
+                arrow = i;
+            }
+        if (e.args.size() < 3 || !arrow || (split && arrow != 2) || (!split && arrow + 1 != e.args.size()))
+            throw Error(e.loc, n + " is written " + usage);
+        Val x = expr(sc, *e.args[1]);
+        if (x.type->kind != Type::Tensor || x.type->elem != Elem::Real || x.type->axes.empty())
+            throw Error(e.args[1]->loc, n + " needs a real tensor with axes, found " + to_string(*x.type));
+        const Type& t = *x.type;
+        const Expr& ar = *e.args[arrow];
+        if (split) {
+            if (ar.args[0]->kind == Expr::Sized) throw Error(ar.args[0]->loc, "split: the axis to split comes before '->': " + usage);
+            const int64_t a = axis_arg(*ar.args[0], t);
+            Bindings b;  // the sizes of x's named axes, by name
+            for (const Axis& ax : t.axes)
+                if (!ax.name.empty()) b.named.emplace(ax.name, ax.size);
+            std::vector<int64_t> ints{a};
+            std::string names, shown;
+            int64_t prod = 1;
+            for (size_t i = arrow; i < e.args.size(); ++i) {
+                const Expr& s = i == arrow ? *ar.args[1] : *e.args[i];
+                if (s.kind == Expr::Arrow) throw Error(s.loc, "split takes one '->': " + usage);
+                const bool named = s.kind == Expr::Sized;
+                const int64_t size = eval_nat(named ? *s.args[0] : s, sc.inst, &b);
+                if (size < 1) throw Error(s.loc, "split: axis " + (named ? "'" + s.text + "' " : std::string()) + "of size " +
+                                                     std::to_string(size) + ": sizes are at least 1");
+                prod = prod > kMaxSize / size ? kMaxSize + 1 : prod * size;
+                ints.push_back(size);
+                names += (i == arrow ? "" : ",") + (named ? s.text : std::string());
+                shown += (i == arrow ? "" : ", ") + (named ? s.text + ": " : std::string()) + std::to_string(size);
+            }
+            if (prod != t.axes[a].size)
+                throw Error(e.loc, "split: " + axis_label(t, a) + " of " + to_string(t) + " has size " +
+                                       std::to_string(t.axes[a].size) + ", which [" + shown + "] does not divide into (" +
+                                       "their product is " + (prod > kMaxSize ? "above 2^40" : std::to_string(prod)) + ")");
+            return prim(sc, Prim::Split, {x}, ints, names, e.loc);
+        }
+        if (ar.args[1]->kind != Expr::Var)
+            throw Error(ar.args[1]->loc, "merge: after '->' comes the merged axis's name: " + usage);
+        std::vector<int64_t> axes;
+        for (size_t i = 2; i <= arrow; ++i) {
+            const Expr& s = i == arrow ? *ar.args[0] : *e.args[i];
+            if (s.kind == Expr::Sized) throw Error(s.loc, "merge: the axes to merge are names or integers: " + usage);
+            axes.push_back(axis_arg(s, t));
+        }
+        std::string listed;
+        for (int64_t a : axes)
+            listed += (listed.empty() ? "" : ", ") + (t.axes[a].name.empty() ? std::to_string(a) : "'" + t.axes[a].name + "'");
+        for (size_t i = 1; i < axes.size(); ++i)
+            if (axes[i] != axes[i - 1] + 1)
+                throw Error(e.loc, "merge: axes " + listed + " are not adjacent and in order in " + to_string(t) +
+                                       " (permute them next to each other first)");
+        return prim(sc, Prim::Merge, {x}, {axes[0], (int64_t)axes.size()}, ar.args[1]->text, e.loc);
     }
 
     Val loop(Scope& sc, const Expr& e, bool scan) {

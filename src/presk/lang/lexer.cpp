@@ -27,14 +27,17 @@ std::vector<Token> lex(const Source& src) {
         } else if (std::isdigit(c)) {
             size_t j = i;
             while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
-            if (j + 1 < s.size() && s[j] == '.' && std::isdigit((unsigned char)s[j + 1])) {
+            // After '.', a tuple's item index: digits alone, so that `t.0.1` is two projections.
+            const bool item = !out.empty() && out.back().kind == Tok::Punct && out.back().text == ".";
+            if (item) {
+            } else if (j + 1 < s.size() && s[j] == '.' && std::isdigit((unsigned char)s[j + 1])) {
                 ++j;
                 while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
             } else if (j < s.size() && s[j] == '.' && (j + 1 == s.size() || s[j + 1] != '.')) {
                 const std::string n = s.substr(i, j - i);
                 throw Error(loc, "'" + n + ".' is not a number: write " + n + ".0 (or " + n + " for an integer)");
             }
-            if (j < s.size() && (s[j] == 'e' || s[j] == 'E')) {
+            if (!item && j < s.size() && (s[j] == 'e' || s[j] == 'E')) {
                 size_t k = j + 1;
                 if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
                 if (k < s.size() && std::isdigit((unsigned char)s[k])) {

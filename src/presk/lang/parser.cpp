@@ -298,6 +298,17 @@ private:
         return deepen(s);
     }
 
+    /// A call's argument: an expression, a new axis `NAME ':' size` (split's), or either of
+    /// them, then `->` and another (split and merge: `feat -> head: H`, `dh -> feat`).
+    ExprP call_arg() {
+        ExprP a = call_item();
+        if (!is_p("->")) return a;
+        ExprP r = make(Expr::Arrow, next().loc, "->");
+        r->args = {a, call_item()};
+        return deepen(r);
+    }
+    ExprP call_item() { return peek().kind == Tok::Ident && is_p(":", 1) ? axis() : expr(); }
+
     ExprP make(Expr::Kind k, Loc loc, std::string text = {}) {
         return std::make_shared<Expr>(Expr{k, loc, std::move(text), {}, {}});
     }
@@ -365,7 +376,7 @@ private:
                 next();
                 ExprP c = make(Expr::Call, e->loc);  // errors point at the callee
                 c->args.push_back(e);
-                if (!is_p(")")) do c->args.push_back(expr()); while (accept(","));
+                if (!is_p(")")) do c->args.push_back(call_arg()); while (accept(","));
                 expect(")");
                 e = deepen(c);
             } else if (is_p("[")) {
@@ -376,7 +387,8 @@ private:
                 e = deepen(x);
             } else if (is_p(".")) {
                 next();
-                Token f = ident("a field name");
+                // `t.0`: a tuple's item (the lexer reads the digits after '.' as an integer).
+                Token f = peek().kind == Tok::Number ? next() : ident("a field name or a tuple index");
                 ExprP x = make(Expr::Field, f.loc, f.text);
                 x->args = {e};
                 e = deepen(x);

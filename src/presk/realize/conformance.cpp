@@ -222,6 +222,15 @@ std::vector<Case> primitive_cases() {
         prim("index", "fn f(x : [batch, 5]) -> [5] {\n  index(x, 0, -1)\n}\n"),
         prim("stack", "fn f(x : [batch, 5], y : [batch, 5]) -> [2, batch, 5] {\n  stack(x, y)\n}\n"),
         prim("dropout (eval)", unary("dropout(x, 0.25)")),
+        prim("softmax by name", "fn f(x : [batch, 7]) -> [batch, 7] {\n  softmax(x, batch)\n}\n"),
+        prim("softmax axis 1 of 3", "fn f(x : [batch, 5, 3]) -> [batch, 5, 3] {\n  softmax(x, 1)\n}\n"),
+        prim("argmax by name", "fn f(x : [7, batch]) -> int<7>[batch] {\n  argmax(x, 0)\n}\n"),
+        prim("cross_entropy by name", "fn f(l : [7, batch], t : int<7>[batch]) -> [batch] {\n  cross_entropy(l, t, 0)\n}\n"),
+        prim("split", "fn f(x : [batch, T, 8]) -> [batch, T, head: 2, dh: 4] {\n  split(x, -1 -> head: 2, dh: 8 / 2)\n}\n",
+             "f", bt),
+        prim("merge", "fn f(x : [batch, head: 2, T, dh: 4]) -> [batch, T, feat: 8] {\n"
+                      "  merge(permute(x, batch, T, head, dh), head, dh -> feat)\n}\n", "f", bt),
+        prim("tuple item", "fn f(x : [batch, 5], y : [batch, 5]) -> [batch, 5] {\n  let t = (x * y, x - y)\n  t.1 * t.0\n}\n"),
         // derivatives: the transforms' internal primitives
         prim("dot vjp left", "fn l(x : [batch, 5], w : [5, 3]) -> [] {\n  sum(tanh(dot(x, w)))\n}\n"
                              "fn f(x : [batch, 5], w : [5, 3]) -> [batch, 5] {\n  grad(l, x, w)\n}\n"),
@@ -252,6 +261,15 @@ std::vector<Case> primitive_cases() {
                            "fn f(b : [5], x : [batch, 5]) -> [5] {\n  grad(l, b, x)\n}\n"),
         prim("heads vjp", "fn l(x : [batch, T, 8]) -> [] {\n  sum(tanh(merge_heads(split_heads(x, 2) * 0.3)))\n}\n"
                           "fn f(x : [batch, T, 8]) -> [batch, T, 8] {\n  grad(l, x)\n}\n", "f", bt),
+        prim("split vjp", "fn l(x : [batch, 8]) -> [] {\n  sum(tanh(split(x, 1 -> 2, h: 4) * 0.3))\n}\n"
+                          "fn f(x : [batch, 8]) -> [batch, 8] {\n  grad(l, x)\n}\n"),
+        prim("merge vjp", "fn l(x : [batch, 2, 4]) -> [] {\n  sum(tanh(merge(x, 0, 1 -> n) * 0.3))\n}\n"
+                          "fn f(x : [batch, 2, 4]) -> [batch, 2, 4] {\n  grad(l, x)\n}\n"),
+        prim("softmax axis vjp", "fn l(x : [batch, 7]) -> [] {\n  sum(tanh(softmax(x, batch) * 3))\n}\n"
+                                 "fn f(x : [batch, 7]) -> [batch, 7] {\n  grad(l, x)\n}\n"),
+        prim("cross_entropy axis vjp", "fn l(x : [7, batch], t : int<7>[batch]) -> [] {\n  mean(cross_entropy(x, t, 0))\n}\n"
+                                       "fn f(x : [7, batch], t : int<7>[batch]) -> [7, batch] {\n"
+                                       "  vjp(l, x, t, 1).0\n}\n"),
         prim("slice vjp", "fn l(x : [batch, 5]) -> [] {\n  sum(tanh(slice(x, 1, 1, 3))) * sum(index(x, 0, 1))\n}\n"
                           "fn f(x : [batch, 5]) -> [batch, 5] {\n  grad(l, x)\n}\n"),
         prim("ein vjp", "fn l(q : [batch, 2, T, 4], k : [batch, 2, T, 4]) -> [] {\n"

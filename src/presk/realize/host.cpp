@@ -135,7 +135,7 @@ Value host_prim(const core::Let& l, const std::vector<const Value*>& a, const Ho
         s.type = l.type;
         return s;
     }
-    if (n == "retype") {
+    if (n == "retype" || n == "split" || n == "merge") {  // the same elements under the result's type
         if (!a.at(0)->t || a[0]->type->numel() != l.type->numel()) fail(l, "the operand does not have the result's size");
         Value v = *a[0];
         v.type = l.type;

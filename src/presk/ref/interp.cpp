@@ -557,6 +557,7 @@ Value onehot(Eval& e) {
     return e.result();
 }
 
+/// retype, split and merge: the operand's elements in their order under the result's type.
 Value retype(Eval& e) {
     Tensor t = e.T(0);
     t.type = e.l.type;
@@ -582,6 +583,7 @@ constexpr RefRule kRefRules[] = {
     {Prim::Sum, reduce}, {Prim::Mean, reduce}, {Prim::Max, reduce},
     {Prim::Softmax, softmax_rows}, {Prim::CrossEntropy, softmax_rows}, {Prim::Embed, gather_scatter},
     {Prim::Argmax, pick}, {Prim::Sample, pick}, {Prim::SplitHeads, heads}, {Prim::MergeHeads, heads},
+    {Prim::Split, retype}, {Prim::Merge, retype},
     {Prim::SumTo, sum_to}, {Prim::BroadcastLike, broadcast_like},
     {Prim::CausalMask, causal_mask}, {Prim::Positions, positions},
     {Prim::Slice, part}, {Prim::Index, part}, {Prim::Stack, stack}, {Prim::Dropout, dropout},
