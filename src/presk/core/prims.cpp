@@ -227,13 +227,12 @@ TypeP split(const Use& u) {
              std::to_string(names.size()) + " names");
     int64_t n = 1;
     std::vector<Axis> parts;
-    for (size_t i = 1; i < u.ints.size(); ++i) {
-        if (u.ints[i] < 1 || u.ints[i] > x.axes[a].size) fail("split: a size " + std::to_string(u.ints[i]) + " below 1 or above the axis");
-        n *= u.ints[i];
-        if (n > x.axes[a].size) break;
+    for (size_t i = 1; i < u.ints.size() && n <= x.axes[a].size; ++i) {
+        if (u.ints[i] < 1) fail("split: a size " + std::to_string(u.ints[i]) + " below 1");
+        n = n > x.axes[a].size / u.ints[i] ? x.axes[a].size + 1 : n * u.ints[i];  // past the axis: stop
         parts.push_back({names[i - 1], u.ints[i]});
     }
-    if (n != x.axes[a].size)
+    if (n != x.axes[a].size || parts.size() != names.size())
         fail("split: the new sizes do not multiply to the size " + std::to_string(x.axes[a].size) + " of axis " +
              std::to_string(a) + " of " + to_string(x));
     std::vector<Axis> r(x.axes.begin(), x.axes.begin() + a);
@@ -249,7 +248,10 @@ TypeP merge(const Use& u) {
     if (u.ints.size() != 2 || u.ints[1] < 1 || a + u.ints[1] > (int64_t)x.axes.size())
         fail("merge: the axes from " + std::to_string(a) + " are not in " + to_string(x));
     int64_t n = 1;
-    for (int64_t i = a; i < a + u.ints[1]; ++i) n *= x.axes[i].size;
+    for (int64_t i = a; i < a + u.ints[1]; ++i) {
+        if (x.axes[i].size && n > (int64_t(1) << 62) / x.axes[i].size) fail("merge: the size of " + to_string(x) + " overflows");
+        n *= x.axes[i].size;
+    }
     std::vector<Axis> r(x.axes.begin(), x.axes.begin() + a);
     r.push_back({u.text, n});
     r.insert(r.end(), x.axes.begin() + a + u.ints[1], x.axes.end());

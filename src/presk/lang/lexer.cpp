@@ -29,11 +29,10 @@ std::vector<Token> lex(const Source& src) {
             while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
             // After '.', a tuple's item index: digits alone, so that `t.0.1` is two projections.
             const bool item = !out.empty() && out.back().kind == Tok::Punct && out.back().text == ".";
-            if (item) {
-            } else if (j + 1 < s.size() && s[j] == '.' && std::isdigit((unsigned char)s[j + 1])) {
+            if (!item && j + 1 < s.size() && s[j] == '.' && std::isdigit((unsigned char)s[j + 1])) {
                 ++j;
                 while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
-            } else if (j < s.size() && s[j] == '.' && (j + 1 == s.size() || s[j + 1] != '.')) {
+            } else if (!item && j < s.size() && s[j] == '.' && (j + 1 == s.size() || s[j + 1] != '.')) {
                 const std::string n = s.substr(i, j - i);
                 throw Error(loc, "'" + n + ".' is not a number: write " + n + ".0 (or " + n + " for an integer)");
             }
