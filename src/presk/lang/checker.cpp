@@ -1122,6 +1122,10 @@ private:
             return expr(sc, a);
         } catch (const Error& err) {
             if (a.kind != Expr::Var || std::string(err.what()).rfind("unknown name", 0) != 0) throw;
+            if (std::any_of(t.axes.begin(), t.axes.end(), [&](const Axis& x) { return x.name == a.text; }))
+                throw Error(a.loc, n + ": '" + a.text + "' is an axis of " + to_string(t) + " where a value (" +
+                                       (n == "softmax" ? "the mask" : "an operand") + ") is expected: " + n +
+                                       " takes one axis");
             throw Error(a.loc, n + ": '" + a.text + "' is neither a value nor an axis of " + to_string(t));
         }
     }

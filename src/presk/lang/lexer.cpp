@@ -29,6 +29,11 @@ std::vector<Token> lex(const Source& src) {
             while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
             // After '.', a tuple's item index: digits alone, so that `t.0.1` is two projections.
             const bool item = !out.empty() && out.back().kind == Tok::Punct && out.back().text == ".";
+            if (item && j < s.size() && (std::isalpha((unsigned char)s[j]) || s[j] == '_')) {
+                size_t k = j;
+                while (k < s.size() && (std::isalnum((unsigned char)s[k]) || s[k] == '_')) ++k;
+                throw Error(loc, "'." + s.substr(i, k - i) + "' is neither a field nor a tuple's item (t.0, t.1, ...)");
+            }
             if (!item && j + 1 < s.size() && s[j] == '.' && std::isdigit((unsigned char)s[j + 1])) {
                 ++j;
                 while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
