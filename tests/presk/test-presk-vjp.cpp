@@ -241,9 +241,15 @@ module Rnn{D, L} {
     sum(last) + sum(sin(all))
   }
   fn loss_grad(x : [D]) -> params(Rnn{D, L}) { grad(loss, x) }
+  fn items(x : [D]) -> [] {
+    let r = scan(cells.step, x)
+    sum(r.0) + sum(sin(r.1))
+  }
+  fn items_grad(x : [D]) -> params(Rnn{D, L}) { grad(items, x) }
 }
 )";
     EXPECT_EQ(check_grad(src, "loss", "Rnn{2,3}.loss_grad"), 12);
+    EXPECT_EQ(check_grad(src, "items", "Rnn{2,3}.items_grad"), 12);  // scan's (carry, stack) by `.0`, `.1`
 }
 
 } // namespace
