@@ -1032,7 +1032,7 @@ private:
             try {
                 args.push_back(expr(sc, a));
             } catch (const Error& err) {
-                // softmax(x, batch): an axis where the primitive takes a value.
+                // dot(x, batch): an axis where the primitive takes a value.
                 if (i == 1 || a.kind != Expr::Var || std::string(err.what()).rfind("unknown name", 0) != 0 ||
                     args[0].type->kind != Type::Tensor)
                     throw;
