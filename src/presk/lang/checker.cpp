@@ -56,6 +56,7 @@ enum class Form {
     Axis,      // f(x, a, k...): an axis, then integer literals (`args` arguments in all)
     Heads,     // split_heads(x, H): H a nat expression
     Reshape,   // split(x, a -> n: s, ...), merge(x, a, ..., b -> n): axes by name or integer
+    Rows,      // softmax(x[, a][, mask]), argmax(x[, a]), cross_entropy(l, t[, a]): along axis a
     Spec,      // ein("spec", x...)
     Keyed,     // f(x...) whose text is the site, its random stream's key
     Plain,     // f(x...)
@@ -76,8 +77,8 @@ constexpr CallForm kCallForms[] = {
     {Prim::Where, Form::Lifted},
     {Prim::Dot, Form::Plain}, {Prim::Matmul, Form::Plain}, {Prim::Ein, Form::Spec},
     {Prim::Sum, Form::Reduce}, {Prim::Mean, Form::Reduce}, {Prim::Max, Form::Reduce},
-    {Prim::Softmax, Form::Plain}, {Prim::CrossEntropy, Form::Plain}, {Prim::Embed, Form::Plain},
-    {Prim::Argmax, Form::Plain}, {Prim::Sample, Form::Keyed},
+    {Prim::Softmax, Form::Rows}, {Prim::CrossEntropy, Form::Rows}, {Prim::Embed, Form::Plain},
+    {Prim::Argmax, Form::Rows}, {Prim::Sample, Form::Keyed},
     {Prim::SplitHeads, Form::Heads}, {Prim::MergeHeads, Form::Plain},
     {Prim::Split, Form::Reshape}, {Prim::Merge, Form::Reshape},
     {Prim::SumTo, Form::Plain}, {Prim::BroadcastLike, Form::Plain},
@@ -1011,6 +1012,7 @@ private:
             return prim(sc, p, {x}, ints, "", e.loc);
         }
         case Form::Reshape: return reshape(sc, e, p == Prim::Split);
+        case Form::Rows: return rows(sc, e, p);
         case Form::Heads: {
             arity(e, n, 2, 2);
             Val x = expr(sc, *e.args[1]);
@@ -1025,7 +1027,6 @@ private:
         }
         case Form::Plain: break;
         }
-        if (p == Prim::Softmax || p == Prim::Argmax || p == Prim::CrossEntropy) return rows(sc, e, p);
         std::vector<Val> args;
         for (size_t i = 1; i < e.args.size(); ++i) {
             const Expr& a = *e.args[i];
