@@ -80,6 +80,8 @@ const tile_kernel * get_tile_kernel(gk_type type) { return active_kernel_set().t
 
 vec_mad_fn get_vec_mad(gk_type type) { return active_kernel_set().vec_mad(type); }
 
+const exp_kernels & get_exp_kernels() { return active_kernel_set().exp(); }
+
 const char * dot_path_name(dot_path p) {
     switch (p) {
         case dot_path::float_simd: return "float-simd";

@@ -15,6 +15,6 @@
 extern "C" const gk::cpu::kernel_set * GK_KERNEL_SET_ENTRY(GK_KERNEL_SET)() {
     static constexpr gk::simd::features f = gk::simd::compiled_features();
     static const gk::cpu::kernel_set    set{f.level, f, gk::cpu::vec_dot_table, gk::cpu::tile_table,
-                                         gk::cpu::vec_mad_table};
+                                         gk::cpu::vec_mad_table, gk::cpu::exp_kernels_table};
     return &set;
 }

@@ -1,7 +1,7 @@
 // simd.h - the vector layer of the CPU kernels.
 //
 // One float vector type `vf` of `vf_lanes` lanes and a handful of inline operations on
-// it (load, store, broadcast, add, mul, fused multiply-add, horizontal sum, and loads
+// it (load, store, broadcast, add, sub, mul, div, fused multiply-add, horizontal sum, and loads
 // that widen f16 / bf16 to f32), compiled to one of four levels chosen at compile time
 // by what the compiler may use (-march / -m flags). Run-time dispatch happens a layer
 // above: the kernel sources are compiled once per level (kernel_set.h):
@@ -143,7 +143,9 @@ inline vf broadcast(float x) { return _mm512_set1_ps(x); }
 inline vf load(const float * p) { return _mm512_loadu_ps(p); }
 inline void store(float * p, vf v) { _mm512_storeu_ps(p, v); }
 inline vf add(vf a, vf b) { return _mm512_add_ps(a, b); }
+inline vf sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 inline vf mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+inline vf div(vf a, vf b) { return _mm512_div_ps(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 inline vf load_f16(const fp16_t * p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
@@ -171,7 +173,9 @@ inline vf broadcast(float x) { return _mm256_set1_ps(x); }
 inline vf load(const float * p) { return _mm256_loadu_ps(p); }
 inline void store(float * p, vf v) { _mm256_storeu_ps(p, v); }
 inline vf add(vf a, vf b) { return _mm256_add_ps(a, b); }
+inline vf sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 inline vf mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+inline vf div(vf a, vf b) { return _mm256_div_ps(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 inline vf load_f16(const fp16_t * p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
@@ -197,7 +201,9 @@ inline vf broadcast(float x) { return vdupq_n_f32(x); }
 inline vf load(const float * p) { return vld1q_f32(p); }
 inline void store(float * p, vf v) { vst1q_f32(p, v); }
 inline vf add(vf a, vf b) { return vaddq_f32(a, b); }
+inline vf sub(vf a, vf b) { return vsubq_f32(a, b); }
 inline vf mul(vf a, vf b) { return vmulq_f32(a, b); }
+inline vf div(vf a, vf b) { return vdivq_f32(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
 inline vf load_f16(const fp16_t * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 inline vf load_bf16(const bf16_t * p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
@@ -216,7 +222,9 @@ inline vf broadcast(float x) { return x; }
 inline vf load(const float * p) { return *p; }
 inline void store(float * p, vf v) { *p = v; }
 inline vf add(vf a, vf b) { return a + b; }
+inline vf sub(vf a, vf b) { return a - b; }
 inline vf mul(vf a, vf b) { return a * b; }
+inline vf div(vf a, vf b) { return a / b; }
 inline vf fmadd(vf a, vf b, vf c) { return fmadd_scalar(a, b, c); }
 inline vf load_f16(const fp16_t * p) { return half_to_float(*p); }
 inline vf load_bf16(const bf16_t * p) { return bf16_to_fp32(*p); }

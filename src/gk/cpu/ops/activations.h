@@ -9,10 +9,13 @@
 //   output rounded to f16); GELU_QUICK is table[f16(x)] everywhere.
 // - f16 rows: table[x] for both, with no range test.
 // - bf16 rows: the f32 formula, rounded to bf16 on store.
-// GELU_ERF (the erf form) is computed in f32 at every type, as ggml does.
+// GELU_ERF (the erf form) is computed in f32 at every type, as ggml does. SILU uses gk's
+// exp (vec_exp.h, the approximation ggml's vector silu uses); SIGMOID keeps libm's, as
+// ggml's sigmoid does.
 #pragma once
 
 #include "gk/gk.h"
+#include "../vec_exp.h"
 
 #include <cmath>
 
@@ -20,7 +23,8 @@ namespace gk::cpu {
 
 inline float act_relu(float x) { return x > 0.0f ? x : 0.0f; }
 inline float act_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-inline float act_silu(float x) { return x / (1.0f + std::exp(-x)); }
+/// silu with gk's exp (vec_exp.h): the bits of the vector rows (exp_kernels::silu).
+inline float act_silu(float x) { return silu_f32(x); }
 inline float act_gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 
 /// GELU, tanh approximation, in f32: 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))).

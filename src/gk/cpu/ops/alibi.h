@@ -6,6 +6,8 @@
 // means no ALiBi: every slope is 1.
 #pragma once
 
+#include "../vec_exp.h"
+
 #include <cmath>
 #include <cstdint>
 
@@ -22,10 +24,11 @@ inline float alibi_slope(float max_bias, int64_t n_head, int64_t h) {
 }
 
 /// Softmax in place over w[0..n) with an optional extra logit (an attention sink)
-/// that joins the normaliser only. The normaliser is summed in double, left to right.
-/// A row whose logits are all -inf (fully masked) gives zeros. A -inf logit gets weight
-/// +0 without its exp: exp(-inf - max) is +0, and adding +0 leaves the sum's bits, so
-/// -inf entries (masked keys) change nothing for the others.
+/// that joins the normaliser only: w[i] = exp_f32(w[i] - max) (vec_exp.h), normalised by
+/// their sum in double, left to right (exp_kernels::exp_sum), plus exp(sink - max), then
+/// multiplied by the normaliser's f32 reciprocal. A row whose logits are all -inf (fully
+/// masked) gives zeros. A -inf logit gets weight +0 (exp_f32(-inf) = +0), and a +0 leaves
+/// every run's bits, so -inf entries (masked keys) change nothing for the others.
 inline void softmax_in_place(float * w, int64_t n, const float * sink) {
     // The largest logit, in 8 interleaved runs (the maximum does not depend on the order;
     // only the sign of a zero maximum can, and w[i] - max and exp do not see it).
@@ -53,15 +56,7 @@ inline void softmax_in_place(float * w, int64_t n, const float * sink) {
         }
         return;
     }
-    double sum = sink ? std::exp(static_cast<double>(*sink - max)) : 0.0;
-    for (i = 0; i < n; ++i) {
-        if (w[i] == -INFINITY) {
-            w[i] = 0.0f;
-            continue;
-        }
-        w[i] = std::exp(w[i] - max);
-        sum += w[i];
-    }
+    const double sum = get_exp_kernels().exp_sum(w, n, max) + (sink ? std::exp(static_cast<double>(*sink - max)) : 0.0);
     const float inv = static_cast<float>(1.0 / sum);
     for (i = 0; i < n; ++i) {
         w[i] *= inv;

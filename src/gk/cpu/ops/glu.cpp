@@ -52,7 +52,9 @@ void glu(const compute_params & p, gk_tensor * dst) {
             g = swapped ? ra : ra + n;
         }
         float * y = out_row(dst, i1, i2, i3, ybuf);
-        if (act) {
+        if (op == GK_GLU_OP_SWIGLU) {
+            get_exp_kernels().swiglu(y, x, g, n);  // act_silu(x[i]) * g[i], vectorised
+        } else if (act) {
             for (int64_t i = 0; i < n; ++i) {
                 y[i] = zero_lo && x[i] <= -10.0f ? 0.0f : act(x[i]) * g[i];
             }

@@ -37,6 +37,13 @@ void math_kernel(const compute_params & p, gk_tensor * dst) {
 }
 
 void unary(const compute_params & p, gk_tensor * dst) {
+    if (gk_get_unary_op(dst) == GK_UNARY_OP_SILU) {  // act_silu's bits, vectorised
+        scratch w = p.work();
+        transform_rows(p, w, dst, [dst](const float * x, float * y, int64_t, int64_t, int64_t) {
+            get_exp_kernels().silu(y, x, dst->ne[0]);
+        });
+        return;
+    }
     const act_fn f = unary_activation(gk_get_unary_op(dst), dst->src[0]->type);
     map_rows(p, dst, [f](float x, int64_t, int64_t) { return f(x); });
 }
