@@ -10,10 +10,6 @@
 #include <cstdint>
 #include <string>
 
-namespace gk::cpu {
-class thread_pool;
-}
-
 /// One arena allocation: a header followed (at the next GK_MEM_ALIGN boundary) by the
 /// object. The headers form a singly linked list in creation order.
 struct gk_object {
@@ -31,7 +27,6 @@ struct gk_context {
     gk_object *     first     = nullptr;
     gk_object *     last      = nullptr;
     char            error[512] = {};
-    gk::cpu::thread_pool * pool = nullptr;  // created by the first gk_graph_compute
 };
 
 namespace gk {
