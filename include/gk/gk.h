@@ -292,7 +292,7 @@ struct gk_init_params {
 /** Create a context. Returns NULL when mem_size is 0 or the arena cannot be allocated. */
 struct gk_context * gk_init(struct gk_init_params params);
 
-/** Free a context, its arena (when gk_init allocated it) and its thread pool. NULL is ok. */
+/** Free a context and its arena (when gk_init allocated it). NULL is ok. */
 void gk_free(struct gk_context * ctx);
 
 /** Message of the most recent error recorded in ctx, "" when none. Valid until the

@@ -60,6 +60,10 @@ void set_default_strides(gk_tensor * t);
 /// "[4, 3, 1, 1] f32" (for messages).
 std::string describe(const gk_tensor * t);
 
+/// True for the ops that only alias memory (none, view, reshape, permute, transpose):
+/// every backend skips them at compute time (view.cpp).
+bool is_layout_op(gk_op op);
+
 /// F32, F16 or BF16.
 bool is_float_type(gk_type type);
 /// The codec has a row decoder / encoder for this type.

@@ -24,6 +24,7 @@
 #include "../debug.h"
 #include "../graph.h"
 #include "free_list.h"
+#include "gallocr.h"
 
 #include <cstring>
 #include <new>
@@ -305,6 +306,19 @@ struct gk_gallocr {
 };
 
 namespace gk::alloc {
+
+bool owns_buffer(const gk_gallocr * galloc, const gk_backend_buffer * buffer) {
+    if (!galloc || !buffer) {
+        return false;
+    }
+    for (const slot & s : galloc->slots) {
+        if (s.proxy == buffer) {
+            return true;
+        }
+    }
+    return false;
+}
+
 namespace {
 
 /// Grow slot s to `size` bytes if it is smaller (or has no memory yet).

@@ -1,6 +1,7 @@
 // dispatch.cpp - builds the op -> kernel table from the family files.
 #include "dispatch.h"
 
+#include "../internal.h"
 #include "vec_dot.h"
 
 #include <cstdio>
@@ -31,11 +32,6 @@ kernel_table build() {
 const kernel_table & kernels() {
     static const kernel_table t = build();
     return t;
-}
-
-bool is_layout_op(gk_op op) {
-    return op == GK_OP_NONE || op == GK_OP_VIEW || op == GK_OP_RESHAPE || op == GK_OP_PERMUTE ||
-           op == GK_OP_TRANSPOSE;
 }
 
 bool supports(const gk_tensor * node, char * why, size_t why_size) {

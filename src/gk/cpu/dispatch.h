@@ -24,9 +24,6 @@ struct kernel_table {
 /// The table (built once; thread-safe).
 const kernel_table & kernels();
 
-/// True for the ops that only alias memory and are skipped at compute time.
-bool is_layout_op(gk_op op);
-
 /// True when the compute pass can run node: a layout op, or an op with a kernel whose
 /// sources it can read - a matrix product (src[0]) or attention (K, src[1]) needs a dot
 /// product (vec_dot.h) for that type at that row length. Otherwise false, with the
