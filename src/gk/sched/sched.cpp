@@ -99,7 +99,9 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
     ag.leafs   = g->leafs;
     {
         redirected r(lists);
-        if (!gk_gallocr_reserve_n(s.galloc, &ag, node_ids.data(), leaf_ids.data()) ||
+        // With one memory every id is 0, which the allocator assumes without them.
+        const bool one_memory = s.mems.size() == 1;
+        if ((!one_memory && !gk_gallocr_reserve_n(s.galloc, &ag, node_ids.data(), leaf_ids.data())) ||
             !gk_gallocr_alloc_graph(s.galloc, &ag)) {
             return GK_STATUS_ALLOC_FAILED;  // the allocator's message stands
         }
