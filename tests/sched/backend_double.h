@@ -25,14 +25,13 @@ public:
     /// memory of its own when device_memory, else computing on host memory like the CPU.
     backend_double(const char * name, gk_op refuse, bool device_memory)
         : name_(name), refuse_(refuse), device_memory_(device_memory), inner_(gk_backend_cpu_init()) {
-        dev_.iface   = {dev_name,          dev_name,          dev_memory,        dev_type,
-                        dev_init,          dev_buffer_type,   dev_supports_op,   dev_supports_buft,
-                        nullptr,           dev_can_run_in_place};
-        dev_.context = this;
-        buft_.iface  = {buft_name, buft_alloc, buft_alignment, nullptr, nullptr, nullptr};  // is_host: false
-        buft_.device = &dev_;
+        dev_.iface    = {dev_name,        dev_name,        dev_memory,        dev_type, dev_init,
+                         dev_buffer_type, dev_supports_op, dev_supports_buft, nullptr,  dev_can_run_in_place};
+        dev_.context  = this;
+        buft_.iface   = {buft_name, buft_alloc, buft_alignment, nullptr, nullptr, nullptr};  // is_host: false
+        buft_.device  = &dev_;
         buft_.context = this;
-        backend_ = new gk_backend{{backend_name, backend_free, backend_compute, nullptr}, &dev_, this};
+        backend_      = new gk_backend{{backend_name, backend_free, backend_compute, nullptr}, &dev_, this};
     }
     ~backend_double() {
         gk_backend_free(backend_);
@@ -41,20 +40,20 @@ public:
     backend_double(const backend_double &)             = delete;
     backend_double & operator=(const backend_double &) = delete;
 
-    gk_backend_t             backend() const { return backend_; }
+    gk_backend_t backend() const { return backend_; }
     /// Its memory: its own buffer type, or the CPU's.
     gk_backend_buffer_type_t buft() { return device_memory_ ? &buft_ : gk_backend_cpu_buffer_type(); }
     void                     set_n_threads(int n) { gk_backend_cpu_set_n_threads(inner_, n); }
 
-    int         computes = 0;   // graphs computed
-    std::string problem;        // the first thing it found wrong, "" when none
+    int         computes = 0;  // graphs computed
+    std::string problem;       // the first thing it found wrong, "" when none
 
 private:
     static backend_double & of(gk_backend_dev_t d) { return *static_cast<backend_double *>(d->context); }
 
     // ---- device
-    static const char * dev_name(gk_backend_dev_t d) { return of(d).name_; }
-    static void dev_memory(gk_backend_dev_t, size_t * free, size_t * total) { *free = *total = 0; }
+    static const char *             dev_name(gk_backend_dev_t d) { return of(d).name_; }
+    static void                     dev_memory(gk_backend_dev_t, size_t * free, size_t * total) { *free = *total = 0; }
     static enum gk_backend_dev_type dev_type(gk_backend_dev_t d) {
         return of(d).device_memory_ ? GK_BACKEND_DEVICE_TYPE_GPU : GK_BACKEND_DEVICE_TYPE_ACCEL;
     }
@@ -63,8 +62,8 @@ private:
         return nullptr;
     }
     static gk_backend_buffer_type_t dev_buffer_type(gk_backend_dev_t d) { return of(d).buft(); }
-    static bool dev_supports_op(gk_backend_dev_t d, const gk_tensor * op) {
-        return op->op != of(d).refuse_ && gk_cpu_supports_op(op);
+    static bool                     dev_supports_op(gk_backend_dev_t d, const gk_tensor * op) {
+                            return op->op != of(d).refuse_ && gk_cpu_supports_op(op);
     }
     static bool dev_supports_buft(gk_backend_dev_t d, gk_backend_buffer_type_t b) {
         return of(d).device_memory_ ? b == &of(d).buft_ : gk_backend_buft_is_host(b);
@@ -74,9 +73,9 @@ private:
     }
 
     // ---- buffer type and buffers over host memory that say they are not
-    static backend_double & of(gk_backend_buffer_type_t b) { return *static_cast<backend_double *>(b->context); }
-    static const char * buft_name(gk_backend_buffer_type_t b) { return of(b).name_; }
-    static size_t       buft_alignment(gk_backend_buffer_type_t) { return GK_MEM_ALIGN; }
+    static backend_double &    of(gk_backend_buffer_type_t b) { return *static_cast<backend_double *>(b->context); }
+    static const char *        buft_name(gk_backend_buffer_type_t b) { return of(b).name_; }
+    static size_t              buft_alignment(gk_backend_buffer_type_t) { return GK_MEM_ALIGN; }
     static gk_backend_buffer_t buft_alloc(gk_backend_buffer_type_t b, size_t size) {
         const size_t bytes = (size + GK_MEM_ALIGN) / GK_MEM_ALIGN * GK_MEM_ALIGN;
         void *       mem   = std::aligned_alloc(GK_MEM_ALIGN, bytes);
@@ -96,7 +95,7 @@ private:
         i.get_tensor = [](gk_backend_buffer_t, const gk_tensor * t, void * d, size_t off, size_t n) {
             std::memcpy(d, static_cast<const char *>(t->data) + off, n);
         };
-        i.clear = [](gk_backend_buffer_t buf, uint8_t v) { std::memset(buf->context, v, buf->size); };
+        i.clear                 = [](gk_backend_buffer_t buf, uint8_t v) { std::memset(buf->context, v, buf->size); };
         gk_backend_buffer_t buf = gk::buffer_init(b, i, mem, size);
         if (!buf) {
             std::free(mem);
@@ -106,8 +105,8 @@ private:
 
     // ---- backend
     static backend_double & of(gk_backend_t b) { return *static_cast<backend_double *>(b->context); }
-    static const char * backend_name(gk_backend_t b) { return of(b).name_; }
-    static void         backend_free(gk_backend_t) {}
+    static const char *     backend_name(gk_backend_t b) { return of(b).name_; }
+    static void             backend_free(gk_backend_t) {}
 
     /// Where t's storage lives, or nullptr when it is host memory of no buffer.
     static gk_backend_buffer_type_t memory(const gk_tensor * t) {
@@ -144,13 +143,13 @@ private:
         }
     }
 
-    const char *          name_;
-    gk_op                 refuse_;
-    bool                  device_memory_;
-    gk_backend_t          inner_;
-    gk_backend_device     dev_{};
+    const char *           name_;
+    gk_op                  refuse_;
+    bool                   device_memory_;
+    gk_backend_t           inner_;
+    gk_backend_device      dev_{};
     gk_backend_buffer_type buft_{};
-    gk_backend_t          backend_ = nullptr;
+    gk_backend_t           backend_ = nullptr;
 };
 
 } // namespace gktest

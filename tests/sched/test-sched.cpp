@@ -101,8 +101,8 @@ TEST(Sched, ARefusedOpRunsOnTheCpuWithTheSameBits) {
     backend_double         dbl("REFUSER", GK_OP_ROPE, false);
     backend_ptr            cpu(gk_backend_cpu_init());
     transformer_weights    w(d);
-    auto                   ctx = graph_ctx();
-    transformer_graph      g   = build_transformer(ctx.get(), w, d);
+    auto                   ctx    = graph_ctx();
+    transformer_graph      g      = build_transformer(ctx.get(), w, d);
     gk_backend_t           list[] = {dbl.backend(), cpu.get()};
     sched_ptr              s(gk_sched_new(list, 2));
     ASSERT_NE(s, nullptr) << gk_backend_last_error();
@@ -130,8 +130,8 @@ void check_device_memory(gk_op refused, const std::vector<unsigned char> & ref) 
     backend_double         dev("FAKEDEV", refused, true);
     backend_ptr            cpu(gk_backend_cpu_init());
     transformer_weights    w(d, dev.buft());  // the weights live in "device" memory
-    auto                   ctx = graph_ctx();
-    transformer_graph      g   = build_transformer(ctx.get(), w, d);
+    auto                   ctx    = graph_ctx();
+    transformer_graph      g      = build_transformer(ctx.get(), w, d);
     gk_backend_t           list[] = {dev.backend(), cpu.get()};
     sched_ptr              s(gk_sched_new(list, 2));
     ASSERT_NE(s, nullptr) << gk_backend_last_error();
@@ -170,8 +170,8 @@ TEST(Sched, DeviceMemoryIsStagedWithTheSameBits) {
 struct pin_graph {
     ctx_ptr     wctx = make_ctx(2 * gk_tensor_overhead(), true);
     buffer_ptr  wbuf;
-    ctx_ptr     ctx  = graph_ctx();
-    gk_tensor * x = nullptr, * a = nullptr, * m = nullptr, * out = nullptr;
+    ctx_ptr     ctx = graph_ctx();
+    gk_tensor * x = nullptr, *a = nullptr, *m = nullptr, *out = nullptr;
     gk_cgraph * graph = nullptr;
 
     explicit pin_graph(gk_backend_buffer_type_t wbuft) {
@@ -246,8 +246,8 @@ TEST(Sched, SmoothingMovesALoneNodeThatIsNotPinned) {
     fill_random(x, 1, 1.0f);
     fill_random(y, 2, 1.0f);
     ASSERT_EQ(gk_sched_graph_compute(s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
-    const auto xs = random_values(64, 1, 1.0f);
-    const auto ys = random_values(64, 2, 1.0f);
+    const auto         xs = random_values(64, 1, 1.0f);
+    const auto         ys = random_values(64, 2, 1.0f);
     std::vector<float> out(64);
     ASSERT_EQ(gk_backend_tensor_get(c, out.data(), 0, sizeof(float) * 64), GK_STATUS_SUCCESS);
     for (size_t i = 0; i < 64; ++i) {
@@ -329,14 +329,15 @@ TEST(Sched, BadInputGivesAStatusAndAMessage) {
     ASSERT_NE(m, nullptr) << gk_last_error(ctx.get());
     ASSERT_EQ(gk_build_forward_expand(g, m), GK_STATUS_SUCCESS);
     EXPECT_EQ(gk_sched_alloc_graph(s.get(), g), GK_STATUS_UNSUPPORTED);
-    EXPECT_TRUE(error_has("node 0 'scores': no backend supports op MUL_MAT (backends: CPU)")) << gk_backend_last_error();
+    EXPECT_TRUE(error_has("node 0 'scores': no backend supports op MUL_MAT (backends: CPU)"))
+        << gk_backend_last_error();
     EXPECT_EQ(gk_sched_graph_compute(s.get(), g), GK_STATUS_UNSUPPORTED);
     EXPECT_EQ(gk_sched_get_n_splits(s.get()), 0);
 
     backend_double dbl("REFUSER", GK_OP_MUL, false);  // alone, without a CPU to fall back on
     gk_backend_t   only[] = {dbl.backend()};
     sched_ptr      s2(gk_sched_new(only, 1));
-    gk_tensor *    x = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 8);
+    gk_tensor *    x  = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 8);
     gk_cgraph *    g2 = gk_new_graph(ctx.get());
     ASSERT_EQ(gk_build_forward_expand(g2, gk_set_name(gk_mul(ctx.get(), x, x), "prod")), GK_STATUS_SUCCESS);
     EXPECT_EQ(gk_sched_alloc_graph(s2.get(), g2), GK_STATUS_UNSUPPORTED);

@@ -32,9 +32,10 @@ int view_backend(const gk_sched & s, const assignment & a, const gk_tensor * nod
     }
     const int b = first_backend(s, memory_of(s, a, node->view_src), node);
     if (b < 0) {
-        backend_error("sched: node %d '%s' views '%s', and no backend that can address it supports op %s "
-                      "(backends: %s)",
-                      i, node->name, node->view_src->name, gk_op_name(node->op), backend_names(s).c_str());
+        backend_error(
+            "sched: node %d '%s' views '%s', and no backend that can address it supports op %s "
+            "(backends: %s)",
+            i, node->name, node->view_src->name, gk_op_name(node->op), backend_names(s).c_str());
     }
     return b;
 }
@@ -45,9 +46,10 @@ int by_rules(const gk_sched & s, const assignment & a, const gk_tensor * node, i
         const gk_backend_buffer_type_t m = preplaced_memory(storage(node));
         const int                      b = first_backend(s, m, node);
         if (b < 0) {
-            backend_error("sched: node %d '%s' lives in %s memory, and no backend that can address it supports "
-                          "op %s (backends: %s)",
-                          i, node->name, gk_backend_buft_name(m), gk_op_name(node->op), backend_names(s).c_str());
+            backend_error(
+                "sched: node %d '%s' lives in %s memory, and no backend that can address it supports "
+                "op %s (backends: %s)",
+                i, node->name, gk_backend_buft_name(m), gk_op_name(node->op), backend_names(s).c_str());
         }
         pinned = b >= 0;
         return b;
@@ -75,8 +77,8 @@ int by_rules(const gk_sched & s, const assignment & a, const gk_tensor * node, i
             return static_cast<int>(b);
         }
     }
-    backend_error("sched: node %d '%s': no backend supports op %s (backends: %s)", i, node->name,
-                  gk_op_name(node->op), backend_names(s).c_str());
+    backend_error("sched: node %d '%s': no backend supports op %s (backends: %s)", i, node->name, gk_op_name(node->op),
+                  backend_names(s).c_str());
     return -1;
 }
 

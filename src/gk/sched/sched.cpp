@@ -64,9 +64,9 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
     if ((st = make_splits(s, g, a, splits)) != GK_STATUS_SUCCESS) {
         return st;
     }
-    const auto mem = [&s](int backend) { return s.mem_of_backend[static_cast<size_t>(backend)]; };
-    std::vector<gk_tensor *>                   nodes;
-    std::vector<int>                           node_ids;
+    const auto               mem = [&s](int backend) { return s.mem_of_backend[static_cast<size_t>(backend)]; };
+    std::vector<gk_tensor *> nodes;
+    std::vector<int>         node_ids;
     std::vector<const std::vector<redirect> *> lists;
     for (const split & sp : splits) {
         for (const stage & t : sp.stages) {
@@ -117,15 +117,16 @@ gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
     const split & sp = s.splits[k];
     for (const stage & t : sp.stages) {
         if (gk_nbytes(t.root) > 0 && gk_backend_tensor_copy(t.root, t.copy) != GK_STATUS_SUCCESS) {
-            backend_error("sched: split %zu: staging '%s': %s", k, t.root->name, std::string(gk_backend_last_error()).c_str());
+            backend_error("sched: split %zu: staging '%s': %s", k, t.root->name,
+                          std::string(gk_backend_last_error()).c_str());
             return GK_STATUS_FAILED;
         }
     }
-    gk_cgraph sub = *g;
-    sub.nodes     = g->nodes + sp.first;
-    sub.n_nodes   = sp.n;
-    sub.leafs     = nullptr;
-    sub.n_leafs   = 0;
+    gk_cgraph sub        = *g;
+    sub.nodes            = g->nodes + sp.first;
+    sub.n_nodes          = sp.n;
+    sub.leafs            = nullptr;
+    sub.n_leafs          = 0;
     gk_backend_t backend = s.backends[static_cast<size_t>(sp.backend)];
     gk_status    st;
     {
@@ -279,7 +280,7 @@ bool gk_sched_get_split(gk_sched_t sched, int i, gk_sched_split * split) {
         return false;
     }
     const gk::sched::split & sp = sched->splits[static_cast<size_t>(i)];
-    *split = {sp.backend, sp.first, sp.n, static_cast<int>(sp.stages.size())};
+    *split                      = {sp.backend, sp.first, sp.n, static_cast<int>(sp.stages.size())};
     return true;
 }
 

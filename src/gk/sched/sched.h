@@ -13,10 +13,10 @@ namespace gk::sched {
 
 /// Where each tensor of one graph computes or lives.
 struct assignment {
-    std::unordered_map<const gk_tensor *, int> backend;  // node, leaf or source -> backend index
-    std::vector<int>  node_backend;                       // by node index
-    std::vector<char> pinned;                             // by node index: rule 1 or 2 placed it
-    std::vector<char> view;                               // by node index: storage is another tensor's
+    std::unordered_map<const gk_tensor *, int> backend;       // node, leaf or source -> backend index
+    std::vector<int>                           node_backend;  // by node index
+    std::vector<char>                          pinned;        // by node index: rule 1 or 2 placed it
+    std::vector<char>                          view;          // by node index: storage is another tensor's
 };
 
 /// A value a split reads from memory its backend cannot address: `copy` (in the split's
@@ -38,7 +38,7 @@ struct split {
     int                      first;
     int                      n;
     std::vector<stage>       stages;
-    std::vector<gk_tensor *> views;      // views of staging copies, in creation order
+    std::vector<gk_tensor *> views;  // views of staging copies, in creation order
     std::vector<redirect>    redirects;
 };
 
@@ -51,10 +51,10 @@ struct gk_sched {
     gk_gallocr_t                          galloc = nullptr;
     gk_context *                          ctx    = nullptr;  // staging tensors of the last graph
 
-    const gk_cgraph *                   graph = nullptr;  // the graph last allocated
-    int                                 graph_nodes = -1;
-    gk::sched::assignment               assigned;
-    std::vector<gk::sched::split>       splits;
+    const gk_cgraph *             graph       = nullptr;  // the graph last allocated
+    int                           graph_nodes = -1;
+    gk::sched::assignment         assigned;
+    std::vector<gk::sched::split> splits;
 };
 
 namespace gk::sched {

@@ -75,9 +75,8 @@ gk_status make_splits(gk_sched & s, const gk_cgraph * g, const assignment & a, s
         split &     sp   = out[r.split];
         gk_tensor * src  = r.node->src[r.index];
         gk_tensor * root = const_cast<gk_tensor *>(storage(src));
-        auto        it   = std::find_if(sp.stages.begin(), sp.stages.end(), [root](const stage & st) {
-            return st.root == root;
-        });
+        auto        it   = std::find_if(sp.stages.begin(), sp.stages.end(),
+                                        [root](const stage & st) { return st.root == root; });
         if (it == sp.stages.end()) {
             gk_tensor * copy = gk_new_tensor(s.ctx, root->type, 4, root->ne);
             if (!copy) {
