@@ -255,6 +255,45 @@ TEST(Sched, SmoothingMovesALoneNodeThatIsNotPinned) {
     }
 }
 
+TEST(Sched, AViewOfDeviceMemoryIsReadThroughAViewOfItsCopy) {
+    // v, row 3 of a weight in device memory, is a view pinned with its storage (rule 1);
+    // y = v + x runs on the CPU (the device refuses add), which reads v through a view
+    // of the staged copy of the whole weight, at v's offset.
+    backend_double dev("FAKEDEV", GK_OP_ADD, true);
+    backend_ptr    cpu(gk_backend_cpu_init());
+    gk_backend_t   list[] = {dev.backend(), cpu.get()};
+    sched_ptr      s(gk_sched_new(list, 2));
+    auto           wctx = make_ctx(gk_tensor_overhead(), true);
+    gk_tensor *    w    = gk_new_tensor_2d(wctx.get(), GK_TYPE_F32, 32, 8);
+    buffer_ptr     wbuf(gk_backend_alloc_ctx_tensors_from_buft(wctx.get(), dev.buft()));
+    ASSERT_NE(wbuf, nullptr) << gk_backend_last_error();
+    fill_random(w, 9, 1.0f);
+    auto        ctx = graph_ctx();
+    gk_tensor * x   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 32);
+    gk_tensor * v   = gk_view_1d(ctx.get(), w, 32, 3 * w->nb[1]);
+    gk_tensor * y   = gk_add(ctx.get(), v, x);
+    gk_cgraph * g   = gk_new_graph(ctx.get());
+    ASSERT_EQ(gk_build_forward_expand(g, y), GK_STATUS_SUCCESS);
+    ASSERT_EQ(gk_sched_alloc_graph(s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), v), dev.backend());
+    EXPECT_TRUE(gk_sched_is_pinned(s.get(), v));
+    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), y), cpu.get());
+    EXPECT_EQ(gk_sched_get_n_copies(s.get()), 1);
+    EXPECT_EQ(gk_sched_get_buffer_size(s.get(), cpu.get()), aligned(gk_backend_cpu_buffer_type(), x) +
+                                                                aligned(gk_backend_cpu_buffer_type(), w) +
+                                                                aligned(gk_backend_cpu_buffer_type(), y));
+    fill_random(x, 4, 1.0f);
+    ASSERT_EQ(gk_sched_graph_compute(s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    const auto         ws = random_values(32 * 8, 9, 1.0f);
+    const auto         xs = random_values(32, 4, 1.0f);
+    std::vector<float> out(32);
+    ASSERT_EQ(gk_backend_tensor_get(y, out.data(), 0, sizeof(float) * 32), GK_STATUS_SUCCESS);
+    for (size_t i = 0; i < 32; ++i) {
+        EXPECT_EQ(out[i], ws[3 * 32 + i] + xs[i]) << i;
+    }
+    EXPECT_EQ(dev.problem, "");
+}
+
 TEST(Sched, EachMemoryIsAccountedToTheByte) {
     // The scheduler: the pin graph (every value held) puts x, a, out and the staged copy
     // of m in host memory, and m and the staged copy of a in the device's.
