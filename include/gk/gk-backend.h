@@ -160,6 +160,10 @@ gk_backend_t             gk_backend_dev_init(gk_backend_dev_t dev, const char * 
 gk_backend_buffer_type_t gk_backend_dev_buffer_type(gk_backend_dev_t dev);
 bool                     gk_backend_dev_supports_op(gk_backend_dev_t dev, const struct gk_tensor * op);
 bool                     gk_backend_dev_supports_buft(gk_backend_dev_t dev, gk_backend_buffer_type_t buft);
+/** The device's in-place policy: true when its kernel for `node` may write the result
+ *  over node->src[0] when the two have the same type, shape and strides (the graph
+ *  allocator then may place them on the same storage). False for a NULL device or node. */
+bool                     gk_backend_dev_can_run_in_place(gk_backend_dev_t dev, const struct gk_tensor * node);
 /** The device's feature pairs, ended by an entry whose name is NULL. */
 const struct gk_backend_feature * gk_backend_dev_features(gk_backend_dev_t dev);
 

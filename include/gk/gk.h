@@ -292,7 +292,7 @@ struct gk_init_params {
 /** Create a context. Returns NULL when mem_size is 0 or the arena cannot be allocated. */
 struct gk_context * gk_init(struct gk_init_params params);
 
-/** Free a context, its arena (when gk_init allocated it) and its thread pool. NULL is ok. */
+/** Free a context and its arena (when gk_init allocated it). NULL is ok. */
 void gk_free(struct gk_context * ctx);
 
 /** Message of the most recent error recorded in ctx, "" when none. Valid until the
@@ -626,14 +626,19 @@ struct gk_context * gk_graph_context(const struct gk_cgraph * graph);
 /* Compute (CPU)                                                                         */
 
 /** Evaluate the nodes of graph in order on n_threads threads (>= 1; clamped to 512).
- *  Every node and leaf must have data. Threads come from a pool owned by the graph's
- *  context and kept between calls; n_threads may change from call to call. The result
- *  is bit identical for every n_threads. Returns GK_STATUS_SUCCESS, or an error with
- *  the message in gk_last_error(gk_graph_context(graph)); on error the nodes after the
- *  failing one are not computed. Not reentrant for one context. */
+ *  Every node and leaf must have data. Threads come from a pool of the calling thread,
+ *  kept between calls (a CPU backend has a pool of its own); n_threads may change from
+ *  call to call. The result is bit identical for every n_threads. Returns
+ *  GK_STATUS_SUCCESS, or an error with the message in
+ *  gk_last_error(gk_graph_context(graph)) (GK_STATUS_UNSUPPORTED, before anything runs,
+ *  for a node gk_cpu_supports_op refuses); on error the nodes after the failing one are
+ *  not computed. Two threads may compute two graphs at once when the graphs share no
+ *  context. */
 enum gk_status gk_graph_compute(struct gk_cgraph * graph, int n_threads);
 
-/** True when the CPU compute pass has a kernel for this node's op and types. */
+/** True when the CPU compute pass has a kernel for this node's op and can read its
+ *  types (a mul_mat / mul_mat_id weight and a flash_attn_ext K need a CPU dot product
+ *  for their type at their row length: the builders no longer check that). */
 bool gk_cpu_supports_op(const struct gk_tensor * node);
 
 #ifdef __cplusplus

@@ -2,8 +2,6 @@
 // data are carved from, the object list over it, and the last-error slot.
 #include "internal.h"
 
-#include "cpu/pool.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,7 +86,6 @@ void gk_free(gk_context * ctx) {
     if (!ctx) {
         return;
     }
-    delete ctx->pool;
     if (ctx->mem_owned) {
         std::free(ctx->mem);
     }

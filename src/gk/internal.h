@@ -10,10 +10,6 @@
 #include <cstdint>
 #include <string>
 
-namespace gk::cpu {
-class thread_pool;
-}
-
 /// One arena allocation: a header followed (at the next GK_MEM_ALIGN boundary) by the
 /// object. The headers form a singly linked list in creation order.
 struct gk_object {
@@ -31,7 +27,6 @@ struct gk_context {
     gk_object *     first     = nullptr;
     gk_object *     last      = nullptr;
     char            error[512] = {};
-    gk::cpu::thread_pool * pool = nullptr;  // created by the first gk_graph_compute
 };
 
 namespace gk {
@@ -64,6 +59,10 @@ void set_default_strides(gk_tensor * t);
 
 /// "[4, 3, 1, 1] f32" (for messages).
 std::string describe(const gk_tensor * t);
+
+/// True for the ops that only alias memory (none, view, reshape, permute, transpose):
+/// every backend skips them at compute time (view.cpp).
+bool is_layout_op(gk_op op);
 
 /// F32, F16 or BF16.
 bool is_float_type(gk_type type);

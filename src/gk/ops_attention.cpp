@@ -2,8 +2,6 @@
 // ALiBi, sinks), diag_mask_inf / diag_mask_zero, rope, flash_attn_ext.
 #include "internal.h"
 
-#include "cpu/vec_dot.h"
-
 #include <cmath>
 
 using gk::builder;
@@ -152,10 +150,11 @@ gk_tensor * gk_flash_attn_ext(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk
     if (!bd.inputs(q, k, v) || !bd.type_is(q, GK_TYPE_F32, "q") || !bd.decodable(v, "v")) {
         return nullptr;
     }
-    // The CPU scores a key with vec_dot (cpu/vec_dot.h), the K row as the weight row.
-    if (!gk::cpu::vec_dot_row_ok(k->type, k->ne[0])) {
-        bd.fail("k %s: type %s has no dot product for rows of %lld elements", describe(k).c_str(),
-                gk_type_name(k->type), static_cast<long long>(k->ne[0]));
+    // A key is scored as a dot of its K row, so rows are whole blocks of K's type; whether
+    // a backend has that dot is its supports_op's question.
+    if (!gk_row_len_ok(k->type, k->ne[0])) {
+        bd.fail("k %s: rows of %lld elements are not whole blocks of %s", describe(k).c_str(),
+                static_cast<long long>(k->ne[0]), gk_type_name(k->type));
         return nullptr;
     }
     if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2] || k->ne[2] == 0 ||

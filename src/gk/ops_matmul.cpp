@@ -1,19 +1,17 @@
 // ops_matmul.cpp - builders of the matrix products: mul_mat, mul_mat_id, out_prod.
 #include "internal.h"
 
-#include "cpu/vec_dot.h"
-
 namespace {
 
-/// The CPU's definition of these products is vec_dot (cpu/vec_dot.h): the weight type
-/// needs a dot, and K must be a whole number of blocks of it and of its activation type.
+/// A weight of dense rows, each a whole number of blocks of its type. Whether a
+/// backend has a product for that type is its supports_op's question, not the builder's.
 bool dot_ok(gk::builder & bd, const gk_tensor * w, const char * what) {
     if (!bd.dense_rows(w, what)) {
         return false;
     }
-    return gk::cpu::vec_dot_row_ok(w->type, w->ne[0]) ||
-           bd.fail("%s %s: type %s has no dot product for rows of %lld elements", what, gk::describe(w).c_str(),
-                   gk_type_name(w->type), static_cast<long long>(w->ne[0]));
+    return gk_row_len_ok(w->type, w->ne[0]) ||
+           bd.fail("%s %s: rows of %lld elements are not whole blocks of %s", what, gk::describe(w).c_str(),
+                   static_cast<long long>(w->ne[0]), gk_type_name(w->type));
 }
 
 } // namespace

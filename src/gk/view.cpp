@@ -116,6 +116,12 @@ gk_tensor * reshape_to(gk_context * ctx, gk_tensor * a, const int64_t ne[4]) {
 }
 
 } // namespace
+
+bool is_layout_op(gk_op op) {
+    return op == GK_OP_NONE || op == GK_OP_VIEW || op == GK_OP_RESHAPE || op == GK_OP_PERMUTE ||
+           op == GK_OP_TRANSPOSE;
+}
+
 } // namespace gk
 
 using gk::builder;

@@ -75,7 +75,9 @@ public:
     }
 
     /** Whether `t` can be the weight of a matrix product (`product`) or the table of a row
-     *  lookup: the builder of that op is asked, on a throw-away context. */
+     *  lookup: the builder of that op is asked, on a throw-away context, and then the CPU
+     *  (gk-run's backend) whether it can compute the op (a product needs a CPU dot product
+     *  for the weight's type, which the builder does not check). */
     bool readable(gk_tensor * t, const char * role, bool product) {
         gk_init_params ip{};
         ip.mem_size = 4 * gk_tensor_overhead();
@@ -87,10 +89,15 @@ public:
         }
         gk_tensor * x  = product ? gk_new_tensor_2d(probe, GK_TYPE_F32, t->ne[0], 1)
                                  : gk_new_tensor_1d(probe, GK_TYPE_I32, 1);
-        const bool  ok = x && (product ? gk_mul_mat(probe, t, x) : gk_get_rows(probe, t, x)) != nullptr;
+        gk_tensor * op = x ? (product ? gk_mul_mat(probe, t, x) : gk_get_rows(probe, t, x)) : nullptr;
+        const bool  ok = op && gk_cpu_supports_op(op);
         if (!ok) {
+            const std::string why = !op       ? std::string(gk_last_error(probe))
+                                    : product ? "the CPU has no dot product for its rows of " +
+                                                    std::to_string(t->ne[0]) + " elements"
+                                              : std::string("the CPU has no kernel for it");
             fail("tensor " + std::string(t->name) + " (" + role + ") is " + gk_type_name(t->type) + ", which gk's " +
-                 (product ? "matrix product" : "row lookup") + " cannot read: " + gk_last_error(probe));
+                 (product ? "matrix product" : "row lookup") + " cannot read: " + why);
         }
         gk_free(probe);
         return ok;

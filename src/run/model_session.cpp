@@ -75,8 +75,9 @@ std::unique_ptr<Session> Session::create(const Model & model, const session_para
     gp.no_alloc    = true;
     s->graph_ctx_  = gk_init(gp);
     s->graph_      = s->graph_ctx_ ? gk_new_graph_custom(s->graph_ctx_, graph_size, false) : nullptr;
-    s->galloc_     = gk_gallocr_new(gk_backend_cpu_buffer_type());
-    if (!s->graph_ || !s->galloc_) {
+    s->cpu_        = gk_backend_cpu_init();
+    s->sched_      = s->cpu_ ? gk_sched_new(&s->cpu_, 1) : nullptr;
+    if (!s->graph_ || !s->sched_) {
         if (error) *error = "out of memory for the compute graph";
         return nullptr;
     }
@@ -85,11 +86,12 @@ std::unique_ptr<Session> Session::create(const Model & model, const session_para
 }
 
 Session::~Session() {
-    gk_gallocr_free(galloc_);
+    gk_sched_free(sched_);
+    gk_backend_free(cpu_);
     gk_free(graph_ctx_);
 }
 
-size_t Session::compute_bytes() const { return gk_gallocr_get_buffer_size(galloc_, 0); }
+size_t Session::compute_bytes() const { return gk_sched_get_buffer_size(sched_, cpu_); }
 
 bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error) {
     const hparams & hp       = model_->hp();
@@ -174,7 +176,7 @@ bool Session::eval_ubatch(std::span<const token_id> tokens, std::vector<float> *
     forward_tensors ft;
     bool            ok = build_forward(ctx, graph_, *model_, *kv_, n_tokens, n_kv, logits != nullptr, ft);
     if (!ok && error) *error = std::string("building the graph: ") + gk_last_error(ctx);
-    if (ok && !gk_gallocr_alloc_graph(galloc_, graph_)) {
+    if (ok && gk_sched_alloc_graph(sched_, graph_) != GK_STATUS_SUCCESS) {
         ok = false;
         if (error) *error = std::string("allocating the graph: ") + gk_backend_last_error();
     }
@@ -193,12 +195,11 @@ bool Session::eval_ubatch(std::span<const token_id> tokens, std::vector<float> *
         }
     }
     if (ok) {
-        const bool           batch = n_tokens > 1 && params_.n_threads_batch > 0;
-        const enum gk_status st    = gk_graph_compute(graph_, batch ? params_.n_threads_batch : params_.n_threads);
-        if (st != GK_STATUS_SUCCESS) {
-            ok = false;
-            if (error) *error = std::string("compute: ") + gk_last_error(graph_ctx_);
-        }
+        const bool batch = n_tokens > 1 && params_.n_threads_batch > 0;
+        const int  nth   = std::max(1, batch ? params_.n_threads_batch : params_.n_threads);
+        ok = gk_backend_cpu_set_n_threads(cpu_, nth) == GK_STATUS_SUCCESS &&
+             gk_sched_graph_compute(sched_, graph_) == GK_STATUS_SUCCESS;
+        if (!ok && error) *error = std::string("compute: ") + gk_backend_last_error();
     }
     if (ok && logits) {
         logits->resize(static_cast<size_t>(hp.n_vocab));

@@ -2,8 +2,8 @@
 //
 // Session::eval takes a batch of tokens (the whole prompt, or one sampled token) and
 // evaluates it in micro-batches of at most n_ubatch tokens, in order: for each it builds
-// the forward graph (mul_mat with n = micro-batch size), places its tensors with the
-// graph allocator and computes it on the CPU; the logits of the batch's last token come
+// the forward graph (mul_mat with n = micro-batch size), places its tensors and computes
+// it with a scheduler (gk-sched.h) over the session's CPU backend; the logits of the batch's last token come
 // from the last micro-batch. Position p is kept in cache cell p; a batch that would pass
 // n_ctx is refused with an error before anything is computed. context_shift() makes room
 // (llama.cpp's context shift) by re-evaluating the tokens it keeps from position 0.
@@ -18,7 +18,7 @@
 #include "kv_cache.h"
 #include "model.h"
 
-#include "gk/gk-alloc.h"
+#include "gk/gk-sched.h"
 
 #include <memory>
 #include <span>
@@ -107,10 +107,11 @@ private:
     const Model *            model_ = nullptr;
     session_params           params_;
     std::unique_ptr<KvCache> kv_;
-    gk_context *             graph_ctx_ = nullptr;  // holds the graph (and the thread pool)
+    gk_context *             graph_ctx_ = nullptr;  // holds the graph
     gk_cgraph *              graph_     = nullptr;
     std::vector<uint8_t>     arena_;                // tensor structs of each step's graph
-    gk_gallocr_t             galloc_ = nullptr;
+    gk_backend_t             cpu_    = nullptr;  // the session's CPU backend (and its thread pool)
+    gk_sched_t               sched_  = nullptr;  // over cpu_ alone: one split, one buffer
     int64_t                  n_past_ = 0;
     std::vector<token_id>    tokens_;               // the token of each cell below n_past_
 };

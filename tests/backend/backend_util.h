@@ -97,14 +97,16 @@ struct layer_weights {
     gk_tensor * w_down;
 };
 
-/// Weights in a no_alloc context, placed in one CPU buffer by gk_backend_alloc_ctx_tensors.
+/// Weights in a no_alloc context, placed in one buffer of buft (the CPU's by default) by
+/// gk_backend_alloc_ctx_tensors_from_buft.
 struct transformer_weights {
     ctx_ptr                    ctx;
     buffer_ptr                 buffer;
     std::vector<layer_weights> layers;
     gk_tensor *                out_norm = nullptr;
 
-    explicit transformer_weights(const transformer_dims & d) {
+    explicit transformer_weights(const transformer_dims &     d,
+                                 gk_backend_buffer_type_t buft = gk_backend_cpu_buffer_type()) {
         const int n_per_layer = 9;
         ctx = make_ctx(static_cast<size_t>(d.n_layer * n_per_layer + 1) * gk_tensor_overhead(), true);
         uint32_t   seed = 1;
@@ -120,7 +122,7 @@ struct transformer_weights {
                               mat(d.n_ff, d.n_embd)});
         }
         out_norm = vec(d.n_embd);
-        buffer.reset(gk_backend_alloc_ctx_tensors_from_buft(ctx.get(), gk_backend_cpu_buffer_type()));
+        buffer.reset(gk_backend_alloc_ctx_tensors_from_buft(ctx.get(), buft));
         EXPECT_NE(buffer, nullptr) << gk_backend_last_error();
         gk_backend_buffer_set_usage(buffer.get(), GK_BACKEND_BUFFER_USAGE_WEIGHTS);
         for (gk_tensor * t = gk_get_first_tensor(ctx.get()); t; t = gk_get_next_tensor(ctx.get(), t)) {

@@ -181,6 +181,17 @@ TEST(Backend, CpuBackendComputesAGraph) {
     gk_tensor * b   = gk_new_tensor_2d(ctx.get(), GK_TYPE_F32, 8, 3);
     gk_tensor * s   = gk_add(ctx.get(), a, b);
     EXPECT_TRUE(gk_backend_supports_op(cpu.get(), s));
+    // The in-place policy the graph allocator asks of a buffer type's device.
+    gk_backend_dev_t dev = gk_backend_get_device(cpu.get());
+    EXPECT_TRUE(gk_backend_dev_can_run_in_place(dev, s));
+    EXPECT_FALSE(gk_backend_dev_can_run_in_place(dev, gk_mul_mat(ctx.get(), a, b)));
+    EXPECT_FALSE(gk_backend_dev_can_run_in_place(nullptr, s));
+    EXPECT_FALSE(gk_backend_dev_can_run_in_place(dev, nullptr));
+    // supports_op asks for a dot product of the weight's type, which the builder does not.
+    gk_tensor * wi = gk_new_tensor_2d(ctx.get(), GK_TYPE_I32, 8, 3);
+    gk_tensor * mi = gk_mul_mat(ctx.get(), wi, a);
+    ASSERT_NE(mi, nullptr) << gk_last_error(ctx.get());
+    EXPECT_FALSE(gk_backend_supports_op(cpu.get(), mi));
     gk_cgraph * g = gk_new_graph(ctx.get());
     ASSERT_EQ(gk_build_forward_expand(g, s), GK_STATUS_SUCCESS);
     buffer_ptr buf(gk_backend_alloc_ctx_tensors(ctx.get(), cpu.get()));

@@ -369,9 +369,17 @@ TEST(OpsAttention, FlashAttnExtValueSumIsTheScalarLoop) {
 }
 
 TEST(OpsAttention, FlashAttnExtNeedsADotForK) {
+    // The builder takes any K of whole-block rows; the CPU's supports_op and its compute
+    // pass refuse a K type it has no dot product for, naming it, before anything runs.
     env         e;
     gk_tensor * k = gk_new_tensor_3d(e.ctx, GK_TYPE_I32, 16, 4, 1);
-    EXPECT_EQ(gk_flash_attn_ext(e.ctx, e.f32(16, 2, 1), k, e.f32(8, 4, 1), nullptr, 1.0f, 0.0f, 0.0f), nullptr);
+    std::memset(k->data, 0, gk_nbytes(k));
+    gk_tensor * a = gk_flash_attn_ext(e.ctx, e.f32(16, 2, 1), k, e.f32(8, 4, 1), nullptr, 1.0f, 0.0f, 0.0f);
+    ASSERT_NE(a, nullptr) << gk_last_error(e.ctx);
+    EXPECT_FALSE(gk_cpu_supports_op(a));
+    gk_cgraph * g = gk_new_graph(e.ctx);
+    ASSERT_EQ(gk_build_forward_expand(g, a), GK_STATUS_SUCCESS);
+    EXPECT_EQ(gk_graph_compute(g, 2), GK_STATUS_UNSUPPORTED);
     EXPECT_NE(std::string(gk_last_error(e.ctx)).find("type i32 has no dot product for rows of 16 elements"),
               std::string::npos)
         << gk_last_error(e.ctx);

@@ -7,9 +7,9 @@
 //    views still need its storage). A node is given an offset just before it runs; a
 //    tensor whose counts both reach zero after a node has run gives its range back to
 //    its buffer's free list, where a later node can take it. A view has no storage of
-//    its own: it holds its source until its own counts reach zero. A node whose op the
-//    compute pass can run in place (gk::cpu::runs_in_place) takes over its src[0]'s
-//    range instead when nothing else needs that source any more. Nothing is written to
+//    its own: it holds its source until its own counts reach zero. A node that the device of
+//    its buffer type says can run in place (gk_backend_dev_can_run_in_place) takes over
+//    its src[0]'s range instead when nothing else needs that source any more. Nothing is written to
 //    the graph; the result is a plan (an offset per placed tensor) and a size per buffer.
 //
 // 2. Apply: grow each buffer to its size if it is smaller, then point every placed
@@ -21,10 +21,10 @@
 #include "gk/gk-alloc.h"
 
 #include "../backend/impl.h"
-#include "../cpu/dispatch.h"
 #include "../debug.h"
 #include "../graph.h"
 #include "free_list.h"
+#include "gallocr.h"
 
 #include <cstring>
 #include <new>
@@ -186,7 +186,7 @@ void planner::place(gk_tensor * t) {
 
 bool planner::place_in_place(gk_tensor * node) {
     gk_tensor * p = node->src[0];
-    if (!reuse_ || !p || !cpu::runs_in_place(node->op)) {
+    if (!reuse_ || !p) {
         return false;
     }
     gk_tensor *    o  = p->view_src ? p->view_src : p;
@@ -207,7 +207,10 @@ bool planner::place_in_place(gk_tensor * node) {
     if (p != o && (p->view_offs != 0 || os.n_children != 0 || os.n_views != 1)) {
         return false;  // through a view: only when the view is the source's last holder
     }
-    const slot & s    = slots_[static_cast<size_t>(ns.slot)];
+    const slot & s = slots_[static_cast<size_t>(ns.slot)];
+    if (!gk_backend_dev_can_run_in_place(gk_backend_buft_get_device(s.buft), node)) {
+        return false;
+    }
     const size_t need = align_up(gk_backend_buft_get_alloc_size(s.buft, node), gk_backend_buft_get_alignment(s.buft));
     if (need > os.size) {
         return false;
@@ -303,6 +306,19 @@ struct gk_gallocr {
 };
 
 namespace gk::alloc {
+
+bool owns_buffer(const gk_gallocr * galloc, const gk_backend_buffer * buffer) {
+    if (!galloc || !buffer) {
+        return false;
+    }
+    for (const slot & s : galloc->slots) {
+        if (s.proxy == buffer) {
+            return true;
+        }
+    }
+    return false;
+}
+
 namespace {
 
 /// Grow slot s to `size` bytes if it is smaller (or has no memory yet).

@@ -114,6 +114,10 @@ bool gk_backend_dev_supports_buft(gk_backend_dev_t dev, gk_backend_buffer_type_t
     return dev && buft && dev->iface.supports_buft(dev, buft);
 }
 
+bool gk_backend_dev_can_run_in_place(gk_backend_dev_t dev, const gk_tensor * node) {
+    return dev && node && dev->iface.can_run_in_place && dev->iface.can_run_in_place(dev, node);
+}
+
 const gk_backend_feature * gk_backend_dev_features(gk_backend_dev_t dev) {
     static const gk_backend_feature none[] = {{nullptr, nullptr}};
     return dev && dev->iface.get_features ? dev->iface.get_features(dev) : none;

@@ -1,9 +1,12 @@
 // cpu.cpp - the CPU backend: host-memory buffers (owned, or over caller memory), the
-// CPU device, and a backend that runs gk_graph_compute on n threads.
+// CPU device, and a backend that runs the compute pass on n threads of its own pool.
 #include "impl.h"
 
 #include "../cpu/cpu_features.h"
+#include "../cpu/compute.h"
+#include "../cpu/dispatch.h"
 #include "../cpu/kernel_set.h"
+#include "../cpu/pool.h"
 #include "../debug.h"
 
 #include <algorithm>
@@ -80,8 +83,10 @@ bool cpu_buft_is_host(gk_backend_buffer_type_t) { return true; }
 
 // ---- backend --------------------------------------------------------------------------
 
+/// A CPU backend: its thread count and its own pool of workers.
 struct cpu_backend_context {
-    int n_threads;
+    int              n_threads;
+    cpu::thread_pool pool;
 };
 
 const char * cpu_backend_name(gk_backend_t) { return "CPU"; }
@@ -89,7 +94,8 @@ const char * cpu_backend_name(gk_backend_t) { return "CPU"; }
 void cpu_backend_free(gk_backend_t b) { delete static_cast<cpu_backend_context *>(b->context); }
 
 gk_status cpu_graph_compute(gk_backend_t b, gk_cgraph * graph) {
-    return gk_graph_compute(graph, static_cast<cpu_backend_context *>(b->context)->n_threads);
+    auto * ctx = static_cast<cpu_backend_context *>(b->context);
+    return cpu::graph_compute(graph, ctx->n_threads, ctx->pool);
 }
 
 // ---- device ---------------------------------------------------------------------------
@@ -112,7 +118,9 @@ gk_backend_t cpu_dev_init(gk_backend_dev_t, const char *) { return gk_backend_cp
 
 gk_backend_buffer_type_t cpu_dev_buffer_type(gk_backend_dev_t) { return gk_backend_cpu_buffer_type(); }
 
-bool cpu_dev_supports_op(gk_backend_dev_t, const gk_tensor * op) { return gk_cpu_supports_op(op); }
+bool cpu_dev_supports_op(gk_backend_dev_t, const gk_tensor * op) { return cpu::supports(op, nullptr, 0); }
+
+bool cpu_dev_can_run_in_place(gk_backend_dev_t, const gk_tensor * node) { return cpu::runs_in_place(node->op); }
 
 bool cpu_dev_supports_buft(gk_backend_dev_t, gk_backend_buffer_type_t buft) { return gk_backend_buft_is_host(buft); }
 
@@ -143,7 +151,7 @@ const gk_backend_feature * cpu_dev_features(gk_backend_dev_t) {
 
 gk_backend_device cpu_dev{
     {cpu_dev_name, cpu_dev_description, cpu_dev_memory, cpu_dev_type, cpu_dev_init, cpu_dev_buffer_type,
-     cpu_dev_supports_op, cpu_dev_supports_buft, cpu_dev_features},
+     cpu_dev_supports_op, cpu_dev_supports_buft, cpu_dev_features, cpu_dev_can_run_in_place},
     nullptr,
 };
 
@@ -165,7 +173,7 @@ extern "C" {
 
 gk_backend_t gk_backend_cpu_init(void) {
     const unsigned hw  = std::thread::hardware_concurrency();
-    auto *         ctx = new (std::nothrow) gk::cpu_backend_context{hw > 0 ? static_cast<int>(std::min(hw, 512u)) : 1};
+    auto *         ctx = new (std::nothrow) gk::cpu_backend_context{hw > 0 ? static_cast<int>(std::min(hw, 512u)) : 1, {}};
     auto *         b   = ctx ? new (std::nothrow) gk_backend{} : nullptr;
     if (!b) {
         delete ctx;

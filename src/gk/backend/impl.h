@@ -76,6 +76,9 @@ struct gk_backend_device_i {
     bool                     (*supports_op)(gk_backend_dev_t dev, const gk_tensor * op);
     bool                     (*supports_buft)(gk_backend_dev_t dev, gk_backend_buffer_type_t buft);
     const gk_backend_feature * (*get_features)(gk_backend_dev_t dev);  // optional: none
+    /// True when the device's kernel for node may write its result over node->src[0]
+    /// (same type, shape and strides). Optional: never.
+    bool                     (*can_run_in_place)(gk_backend_dev_t dev, const gk_tensor * node);
 };
 
 struct gk_backend_device {

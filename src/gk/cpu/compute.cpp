@@ -10,6 +10,7 @@
 #include "../debug.h"
 #include "../graph.h"
 #include "../internal.h"
+#include "compute.h"
 #include "dispatch.h"
 #include "pool.h"
 #include "rows.h"
@@ -119,8 +120,9 @@ void worker(void * arg, int ith) {
 /// Checks a node before anything runs and adds its step; an error status (message in
 /// ctx) when it cannot run.
 gk_status plan_node(gk_context * ctx, gk_tensor * node, int index, std::vector<step> & steps, size_t & work) {
-    if (node->op < 0 || node->op >= GK_OP_COUNT || !kernels().ops[node->op].run) {
-        set_error(ctx, "compute: node %d '%s': op %s has no CPU kernel", index, node->name, gk_op_name(node->op));
+    char why[160];
+    if (!supports(node, why, sizeof why)) {
+        set_error(ctx, "compute: node %d '%s': %s", index, node->name, why);
         return GK_STATUS_UNSUPPORTED;
     }
     if (!node->data) {
@@ -142,7 +144,7 @@ gk_status plan_node(gk_context * ctx, gk_tensor * node, int index, std::vector<s
     return GK_STATUS_SUCCESS;
 }
 
-gk_status compute(gk_cgraph * g, int n_threads) {
+gk_status compute(gk_cgraph * g, int n_threads, thread_pool & pool) {
     gk_context * ctx = g->ctx;
     const int    nth = n_threads < 1 ? 1 : (n_threads > 512 ? 512 : n_threads);
 
@@ -162,9 +164,6 @@ gk_status compute(gk_cgraph * g, int n_threads) {
     if (steps.empty()) {
         return GK_STATUS_SUCCESS;
     }
-    if (!ctx->pool) {
-        ctx->pool = new thread_pool;
-    }
     const size_t stride = scratch_bytes(work);
     std::unique_ptr<unsigned char, decltype(&std::free)> buffer(
         static_cast<unsigned char *>(std::aligned_alloc(64, stride * static_cast<size_t>(nth) + 64)), &std::free);
@@ -172,8 +171,8 @@ gk_status compute(gk_cgraph * g, int n_threads) {
         set_error(ctx, "compute: cannot allocate %zu bytes of scratch", stride * static_cast<size_t>(nth));
         return GK_STATUS_ALLOC_FAILED;
     }
-    run_state st{&steps, ctx->pool, buffer.get(), stride, nth, {}};
-    if (!ctx->pool->run(nth, worker, &st)) {
+    run_state st{&steps, &pool, buffer.get(), stride, nth, {}};
+    if (!pool.run(nth, worker, &st)) {
         set_error(ctx, "compute: cannot start %d threads", nth);
         return GK_STATUS_FAILED;
     }
@@ -187,27 +186,30 @@ gk_status compute(gk_cgraph * g, int n_threads) {
 }
 
 } // namespace
+
+gk_status graph_compute(gk_cgraph * graph, int n_threads, thread_pool & pool) {
+    if (!graph) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    try {
+        return compute(graph, n_threads, pool);
+    } catch (const std::bad_alloc &) {
+        set_error(graph->ctx, "compute: out of memory");
+        return GK_STATUS_ALLOC_FAILED;
+    }
+}
+
 } // namespace gk::cpu
 
 extern "C" {
 
 gk_status gk_graph_compute(gk_cgraph * graph, int n_threads) {
-    if (!graph) {
-        return GK_STATUS_INVALID_ARGUMENT;
-    }
-    try {
-        return gk::cpu::compute(graph, n_threads);
-    } catch (const std::bad_alloc &) {
-        gk::set_error(graph->ctx, "compute: out of memory");
-        return GK_STATUS_ALLOC_FAILED;
-    }
+    // Without a backend the calling thread's pool does the work: its workers live until
+    // the thread ends, so repeated computes pay the thread start-up once.
+    thread_local gk::cpu::thread_pool pool;
+    return gk::cpu::graph_compute(graph, n_threads, pool);
 }
 
-bool gk_cpu_supports_op(const gk_tensor * node) {
-    if (!node || node->op < 0 || node->op >= GK_OP_COUNT) {
-        return false;
-    }
-    return gk::cpu::is_layout_op(node->op) || gk::cpu::kernels().ops[node->op].run != nullptr;
-}
+bool gk_cpu_supports_op(const gk_tensor * node) { return gk::cpu::supports(node, nullptr, 0); }
 
 } // extern "C"

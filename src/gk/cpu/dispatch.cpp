@@ -1,6 +1,11 @@
 // dispatch.cpp - builds the op -> kernel table from the family files.
 #include "dispatch.h"
 
+#include "../internal.h"
+#include "vec_dot.h"
+
+#include <cstdio>
+
 namespace gk::cpu {
 namespace {
 
@@ -29,9 +34,30 @@ const kernel_table & kernels() {
     return t;
 }
 
-bool is_layout_op(gk_op op) {
-    return op == GK_OP_NONE || op == GK_OP_VIEW || op == GK_OP_RESHAPE || op == GK_OP_PERMUTE ||
-           op == GK_OP_TRANSPOSE;
+bool supports(const gk_tensor * node, char * why, size_t why_size) {
+    const auto refuse = [&](const char * fmt, auto... args) {
+        if (why && why_size > 0) {
+            std::snprintf(why, why_size, fmt, args...);
+        }
+        return false;
+    };
+    if (!node || node->op < 0 || node->op >= GK_OP_COUNT) {
+        return refuse("%s", node ? "op id out of range" : "node is NULL");
+    }
+    if (is_layout_op(node->op)) {
+        return true;
+    }
+    if (!kernels().ops[node->op].run) {
+        return refuse("op %s has no CPU kernel", gk_op_name(node->op));
+    }
+    const gk_tensor * dotted = node->op == GK_OP_MUL_MAT || node->op == GK_OP_MUL_MAT_ID ? node->src[0]
+                               : node->op == GK_OP_FLASH_ATTN_EXT                         ? node->src[1]
+                                                                                          : nullptr;
+    if (dotted && !vec_dot_row_ok(dotted->type, dotted->ne[0])) {
+        return refuse("op %s: type %s has no dot product for rows of %lld elements", gk_op_name(node->op),
+                      gk_type_name(dotted->type), static_cast<long long>(dotted->ne[0]));
+    }
+    return true;
 }
 
 bool runs_in_place(gk_op op) {

@@ -13,6 +13,8 @@
 
 #include "kernel.h"
 
+#include <cstddef>
+
 namespace gk::cpu {
 
 struct kernel_table {
@@ -22,8 +24,12 @@ struct kernel_table {
 /// The table (built once; thread-safe).
 const kernel_table & kernels();
 
-/// True for the ops that only alias memory and are skipped at compute time.
-bool is_layout_op(gk_op op);
+/// True when the compute pass can run node: a layout op, or an op with a kernel whose
+/// sources it can read - a matrix product (src[0]) or attention (K, src[1]) needs a dot
+/// product (vec_dot.h) for that type at that row length. Otherwise false, with the
+/// reason ("op mul_mat: type i32 has no dot product for rows of 16 elements") written
+/// to why (why_size bytes) when why is not null. This is the CPU's supports_op.
+bool supports(const gk_tensor * node, char * why, size_t why_size);
 
 /// True for the ops whose kernel may write its output over src[0] when the two have the
 /// same type, shape and strides: destination row r depends only on row r of src[0] (and

@@ -1,0 +1,310 @@
+// sched.cpp - the public functions of gk-sched.h: argument checks, the one allocation
+// of a graph with its staging tensors, and the split-by-split compute.
+//
+// The allocation hands the graph allocator one list of nodes: per split, its staging
+// copies (each reads its storage, so the storage stays live until the copy is taken),
+// the views of them, then the split's nodes, with every staged read redirected to its
+// copy while the allocator measures. Each node's buffer id is its backend's memory, so
+// the allocator keeps one buffer and one free list per memory in that single pass.
+#include "sched.h"
+
+#include "../backend/impl.h"
+#include "../graph.h"
+#include "../internal.h"
+
+#include <algorithm>
+#include <new>
+#include <string>
+
+using gk::backend_error;
+
+namespace gk::sched {
+namespace {
+
+/// Points every staged read of the splits at its copy for as long as it lives.
+class redirected {
+public:
+    explicit redirected(const std::vector<const std::vector<redirect> *> & lists) : lists_(lists) {
+        for (const auto * l : lists_) {
+            for (const redirect & r : *l) {
+                saved_.push_back(r.node->src[r.index]);
+                r.node->src[r.index] = r.with;
+            }
+        }
+    }
+    ~redirected() {
+        size_t i = 0;
+        for (const auto * l : lists_) {
+            for (const redirect & r : *l) {
+                r.node->src[r.index] = saved_[i++];
+            }
+        }
+    }
+    redirected(const redirected &)             = delete;
+    redirected & operator=(const redirected &) = delete;
+
+private:
+    std::vector<const std::vector<redirect> *> lists_;
+    std::vector<gk_tensor *>                   saved_;
+};
+
+gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
+    s.graph = nullptr;
+    s.splits.clear();
+    assignment a;
+    gk_status  st = assign(s, g, a);
+    if (st != GK_STATUS_SUCCESS) {
+        return st;
+    }
+    smooth(s, g, a);
+    if ((st = follow_views(s, g, a)) != GK_STATUS_SUCCESS) {
+        return st;
+    }
+    std::vector<split> splits;
+    if ((st = make_splits(s, g, a, splits)) != GK_STATUS_SUCCESS) {
+        return st;
+    }
+    const auto               mem = [&s](int backend) { return s.mem_of_backend[static_cast<size_t>(backend)]; };
+    std::vector<gk_tensor *> nodes;
+    std::vector<int>         node_ids;
+    std::vector<const std::vector<redirect> *> lists;
+    for (const split & sp : splits) {
+        for (const stage & t : sp.stages) {
+            nodes.push_back(t.copy);
+            node_ids.push_back(mem(sp.backend));
+        }
+        for (gk_tensor * v : sp.views) {
+            nodes.push_back(v);
+            node_ids.push_back(mem(sp.backend));
+        }
+        for (int i = sp.first; i < sp.first + sp.n; ++i) {
+            nodes.push_back(g->nodes[i]);
+            node_ids.push_back(mem(a.node_backend[static_cast<size_t>(i)]));
+        }
+        lists.push_back(&sp.redirects);
+    }
+    std::vector<int> leaf_ids(static_cast<size_t>(g->n_leafs), mem(static_cast<int>(s.backends.size()) - 1));
+    for (int i = 0; i < g->n_leafs; ++i) {
+        const auto it = a.backend.find(g->leafs[i]);
+        if (it != a.backend.end()) {
+            leaf_ids[static_cast<size_t>(i)] = mem(it->second);
+        }
+    }
+    gk_cgraph ag{};  // what the allocator reads of a graph: the node and leaf lists
+    ag.ctx     = g->ctx;
+    ag.size    = static_cast<int>(nodes.size());
+    ag.n_nodes = static_cast<int>(nodes.size());
+    ag.nodes   = nodes.data();
+    ag.n_leafs = g->n_leafs;
+    ag.leafs   = g->leafs;
+    {
+        redirected r(lists);
+        // With one memory every id is 0, which the allocator assumes without them.
+        const bool one_memory = s.mems.size() == 1;
+        if ((!one_memory && !gk_gallocr_reserve_n(s.galloc, &ag, node_ids.data(), leaf_ids.data())) ||
+            !gk_gallocr_alloc_graph(s.galloc, &ag)) {
+            return GK_STATUS_ALLOC_FAILED;  // the allocator's message stands
+        }
+    }
+    s.assigned    = std::move(a);
+    s.splits      = std::move(splits);
+    s.graph       = g;
+    s.graph_nodes = g->n_nodes;
+    return GK_STATUS_SUCCESS;
+}
+
+gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
+    const split & sp = s.splits[k];
+    for (const stage & t : sp.stages) {
+        if (gk_nbytes(t.root) > 0 && gk_backend_tensor_copy(t.root, t.copy) != GK_STATUS_SUCCESS) {
+            backend_error("sched: split %zu: staging '%s': %s", k, t.root->name,
+                          std::string(gk_backend_last_error()).c_str());
+            return GK_STATUS_FAILED;
+        }
+    }
+    gk_cgraph sub        = *g;
+    sub.nodes            = g->nodes + sp.first;
+    sub.n_nodes          = sp.n;
+    sub.leafs            = nullptr;
+    sub.n_leafs          = 0;
+    gk_backend_t backend = s.backends[static_cast<size_t>(sp.backend)];
+    gk_status    st;
+    {
+        redirected r({&sp.redirects});
+        st = gk_backend_graph_compute(backend, &sub);
+    }
+    if (st != GK_STATUS_SUCCESS) {
+        backend_error("sched: split %zu (%s, nodes %d..%d): %s", k, gk_backend_name(backend), sp.first,
+                      sp.first + sp.n - 1, gk_last_error(g->ctx));
+    }
+    return st;
+}
+
+bool checked(const gk_sched * s, const gk_cgraph * g, const char * what) {
+    if (!s || !g) {
+        backend_error("%s: %s is NULL", what, s ? "graph" : "scheduler");
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+} // namespace gk::sched
+
+extern "C" {
+
+gk_sched_t gk_sched_new(gk_backend_t * backends, int n_backends) {
+    if (!backends || n_backends < 1) {
+        backend_error("sched_new: need at least one backend (got %d)", backends ? n_backends : 0);
+        return nullptr;
+    }
+    for (int i = 0; i < n_backends; ++i) {
+        if (!backends[i] || !gk_backend_get_default_buffer_type(backends[i])) {
+            backend_error("sched_new: backend %d is NULL or has no buffer type", i);
+            return nullptr;
+        }
+        for (int j = 0; j < i; ++j) {
+            if (backends[j] == backends[i]) {
+                backend_error("sched_new: backend %d (%s) is listed twice", i, gk_backend_name(backends[i]));
+                return nullptr;
+            }
+        }
+    }
+    gk_sched * s = new (std::nothrow) gk_sched;
+    if (!s) {
+        backend_error("sched_new: out of memory");
+        return nullptr;
+    }
+    try {
+        for (int i = 0; i < n_backends; ++i) {
+            gk_backend_buffer_type_t m  = gk_backend_get_default_buffer_type(backends[i]);
+            const auto               it = std::find(s->mems.begin(), s->mems.end(), m);
+            s->mem_of_backend.push_back(static_cast<int>(it - s->mems.begin()));
+            if (it == s->mems.end()) {
+                s->mems.push_back(m);
+            }
+            s->backends.push_back(backends[i]);
+        }
+    } catch (const std::bad_alloc &) {
+        delete s;
+        backend_error("sched_new: out of memory");
+        return nullptr;
+    }
+    s->galloc = gk_gallocr_new_n(s->mems.data(), static_cast<int>(s->mems.size()));
+    if (!s->galloc) {
+        delete s;
+        return nullptr;
+    }
+    return s;
+}
+
+void gk_sched_free(gk_sched_t sched) {
+    if (!sched) {
+        return;
+    }
+    gk_gallocr_free(sched->galloc);
+    gk_free(sched->ctx);
+    delete sched;
+}
+
+gk_status gk_sched_alloc_graph(gk_sched_t sched, gk_cgraph * graph) {
+    if (!gk::sched::checked(sched, graph, "sched_alloc_graph")) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    try {
+        return gk::sched::alloc_graph(*sched, graph);
+    } catch (const std::bad_alloc &) {
+        sched->graph = nullptr;
+        backend_error("sched_alloc_graph: out of memory");
+        return GK_STATUS_ALLOC_FAILED;
+    }
+}
+
+gk_status gk_sched_graph_compute(gk_sched_t sched, gk_cgraph * graph) {
+    if (!gk::sched::checked(sched, graph, "sched_graph_compute")) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    if (sched->graph != graph || sched->graph_nodes != graph->n_nodes) {
+        const gk_status st = gk_sched_alloc_graph(sched, graph);
+        if (st != GK_STATUS_SUCCESS) {
+            return st;
+        }
+    }
+    try {
+        for (size_t k = 0; k < sched->splits.size(); ++k) {
+            const gk_status st = gk::sched::run_split(*sched, graph, k);
+            if (st != GK_STATUS_SUCCESS) {
+                return st;
+            }
+        }
+    } catch (const std::bad_alloc &) {
+        backend_error("sched_graph_compute: out of memory");
+        return GK_STATUS_ALLOC_FAILED;
+    }
+    return GK_STATUS_SUCCESS;
+}
+
+int gk_sched_get_n_backends(gk_sched_t sched) { return sched ? static_cast<int>(sched->backends.size()) : 0; }
+
+gk_backend_t gk_sched_get_backend(gk_sched_t sched, int i) {
+    if (!sched || i < 0 || static_cast<size_t>(i) >= sched->backends.size()) {
+        return nullptr;
+    }
+    return sched->backends[static_cast<size_t>(i)];
+}
+
+gk_backend_t gk_sched_get_tensor_backend(gk_sched_t sched, const gk_tensor * tensor) {
+    if (!sched || !sched->graph || !tensor) {
+        return nullptr;
+    }
+    const auto it = sched->assigned.backend.find(tensor);
+    return it != sched->assigned.backend.end() ? sched->backends[static_cast<size_t>(it->second)] : nullptr;
+}
+
+bool gk_sched_is_pinned(gk_sched_t sched, const gk_tensor * node) {
+    if (!sched || !sched->graph || !node) {
+        return false;
+    }
+    for (int i = 0; i < sched->graph->n_nodes; ++i) {
+        if (sched->graph->nodes[i] == node) {
+            return sched->assigned.pinned[static_cast<size_t>(i)] != 0;
+        }
+    }
+    return false;
+}
+
+int gk_sched_get_n_splits(gk_sched_t sched) { return sched ? static_cast<int>(sched->splits.size()) : 0; }
+
+bool gk_sched_get_split(gk_sched_t sched, int i, gk_sched_split * split) {
+    if (!sched || !split || i < 0 || static_cast<size_t>(i) >= sched->splits.size()) {
+        return false;
+    }
+    const gk::sched::split & sp = sched->splits[static_cast<size_t>(i)];
+    *split                      = {sp.backend, sp.first, sp.n, static_cast<int>(sp.stages.size())};
+    return true;
+}
+
+int gk_sched_get_n_copies(gk_sched_t sched) {
+    if (!sched) {
+        return 0;
+    }
+    int n = 0;
+    for (const gk::sched::split & sp : sched->splits) {
+        n += static_cast<int>(sp.stages.size());
+    }
+    return n;
+}
+
+size_t gk_sched_get_buffer_size(gk_sched_t sched, gk_backend_t backend) {
+    if (!sched) {
+        return 0;
+    }
+    const auto it = std::find(sched->backends.begin(), sched->backends.end(), backend);
+    if (it == sched->backends.end()) {
+        return 0;
+    }
+    return gk_gallocr_get_buffer_size(sched->galloc,
+                                      sched->mem_of_backend[static_cast<size_t>(it - sched->backends.begin())]);
+}
+
+} // extern "C"
