@@ -14,14 +14,10 @@ namespace {
 
 using gk::quant::get_type_traits;
 
-// from_float_ref of `Type`: gk's reference encoder, or its encoder without importance weights.
+// from_float_ref of `Type` (ggml's quantize_row_*_ref): gk's encoder without importance
+// weights. (gk's own from_float_ref is ggml's CPU-backend row encoder, a different thing.)
 template <int Type> void encode_ref(const float * x, void * y, int64_t k) {
-    const gk::quant::type_traits * tt = get_type_traits(Type);
-    if (tt->from_float_ref) {
-        tt->from_float_ref(x, y, k);
-    } else {
-        tt->from_float(x, y, k, nullptr);
-    }
+    get_type_traits(Type)->from_float(x, y, k, nullptr);
 }
 
 template <std::size_t... I>
@@ -39,7 +35,7 @@ std::array<ggml_type_traits, GGML_TYPE_COUNT> make_traits(std::index_sequence<I.
         r.type_size      = tt->type_size;
         r.is_quantized   = gk_is_quantized(static_cast<gk_type>(t));
         r.to_float       = tt->to_float;
-        r.from_float_ref = tt->from_float || tt->from_float_ref ? encoders[t] : nullptr;
+        r.from_float_ref = tt->from_float ? encoders[t] : nullptr;
     }
     return out;
 }
