@@ -675,8 +675,9 @@ GGML_API bool ggml_is_quantized(enum ggml_type type);
 /** Aborts: gk does not provide this yet. */
 GGML_API enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype);
 
-/** Whether nbytes of type-typed data are a whole number of rows of finite values: floats are
- *  finite, and each block's f16/f32 scales are finite; prints the first bad element. */
+/** Whether nbytes of type-typed data are whole blocks that ggml would accept: F16/BF16/F32/F64
+ *  values finite, each quantized block's f16/f32 scales finite (MXFP4: exponent not 0xff); integer
+ *  types and NVFP4 always pass, Q8_1 never. Prints the first problem to stderr. */
 GGML_API bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes);
 
 /** Name, block geometry and row converters of a type. */

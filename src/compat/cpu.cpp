@@ -6,6 +6,9 @@
 
 #include "quant/fp16.h"
 
+#include <cstdint>
+#include <cstring>
+
 struct ggml_threadpool {
     int n_threads;
 };
@@ -123,47 +126,100 @@ extern "C" ggml_backend_reg_t ggml_backend_cpu_reg(void) {
     return &reg;
 }
 
-// Element accessors of ggml-cpu.h for the plain types (F32, F16, BF16, I32); any other
-// type aborts naming the accessor.
+// Element accessors of ggml-cpu.h, for the types ggml's accept: I8, I16, I32 (read and
+// written exactly as integers), F16, BF16 and F32; any other type aborts naming the
+// accessor, and so does an index outside the tensor or a tensor without data.
 namespace {
 
-float read_f32(const ggml_tensor * t, size_t offset, const char * fn) {
-    const char * p = static_cast<const char *>(t->data) + offset;
+// float -> int32 as the x86 truncating conversion does it, defined for every input: NaN
+// and values outside int32's range give INT32_MIN.
+int32_t truncate_to_i32(float v) {
+    if (!(v >= -2147483648.0f && v < 2147483648.0f)) {
+        return INT32_MIN;
+    }
+    return static_cast<int32_t>(v);
+}
+
+template <class T> T load(const char * p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <class T> void store(char * p, T v) { std::memcpy(p, &v, sizeof v); }
+
+[[noreturn]] void unsupported_type(const ggml_tensor * t, const char * fn) {
+    ggml_abort(__FILE__, __LINE__, "%s: type %s not supported", fn, ggml_type_name(t->type));
+}
+
+// The element at p: integers exactly (as int64), floats as float; is_int tells which.
+struct element {
+    bool    is_int;
+    int64_t i;
+    float   f;
+};
+
+element read_element(const ggml_tensor * t, const char * p, const char * fn) {
     switch (t->type) {
-    case GGML_TYPE_F32: return *reinterpret_cast<const float *>(p);
-    case GGML_TYPE_F16: return ggml_fp16_to_fp32(*reinterpret_cast<const ggml_fp16_t *>(p));
-    case GGML_TYPE_BF16: return ggml_bf16_to_fp32(*reinterpret_cast<const ggml_bf16_t *>(p));
-    case GGML_TYPE_I32: return static_cast<float>(*reinterpret_cast<const int32_t *>(p));
-    default: ggml_abort(__FILE__, __LINE__, "%s: type %s not supported", fn, ggml_type_name(t->type));
+    case GGML_TYPE_I8: return {true, load<int8_t>(p), 0.0f};
+    case GGML_TYPE_I16: return {true, load<int16_t>(p), 0.0f};
+    case GGML_TYPE_I32: return {true, load<int32_t>(p), 0.0f};
+    case GGML_TYPE_F16: return {false, 0, ggml_fp16_to_fp32(load<ggml_fp16_t>(p))};
+    case GGML_TYPE_BF16: return {false, 0, ggml_bf16_to_fp32(load<ggml_bf16_t>(p))};
+    case GGML_TYPE_F32: return {false, 0, load<float>(p)};
+    default: unsupported_type(t, fn);
     }
 }
 
-void write_f32(const ggml_tensor * t, size_t offset, float v, const char * fn) {
-    char * p = static_cast<char *>(t->data) + offset;
+// Writes an integer: integer types keep its low bits (as a C cast does), float types get it
+// converted to float and then rounded to the type.
+void write_int(const ggml_tensor * t, char * p, int32_t v, const char * fn) {
     switch (t->type) {
-    case GGML_TYPE_F32: *reinterpret_cast<float *>(p) = v; return;
-    case GGML_TYPE_F16: *reinterpret_cast<ggml_fp16_t *>(p) = ggml_fp32_to_fp16(v); return;
-    case GGML_TYPE_BF16: *reinterpret_cast<ggml_bf16_t *>(p) = ggml_fp32_to_bf16(v); return;
-    case GGML_TYPE_I32: *reinterpret_cast<int32_t *>(p) = static_cast<int32_t>(v); return;
-    default: ggml_abort(__FILE__, __LINE__, "%s: type %s not supported", fn, ggml_type_name(t->type));
+    case GGML_TYPE_I8: store(p, static_cast<int8_t>(v)); return;
+    case GGML_TYPE_I16: store(p, static_cast<int16_t>(v)); return;
+    case GGML_TYPE_I32: store(p, v); return;
+    case GGML_TYPE_F16: store(p, ggml_fp32_to_fp16(static_cast<float>(v))); return;
+    case GGML_TYPE_BF16: store(p, ggml_fp32_to_bf16(static_cast<float>(v))); return;
+    case GGML_TYPE_F32: store(p, static_cast<float>(v)); return;
+    default: unsupported_type(t, fn);
     }
 }
 
-size_t offset_nd(const ggml_tensor * t, int i0, int i1, int i2, int i3) {
-    return i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+// Writes a float: integer types get it truncated (truncate_to_i32, then the low bits).
+void write_float(const ggml_tensor * t, char * p, float v, const char * fn) {
+    switch (t->type) {
+    case GGML_TYPE_F16: store(p, ggml_fp32_to_fp16(v)); return;
+    case GGML_TYPE_BF16: store(p, ggml_fp32_to_bf16(v)); return;
+    case GGML_TYPE_F32: store(p, v); return;
+    default: write_int(t, p, truncate_to_i32(v), fn);
+    }
 }
 
-size_t offset_1d(const ggml_tensor * t, int i, const char * fn) {
-    if (!t->data || i < 0 || i >= ggml_nelements(t)) {
-        ggml_abort(__FILE__, __LINE__, "%s: index %d outside the tensor or no data", fn, i);
+char * element_nd(const ggml_tensor * t, int i0, int i1, int i2, int i3, const char * fn) {
+    const int at[4] = {i0, i1, i2, i3};
+    for (int d = 0; d < 4; ++d) {
+        if (at[d] < 0 || at[d] >= t->ne[d]) {
+            ggml_abort(__FILE__, __LINE__, "%s: index %d of dimension %d outside [0, %lld)", fn, at[d], d,
+                       static_cast<long long>(t->ne[d]));
+        }
     }
-    if (ggml_is_contiguous(t)) {
-        return static_cast<size_t>(i) * ggml_type_size(t->type);
+    if (!t->data) {
+        ggml_abort(__FILE__, __LINE__, "%s: the tensor has no data", fn);
     }
-    int64_t idx[4];
-    ggml_unravel_index(t, i, &idx[0], &idx[1], &idx[2], &idx[3]);
-    return offset_nd(t, static_cast<int>(idx[0]), static_cast<int>(idx[1]), static_cast<int>(idx[2]), static_cast<int>(idx[3]));
+    return static_cast<char *>(t->data) + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
+
+char * element_1d(const ggml_tensor * t, int i, const char * fn) {
+    if (i < 0 || i >= ggml_nelements(t)) {
+        ggml_abort(__FILE__, __LINE__, "%s: index %d outside [0, %lld)", fn, i, static_cast<long long>(ggml_nelements(t)));
+    }
+    int64_t at[4];
+    ggml_unravel_index(t, i, &at[0], &at[1], &at[2], &at[3]);
+    return element_nd(t, static_cast<int>(at[0]), static_cast<int>(at[1]), static_cast<int>(at[2]), static_cast<int>(at[3]), fn);
+}
+
+int32_t as_i32(element e) { return e.is_int ? static_cast<int32_t>(e.i) : truncate_to_i32(e.f); }
+float   as_f32(element e) { return e.is_int ? static_cast<float>(e.i) : e.f; }
 
 } // namespace
 
@@ -196,26 +252,28 @@ struct ggml_tensor * ggml_set_f32(struct ggml_tensor * t, float value) {
     return t;
 }
 int32_t ggml_get_i32_1d(const struct ggml_tensor * t, int i) {
-    if (t->type == GGML_TYPE_I32) return *reinterpret_cast<const int32_t *>(static_cast<const char *>(t->data) + offset_1d(t, i, "ggml_get_i32_1d"));
-    return static_cast<int32_t>(read_f32(t, offset_1d(t, i, "ggml_get_i32_1d"), "ggml_get_i32_1d"));
+    return as_i32(read_element(t, element_1d(t, i, "ggml_get_i32_1d"), "ggml_get_i32_1d"));
 }
 void ggml_set_i32_1d(const struct ggml_tensor * t, int i, int32_t value) {
-    if (t->type == GGML_TYPE_I32) { *reinterpret_cast<int32_t *>(static_cast<char *>(t->data) + offset_1d(t, i, "ggml_set_i32_1d")) = value; return; }
-    write_f32(t, offset_1d(t, i, "ggml_set_i32_1d"), static_cast<float>(value), "ggml_set_i32_1d");
+    write_int(t, element_1d(t, i, "ggml_set_i32_1d"), value, "ggml_set_i32_1d");
 }
-float ggml_get_f32_1d(const struct ggml_tensor * t, int i) { return read_f32(t, offset_1d(t, i, "ggml_get_f32_1d"), "ggml_get_f32_1d"); }
-void  ggml_set_f32_1d(const struct ggml_tensor * t, int i, float value) { write_f32(t, offset_1d(t, i, "ggml_set_f32_1d"), value, "ggml_set_f32_1d"); }
+float ggml_get_f32_1d(const struct ggml_tensor * t, int i) {
+    return as_f32(read_element(t, element_1d(t, i, "ggml_get_f32_1d"), "ggml_get_f32_1d"));
+}
+void ggml_set_f32_1d(const struct ggml_tensor * t, int i, float value) {
+    write_float(t, element_1d(t, i, "ggml_set_f32_1d"), value, "ggml_set_f32_1d");
+}
 int32_t ggml_get_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3) {
-    return static_cast<int32_t>(read_f32(t, offset_nd(t, i0, i1, i2, i3), "ggml_get_i32_nd"));
+    return as_i32(read_element(t, element_nd(t, i0, i1, i2, i3, "ggml_get_i32_nd"), "ggml_get_i32_nd"));
 }
 void ggml_set_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3, int32_t value) {
-    write_f32(t, offset_nd(t, i0, i1, i2, i3), static_cast<float>(value), "ggml_set_i32_nd");
+    write_int(t, element_nd(t, i0, i1, i2, i3, "ggml_set_i32_nd"), value, "ggml_set_i32_nd");
 }
 float ggml_get_f32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3) {
-    return read_f32(t, offset_nd(t, i0, i1, i2, i3), "ggml_get_f32_nd");
+    return as_f32(read_element(t, element_nd(t, i0, i1, i2, i3, "ggml_get_f32_nd"), "ggml_get_f32_nd"));
 }
 void ggml_set_f32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3, float value) {
-    write_f32(t, offset_nd(t, i0, i1, i2, i3), value, "ggml_set_f32_nd");
+    write_float(t, element_nd(t, i0, i1, i2, i3, "ggml_set_f32_nd"), value, "ggml_set_f32_nd");
 }
 
 } // extern "C"

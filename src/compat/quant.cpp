@@ -79,32 +79,6 @@ size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, i
     return written;
 }
 
-bool ggml_validate_row_data(enum ggml_type type, const void * data, size_t nbytes) {
-    if (static_cast<int>(type) < 0 || type >= GGML_TYPE_COUNT || !gk_type_is_valid(type)) {
-        return false;
-    }
-    const size_t block = ggml_type_size(type);
-    if (nbytes % block != 0) {
-        return false;
-    }
-    // Every decoded value must be finite (ggml checks the same property on the block scales).
-    const gk::quant::type_traits * tt = get_type_traits(type);
-    if (!tt->to_float || type == GGML_TYPE_I8 || type == GGML_TYPE_I16 || type == GGML_TYPE_I32 || type == GGML_TYPE_I64) {
-        return true;
-    }
-    float        values[256];
-    const auto * bytes = static_cast<const char *>(data);
-    for (size_t at = 0; at < nbytes; at += block) {
-        tt->to_float(bytes + at, values, tt->blck_size);
-        for (int64_t i = 0; i < tt->blck_size; ++i) {
-            if (!std::isfinite(values[i])) {
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
 float ggml_fp16_to_fp32(ggml_fp16_t h) { return gk::fp16_to_fp32(h); }
 ggml_fp16_t ggml_fp32_to_fp16(float f) { return gk::fp32_to_fp16(f); }
 void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n) {
