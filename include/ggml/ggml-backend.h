@@ -477,11 +477,11 @@ GGML_API ggml_backend_buffer_type_t ggml_backend_sched_get_buffer_type(ggml_back
 /** Bytes of backend's compute buffer. */
 GGML_API size_t ggml_backend_sched_get_buffer_size(ggml_backend_sched_t sched, ggml_backend_t backend);
 
-/** Pins a node to a backend. */
+/** Pins a node to a backend; any backend but the scheduler's one aborts. */
 GGML_API void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node,
                                                     ggml_backend_t backend);
 
-/** Backend a node is pinned to (NULL if none). */
+/** The backend a node runs on: the scheduler's one backend. */
 GGML_API ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched,
                                                               struct ggml_tensor * node);
 

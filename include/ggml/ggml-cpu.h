@@ -242,7 +242,7 @@ GGML_BACKEND_API void ggml_backend_cpu_set_n_threads(ggml_backend_t backend_cpu,
 GGML_BACKEND_API void ggml_backend_cpu_set_threadpool(ggml_backend_t backend_cpu,
                                                       ggml_threadpool_t threadpool);
 
-/** Callback polled during compute; returning true stops the graph (status ABORTED). */
+/** Ignored: the CPU backend's compute on gk is not interrupted by a callback. */
 GGML_BACKEND_API void ggml_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu,
                                                           ggml_abort_callback abort_callback,
                                                           void * abort_callback_data);

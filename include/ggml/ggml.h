@@ -573,7 +573,8 @@ GGML_API const char * ggml_status_to_string(enum ggml_status status);
 /** Reads back the log callback and its user data. */
 GGML_API void ggml_log_get(ggml_log_callback * log_callback, void ** user_data);
 
-/** Sends compat's and gk's log lines to log_callback (NULL: stderr). */
+/** Records a log callback for ggml_log_get (compat and gk write their messages to stderr, not
+ *  through it). */
 GGML_API void ggml_log_set(ggml_log_callback log_callback, void * user_data);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -585,7 +586,7 @@ GGML_API bool ggml_guid_matches(ggml_guid_t guid_a, ggml_guid_t guid_b);
 /** The ggml version compat implements ("0.25.3"). */
 GGML_API const char * ggml_version(void);
 
-/** Identifies the implementation: gk's compat layer. */
+/** Identifies the implementation: "gk-compat". */
 GGML_API const char * ggml_commit(void);
 
 /** Starts the clocks (nothing to do on gk; kept for callers). */
@@ -597,13 +598,13 @@ GGML_API int64_t ggml_time_ms(void);
 /** Monotonic time in microseconds. */
 GGML_API int64_t ggml_time_us(void);
 
-/** Processor clock ticks (clock() on gk). */
+/** Microseconds since the program started (gk reads no cycle counter). */
 GGML_API int64_t ggml_cycles(void);
 
-/** Ticks of ggml_cycles per millisecond. */
+/** 1000: ggml_cycles counts microseconds. */
 GGML_API int64_t ggml_cycles_per_ms(void);
 
-/** fopen that takes a UTF-8 path on every platform. */
+/** std::fopen with the path passed as given. */
 GGML_API FILE * ggml_fopen(const char * fname, const char * mode);
 
 /* ---------------------------------------------------------------------------------------------- */
