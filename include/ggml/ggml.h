@@ -673,7 +673,7 @@ GGML_API const char * ggml_op_desc(const struct ggml_tensor * t);
 /** Whether a type is a block format (not F32/F16/BF16/F64/integers). */
 GGML_API bool ggml_is_quantized(enum ggml_type type);
 
-/** Aborts: gk does not provide this yet. */
+/** The tensor type a whole-model ftype mostly uses. Aborts: gk does not provide this yet. */
 GGML_API enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype);
 
 /** Whether nbytes of type-typed data are whole blocks that ggml would accept: F16/BF16/F32/F64
@@ -735,25 +735,27 @@ GGML_API bool ggml_is_contiguous(const struct ggml_tensor * tensor);
 /** Same as ggml_is_contiguous. */
 GGML_API bool ggml_is_contiguous_0(const struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether contiguous above dimension 0 (rows may be strided). Aborts: gk does not provide this
+ *  yet. */
 GGML_API bool ggml_is_contiguous_1(const struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether contiguous above dimension 1. Aborts: gk does not provide this yet. */
 GGML_API bool ggml_is_contiguous_2(const struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether dimensions 0 and 1 are contiguous. Aborts: gk does not provide this yet. */
 GGML_API bool ggml_is_contiguous_to_1(const struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether dimensions 0 to 2 are contiguous. Aborts: gk does not provide this yet. */
 GGML_API bool ggml_is_contiguous_to_2(const struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether dimensions 0 to 3 are contiguous. Aborts: gk does not provide this yet. */
 GGML_API bool ggml_is_contiguous_to_3(const struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether the elements occupy one gap-free range of memory, in any order. Aborts: gk does not
+ *  provide this yet. */
 GGML_API bool ggml_is_contiguously_allocated(const struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether the channel dimension (2) is innermost in memory. Aborts: gk does not provide this yet. */
 GGML_API bool ggml_is_contiguous_channels(const struct ggml_tensor * tensor);
 
 /** Whether each row (dimension 0) is packed; rows may have gaps between them. */
@@ -771,10 +773,10 @@ GGML_API bool ggml_can_repeat(const struct ggml_tensor * t0, const struct ggml_t
 /* ---------------------------------------------------------------------------------------------- */
 /* Contexts                                                                                       */
 
-/** Aborts: gk does not provide this yet. */
+/** Prints one arena object. Aborts: gk does not provide this yet. */
 GGML_API void ggml_print_object(const struct ggml_object * obj);
 
-/** Aborts: gk does not provide this yet. */
+/** Prints every object of a context's arena. Aborts: gk does not provide this yet. */
 GGML_API void ggml_print_objects(const struct ggml_context * ctx);
 
 /** Arena bytes one tensor struct costs in a context (struct plus object header). */
@@ -784,7 +786,7 @@ GGML_API size_t ggml_tensor_overhead(void);
  *  tensors get no data. NULL when the arena cannot be had. */
 GGML_API struct ggml_context * ggml_init(struct ggml_init_params params);
 
-/** Aborts: gk does not provide this yet. */
+/** Empties a context for reuse, keeping its arena. Aborts: gk does not provide this yet. */
 GGML_API void ggml_reset(struct ggml_context * ctx);
 
 /** Releases a context and everything carved from it. */
@@ -799,13 +801,13 @@ GGML_API bool ggml_get_no_alloc(struct ggml_context * ctx);
 /** Sets whether new tensors get data from the arena. */
 GGML_API void ggml_set_no_alloc(struct ggml_context * ctx, bool no_alloc);
 
-/** Aborts: gk does not provide this yet. */
+/** The context's arena. Aborts: gk does not provide this yet. */
 GGML_API void * ggml_get_mem_buffer(const struct ggml_context * ctx);
 
 /** Arena size in bytes. */
 GGML_API size_t ggml_get_mem_size(const struct ggml_context * ctx);
 
-/** Aborts: gk does not provide this yet. */
+/** Bytes of the context's largest tensor. Aborts: gk does not provide this yet. */
 GGML_API size_t ggml_get_max_tensor_size(const struct ggml_context * ctx);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -830,7 +832,7 @@ GGML_API struct ggml_tensor * ggml_new_tensor_3d(struct ggml_context * ctx, enum
 GGML_API struct ggml_tensor * ggml_new_tensor_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0,
                                                  int64_t ne1, int64_t ne2, int64_t ne3);
 
-/** Aborts: gk does not provide this yet. */
+/** nbytes of raw memory from the context's arena. Aborts: gk does not provide this yet. */
 GGML_API void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes);
 
 /** New tensor with src's type and shape (own storage, values not copied). */
@@ -887,7 +889,7 @@ GGML_API void ggml_set_param(struct ggml_tensor * tensor);
 /** Marks the loss of a graph (a scalar F32). */
 GGML_API void ggml_set_loss(struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Sets every byte of the tensor's data to 0; returns tensor. Aborts: gk does not provide this yet. */
 GGML_API struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -907,15 +909,16 @@ GGML_API struct ggml_tensor * ggml_add(struct ggml_context * ctx, struct ggml_te
 GGML_API struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b);
 
-/** Aborts: gk does not compute this op yet. */
+/** a + b with the result in type. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor * a,
                                             struct ggml_tensor * b, enum ggml_type type);
 
-/** Aborts: gk does not compute this op yet. */
+/** a + rows of b selected by ids (mixture-of-experts biases). Aborts: gk does not compute this op
+ *  yet. */
 GGML_API struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, struct ggml_tensor * ids);
 
-/** Deprecated: use ggml_add instead. Aborts: gk does not compute this op yet. */
+/** a + the scalar b. Deprecated: use ggml_add instead. Aborts: gk does not compute this op yet. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a,
                                                         struct ggml_tensor * b), "use ggml_add instead");
 
@@ -925,7 +928,8 @@ GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1_inplace(struct ggml_cont
                                                                 struct ggml_tensor * a,
                                                                 struct ggml_tensor * b), "use ggml_add_inplace instead");
 
-/** Aborts: gk does not compute this op yet. */
+/** a with b added into the view of a given by strides nb1..nb3 and byte offset. Aborts: gk does not
+ *  compute this op yet. */
 GGML_API struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a,
                                        struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                        size_t offset);
@@ -982,7 +986,7 @@ GGML_API struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_
 GGML_API struct ggml_tensor * ggml_clamp_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float min,
                                                  float max);
 
-/** Aborts: gk does not compute this op yet. */
+/** A tensor of a's shape filled with c. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_tensor * a, float c);
 
 /** ggml_fill computed in place: the result is a view of a and the op writes into a's memory.
@@ -1110,7 +1114,7 @@ GGML_API struct ggml_tensor * ggml_silu(struct ggml_context * ctx, struct ggml_t
 /** ggml_silu computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_silu_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of silu: b * silu'(a). Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_silu_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b);
 
@@ -1150,7 +1154,8 @@ GGML_API struct ggml_tensor * ggml_trunc(struct ggml_context * ctx, struct ggml_
 /** ggml_trunc computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_trunc_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** xIELU activation with parameters alpha_n, alpha_p, beta, eps. Aborts: gk does not compute this
+ *  op yet. */
 GGML_API struct ggml_tensor * ggml_xielu(struct ggml_context * ctx, struct ggml_tensor * a, float alpha_n,
                                          float alpha_p, float beta, float eps);
 
@@ -1169,11 +1174,11 @@ GGML_API struct ggml_tensor * ggml_unary_inplace(struct ggml_context * ctx, stru
 GGML_API struct ggml_tensor * ggml_repeat(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b);
 
-/** Aborts: gk does not compute this op yet. */
+/** a tiled to [ne0, ne1, ne2, ne3]. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0,
                                              int64_t ne1, int64_t ne2, int64_t ne3);
 
-/** Aborts: gk does not compute this op yet. */
+/** b-shaped sums of a's tiles (the gradient of repeat). Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b);
 
@@ -1181,7 +1186,8 @@ GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct
 GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, int dim);
 
-/** Aborts: gk does not compute this op yet. */
+/** a with b written into the view given by strides nb1..nb3 and byte offset. Aborts: gk does not
+ *  compute this op yet. */
 GGML_API struct ggml_tensor * ggml_set(struct ggml_context * ctx, struct ggml_tensor * a,
                                        struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                        size_t offset);
@@ -1192,7 +1198,7 @@ GGML_API struct ggml_tensor * ggml_set_inplace(struct ggml_context * ctx, struct
                                                struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                                size_t offset);
 
-/** Aborts: gk does not compute this op yet. */
+/** a with b written at byte offset. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_set_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, size_t offset);
 
@@ -1201,7 +1207,7 @@ GGML_API struct ggml_tensor * ggml_set_1d(struct ggml_context * ctx, struct ggml
 GGML_API struct ggml_tensor * ggml_set_1d_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, size_t offset);
 
-/** Aborts: gk does not compute this op yet. */
+/** a with b written as rows of stride nb1 at byte offset. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_set_2d(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, size_t nb1, size_t offset);
 
@@ -1221,7 +1227,7 @@ GGML_API struct ggml_tensor * ggml_cast(struct ggml_context * ctx, struct ggml_t
 /** Contiguous copy of a (same shape). */
 GGML_API struct ggml_tensor * ggml_cont(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** Contiguous copy of a as [ne0]. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_cont_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0);
 
 /** Contiguous copy of a reshaped to [ne0, ne1]. */
@@ -1282,7 +1288,7 @@ GGML_API struct ggml_tensor * ggml_transpose(struct ggml_context * ctx, struct g
 /* ---------------------------------------------------------------------------------------------- */
 /* Generators, sorting and selection                                                              */
 
-/** Aborts: gk does not compute this op yet. */
+/** a with the elements outside one triangle set to 0. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_tri(struct ggml_context * ctx, struct ggml_tensor * a,
                                        enum ggml_tri_type type);
 
@@ -1295,7 +1301,7 @@ GGML_API struct ggml_tensor * ggml_timestep_embedding(struct ggml_context * ctx,
 GGML_API struct ggml_tensor * ggml_argsort(struct ggml_context * ctx, struct ggml_tensor * a,
                                            enum ggml_sort_order order);
 
-/** Aborts: gk does not compute this op yet. */
+/** Indices of the k largest values of each row, sorted. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_argsort_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k);
 
 /** Indices of the k largest values of each row: I32 [k, ...], in no particular order. */
@@ -1322,7 +1328,8 @@ GGML_API struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_t
 /** Index of the largest value of each row of a matrix: I32 [ne1]. */
 GGML_API struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** Number of positions where a and b are equal (I64 scalar). Aborts: gk does not compute this op
+ *  yet. */
 GGML_API struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b);
 
@@ -1337,31 +1344,31 @@ GGML_API struct ggml_tensor * ggml_glu(struct ggml_context * ctx, struct ggml_te
 /** relu(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_reglu(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** reglu with the halves of each row swapped. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_reglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** gelu(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_geglu(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** geglu with the halves of each row swapped. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_geglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** silu(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_swiglu(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** swiglu with the halves of each row swapped. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_swiglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** gelu_erf(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_geglu_erf(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** geglu_erf with the halves of each row swapped. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_geglu_erf_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** gelu_quick(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_geglu_quick(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Aborts: gk does not compute this op yet. */
+/** geglu_quick with the halves of each row swapped. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_geglu_quick_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** Gated unit with separate tensors: op(a) * b, a and b of one shape. */
@@ -1393,7 +1400,7 @@ GGML_API struct ggml_tensor * ggml_geglu_quick_split(struct ggml_context * ctx, 
 GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, float alpha, float limit);
 
-/** Aborts: gk does not compute this op yet. */
+/** swiglu with both operands clamped to limit. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_swiglu_clamp(struct ggml_context * ctx, struct ggml_tensor * a,
                                                 struct ggml_tensor * b, float limit);
 
@@ -1428,17 +1435,19 @@ GGML_API struct ggml_tensor * ggml_l2_norm(struct ggml_context * ctx, struct ggm
 GGML_API struct ggml_tensor * ggml_l2_norm_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                    float eps);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of rms_norm. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, float eps);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Matrix products and precision                                                                  */
 
-/** Aborts: gk does not provide this yet. */
+/** Asks a node to accumulate at precision prec; false if it cannot. Aborts: gk does not provide
+ *  this yet. */
 GGML_API bool ggml_prec_set_acc(struct ggml_tensor * a, enum ggml_prec prec);
 
-/** Aborts: gk does not provide this yet. */
+/** Asks a node to read source idx at precision prec; false if it cannot. Aborts: gk does not
+ *  provide this yet. */
 GGML_API bool ggml_prec_set_src(struct ggml_tensor * a, enum ggml_prec prec, int idx);
 
 /** Matrix product: a [K, M, ...] (any type with a dot product), b [K, N, ...] -> F32 [M, N, ...];
@@ -1447,11 +1456,12 @@ GGML_API bool ggml_prec_set_src(struct ggml_tensor * a, enum ggml_prec prec, int
 GGML_API struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b);
 
-/** Deprecated: use ggml_prec_set_acc() instead. Aborts: gk does not provide this yet. */
+/** Asks a node to accumulate at precision prec; false if it cannot. Deprecated: use
+ *  ggml_prec_set_acc() instead. Aborts: gk does not provide this yet. */
 GGML_DEPRECATED(GGML_API void ggml_mul_mat_set_prec(struct ggml_tensor * a,
                                                     enum ggml_prec prec), "use ggml_prec_set_acc() instead");
 
-/** Aborts: gk does not provide this yet. */
+/** Tells a mul_mat node something about its first source. Aborts: gk does not provide this yet. */
 GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint);
 
 /** Mixture-of-experts product: as rows of ids select which of as' expert matrices multiplies each
@@ -1504,7 +1514,7 @@ GGML_API struct ggml_tensor * ggml_soft_max_ext_inplace(struct ggml_context * ct
 /** Adds per-head attention sinks (F32 [ne2]) to a soft_max_ext node. */
 GGML_API void ggml_soft_max_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of soft_max_ext. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                      struct ggml_tensor * b, float scale, float max_bias);
 
@@ -1522,7 +1532,7 @@ GGML_API struct ggml_tensor * ggml_soft_max_ext_back_inplace(struct ggml_context
 GGML_API struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor * a,
                                             struct ggml_tensor * b);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of get_rows. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, struct ggml_tensor * c);
 
@@ -1530,7 +1540,7 @@ GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, stru
 GGML_API struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a,
                                             struct ggml_tensor * b, struct ggml_tensor * c);
 
-/** Aborts: gk does not compute this op yet. */
+/** Square matrix with a's row on its diagonal. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_diag(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1553,7 +1563,8 @@ GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct gg
                                             float ext_factor, float attn_factor, float beta_fast,
                                             float beta_slow);
 
-/** Aborts: gk does not compute this op yet. */
+/** Multi-section RoPE (M-RoPE, vision RoPE): position components per section. Aborts: gk does not
+ *  compute this op yet. */
 GGML_API struct ggml_tensor * ggml_rope_multi(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, struct ggml_tensor * c, int n_dims,
                                               int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig,
@@ -1576,7 +1587,8 @@ GGML_API struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx,
                                                       float ext_factor, float attn_factor, float beta_fast,
                                                       float beta_slow);
 
-/** Deprecated: use ggml_rope_ext instead. Aborts: gk does not compute this op yet. */
+/** RoPE with YaRN parameters (the old name of ggml_rope_ext without frequency factors). Deprecated:
+ *  use ggml_rope_ext instead. Aborts: gk does not compute this op yet. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx,
                                                                struct ggml_tensor * a, struct ggml_tensor * b,
                                                                int n_dims, int mode, int n_ctx_orig,
@@ -1596,138 +1608,141 @@ GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom_inplace(struct gg
                                                                        float beta_fast,
                                                                        float beta_slow), "use ggml_rope_ext_inplace instead");
 
-/** Aborts: gk does not provide this yet. */
+/** The first and last dimension YaRN corrects, into dims. Aborts: gk does not provide this yet. */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast,
                                        float beta_slow, float dims[2]);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of rope_ext. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, struct ggml_tensor * c, int n_dims,
                                                  int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                                  float ext_factor, float attn_factor, float beta_fast,
                                                  float beta_slow);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of rope_multi. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                    struct ggml_tensor * b, struct ggml_tensor * c, int n_dims,
                                                    int sections[4], int mode, int n_ctx_orig, float freq_base,
                                                    float freq_scale, float ext_factor, float attn_factor,
                                                    float beta_fast, float beta_slow);
 
-/** Aborts: gk does not provide this yet. */
+/** Sets a rope node's position offset. Aborts: gk does not provide this yet. */
 GGML_API struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Convolution, pooling, resampling, padding                                                      */
 
-/** Aborts: gk does not compute this op yet. */
+/** Unfolds convolution windows of b for kernel a into rows (1-D or 2-D). Aborts: gk does not
+ *  compute this op yet. */
 GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
                                           int d1, bool is_2D, enum ggml_type dst_type);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of im2col. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, int64_t * ne, int s0, int s1, int p0,
                                                int p1, int d0, int d1, bool is_2D);
 
-/** Aborts: gk does not compute this op yet. */
+/** Folds rows back into a 1-D signal (inverse of im2col). Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_col2im_1d(struct ggml_context * ctx, struct ggml_tensor * a, int s0,
                                              int oc, int p0);
 
-/** Aborts: gk does not compute this op yet. */
+/** 1-D convolution of b with kernel a. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b, int s0, int p0, int d0);
 
-/** Aborts: gk does not provide this yet. */
+/** 1-D convolution with half padding. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, int s, int d);
 
-/** Aborts: gk does not compute this op yet. */
+/** Depthwise 1-D convolution. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_1d_dw(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, int s0, int p0, int d0);
 
-/** Aborts: gk does not compute this op yet. */
+/** Depthwise 1-D convolution with half padding. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_1d_dw_ph(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, int s0, int d0);
 
-/** Aborts: gk does not compute this op yet. */
+/** Transposed 1-D convolution. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_transpose_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                                      struct ggml_tensor * b, int s0, int p0, int d0);
 
-/** Aborts: gk does not compute this op yet. */
+/** 2-D convolution of b with kernel a. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
                                            int d1);
 
-/** Aborts: gk does not compute this op yet. */
+/** Unfolds 3-D convolution windows into rows. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b, int64_t IC, int s0, int s1, int s2,
                                              int p0, int p1, int p2, int d0, int d1, int d2,
                                              enum ggml_type dst_type);
 
-/** Aborts: gk does not compute this op yet. */
+/** 3-D convolution. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_3d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b, int64_t IC, int s0, int s1, int s2, int p0,
                                            int p1, int p2, int d0, int d1, int d2);
 
-/** Aborts: gk does not compute this op yet. */
+/** 2-D convolution, stride = kernel size, no padding. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_2d_sk_p0(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b);
 
-/** Aborts: gk does not compute this op yet. */
+/** 2-D convolution, stride 1, half padding. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b);
 
-/** Aborts: gk does not compute this op yet. */
+/** Depthwise 2-D convolution. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
                                               int d1);
 
-/** Aborts: gk does not compute this op yet. */
+/** Depthwise 2-D convolution without im2col. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_2d_dw_direct(struct ggml_context * ctx, struct ggml_tensor * a,
                                                      struct ggml_tensor * b, int stride0, int stride1,
                                                      int pad0, int pad1, int dilation0, int dilation1);
 
-/** Aborts: gk does not compute this op yet. */
+/** Transposed 2-D convolution without padding. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_transpose_2d_p0(struct ggml_context * ctx, struct ggml_tensor * a,
                                                         struct ggml_tensor * b, int stride);
 
-/** Aborts: gk does not compute this op yet. */
+/** 2-D convolution without im2col. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_2d_direct(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, int s0, int s1, int p0, int p1,
                                                   int d0, int d1);
 
-/** Aborts: gk does not compute this op yet. */
+/** 3-D convolution without im2col. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, int s0, int s1, int s2, int p0,
                                                   int p1, int p2, int d0, int d1, int d2, int n_channels,
                                                   int n_batch, int n_channels_out);
 
-/** Aborts: gk does not compute this op yet. */
+/** 1-D max or average pooling. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_pool_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            enum ggml_op_pool op, int k0, int s0, int p0);
 
-/** Aborts: gk does not compute this op yet. */
+/** 2-D max or average pooling. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_pool_2d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            enum ggml_op_pool op, int k0, int k1, int s0, int s1, float p0,
                                            float p1);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of pool_2d. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                 struct ggml_tensor * af, enum ggml_op_pool op, int k0, int k1,
                                                 int s0, int s1, float p0, float p1);
 
-/** Aborts: gk does not compute this op yet. */
+/** a scaled up by an integer factor in dimensions 0 and 1. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a,
                                            int scale_factor, enum ggml_scale_mode mode);
 
-/** Deprecated: use ggml_interpolate instead. Aborts: gk does not compute this op yet. */
+/** a resized to [ne0, ne1, ne2, ne3]. Deprecated: use ggml_interpolate instead. Aborts: gk does not
+ *  compute this op yet. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx,
                                                                struct ggml_tensor * a, int ne0, int ne1,
                                                                int ne2, int ne3,
                                                                enum ggml_scale_mode mode), "use ggml_interpolate instead");
 
-/** Aborts: gk does not compute this op yet. */
+/** a resized to [ne0, ne1, ne2, ne3] with mode (enum ggml_scale_mode and flags). Aborts: gk does
+ *  not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0,
                                                int64_t ne1, int64_t ne2, int64_t ne3, uint32_t mode);
 
@@ -1735,7 +1750,7 @@ GGML_API struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct
 GGML_API struct ggml_tensor * ggml_pad(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1,
                                        int p2, int p3);
 
-/** Aborts: gk does not compute this op yet. */
+/** a padded at the end, wrapping around. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_pad_circular(struct ggml_context * ctx, struct ggml_tensor * a, int p0,
                                                 int p1, int p2, int p3);
 
@@ -1743,31 +1758,31 @@ GGML_API struct ggml_tensor * ggml_pad_circular(struct ggml_context * ctx, struc
 GGML_API struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0,
                                            int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3);
 
-/** Aborts: gk does not compute this op yet. */
+/** a padded before and after, wrapping around. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_pad_ext_circular(struct ggml_context * ctx, struct ggml_tensor * a,
                                                     int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
                                                     int lp3, int rp3);
 
-/** Aborts: gk does not compute this op yet. */
+/** a padded in dimension 0 by reflection. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_tensor * a, int p0,
                                                   int p1);
 
-/** Aborts: gk does not compute this op yet. */
+/** a shifted cyclically in each dimension. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0,
                                         int shift1, int shift2, int shift3);
 
-/** Aborts: gk does not compute this op yet. */
+/** Splits a into windows of w x w. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_win_part(struct ggml_context * ctx, struct ggml_tensor * a, int w);
 
-/** Aborts: gk does not compute this op yet. */
+/** Joins windows back (inverse of win_part). Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_win_unpart(struct ggml_context * ctx, struct ggml_tensor * a, int w0,
                                               int h0, int w);
 
-/** Aborts: gk does not compute this op yet. */
+/** Relative position embeddings for qh x kh. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_get_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, int qh,
                                                int kh);
 
-/** Aborts: gk does not compute this op yet. */
+/** a + relative position terms pw and ph. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_add_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * pw, struct ggml_tensor * ph);
 
@@ -1787,20 +1802,21 @@ GGML_API struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, str
                                                   struct ggml_tensor * mask, float scale, float max_bias,
                                                   float logit_softcap);
 
-/** Deprecated: use ggml_prec_set_acc() instead. Aborts: gk does not provide this yet. */
+/** Asks a node to accumulate at precision prec; false if it cannot. Deprecated: use
+ *  ggml_prec_set_acc() instead. Aborts: gk does not provide this yet. */
 GGML_DEPRECATED(GGML_API void ggml_flash_attn_ext_set_prec(struct ggml_tensor * a,
                                                            enum ggml_prec prec), "use ggml_prec_set_acc() instead");
 
-/** Aborts: gk does not provide this yet. */
+/** The precision a flash_attn_ext node was asked for. Aborts: gk does not provide this yet. */
 GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a);
 
-/** Aborts: gk does not provide this yet. */
+/** Limits the keys a flash_attn_ext node attends to. Aborts: gk does not provide this yet. */
 GGML_API void ggml_flash_attn_ext_set_n_kv_max(struct ggml_tensor * a, int32_t n_kv_max);
 
 /** Adds per-head attention sinks (F32 [H]) to a flash_attn_ext node. */
 GGML_API void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of flash attention. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q,
                                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                                    struct ggml_tensor * d, bool masked);
@@ -1808,63 +1824,63 @@ GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, st
 /* ---------------------------------------------------------------------------------------------- */
 /* Sequence and recurrent-model ops                                                               */
 
-/** Aborts: gk does not compute this op yet. */
+/** Mamba's causal 1-D convolution. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_ssm_conv(struct ggml_context * ctx, struct ggml_tensor * sx,
                                             struct ggml_tensor * c);
 
-/** Aborts: gk does not compute this op yet. */
+/** Mamba's selective state-space scan. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * s,
                                             struct ggml_tensor * x, struct ggml_tensor * dt,
                                             struct ggml_tensor * A, struct ggml_tensor * B,
                                             struct ggml_tensor * C, struct ggml_tensor * ids, int64_t K);
 
-/** Aborts: gk does not compute this op yet. */
+/** RWKV-6 time mixing. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_rwkv_wkv6(struct ggml_context * ctx, struct ggml_tensor * k,
                                              struct ggml_tensor * v, struct ggml_tensor * r,
                                              struct ggml_tensor * tf, struct ggml_tensor * td,
                                              struct ggml_tensor * state);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gated linear attention. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct ggml_tensor * k,
                                                      struct ggml_tensor * v, struct ggml_tensor * q,
                                                      struct ggml_tensor * g, struct ggml_tensor * state,
                                                      float scale);
 
-/** Aborts: gk does not compute this op yet. */
+/** RWKV-7 time mixing. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct ggml_tensor * r,
                                              struct ggml_tensor * w, struct ggml_tensor * k,
                                              struct ggml_tensor * v, struct ggml_tensor * a,
                                              struct ggml_tensor * b, struct ggml_tensor * state);
 
-/** Aborts: gk does not compute this op yet. */
+/** Solves a triangular system a x = b. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_solve_tri(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b, bool left, bool lower, bool uni);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gated delta-rule recurrence. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q,
                                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                                    struct ggml_tensor * g, struct ggml_tensor * beta,
                                                    struct ggml_tensor * state, int64_t K);
 
-/** Aborts: gk does not compute this op yet. */
+/** Lightning attention index scores. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_lightning_indexer(struct ggml_context * ctx, struct ggml_tensor * q,
                                                      struct ggml_tensor * k, struct ggml_tensor * weights,
                                                      struct ggml_tensor * mask);
 
-/** Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 hyper-connection mixing weights. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_comb(struct ggml_context * ctx, struct ggml_tensor * mixes,
                                                 struct ggml_tensor * scale, struct ggml_tensor * base,
                                                 float eps, int32_t n_iter);
 
-/** Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 hyper-connection input. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_tensor * x,
                                                struct ggml_tensor * weights);
 
-/** Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 gated hyper-connection input. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_pre_gated(struct ggml_context * ctx, struct ggml_tensor * x,
                                                      struct ggml_tensor * gate, float scale);
 
-/** Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 hyper-connection output. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x,
                                                 struct ggml_tensor * residual, struct ggml_tensor * post,
                                                 struct ggml_tensor * comb);
@@ -1872,7 +1888,7 @@ GGML_API struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struc
 /* ---------------------------------------------------------------------------------------------- */
 /* Custom ops                                                                                     */
 
-/** Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a) on the CPU threads. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_map_custom1(struct ggml_context * ctx, struct ggml_tensor * a,
                                                ggml_custom1_op_t fun, int n_tasks, void * userdata);
 
@@ -1881,7 +1897,7 @@ GGML_API struct ggml_tensor * ggml_map_custom1(struct ggml_context * ctx, struct
 GGML_API struct ggml_tensor * ggml_map_custom1_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        ggml_custom1_op_t fun, int n_tasks, void * userdata);
 
-/** Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a, b). Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_map_custom2(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, ggml_custom2_op_t fun, int n_tasks,
                                                void * userdata);
@@ -1892,7 +1908,7 @@ GGML_API struct ggml_tensor * ggml_map_custom2_inplace(struct ggml_context * ctx
                                                        struct ggml_tensor * b, ggml_custom2_op_t fun,
                                                        int n_tasks, void * userdata);
 
-/** Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a, b, c). Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_map_custom3(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, struct ggml_tensor * c,
                                                ggml_custom3_op_t fun, int n_tasks, void * userdata);
@@ -1903,13 +1919,13 @@ GGML_API struct ggml_tensor * ggml_map_custom3_inplace(struct ggml_context * ctx
                                                        struct ggml_tensor * b, struct ggml_tensor * c,
                                                        ggml_custom3_op_t fun, int n_tasks, void * userdata);
 
-/** Aborts: gk does not compute this op yet. */
+/** New [ne0..ne3] node of type computed by fun from args. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_custom_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0,
                                              int64_t ne1, int64_t ne2, int64_t ne3,
                                              struct ggml_tensor ** args, int n_args, ggml_custom_op_t fun,
                                              int n_tasks, void * userdata);
 
-/** Aborts: gk does not compute this op yet. */
+/** Node computed by fun, written into a. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor ** args, int n_args,
                                                   ggml_custom_op_t fun, int n_tasks, void * userdata);
@@ -1917,27 +1933,27 @@ GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, str
 /* ---------------------------------------------------------------------------------------------- */
 /* Training: losses and optimiser steps                                                           */
 
-/** Aborts: gk does not compute this op yet. */
+/** Cross-entropy loss of logits a against b. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx, struct ggml_tensor * a,
                                                       struct ggml_tensor * b);
 
-/** Aborts: gk does not compute this op yet. */
+/** Gradient of cross_entropy_loss. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                            struct ggml_tensor * b, struct ggml_tensor * c);
 
-/** Aborts: gk does not compute this op yet. */
+/** One AdamW step on a. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_opt_step_adamw(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * grad, struct ggml_tensor * m,
                                                   struct ggml_tensor * v, struct ggml_tensor * adamw_params);
 
-/** Aborts: gk does not compute this op yet. */
+/** One SGD step on a. Aborts: gk does not compute this op yet. */
 GGML_API struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_tensor * a,
                                                 struct ggml_tensor * grad, struct ggml_tensor * sgd_params);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Graphs                                                                                         */
 
-/** Aborts: gk does not provide this yet. */
+/** Adds one of several alternative tensors to the graph. Aborts: gk does not provide this yet. */
 GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgraph,
                                                         struct ggml_tensor ** tensors, int n_tensors,
                                                         int idx);
@@ -1945,10 +1961,10 @@ GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgr
 /** Adds tensor and every node it depends on (not yet in the graph) to cgraph, in dependency order. */
 GGML_API void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Adds tensor to the graph after the nodes already in it. Aborts: gk does not provide this yet. */
 GGML_API void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
-/** Aborts: gk does not provide this yet. */
+/** Adds the gradient nodes of the graph's loss. Aborts: gk does not provide this yet. */
 GGML_API void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph,
                                          struct ggml_tensor ** grad_accs);
 
@@ -1958,14 +1974,14 @@ GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);
 /** New graph for up to size nodes (grads must be false: gk does not build gradients). */
 GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
 
-/** Aborts: gk does not provide this yet. */
+/** Copy of a graph in ctx. Aborts: gk does not provide this yet. */
 GGML_API struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph,
                                              bool force_grads);
 
-/** Aborts: gk does not provide this yet. */
+/** Copies a graph's nodes into dst. Aborts: gk does not provide this yet. */
 GGML_API void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst);
 
-/** Aborts: gk does not provide this yet. */
+/** Zeroes gradients and optimiser state. Aborts: gk does not provide this yet. */
 GGML_API void ggml_graph_reset(struct ggml_cgraph * cgraph);
 
 /** Empties a graph (nodes and leafs) for reuse. */
@@ -1983,7 +1999,7 @@ GGML_API struct ggml_tensor ** ggml_graph_nodes(struct ggml_cgraph * cgraph);
 /** Number of nodes. */
 GGML_API int ggml_graph_n_nodes(struct ggml_cgraph * cgraph);
 
-/** Aborts: gk does not provide this yet. */
+/** Appends a node. Aborts: gk does not provide this yet. */
 GGML_API void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
 /** Arena bytes of a default-size graph. */
@@ -1995,18 +2011,18 @@ GGML_API size_t ggml_graph_overhead_custom(size_t size, bool grads);
 /** Node or leaf with this name (NULL if none). */
 GGML_API struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * cgraph, const char * name);
 
-/** Aborts: gk does not provide this yet. */
+/** Gradient of node. Aborts: gk does not provide this yet. */
 GGML_API struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph,
                                                   const struct ggml_tensor * node);
 
-/** Aborts: gk does not provide this yet. */
+/** Gradient accumulator of node. Aborts: gk does not provide this yet. */
 GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph,
                                                       const struct ggml_tensor * node);
 
-/** Aborts: gk does not provide this yet. */
+/** Prints the graph's nodes. Aborts: gk does not provide this yet. */
 GGML_API void ggml_graph_print(const struct ggml_cgraph * cgraph);
 
-/** Aborts: gk does not provide this yet. */
+/** Writes the graph as Graphviz dot. Aborts: gk does not provide this yet. */
 GGML_API void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph,
                                   const char * filename);
 
@@ -2030,13 +2046,14 @@ GGML_API size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void
 /* ---------------------------------------------------------------------------------------------- */
 /* Threadpool parameters                                                                          */
 
-/** Aborts: gk does not provide this yet. */
+/** Thread pool parameters for n_threads threads, every other field at its default. Aborts: gk does
+ *  not provide this yet. */
 GGML_API struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads);
 
-/** Aborts: gk does not provide this yet. */
+/** Sets p to the defaults for n_threads threads. Aborts: gk does not provide this yet. */
 GGML_API void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether two parameter sets are equal. Aborts: gk does not provide this yet. */
 GGML_API bool ggml_threadpool_params_match(const struct ggml_threadpool_params * p0,
                                            const struct ggml_threadpool_params * p1);
 
