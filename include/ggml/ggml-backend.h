@@ -176,7 +176,7 @@ GGML_API enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend
 /** Computes a graph whose tensors are allocated; returns its status. */
 GGML_API enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph);
 
-/** Aborts: gk does not provide this yet. */
+/** ggml_backend_graph_compute: the graph is computed when the call returns. */
 GGML_API enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend,
                                                            struct ggml_cgraph * cgraph);
 
@@ -271,11 +271,11 @@ GGML_API void ggml_backend_buffer_reset(ggml_backend_buffer_t buffer);
 /** Copies src's data into dst (same layout), across buffers. */
 GGML_API void ggml_backend_tensor_copy(const struct ggml_tensor * src, struct ggml_tensor * dst);
 
-/** Aborts: gk does not provide this yet. */
+/** ggml_backend_tensor_set: gk's CPU backend finishes the copy before returning. */
 GGML_API void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor * tensor,
                                             const void * data, size_t offset, size_t size);
 
-/** Aborts: gk does not provide this yet. */
+/** ggml_backend_tensor_get: gk's CPU backend finishes the copy before returning. */
 GGML_API void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_tensor * tensor,
                                             void * data, size_t offset, size_t size);
 
@@ -318,19 +318,19 @@ GGML_API void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_ba
 /* ---------------------------------------------------------------------------------------------- */
 /* Events                                                                                         */
 
-/** Aborts: gk does not provide this yet. */
+/** NULL: gk's CPU device has no events (as ggml's CPU device). */
 GGML_API ggml_backend_event_t ggml_backend_event_new(ggml_backend_dev_t device);
 
-/** Aborts: gk does not provide this yet. */
+/** Frees an event; NULL is ignored. */
 GGML_API void ggml_backend_event_free(ggml_backend_event_t event);
 
-/** Aborts: gk does not provide this yet. */
+/** Records an event on a backend. Aborts: gk's CPU backend has no events. */
 GGML_API void ggml_backend_event_record(ggml_backend_event_t event, ggml_backend_t backend);
 
-/** Aborts: gk does not provide this yet. */
+/** Waits for an event. Aborts: gk's CPU backend has no events. */
 GGML_API void ggml_backend_event_synchronize(ggml_backend_event_t event);
 
-/** Aborts: gk does not provide this yet. */
+/** Makes a backend wait for an event. Aborts: gk's CPU backend has no events. */
 GGML_API void ggml_backend_event_wait(ggml_backend_t backend, ggml_backend_event_t event);
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -735,27 +735,25 @@ GGML_API bool ggml_is_contiguous(const struct ggml_tensor * tensor);
 /** Same as ggml_is_contiguous. */
 GGML_API bool ggml_is_contiguous_0(const struct ggml_tensor * tensor);
 
-/** Whether contiguous above dimension 0 (rows may be strided). Aborts: gk does not provide this
- *  yet. */
+/** Whether contiguous above dimension 0 (rows may be strided). */
 GGML_API bool ggml_is_contiguous_1(const struct ggml_tensor * tensor);
 
-/** Whether contiguous above dimension 1. Aborts: gk does not provide this yet. */
+/** Whether contiguous above dimension 1. */
 GGML_API bool ggml_is_contiguous_2(const struct ggml_tensor * tensor);
 
-/** Whether dimensions 0 and 1 are contiguous. Aborts: gk does not provide this yet. */
+/** Whether dimensions 0 and 1 are contiguous. */
 GGML_API bool ggml_is_contiguous_to_1(const struct ggml_tensor * tensor);
 
-/** Whether dimensions 0 to 2 are contiguous. Aborts: gk does not provide this yet. */
+/** Whether dimensions 0 to 2 are contiguous. */
 GGML_API bool ggml_is_contiguous_to_2(const struct ggml_tensor * tensor);
 
-/** Whether dimensions 0 to 3 are contiguous. Aborts: gk does not provide this yet. */
+/** Whether dimensions 0 to 3 are contiguous. */
 GGML_API bool ggml_is_contiguous_to_3(const struct ggml_tensor * tensor);
 
-/** Whether the elements occupy one gap-free range of memory, in any order. Aborts: gk does not
- *  provide this yet. */
+/** Whether the elements occupy one gap-free range of memory, in any order. */
 GGML_API bool ggml_is_contiguously_allocated(const struct ggml_tensor * tensor);
 
-/** Whether the channel dimension (2) is innermost in memory. Aborts: gk does not provide this yet. */
+/** Whether the channel dimension (2) is innermost in memory. */
 GGML_API bool ggml_is_contiguous_channels(const struct ggml_tensor * tensor);
 
 /** Whether each row (dimension 0) is packed; rows may have gaps between them. */
@@ -807,7 +805,7 @@ GGML_API void * ggml_get_mem_buffer(const struct ggml_context * ctx);
 /** Arena size in bytes. */
 GGML_API size_t ggml_get_mem_size(const struct ggml_context * ctx);
 
-/** Bytes of the context's largest tensor. Aborts: gk does not provide this yet. */
+/** Bytes of the context's largest tensor. */
 GGML_API size_t ggml_get_max_tensor_size(const struct ggml_context * ctx);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -889,7 +887,8 @@ GGML_API void ggml_set_param(struct ggml_tensor * tensor);
 /** Marks the loss of a graph (a scalar F32). */
 GGML_API void ggml_set_loss(struct ggml_tensor * tensor);
 
-/** Sets every byte of the tensor's data to 0; returns tensor. Aborts: gk does not provide this yet. */
+/** Sets every byte of the tensor's data to 0 (through its backend buffer if it has one); returns
+ *  tensor. */
 GGML_API struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1442,12 +1441,12 @@ GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, stru
 /* ---------------------------------------------------------------------------------------------- */
 /* Matrix products and precision                                                                  */
 
-/** Asks a node to accumulate at precision prec; false if it cannot. Aborts: gk does not provide
- *  this yet. */
+/** Records the accumulation precision asked of a MUL_MAT, MUL_MAT_ID or FLASH_ATTN_EXT node (false
+ *  for other ops); gk computes at f32 regardless. */
 GGML_API bool ggml_prec_set_acc(struct ggml_tensor * a, enum ggml_prec prec);
 
-/** Asks a node to read source idx at precision prec; false if it cannot. Aborts: gk does not
- *  provide this yet. */
+/** Records the precision asked for source 1 of a MUL_MAT or MUL_MAT_ID node (false otherwise); gk
+ *  ignores it. */
 GGML_API bool ggml_prec_set_src(struct ggml_tensor * a, enum ggml_prec prec, int idx);
 
 /** Matrix product: a [K, M, ...] (any type with a dot product), b [K, N, ...] -> F32 [M, N, ...];
@@ -1456,12 +1455,12 @@ GGML_API bool ggml_prec_set_src(struct ggml_tensor * a, enum ggml_prec prec, int
 GGML_API struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b);
 
-/** Asks a node to accumulate at precision prec; false if it cannot. Deprecated: use
- *  ggml_prec_set_acc() instead. Aborts: gk does not provide this yet. */
+/** Records the accumulation precision asked of a MUL_MAT, MUL_MAT_ID or FLASH_ATTN_EXT node (false
+ *  for other ops); gk computes at f32 regardless. Deprecated: use ggml_prec_set_acc() instead. */
 GGML_DEPRECATED(GGML_API void ggml_mul_mat_set_prec(struct ggml_tensor * a,
                                                     enum ggml_prec prec), "use ggml_prec_set_acc() instead");
 
-/** Tells a mul_mat node something about its first source. Aborts: gk does not provide this yet. */
+/** Records a hint about a mul_mat node's first source; gk ignores it. */
 GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint);
 
 /** Mixture-of-experts product: as rows of ids select which of as' expert matrices multiplies each
@@ -1802,15 +1801,16 @@ GGML_API struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, str
                                                   struct ggml_tensor * mask, float scale, float max_bias,
                                                   float logit_softcap);
 
-/** Asks a node to accumulate at precision prec; false if it cannot. Deprecated: use
- *  ggml_prec_set_acc() instead. Aborts: gk does not provide this yet. */
+/** Records the accumulation precision asked of a MUL_MAT, MUL_MAT_ID or FLASH_ATTN_EXT node (false
+ *  for other ops); gk computes at f32 regardless. Deprecated: use ggml_prec_set_acc() instead. */
 GGML_DEPRECATED(GGML_API void ggml_flash_attn_ext_set_prec(struct ggml_tensor * a,
                                                            enum ggml_prec prec), "use ggml_prec_set_acc() instead");
 
-/** The precision a flash_attn_ext node was asked for. Aborts: gk does not provide this yet. */
+/** The precision recorded on a flash_attn_ext node. */
 GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a);
 
-/** Limits the keys a flash_attn_ext node attends to. Aborts: gk does not provide this yet. */
+/** Records an upper bound on the keys a flash_attn_ext node attends to (masked keys beyond it); gk
+ *  ignores it. */
 GGML_API void ggml_flash_attn_ext_set_n_kv_max(struct ggml_tensor * a, int32_t n_kv_max);
 
 /** Adds per-head attention sinks (F32 [H]) to a flash_attn_ext node. */
@@ -1953,7 +1953,8 @@ GGML_API struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struc
 /* ---------------------------------------------------------------------------------------------- */
 /* Graphs                                                                                         */
 
-/** Adds one of several alternative tensors to the graph. Aborts: gk does not provide this yet. */
+/** Adds tensors[idx] and what it depends on to the graph and returns it; on gk the other candidates
+ *  are left out of the graph (ggml adds them without computing them). */
 GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgraph,
                                                         struct ggml_tensor ** tensors, int n_tensors,
                                                         int idx);

@@ -12,20 +12,11 @@
 extern "C" {
 
 enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) { compat::unsupported("ggml_ftype_to_ggml_type"); }
-bool ggml_is_contiguous_1(const struct ggml_tensor * tensor) { compat::unsupported("ggml_is_contiguous_1"); }
-bool ggml_is_contiguous_2(const struct ggml_tensor * tensor) { compat::unsupported("ggml_is_contiguous_2"); }
-bool ggml_is_contiguous_to_1(const struct ggml_tensor * tensor) { compat::unsupported("ggml_is_contiguous_to_1"); }
-bool ggml_is_contiguous_to_2(const struct ggml_tensor * tensor) { compat::unsupported("ggml_is_contiguous_to_2"); }
-bool ggml_is_contiguous_to_3(const struct ggml_tensor * tensor) { compat::unsupported("ggml_is_contiguous_to_3"); }
-bool ggml_is_contiguously_allocated(const struct ggml_tensor * tensor) { compat::unsupported("ggml_is_contiguously_allocated"); }
-bool ggml_is_contiguous_channels(const struct ggml_tensor * tensor) { compat::unsupported("ggml_is_contiguous_channels"); }
 void ggml_print_object(const struct ggml_object * obj) { compat::unsupported("ggml_print_object"); }
 void ggml_print_objects(const struct ggml_context * ctx) { compat::unsupported("ggml_print_objects"); }
 void ggml_reset(struct ggml_context * ctx) { compat::unsupported("ggml_reset"); }
 void * ggml_get_mem_buffer(const struct ggml_context * ctx) { compat::unsupported("ggml_get_mem_buffer"); }
-size_t ggml_get_max_tensor_size(const struct ggml_context * ctx) { compat::unsupported("ggml_get_max_tensor_size"); }
 void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes) { compat::unsupported("ggml_new_buffer"); }
-struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor) { compat::unsupported("ggml_set_zero"); }
 struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_type type) { compat::unsupported("ggml_add_cast"); }
 struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids) { compat::unsupported("ggml_add_id"); }
 struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { compat::unsupported("ggml_add1"); }
@@ -55,10 +46,6 @@ struct ggml_tensor * ggml_geglu_erf_swapped(struct ggml_context * ctx, struct gg
 struct ggml_tensor * ggml_geglu_quick_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_quick_swapped"); }
 struct ggml_tensor * ggml_swiglu_clamp(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float limit) { compat::unsupported("ggml_swiglu_clamp"); }
 struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps) { compat::unsupported("ggml_rms_norm_back"); }
-bool ggml_prec_set_acc(struct ggml_tensor * a, enum ggml_prec prec) { compat::unsupported("ggml_prec_set_acc"); }
-bool ggml_prec_set_src(struct ggml_tensor * a, enum ggml_prec prec, int idx) { compat::unsupported("ggml_prec_set_src"); }
-void ggml_mul_mat_set_prec(struct ggml_tensor * a, enum ggml_prec prec) { compat::unsupported("ggml_mul_mat_set_prec"); }
-void ggml_mul_mat_set_hint(struct ggml_tensor * a, enum ggml_op_hint hint) { compat::unsupported("ggml_mul_mat_set_hint"); }
 struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias) { compat::unsupported("ggml_soft_max_ext_back"); }
 struct ggml_tensor * ggml_soft_max_ext_back_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias) { compat::unsupported("ggml_soft_max_ext_back_inplace"); }
 struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) { compat::unsupported("ggml_get_rows_back"); }
@@ -104,9 +91,6 @@ struct ggml_tensor * ggml_win_unpart(struct ggml_context * ctx, struct ggml_tens
 struct ggml_tensor * ggml_get_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, int qh, int kh) { compat::unsupported("ggml_get_rel_pos"); }
 struct ggml_tensor * ggml_add_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph) { compat::unsupported("ggml_add_rel_pos"); }
 struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph) { compat::unsupported("ggml_add_rel_pos_inplace"); }
-void ggml_flash_attn_ext_set_prec(struct ggml_tensor * a, enum ggml_prec prec) { compat::unsupported("ggml_flash_attn_ext_set_prec"); }
-enum ggml_prec ggml_flash_attn_ext_get_prec(const struct ggml_tensor * a) { compat::unsupported("ggml_flash_attn_ext_get_prec"); }
-void ggml_flash_attn_ext_set_n_kv_max(struct ggml_tensor * a, int32_t n_kv_max) { compat::unsupported("ggml_flash_attn_ext_set_n_kv_max"); }
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * d, bool masked) { compat::unsupported("ggml_flash_attn_back"); }
 struct ggml_tensor * ggml_ssm_conv(struct ggml_context * ctx, struct ggml_tensor * sx, struct ggml_tensor * c) { compat::unsupported("ggml_ssm_conv"); }
 struct ggml_tensor * ggml_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * s, struct ggml_tensor * x, struct ggml_tensor * dt, struct ggml_tensor * A, struct ggml_tensor * B, struct ggml_tensor * C, struct ggml_tensor * ids, int64_t K) { compat::unsupported("ggml_ssm_scan"); }
@@ -132,7 +116,6 @@ struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx, struct g
 struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) { compat::unsupported("ggml_cross_entropy_loss_back"); }
 struct ggml_tensor * ggml_opt_step_adamw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad, struct ggml_tensor * m, struct ggml_tensor * v, struct ggml_tensor * adamw_params) { compat::unsupported("ggml_opt_step_adamw"); }
 struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad, struct ggml_tensor * sgd_params) { compat::unsupported("ggml_opt_step_sgd"); }
-struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgraph, struct ggml_tensor ** tensors, int n_tensors, int idx) { compat::unsupported("ggml_build_forward_select"); }
 void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_build_forward_order"); }
 void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph, struct ggml_tensor ** grad_accs) { compat::unsupported("ggml_build_backward_expand"); }
 struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads) { compat::unsupported("ggml_graph_dup"); }
@@ -151,20 +134,12 @@ ggml_guid_t ggml_backend_guid(ggml_backend_t backend) { compat::unsupported("ggm
 ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend, struct ggml_cgraph * cgraph) { compat::unsupported("ggml_backend_graph_plan_create"); }
 void ggml_backend_graph_plan_free(ggml_backend_t backend, ggml_backend_graph_plan_t plan) { compat::unsupported("ggml_backend_graph_plan_free"); }
 enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_plan_t plan) { compat::unsupported("ggml_backend_graph_plan_compute"); }
-enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph * cgraph) { compat::unsupported("ggml_backend_graph_compute_async"); }
 bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor * op) { compat::unsupported("ggml_backend_offload_op"); }
-void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor * tensor, const void * data, size_t offset, size_t size) { compat::unsupported("ggml_backend_tensor_set_async"); }
-void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size) { compat::unsupported("ggml_backend_tensor_get_async"); }
 void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor * tensor, const void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_set_2d_async"); }
 void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_get_2d_async"); }
 void ggml_backend_tensor_set_2d(struct ggml_tensor * tensor, const void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_set_2d"); }
 void ggml_backend_tensor_get_2d(const struct ggml_tensor * tensor, void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_get_2d"); }
 void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor * src, struct ggml_tensor * dst) { compat::unsupported("ggml_backend_tensor_copy_async"); }
-ggml_backend_event_t ggml_backend_event_new(ggml_backend_dev_t device) { compat::unsupported("ggml_backend_event_new"); }
-void ggml_backend_event_free(ggml_backend_event_t event) { compat::unsupported("ggml_backend_event_free"); }
-void ggml_backend_event_record(ggml_backend_event_t event, ggml_backend_t backend) { compat::unsupported("ggml_backend_event_record"); }
-void ggml_backend_event_synchronize(ggml_backend_event_t event) { compat::unsupported("ggml_backend_event_synchronize"); }
-void ggml_backend_event_wait(ggml_backend_t backend, ggml_backend_event_t event) { compat::unsupported("ggml_backend_event_wait"); }
 void ggml_backend_register(ggml_backend_reg_t reg) { compat::unsupported("ggml_backend_register"); }
 const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis) { compat::unsupported("ggml_backend_meta_split_axis_name"); }
 ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state, void * get_split_state_ud) { compat::unsupported("ggml_backend_meta_device"); }

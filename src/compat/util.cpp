@@ -1,7 +1,9 @@
 // util.cpp - ggml's small utilities composed from gk's queries: versions, clocks, shape
-// predicates, and the context accessors gk spells differently.
+// predicates, the context accessors gk spells differently, ggml_set_zero, and
+// ggml_build_forward_select.
 #include "convert.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -10,6 +12,27 @@
 namespace {
 
 const auto g_start = std::chrono::steady_clock::now();
+
+// Whether t's memory layout is packed in every dimension from 0 to n-1, except that the
+// dimensions 1..m may have any stride (they only have to be packed inside themselves).
+bool packed_from(const ggml_tensor * t, int m, int n) {
+    const int64_t blck   = ggml_blck_size(t->type);
+    size_t        stride = ggml_type_size(t->type);  // the stride dimension i would have if packed
+    if (t->ne[0] != blck && t->nb[0] != stride) {
+        return false;
+    }
+    stride *= static_cast<size_t>(t->ne[0] / blck);
+    for (int i = 1; i < n; ++i) {
+        if (i <= m) {
+            stride = static_cast<size_t>(t->ne[i]) * t->nb[i];
+        } else if (t->ne[i] != 1 && t->nb[i] != stride) {
+            return false;
+        } else {
+            stride *= static_cast<size_t>(t->ne[i]);
+        }
+    }
+    return true;
+}
 
 } // namespace
 
@@ -61,5 +84,50 @@ struct ggml_tensor * ggml_format_name(struct ggml_tensor * tensor, const char * 
 }
 
 void ggml_set_loss(struct ggml_tensor * tensor) { tensor->flags |= GGML_TENSOR_FLAG_LOSS; }
+
+bool ggml_is_contiguous_1(const struct ggml_tensor * t) { return packed_from(t, 1, GGML_MAX_DIMS); }
+bool ggml_is_contiguous_2(const struct ggml_tensor * t) { return packed_from(t, 2, GGML_MAX_DIMS); }
+bool ggml_is_contiguous_to_1(const struct ggml_tensor * t) { return packed_from(t, 0, 1); }
+bool ggml_is_contiguous_to_2(const struct ggml_tensor * t) { return packed_from(t, 0, 2); }
+bool ggml_is_contiguous_to_3(const struct ggml_tensor * t) { return packed_from(t, 0, 3); }
+bool ggml_is_contiguously_allocated(const struct ggml_tensor * t) {
+    return ggml_nbytes(t) == static_cast<size_t>(ggml_nelements(t)) * ggml_type_size(t->type) / static_cast<size_t>(ggml_blck_size(t->type));
+}
+bool ggml_is_contiguous_channels(const struct ggml_tensor * t) {
+    return t->nb[0] > t->nb[2] && t->nb[1] > t->nb[0] && t->nb[2] == ggml_type_size(t->type);
+}
+
+size_t ggml_get_max_tensor_size(const struct ggml_context * ctx) {
+    size_t largest = 0;
+    for (ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+        largest = std::max(largest, ggml_nbytes(t));
+    }
+    return largest;
+}
+
+struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor) {
+    if (ggml_is_empty(tensor)) {
+        return tensor;
+    }
+    if (tensor->buffer) {
+        ggml_backend_tensor_memset(tensor, 0, 0, ggml_nbytes(tensor));
+    } else if (tensor->data) {
+        std::memset(tensor->data, 0, ggml_nbytes(tensor));
+    } else {
+        ggml_abort(__FILE__, __LINE__, "ggml_set_zero: the tensor has no data");
+    }
+    return tensor;
+}
+
+// Only the selected candidate joins the graph: gk computes every node of a graph (it has
+// no per-node compute flag), so the others, whose inputs may not be set, stay out of it.
+struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgraph, struct ggml_tensor ** tensors, int n_tensors,
+                                               int idx) {
+    if (idx < 0 || idx >= n_tensors) {
+        ggml_abort(__FILE__, __LINE__, "ggml_build_forward_select: index %d outside [0, %d)", idx, n_tensors);
+    }
+    ggml_build_forward_expand(cgraph, tensors[idx]);
+    return tensors[idx];
+}
 
 } // extern "C"

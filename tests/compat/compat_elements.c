@@ -6,18 +6,12 @@
 #include "ggml-cpu.h"
 #include "ggml.h"
 
+#include "check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(cond, what)                                                        \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "FAIL %s (%s:%d)\n", what, __FILE__, __LINE__);      \
-            exit(1);                                                             \
-        }                                                                        \
-        printf("ok   %s\n", what);                                               \
-    } while (0)
 
 int main(void) {
     struct ggml_init_params params = {1024 * 1024, NULL, false};

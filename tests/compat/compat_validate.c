@@ -5,20 +5,14 @@
  * Prints one line per check; exits 1 on the first failure. */
 #include "ggml.h"
 
+#include "check.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond, what)                                                        \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "FAIL %s (%s:%d)\n", what, __FILE__, __LINE__);      \
-            exit(1);                                                             \
-        }                                                                        \
-        printf("ok   %s\n", what);                                               \
-    } while (0)
 
 enum { ROW = 512 };
 
