@@ -8,19 +8,13 @@
 #include "ggml.h"
 #include "gguf.h"
 
+#include "check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond, what)                                         \
-    do {                                                          \
-        if (!(cond)) {                                            \
-            fprintf(stderr, "FAIL %s (%s:%d)\n", what, __FILE__, __LINE__); \
-            exit(1);                                              \
-        }                                                         \
-        printf("ok   %s\n", what);                                \
-    } while (0)
 
 /* C = A B^T in ggml's convention: a [K, M], b [K, N] -> [M, N]; checked against a loop. */
 static void matmul_through_sched(void) {
