@@ -348,7 +348,8 @@ GGML_API void ggml_backend_dev_memory(ggml_backend_dev_t device, size_t * free, 
 /** Kind of device (CPU, GPU, ...). */
 GGML_API enum ggml_backend_dev_type ggml_backend_dev_type(ggml_backend_dev_t device);
 
-/** Name, description, memory, type and capabilities of a device. */
+/** Name, description, memory, type and capabilities of a device (gk's CPU device does not advertise
+ *  buffer_from_host_ptr: see ggml_backend_dev_buffer_from_host_ptr). */
 GGML_API void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_dev_props * props);
 
 /** Registry of a device. */
@@ -363,7 +364,8 @@ GGML_API ggml_backend_buffer_type_t ggml_backend_dev_buffer_type(ggml_backend_de
 /** Host buffer type for fast transfers (NULL for the CPU). */
 GGML_API ggml_backend_buffer_type_t ggml_backend_dev_host_buffer_type(ggml_backend_dev_t device);
 
-/** Buffer over existing host memory (ptr, size bytes), not owned. */
+/** Buffer over existing host memory (ptr, size bytes), not owned; NULL unless ptr is 64-byte
+ *  aligned (gk's buffer alignment). */
 GGML_API ggml_backend_buffer_t ggml_backend_dev_buffer_from_host_ptr(ggml_backend_dev_t device, void * ptr,
                                                                      size_t size, size_t max_tensor_size);
 

@@ -1,4 +1,4 @@
-/* ggml-opt.h - ggml's training API. gk does not train: every entry point aborts naming itself.
+/* ggml-opt.h - ggml's training API. gk does not train: every entry point but the NULL-tolerant frees aborts naming itself.
  *
  * Part of gk's ggml compatibility layer (docs/compat.md). The types are declared so that
  * programs that mention them (llama.cpp's training paths) compile.
@@ -90,7 +90,7 @@ GGML_API ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum
                                                   int64_t ne_datapoint, int64_t ne_label, int64_t ndata,
                                                   int64_t ndata_shard);
 
-/** Aborts: gk does not provide this yet. */
+/** Frees a dataset; NULL is ignored (compat creates none: anything else aborts). */
 GGML_API void ggml_opt_dataset_free(ggml_opt_dataset_t dataset);
 
 /** Aborts: gk does not provide this yet. */
@@ -132,7 +132,7 @@ GGML_API struct ggml_opt_params ggml_opt_default_params(ggml_backend_sched_t bac
 /** Aborts: gk does not provide this yet. */
 GGML_API ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params);
 
-/** Aborts: gk does not provide this yet. */
+/** Frees an optimisation context; NULL is ignored (compat creates none: anything else aborts). */
 GGML_API void ggml_opt_free(ggml_opt_context_t opt_ctx);
 
 /** Aborts: gk does not provide this yet. */
@@ -174,7 +174,7 @@ GGML_API const char * ggml_opt_optimizer_name(enum ggml_opt_optimizer_type);
 /** Aborts: gk does not provide this yet. */
 GGML_API ggml_opt_result_t ggml_opt_result_init(void);
 
-/** Aborts: gk does not provide this yet. */
+/** Frees a result; NULL is ignored (compat creates none: anything else aborts). */
 GGML_API void ggml_opt_result_free(ggml_opt_result_t result);
 
 /** Aborts: gk does not provide this yet. */

@@ -149,7 +149,6 @@ bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t 
 int ggml_cpu_has_sme2(void) { compat::unsupported("ggml_cpu_has_sme2"); }
 const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type type) { compat::unsupported("ggml_get_type_traits_cpu"); }
 ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_type type_label, int64_t ne_datapoint, int64_t ne_label, int64_t ndata, int64_t ndata_shard) { compat::unsupported("ggml_opt_dataset_init"); }
-void ggml_opt_dataset_free(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_free"); }
 int64_t ggml_opt_dataset_ndata(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_ndata"); }
 struct ggml_tensor * ggml_opt_dataset_data(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_data"); }
 struct ggml_tensor * ggml_opt_dataset_labels(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_labels"); }
@@ -160,7 +159,6 @@ struct ggml_opt_optimizer_params ggml_opt_get_default_optimizer_params(void * us
 struct ggml_opt_optimizer_params ggml_opt_get_constant_optimizer_params(void * userdata) { compat::unsupported("ggml_opt_get_constant_optimizer_params"); }
 struct ggml_opt_params ggml_opt_default_params(ggml_backend_sched_t backend_sched, enum ggml_opt_loss_type loss_type) { compat::unsupported("ggml_opt_default_params"); }
 ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) { compat::unsupported("ggml_opt_init"); }
-void ggml_opt_free(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_free"); }
 void ggml_opt_reset(ggml_opt_context_t opt_ctx, bool optimizer) { compat::unsupported("ggml_opt_reset"); }
 bool ggml_opt_static_graphs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_static_graphs"); }
 struct ggml_tensor * ggml_opt_inputs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_inputs"); }
@@ -173,7 +171,6 @@ struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t opt_ctx, struct ggml_t
 enum ggml_opt_optimizer_type ggml_opt_context_optimizer_type(ggml_opt_context_t) { compat::unsupported("ggml_opt_context_optimizer_type"); }
 const char * ggml_opt_optimizer_name(enum ggml_opt_optimizer_type) { compat::unsupported("ggml_opt_optimizer_name"); }
 ggml_opt_result_t ggml_opt_result_init(void) { compat::unsupported("ggml_opt_result_init"); }
-void ggml_opt_result_free(ggml_opt_result_t result) { compat::unsupported("ggml_opt_result_free"); }
 void ggml_opt_result_reset(ggml_opt_result_t result) { compat::unsupported("ggml_opt_result_reset"); }
 void ggml_opt_result_ndata(ggml_opt_result_t result, int64_t * ndata) { compat::unsupported("ggml_opt_result_ndata"); }
 void ggml_opt_result_loss(ggml_opt_result_t result, double * loss, double * unc) { compat::unsupported("ggml_opt_result_loss"); }

@@ -58,7 +58,12 @@ void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_d
     props->description = ggml_backend_dev_description(device);
     props->type        = ggml_backend_dev_type(device);
     ggml_backend_dev_memory(device, &props->memory_free, &props->memory_total);
-    props->caps.buffer_from_host_ptr = true;
+    // gk's CPU buffers over caller memory need a GK_MEM_ALIGN (64-byte) aligned pointer, and
+    // GGUF data is only 32-byte aligned: a caller that asks (llama.cpp with mmap) would be
+    // refused for half of its files, so the capability is not advertised and such callers
+    // allocate buffers and copy instead. ggml_backend_dev_buffer_from_host_ptr still works
+    // for aligned pointers.
+    props->caps.buffer_from_host_ptr = false;
 }
 
 ggml_backend_buffer_type_t ggml_backend_dev_host_buffer_type(ggml_backend_dev_t device) { return nullptr; }
