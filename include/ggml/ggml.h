@@ -1173,7 +1173,7 @@ GGML_API struct ggml_tensor * ggml_unary_inplace(struct ggml_context * ctx, stru
 GGML_API struct ggml_tensor * ggml_repeat(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b);
 
-/** a tiled to [ne0, ne1, ne2, ne3]. Aborts: gk does not compute this op yet. */
+/** a tiled to [ne0, ne1, ne2, ne3] (each a multiple of a's size). */
 GGML_API struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0,
                                              int64_t ne1, int64_t ne2, int64_t ne3);
 
@@ -1226,7 +1226,7 @@ GGML_API struct ggml_tensor * ggml_cast(struct ggml_context * ctx, struct ggml_t
 /** Contiguous copy of a (same shape). */
 GGML_API struct ggml_tensor * ggml_cont(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Contiguous copy of a as [ne0]. Aborts: gk does not compute this op yet. */
+/** Contiguous copy of a as [ne0] (ggml_cont_4d with ne1..ne3 = 1). */
 GGML_API struct ggml_tensor * ggml_cont_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0);
 
 /** Contiguous copy of a reshaped to [ne0, ne1]. */
@@ -1300,7 +1300,8 @@ GGML_API struct ggml_tensor * ggml_timestep_embedding(struct ggml_context * ctx,
 GGML_API struct ggml_tensor * ggml_argsort(struct ggml_context * ctx, struct ggml_tensor * a,
                                            enum ggml_sort_order order);
 
-/** Indices of the k largest values of each row, sorted. Aborts: gk does not compute this op yet. */
+/** Indices of the k largest values of each row, largest first: a view of the first k columns of the
+ *  descending argsort. */
 GGML_API struct ggml_tensor * ggml_argsort_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k);
 
 /** Indices of the k largest values of each row: I32 [k, ...], in no particular order. */
