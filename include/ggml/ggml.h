@@ -2048,14 +2048,15 @@ GGML_API size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void
 /* ---------------------------------------------------------------------------------------------- */
 /* Threadpool parameters                                                                          */
 
-/** Thread pool parameters for n_threads threads, every other field at its default. Aborts: gk does
- *  not provide this yet. */
+/** Thread pool parameters for n_threads threads: no CPU mask, normal priority, poll 50, not strict,
+ *  not paused. */
 GGML_API struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads);
 
-/** Sets p to the defaults for n_threads threads. Aborts: gk does not provide this yet. */
+/** Sets *p to ggml_threadpool_params_default(n_threads). */
 GGML_API void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads);
 
-/** Whether two parameter sets are equal. Aborts: gk does not provide this yet. */
+/** Whether two parameter sets describe the same pool (threads, priority, poll, strictness, CPU
+ *  mask; paused is not compared). */
 GGML_API bool ggml_threadpool_params_match(const struct ggml_threadpool_params * p0,
                                            const struct ggml_threadpool_params * p1);
 

@@ -123,9 +123,6 @@ struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph, cons
 struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { compat::unsupported("ggml_graph_get_grad_acc"); }
 void ggml_graph_print(const struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_print"); }
 void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph, const char * filename) { compat::unsupported("ggml_graph_dump_dot"); }
-struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads) { compat::unsupported("ggml_threadpool_params_default"); }
-void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads) { compat::unsupported("ggml_threadpool_params_init"); }
-bool ggml_threadpool_params_match(const struct ggml_threadpool_params * p0, const struct ggml_threadpool_params * p1) { compat::unsupported("ggml_threadpool_params_match"); }
 void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) { compat::unsupported("ggml_gallocr_reserve_n_size"); }
 ggml_guid_t ggml_backend_guid(ggml_backend_t backend) { compat::unsupported("ggml_backend_guid"); }
 ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend, struct ggml_cgraph * cgraph) { compat::unsupported("ggml_backend_graph_plan_create"); }

@@ -1,6 +1,6 @@
 // util.cpp - ggml's small utilities composed from gk's queries: versions, clocks, shape
-// predicates, the context accessors gk spells differently, ggml_set_zero, and
-// ggml_build_forward_select.
+// predicates, the context accessors gk spells differently, ggml_set_zero, thread pool
+// parameters, and ggml_build_forward_select.
 #include "convert.h"
 
 #include <algorithm>
@@ -117,6 +117,25 @@ struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor) {
         ggml_abort(__FILE__, __LINE__, "ggml_set_zero: the tensor has no data");
     }
     return tensor;
+}
+
+void ggml_threadpool_params_init(struct ggml_threadpool_params * p, int n_threads) {
+    *p           = {};  // no CPU mask (inherited affinity), normal priority, not strict, not paused
+    p->n_threads = n_threads;
+    p->prio      = GGML_SCHED_PRIO_NORMAL;
+    p->poll      = 50;  // ggml's default polling level
+}
+
+struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads) {
+    ggml_threadpool_params p;
+    ggml_threadpool_params_init(&p, n_threads);
+    return p;
+}
+
+// Equal in the fields that shape a pool (paused is a state, not compared, as in ggml).
+bool ggml_threadpool_params_match(const struct ggml_threadpool_params * p0, const struct ggml_threadpool_params * p1) {
+    return p0->n_threads == p1->n_threads && p0->prio == p1->prio && p0->poll == p1->poll &&
+           p0->strict_cpu == p1->strict_cpu && std::memcmp(p0->cpumask, p1->cpumask, sizeof p0->cpumask) == 0;
 }
 
 // Only the selected candidate joins the graph: gk computes every node of a graph (it has
