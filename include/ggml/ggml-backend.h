@@ -402,7 +402,9 @@ GGML_API size_t ggml_backend_reg_dev_count(ggml_backend_reg_t reg);
 /** Device index of a registry. */
 GGML_API ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, size_t index);
 
-/** An extension function of a registry by name (the CPU setters and features), else NULL. */
+/** An extension function of a registry by name, else NULL: the CPU registry answers to the names
+ *  ggml's does (set_n_threads, dev_get_extra_bufts, get_features, set_abort_callback,
+ *  cpu_numa_init, cpu_is_numa, cpu_set_use_ref, threadpool_new/free, cpu_set_threadpool). */
 GGML_API void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * name);
 
 /** Aborts: gk does not provide this yet. */

@@ -17,6 +17,34 @@ ggml_backend_feature * cpu_features(ggml_backend_reg_t reg) {
                : nullptr;
 }
 
+// The CPU device has no buffer types besides its own: an empty, NULL-terminated list.
+ggml_backend_buffer_type_t * no_extra_buffer_types(ggml_backend_dev_t) {
+    static ggml_backend_buffer_type_t none[] = {nullptr};
+    return none;
+}
+
+void cpu_numa_init(ggml_numa_strategy numa) { ggml_numa_init(numa); }
+bool cpu_is_numa() { return ggml_is_numa(); }
+
+// The extension functions of the CPU registry, by the names ggml's CPU registry answers to.
+struct proc {
+    std::string_view name;
+    void *           address;
+};
+
+const proc cpu_procs[] = {
+    {"ggml_backend_set_n_threads", reinterpret_cast<void *>(&ggml_backend_cpu_set_n_threads)},
+    {"ggml_backend_dev_get_extra_bufts", reinterpret_cast<void *>(&no_extra_buffer_types)},
+    {"ggml_backend_get_features", reinterpret_cast<void *>(&cpu_features)},
+    {"ggml_backend_set_abort_callback", reinterpret_cast<void *>(&ggml_backend_cpu_set_abort_callback)},
+    {"ggml_backend_cpu_numa_init", reinterpret_cast<void *>(&cpu_numa_init)},
+    {"ggml_backend_cpu_is_numa", reinterpret_cast<void *>(&cpu_is_numa)},
+    {"ggml_backend_cpu_set_use_ref", reinterpret_cast<void *>(&ggml_backend_cpu_set_use_ref)},
+    {"ggml_threadpool_new", reinterpret_cast<void *>(&ggml_threadpool_new)},
+    {"ggml_threadpool_free", reinterpret_cast<void *>(&ggml_threadpool_free)},
+    {"ggml_backend_cpu_set_threadpool", reinterpret_cast<void *>(&ggml_backend_cpu_set_threadpool)},
+};
+
 } // namespace
 
 extern "C" {
@@ -41,11 +69,10 @@ void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * na
     if (!reg || !name) {
         return nullptr;
     }
-    if (std::string_view(name) == "ggml_backend_set_n_threads") {
-        return reinterpret_cast<void *>(&ggml_backend_cpu_set_n_threads);
-    }
-    if (std::string_view(name) == "ggml_backend_get_features") {
-        return reinterpret_cast<void *>(&cpu_features);
+    for (const proc & p : cpu_procs) {
+        if (p.name == name) {
+            return p.address;
+        }
     }
     return nullptr;
 }

@@ -1,6 +1,8 @@
 /* compat_threadpool.c - thread pool parameters as ggml defines them: the defaults, init
  * equal to default, match comparing threads, priority, polling, strictness and the CPU mask
- * but not the paused state; a pool made from them runs a graph. Exits 1 on the first failure. */
+ * but not the paused state; pools made by ggml_threadpool_new and through the CPU registry's
+ * extension functions (as llama-bench finds them). Exits 1 on the first failure. */
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 
@@ -28,5 +30,18 @@ int main(void) {
     struct ggml_threadpool * pool = ggml_threadpool_new(&d);
     CHECK(pool && ggml_threadpool_get_n_threads(pool) == 3, "a pool of 3 threads");
     ggml_threadpool_free(pool);
+
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
+    typedef struct ggml_threadpool * (*new_fn)(struct ggml_threadpool_params *);
+    typedef void (*free_fn)(struct ggml_threadpool *);
+    new_fn make = (new_fn) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_new");
+    free_fn release = (free_fn) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_free");
+    CHECK(make && release && ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_threadpool") &&
+              ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts"),
+          "the CPU registry exports the thread pool and buffer type functions");
+    CHECK(ggml_backend_reg_get_proc_address(reg, "no_such_function") == NULL, "unknown names give NULL");
+    pool = make(&d);
+    CHECK(pool && ggml_threadpool_get_n_threads(pool) == 3, "a pool through the registry");
+    release(pool);
     return 0;
 }
