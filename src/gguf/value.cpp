@@ -1,19 +1,34 @@
 // value.cpp - the metadata value types: names, sizes, bytes in the file.
 #include "context.h"
 
+#include "common/keyed_table.h"
+
 namespace gk::gguf {
 namespace {
 
 struct type_row {
+    gk_gguf_type key;
     const char * name;
     size_t       size;  // 0: variable (string, array)
 };
 
-// Indexed by gk_gguf_type (GGUF value type ids 0..12).
-constexpr type_row k_types[GK_GGUF_TYPE_COUNT] = {
-    {"uint8", 1}, {"int8", 1},  {"uint16", 2},  {"int16", 2},  {"uint32", 4},  {"int32", 4},   {"float32", 4},
-    {"bool", 1},  {"string", 0}, {"array", 0},  {"uint64", 8}, {"int64", 8},   {"float64", 8},
+// One row per GGUF value type id, in id order.
+constexpr type_row k_types[] = {
+    {GK_GGUF_TYPE_UINT8, "uint8", 1},
+    {GK_GGUF_TYPE_INT8, "int8", 1},
+    {GK_GGUF_TYPE_UINT16, "uint16", 2},
+    {GK_GGUF_TYPE_INT16, "int16", 2},
+    {GK_GGUF_TYPE_UINT32, "uint32", 4},
+    {GK_GGUF_TYPE_INT32, "int32", 4},
+    {GK_GGUF_TYPE_FLOAT32, "float32", 4},
+    {GK_GGUF_TYPE_BOOL, "bool", 1},
+    {GK_GGUF_TYPE_STRING, "string", 0},
+    {GK_GGUF_TYPE_ARRAY, "array", 0},
+    {GK_GGUF_TYPE_UINT64, "uint64", 8},
+    {GK_GGUF_TYPE_INT64, "int64", 8},
+    {GK_GGUF_TYPE_FLOAT64, "float64", 8},
 };
+static_assert(gk::keyed_table_complete(k_types, GK_GGUF_TYPE_COUNT), "k_types must list every gk_gguf_type in order");
 
 } // namespace
 

@@ -2,45 +2,78 @@
 // published in ggml's ggml-common.h) and the dispatch table the families fill.
 #include "codec.h"
 
+#include "common/keyed_table.h"
+
 #include <cctype>
 
 namespace gk::quant {
 namespace {
 
+using gk::keyed_table_complete;
+
 struct geometry {
-    int         id;
-    const char * name;
-    int64_t     blck;
-    size_t      size;
+    int          key;   // gk_type id
+    const char * name;  // nullptr: an id removed upstream, not a valid type
+    int64_t      blck;
+    size_t       size;
 };
 
 // Bytes per block follow from each block struct (see the family files, which
-// static_assert the same numbers against their structs).
+// static_assert the same numbers against their structs). One entry per id, in id order.
 constexpr geometry k_geometry[] = {
-    {GK_TYPE_F32, "f32", 1, 4},          {GK_TYPE_F16, "f16", 1, 2},
-    {GK_TYPE_Q4_0, "q4_0", 32, 18},      {GK_TYPE_Q4_1, "q4_1", 32, 20},
-    {GK_TYPE_Q5_0, "q5_0", 32, 22},      {GK_TYPE_Q5_1, "q5_1", 32, 24},
-    {GK_TYPE_Q8_0, "q8_0", 32, 34},      {GK_TYPE_Q8_1, "q8_1", 32, 36},
-    {GK_TYPE_Q2_K, "q2_K", 256, 84},     {GK_TYPE_Q3_K, "q3_K", 256, 110},
-    {GK_TYPE_Q4_K, "q4_K", 256, 144},    {GK_TYPE_Q5_K, "q5_K", 256, 176},
-    {GK_TYPE_Q6_K, "q6_K", 256, 210},    {GK_TYPE_Q8_K, "q8_K", 256, 292},
-    {GK_TYPE_IQ2_XXS, "iq2_xxs", 256, 66}, {GK_TYPE_IQ2_XS, "iq2_xs", 256, 74},
-    {GK_TYPE_IQ3_XXS, "iq3_xxs", 256, 98}, {GK_TYPE_IQ1_S, "iq1_s", 256, 50},
-    {GK_TYPE_IQ4_NL, "iq4_nl", 32, 18},  {GK_TYPE_IQ3_S, "iq3_s", 256, 110},
-    {GK_TYPE_IQ2_S, "iq2_s", 256, 82},   {GK_TYPE_IQ4_XS, "iq4_xs", 256, 136},
-    {GK_TYPE_I8, "i8", 1, 1},            {GK_TYPE_I16, "i16", 1, 2},
-    {GK_TYPE_I32, "i32", 1, 4},          {GK_TYPE_I64, "i64", 1, 8},
-    {GK_TYPE_F64, "f64", 1, 8},          {GK_TYPE_IQ1_M, "iq1_m", 256, 56},
-    {GK_TYPE_BF16, "bf16", 1, 2},        {GK_TYPE_TQ1_0, "tq1_0", 256, 54},
-    {GK_TYPE_TQ2_0, "tq2_0", 256, 66},   {GK_TYPE_MXFP4, "mxfp4", 32, 17},
-    {GK_TYPE_NVFP4, "nvfp4", 64, 36},    {GK_TYPE_Q1_0, "q1_0", 128, 18},
-    {GK_TYPE_Q2_0, "q2_0", 64, 18},
+    {GK_TYPE_F32,     "f32",       1,   4},
+    {GK_TYPE_F16,     "f16",       1,   2},
+    {GK_TYPE_Q4_0,    "q4_0",     32,  18},
+    {GK_TYPE_Q4_1,    "q4_1",     32,  20},
+    {4,                nullptr,    0,   0},  // removed upstream
+    {5,                nullptr,    0,   0},  // removed upstream
+    {GK_TYPE_Q5_0,    "q5_0",     32,  22},
+    {GK_TYPE_Q5_1,    "q5_1",     32,  24},
+    {GK_TYPE_Q8_0,    "q8_0",     32,  34},
+    {GK_TYPE_Q8_1,    "q8_1",     32,  36},
+    {GK_TYPE_Q2_K,    "q2_K",    256,  84},
+    {GK_TYPE_Q3_K,    "q3_K",    256, 110},
+    {GK_TYPE_Q4_K,    "q4_K",    256, 144},
+    {GK_TYPE_Q5_K,    "q5_K",    256, 176},
+    {GK_TYPE_Q6_K,    "q6_K",    256, 210},
+    {GK_TYPE_Q8_K,    "q8_K",    256, 292},
+    {GK_TYPE_IQ2_XXS, "iq2_xxs", 256,  66},
+    {GK_TYPE_IQ2_XS,  "iq2_xs",  256,  74},
+    {GK_TYPE_IQ3_XXS, "iq3_xxs", 256,  98},
+    {GK_TYPE_IQ1_S,   "iq1_s",   256,  50},
+    {GK_TYPE_IQ4_NL,  "iq4_nl",   32,  18},
+    {GK_TYPE_IQ3_S,   "iq3_s",   256, 110},
+    {GK_TYPE_IQ2_S,   "iq2_s",   256,  82},
+    {GK_TYPE_IQ4_XS,  "iq4_xs",  256, 136},
+    {GK_TYPE_I8,      "i8",        1,   1},
+    {GK_TYPE_I16,     "i16",       1,   2},
+    {GK_TYPE_I32,     "i32",       1,   4},
+    {GK_TYPE_I64,     "i64",       1,   8},
+    {GK_TYPE_F64,     "f64",       1,   8},
+    {GK_TYPE_IQ1_M,   "iq1_m",   256,  56},
+    {GK_TYPE_BF16,    "bf16",      1,   2},
+    {31,               nullptr,    0,   0},  // removed upstream
+    {32,               nullptr,    0,   0},  // removed upstream
+    {33,               nullptr,    0,   0},  // removed upstream
+    {GK_TYPE_TQ1_0,   "tq1_0",   256,  54},
+    {GK_TYPE_TQ2_0,   "tq2_0",   256,  66},
+    {36,               nullptr,    0,   0},  // removed upstream
+    {37,               nullptr,    0,   0},  // removed upstream
+    {38,               nullptr,    0,   0},  // removed upstream
+    {GK_TYPE_MXFP4,   "mxfp4",    32,  17},
+    {GK_TYPE_NVFP4,   "nvfp4",    64,  36},
+    {GK_TYPE_Q1_0,    "q1_0",    128,  18},
+    {GK_TYPE_Q2_0,    "q2_0",     64,  18},
 };
+static_assert(keyed_table_complete(k_geometry, GK_TYPE_COUNT), "k_geometry must list every type id in order");
 
 codec_table build_table() {
     codec_table t;
     for (const geometry & g : k_geometry) {
-        type_traits & r = t.rows[g.id];
+        if (!g.name) {
+            continue;
+        }
+        type_traits & r = t.rows[g.key];
         r.name      = g.name;
         r.blck_size = g.blck;
         r.type_size = g.size;

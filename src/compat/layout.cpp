@@ -1,0 +1,252 @@
+// layout.cpp - the build-time proof that ggml's structs and enums, as include/ggml
+// declares them, are gk's: every shared enum value is equal, and every shared struct has
+// gk's size and field offsets (so compat forwards by casting pointers) and the sizes
+// recorded here for LP64 (the reference ggml's, checked against its real headers by
+// tests/compat/test-compat-abi when the reference is present).
+#include "convert.h"
+#include "ggml-cpu.h"
+#include "gguf.h"
+
+#include "gk/gguf.h"
+
+#include <cstddef>
+
+// Enum values: ggml's == gk's, one line per ggml value.
+static_assert(GGML_TYPE_F32 == static_cast<int>(GK_TYPE_F32));
+static_assert(GGML_TYPE_F16 == static_cast<int>(GK_TYPE_F16));
+static_assert(GGML_TYPE_Q4_0 == static_cast<int>(GK_TYPE_Q4_0));
+static_assert(GGML_TYPE_Q4_1 == static_cast<int>(GK_TYPE_Q4_1));
+static_assert(GGML_TYPE_Q5_0 == static_cast<int>(GK_TYPE_Q5_0));
+static_assert(GGML_TYPE_Q5_1 == static_cast<int>(GK_TYPE_Q5_1));
+static_assert(GGML_TYPE_Q8_0 == static_cast<int>(GK_TYPE_Q8_0));
+static_assert(GGML_TYPE_Q8_1 == static_cast<int>(GK_TYPE_Q8_1));
+static_assert(GGML_TYPE_Q2_K == static_cast<int>(GK_TYPE_Q2_K));
+static_assert(GGML_TYPE_Q3_K == static_cast<int>(GK_TYPE_Q3_K));
+static_assert(GGML_TYPE_Q4_K == static_cast<int>(GK_TYPE_Q4_K));
+static_assert(GGML_TYPE_Q5_K == static_cast<int>(GK_TYPE_Q5_K));
+static_assert(GGML_TYPE_Q6_K == static_cast<int>(GK_TYPE_Q6_K));
+static_assert(GGML_TYPE_Q8_K == static_cast<int>(GK_TYPE_Q8_K));
+static_assert(GGML_TYPE_IQ2_XXS == static_cast<int>(GK_TYPE_IQ2_XXS));
+static_assert(GGML_TYPE_IQ2_XS == static_cast<int>(GK_TYPE_IQ2_XS));
+static_assert(GGML_TYPE_IQ3_XXS == static_cast<int>(GK_TYPE_IQ3_XXS));
+static_assert(GGML_TYPE_IQ1_S == static_cast<int>(GK_TYPE_IQ1_S));
+static_assert(GGML_TYPE_IQ4_NL == static_cast<int>(GK_TYPE_IQ4_NL));
+static_assert(GGML_TYPE_IQ3_S == static_cast<int>(GK_TYPE_IQ3_S));
+static_assert(GGML_TYPE_IQ2_S == static_cast<int>(GK_TYPE_IQ2_S));
+static_assert(GGML_TYPE_IQ4_XS == static_cast<int>(GK_TYPE_IQ4_XS));
+static_assert(GGML_TYPE_I8 == static_cast<int>(GK_TYPE_I8));
+static_assert(GGML_TYPE_I16 == static_cast<int>(GK_TYPE_I16));
+static_assert(GGML_TYPE_I32 == static_cast<int>(GK_TYPE_I32));
+static_assert(GGML_TYPE_I64 == static_cast<int>(GK_TYPE_I64));
+static_assert(GGML_TYPE_F64 == static_cast<int>(GK_TYPE_F64));
+static_assert(GGML_TYPE_IQ1_M == static_cast<int>(GK_TYPE_IQ1_M));
+static_assert(GGML_TYPE_BF16 == static_cast<int>(GK_TYPE_BF16));
+static_assert(GGML_TYPE_TQ1_0 == static_cast<int>(GK_TYPE_TQ1_0));
+static_assert(GGML_TYPE_TQ2_0 == static_cast<int>(GK_TYPE_TQ2_0));
+static_assert(GGML_TYPE_MXFP4 == static_cast<int>(GK_TYPE_MXFP4));
+static_assert(GGML_TYPE_NVFP4 == static_cast<int>(GK_TYPE_NVFP4));
+static_assert(GGML_TYPE_Q1_0 == static_cast<int>(GK_TYPE_Q1_0));
+static_assert(GGML_TYPE_Q2_0 == static_cast<int>(GK_TYPE_Q2_0));
+static_assert(GGML_TYPE_COUNT == static_cast<int>(GK_TYPE_COUNT));
+static_assert(GGML_OP_NONE == static_cast<int>(GK_OP_NONE));
+static_assert(GGML_OP_DUP == static_cast<int>(GK_OP_DUP));
+static_assert(GGML_OP_ADD == static_cast<int>(GK_OP_ADD));
+static_assert(GGML_OP_ADD_ID == static_cast<int>(GK_OP_ADD_ID));
+static_assert(GGML_OP_ADD1 == static_cast<int>(GK_OP_ADD1));
+static_assert(GGML_OP_ACC == static_cast<int>(GK_OP_ACC));
+static_assert(GGML_OP_SUB == static_cast<int>(GK_OP_SUB));
+static_assert(GGML_OP_MUL == static_cast<int>(GK_OP_MUL));
+static_assert(GGML_OP_DIV == static_cast<int>(GK_OP_DIV));
+static_assert(GGML_OP_SQR == static_cast<int>(GK_OP_SQR));
+static_assert(GGML_OP_SQRT == static_cast<int>(GK_OP_SQRT));
+static_assert(GGML_OP_LOG == static_cast<int>(GK_OP_LOG));
+static_assert(GGML_OP_SIN == static_cast<int>(GK_OP_SIN));
+static_assert(GGML_OP_COS == static_cast<int>(GK_OP_COS));
+static_assert(GGML_OP_SUM == static_cast<int>(GK_OP_SUM));
+static_assert(GGML_OP_SUM_ROWS == static_cast<int>(GK_OP_SUM_ROWS));
+static_assert(GGML_OP_CUMSUM == static_cast<int>(GK_OP_CUMSUM));
+static_assert(GGML_OP_MEAN == static_cast<int>(GK_OP_MEAN));
+static_assert(GGML_OP_ARGMAX == static_cast<int>(GK_OP_ARGMAX));
+static_assert(GGML_OP_COUNT_EQUAL == static_cast<int>(GK_OP_COUNT_EQUAL));
+static_assert(GGML_OP_REPEAT == static_cast<int>(GK_OP_REPEAT));
+static_assert(GGML_OP_REPEAT_BACK == static_cast<int>(GK_OP_REPEAT_BACK));
+static_assert(GGML_OP_CONCAT == static_cast<int>(GK_OP_CONCAT));
+static_assert(GGML_OP_SILU_BACK == static_cast<int>(GK_OP_SILU_BACK));
+static_assert(GGML_OP_NORM == static_cast<int>(GK_OP_NORM));
+static_assert(GGML_OP_RMS_NORM == static_cast<int>(GK_OP_RMS_NORM));
+static_assert(GGML_OP_RMS_NORM_BACK == static_cast<int>(GK_OP_RMS_NORM_BACK));
+static_assert(GGML_OP_GROUP_NORM == static_cast<int>(GK_OP_GROUP_NORM));
+static_assert(GGML_OP_L2_NORM == static_cast<int>(GK_OP_L2_NORM));
+static_assert(GGML_OP_MUL_MAT == static_cast<int>(GK_OP_MUL_MAT));
+static_assert(GGML_OP_MUL_MAT_ID == static_cast<int>(GK_OP_MUL_MAT_ID));
+static_assert(GGML_OP_OUT_PROD == static_cast<int>(GK_OP_OUT_PROD));
+static_assert(GGML_OP_SCALE == static_cast<int>(GK_OP_SCALE));
+static_assert(GGML_OP_SET == static_cast<int>(GK_OP_SET));
+static_assert(GGML_OP_CPY == static_cast<int>(GK_OP_CPY));
+static_assert(GGML_OP_CONT == static_cast<int>(GK_OP_CONT));
+static_assert(GGML_OP_RESHAPE == static_cast<int>(GK_OP_RESHAPE));
+static_assert(GGML_OP_VIEW == static_cast<int>(GK_OP_VIEW));
+static_assert(GGML_OP_PERMUTE == static_cast<int>(GK_OP_PERMUTE));
+static_assert(GGML_OP_TRANSPOSE == static_cast<int>(GK_OP_TRANSPOSE));
+static_assert(GGML_OP_GET_ROWS == static_cast<int>(GK_OP_GET_ROWS));
+static_assert(GGML_OP_GET_ROWS_BACK == static_cast<int>(GK_OP_GET_ROWS_BACK));
+static_assert(GGML_OP_SET_ROWS == static_cast<int>(GK_OP_SET_ROWS));
+static_assert(GGML_OP_DIAG == static_cast<int>(GK_OP_DIAG));
+static_assert(GGML_OP_DIAG_MASK_INF == static_cast<int>(GK_OP_DIAG_MASK_INF));
+static_assert(GGML_OP_DIAG_MASK_ZERO == static_cast<int>(GK_OP_DIAG_MASK_ZERO));
+static_assert(GGML_OP_SOFT_MAX == static_cast<int>(GK_OP_SOFT_MAX));
+static_assert(GGML_OP_SOFT_MAX_BACK == static_cast<int>(GK_OP_SOFT_MAX_BACK));
+static_assert(GGML_OP_ROPE == static_cast<int>(GK_OP_ROPE));
+static_assert(GGML_OP_ROPE_BACK == static_cast<int>(GK_OP_ROPE_BACK));
+static_assert(GGML_OP_CLAMP == static_cast<int>(GK_OP_CLAMP));
+static_assert(GGML_OP_CONV_TRANSPOSE_1D == static_cast<int>(GK_OP_CONV_TRANSPOSE_1D));
+static_assert(GGML_OP_IM2COL == static_cast<int>(GK_OP_IM2COL));
+static_assert(GGML_OP_IM2COL_BACK == static_cast<int>(GK_OP_IM2COL_BACK));
+static_assert(GGML_OP_IM2COL_3D == static_cast<int>(GK_OP_IM2COL_3D));
+static_assert(GGML_OP_COL2IM_1D == static_cast<int>(GK_OP_COL2IM_1D));
+static_assert(GGML_OP_CONV_2D == static_cast<int>(GK_OP_CONV_2D));
+static_assert(GGML_OP_CONV_3D == static_cast<int>(GK_OP_CONV_3D));
+static_assert(GGML_OP_CONV_2D_DW == static_cast<int>(GK_OP_CONV_2D_DW));
+static_assert(GGML_OP_CONV_TRANSPOSE_2D == static_cast<int>(GK_OP_CONV_TRANSPOSE_2D));
+static_assert(GGML_OP_POOL_1D == static_cast<int>(GK_OP_POOL_1D));
+static_assert(GGML_OP_POOL_2D == static_cast<int>(GK_OP_POOL_2D));
+static_assert(GGML_OP_POOL_2D_BACK == static_cast<int>(GK_OP_POOL_2D_BACK));
+static_assert(GGML_OP_UPSCALE == static_cast<int>(GK_OP_UPSCALE));
+static_assert(GGML_OP_PAD == static_cast<int>(GK_OP_PAD));
+static_assert(GGML_OP_PAD_REFLECT_1D == static_cast<int>(GK_OP_PAD_REFLECT_1D));
+static_assert(GGML_OP_ROLL == static_cast<int>(GK_OP_ROLL));
+static_assert(GGML_OP_ARANGE == static_cast<int>(GK_OP_ARANGE));
+static_assert(GGML_OP_TIMESTEP_EMBEDDING == static_cast<int>(GK_OP_TIMESTEP_EMBEDDING));
+static_assert(GGML_OP_ARGSORT == static_cast<int>(GK_OP_ARGSORT));
+static_assert(GGML_OP_TOP_K == static_cast<int>(GK_OP_TOP_K));
+static_assert(GGML_OP_LEAKY_RELU == static_cast<int>(GK_OP_LEAKY_RELU));
+static_assert(GGML_OP_TRI == static_cast<int>(GK_OP_TRI));
+static_assert(GGML_OP_FILL == static_cast<int>(GK_OP_FILL));
+static_assert(GGML_OP_FLASH_ATTN_EXT == static_cast<int>(GK_OP_FLASH_ATTN_EXT));
+static_assert(GGML_OP_FLASH_ATTN_BACK == static_cast<int>(GK_OP_FLASH_ATTN_BACK));
+static_assert(GGML_OP_SSM_CONV == static_cast<int>(GK_OP_SSM_CONV));
+static_assert(GGML_OP_SSM_SCAN == static_cast<int>(GK_OP_SSM_SCAN));
+static_assert(GGML_OP_WIN_PART == static_cast<int>(GK_OP_WIN_PART));
+static_assert(GGML_OP_WIN_UNPART == static_cast<int>(GK_OP_WIN_UNPART));
+static_assert(GGML_OP_GET_REL_POS == static_cast<int>(GK_OP_GET_REL_POS));
+static_assert(GGML_OP_ADD_REL_POS == static_cast<int>(GK_OP_ADD_REL_POS));
+static_assert(GGML_OP_RWKV_WKV6 == static_cast<int>(GK_OP_RWKV_WKV6));
+static_assert(GGML_OP_GATED_LINEAR_ATTN == static_cast<int>(GK_OP_GATED_LINEAR_ATTN));
+static_assert(GGML_OP_RWKV_WKV7 == static_cast<int>(GK_OP_RWKV_WKV7));
+static_assert(GGML_OP_SOLVE_TRI == static_cast<int>(GK_OP_SOLVE_TRI));
+static_assert(GGML_OP_GATED_DELTA_NET == static_cast<int>(GK_OP_GATED_DELTA_NET));
+static_assert(GGML_OP_LIGHTNING_INDEXER == static_cast<int>(GK_OP_LIGHTNING_INDEXER));
+static_assert(GGML_OP_DSV4_HC_COMB == static_cast<int>(GK_OP_DSV4_HC_COMB));
+static_assert(GGML_OP_DSV4_HC_PRE == static_cast<int>(GK_OP_DSV4_HC_PRE));
+static_assert(GGML_OP_DSV4_HC_POST == static_cast<int>(GK_OP_DSV4_HC_POST));
+static_assert(GGML_OP_UNARY == static_cast<int>(GK_OP_UNARY));
+static_assert(GGML_OP_MAP_CUSTOM1 == static_cast<int>(GK_OP_MAP_CUSTOM1));
+static_assert(GGML_OP_MAP_CUSTOM2 == static_cast<int>(GK_OP_MAP_CUSTOM2));
+static_assert(GGML_OP_MAP_CUSTOM3 == static_cast<int>(GK_OP_MAP_CUSTOM3));
+static_assert(GGML_OP_CUSTOM == static_cast<int>(GK_OP_CUSTOM));
+static_assert(GGML_OP_CROSS_ENTROPY_LOSS == static_cast<int>(GK_OP_CROSS_ENTROPY_LOSS));
+static_assert(GGML_OP_CROSS_ENTROPY_LOSS_BACK == static_cast<int>(GK_OP_CROSS_ENTROPY_LOSS_BACK));
+static_assert(GGML_OP_OPT_STEP_ADAMW == static_cast<int>(GK_OP_OPT_STEP_ADAMW));
+static_assert(GGML_OP_OPT_STEP_SGD == static_cast<int>(GK_OP_OPT_STEP_SGD));
+static_assert(GGML_OP_GLU == static_cast<int>(GK_OP_GLU));
+static_assert(GGML_OP_COUNT == static_cast<int>(GK_OP_COUNT));
+static_assert(GGML_UNARY_OP_ABS == static_cast<int>(GK_UNARY_OP_ABS));
+static_assert(GGML_UNARY_OP_SGN == static_cast<int>(GK_UNARY_OP_SGN));
+static_assert(GGML_UNARY_OP_NEG == static_cast<int>(GK_UNARY_OP_NEG));
+static_assert(GGML_UNARY_OP_STEP == static_cast<int>(GK_UNARY_OP_STEP));
+static_assert(GGML_UNARY_OP_TANH == static_cast<int>(GK_UNARY_OP_TANH));
+static_assert(GGML_UNARY_OP_ELU == static_cast<int>(GK_UNARY_OP_ELU));
+static_assert(GGML_UNARY_OP_RELU == static_cast<int>(GK_UNARY_OP_RELU));
+static_assert(GGML_UNARY_OP_SIGMOID == static_cast<int>(GK_UNARY_OP_SIGMOID));
+static_assert(GGML_UNARY_OP_GELU == static_cast<int>(GK_UNARY_OP_GELU));
+static_assert(GGML_UNARY_OP_GELU_QUICK == static_cast<int>(GK_UNARY_OP_GELU_QUICK));
+static_assert(GGML_UNARY_OP_SILU == static_cast<int>(GK_UNARY_OP_SILU));
+static_assert(GGML_UNARY_OP_HARDSWISH == static_cast<int>(GK_UNARY_OP_HARDSWISH));
+static_assert(GGML_UNARY_OP_HARDSIGMOID == static_cast<int>(GK_UNARY_OP_HARDSIGMOID));
+static_assert(GGML_UNARY_OP_EXP == static_cast<int>(GK_UNARY_OP_EXP));
+static_assert(GGML_UNARY_OP_EXPM1 == static_cast<int>(GK_UNARY_OP_EXPM1));
+static_assert(GGML_UNARY_OP_SOFTPLUS == static_cast<int>(GK_UNARY_OP_SOFTPLUS));
+static_assert(GGML_UNARY_OP_GELU_ERF == static_cast<int>(GK_UNARY_OP_GELU_ERF));
+static_assert(GGML_UNARY_OP_XIELU == static_cast<int>(GK_UNARY_OP_XIELU));
+static_assert(GGML_UNARY_OP_FLOOR == static_cast<int>(GK_UNARY_OP_FLOOR));
+static_assert(GGML_UNARY_OP_CEIL == static_cast<int>(GK_UNARY_OP_CEIL));
+static_assert(GGML_UNARY_OP_ROUND == static_cast<int>(GK_UNARY_OP_ROUND));
+static_assert(GGML_UNARY_OP_TRUNC == static_cast<int>(GK_UNARY_OP_TRUNC));
+static_assert(GGML_UNARY_OP_COUNT == static_cast<int>(GK_UNARY_OP_COUNT));
+static_assert(GGML_GLU_OP_REGLU == static_cast<int>(GK_GLU_OP_REGLU));
+static_assert(GGML_GLU_OP_GEGLU == static_cast<int>(GK_GLU_OP_GEGLU));
+static_assert(GGML_GLU_OP_SWIGLU == static_cast<int>(GK_GLU_OP_SWIGLU));
+static_assert(GGML_GLU_OP_SWIGLU_OAI == static_cast<int>(GK_GLU_OP_SWIGLU_OAI));
+static_assert(GGML_GLU_OP_GEGLU_ERF == static_cast<int>(GK_GLU_OP_GEGLU_ERF));
+static_assert(GGML_GLU_OP_GEGLU_QUICK == static_cast<int>(GK_GLU_OP_GEGLU_QUICK));
+static_assert(GGML_GLU_OP_SWIGLU_CLAMP == static_cast<int>(GK_GLU_OP_SWIGLU_CLAMP));
+static_assert(GGML_GLU_OP_COUNT == static_cast<int>(GK_GLU_OP_COUNT));
+static_assert(GGML_SORT_ORDER_ASC == static_cast<int>(GK_SORT_ORDER_ASC));
+static_assert(GGML_SORT_ORDER_DESC == static_cast<int>(GK_SORT_ORDER_DESC));
+static_assert(GGML_TENSOR_FLAG_INPUT == static_cast<int>(GK_TENSOR_FLAG_INPUT));
+static_assert(GGML_TENSOR_FLAG_OUTPUT == static_cast<int>(GK_TENSOR_FLAG_OUTPUT));
+static_assert(GGML_TENSOR_FLAG_PARAM == static_cast<int>(GK_TENSOR_FLAG_PARAM));
+static_assert(GGML_TENSOR_FLAG_LOSS == static_cast<int>(GK_TENSOR_FLAG_LOSS));
+static_assert(GGML_TENSOR_FLAG_COMPUTE == static_cast<int>(GK_TENSOR_FLAG_COMPUTE));
+static_assert(GGML_STATUS_ALLOC_FAILED == static_cast<int>(GK_STATUS_ALLOC_FAILED));
+static_assert(GGML_STATUS_FAILED == static_cast<int>(GK_STATUS_FAILED));
+static_assert(GGML_STATUS_SUCCESS == static_cast<int>(GK_STATUS_SUCCESS));
+static_assert(GGML_STATUS_ABORTED == static_cast<int>(GK_STATUS_ABORTED));
+static_assert(GGML_BACKEND_BUFFER_USAGE_ANY == static_cast<int>(GK_BACKEND_BUFFER_USAGE_ANY));
+static_assert(GGML_BACKEND_BUFFER_USAGE_WEIGHTS == static_cast<int>(GK_BACKEND_BUFFER_USAGE_WEIGHTS));
+static_assert(GGML_BACKEND_BUFFER_USAGE_COMPUTE == static_cast<int>(GK_BACKEND_BUFFER_USAGE_COMPUTE));
+static_assert(GGML_BACKEND_DEVICE_TYPE_CPU == static_cast<int>(GK_BACKEND_DEVICE_TYPE_CPU));
+static_assert(GGML_BACKEND_DEVICE_TYPE_GPU == static_cast<int>(GK_BACKEND_DEVICE_TYPE_GPU));
+static_assert(GGML_BACKEND_DEVICE_TYPE_IGPU == static_cast<int>(GK_BACKEND_DEVICE_TYPE_IGPU));
+static_assert(GGML_BACKEND_DEVICE_TYPE_ACCEL == static_cast<int>(GK_BACKEND_DEVICE_TYPE_ACCEL));
+// GGML_BACKEND_DEVICE_TYPE_META: no gk counterpart
+static_assert(GGML_TYPE_COUNT == static_cast<int>(GK_TYPE_COUNT));
+static_assert(GGML_OP_COUNT == static_cast<int>(GK_OP_COUNT));
+static_assert(GGML_UNARY_OP_COUNT == static_cast<int>(GK_UNARY_OP_COUNT));
+static_assert(GGML_GLU_OP_COUNT == static_cast<int>(GK_GLU_OP_COUNT));
+static_assert(GGML_ROPE_TYPE_NORMAL == GK_ROPE_TYPE_NORMAL && GGML_ROPE_TYPE_NEOX == GK_ROPE_TYPE_NEOX);
+static_assert(GGML_MAX_DIMS == GK_MAX_DIMS && GGML_MAX_SRC == GK_MAX_SRC && GGML_MAX_OP_PARAMS == GK_MAX_OP_PARAMS &&
+              GGML_MAX_NAME == GK_MAX_NAME);
+static_assert(GGUF_TYPE_COUNT == static_cast<int>(GK_GGUF_TYPE_COUNT));
+static_assert(sizeof(ggml_type) == sizeof(gk_type) && sizeof(ggml_op) == sizeof(gk_op));
+
+// ggml_tensor is gk_tensor.
+static_assert(sizeof(ggml_tensor) == sizeof(gk_tensor));
+static_assert(alignof(ggml_tensor) == alignof(gk_tensor));
+static_assert(offsetof(ggml_tensor, type) == offsetof(gk_tensor, type));
+static_assert(offsetof(ggml_tensor, buffer) == offsetof(gk_tensor, buffer));
+static_assert(offsetof(ggml_tensor, ne) == offsetof(gk_tensor, ne));
+static_assert(offsetof(ggml_tensor, nb) == offsetof(gk_tensor, nb));
+static_assert(offsetof(ggml_tensor, op) == offsetof(gk_tensor, op));
+static_assert(offsetof(ggml_tensor, op_params) == offsetof(gk_tensor, op_params));
+static_assert(offsetof(ggml_tensor, flags) == offsetof(gk_tensor, flags));
+static_assert(offsetof(ggml_tensor, src) == offsetof(gk_tensor, src));
+static_assert(offsetof(ggml_tensor, view_src) == offsetof(gk_tensor, view_src));
+static_assert(offsetof(ggml_tensor, view_offs) == offsetof(gk_tensor, view_offs));
+static_assert(offsetof(ggml_tensor, data) == offsetof(gk_tensor, data));
+static_assert(offsetof(ggml_tensor, name) == offsetof(gk_tensor, name));
+static_assert(offsetof(ggml_tensor, extra) == offsetof(gk_tensor, extra));
+static_assert(offsetof(ggml_tensor, padding) == offsetof(gk_tensor, padding));
+
+// ggml_init_params is gk_init_params; ggml_tallocr is gk_tallocr.
+static_assert(sizeof(ggml_init_params) == sizeof(gk_init_params));
+static_assert(offsetof(ggml_init_params, mem_size) == offsetof(gk_init_params, mem_size));
+static_assert(offsetof(ggml_init_params, mem_buffer) == offsetof(gk_init_params, mem_buffer));
+static_assert(offsetof(ggml_init_params, no_alloc) == offsetof(gk_init_params, no_alloc));
+static_assert(sizeof(ggml_tallocr) == sizeof(gk_tallocr));
+static_assert(offsetof(ggml_tallocr, buffer) == offsetof(gk_tallocr, buffer));
+static_assert(offsetof(ggml_tallocr, base) == offsetof(gk_tallocr, base));
+static_assert(offsetof(ggml_tallocr, alignment) == offsetof(gk_tallocr, alignment));
+static_assert(offsetof(ggml_tallocr, offset) == offsetof(gk_tallocr, offset));
+static_assert(sizeof(ggml_backend_feature) == sizeof(gk_backend_feature));
+
+// Sizes recorded from the reference ggml on LP64 (x86-64 / aarch64 Linux).
+#if UINTPTR_MAX == UINT64_MAX
+static_assert(sizeof(ggml_tensor) == 336 && offsetof(ggml_tensor, data) == 248 && offsetof(ggml_tensor, name) == 256);
+static_assert(sizeof(ggml_init_params) == 24);
+static_assert(sizeof(gguf_init_params) == 16);
+static_assert(sizeof(ggml_cplan) == 56);
+static_assert(sizeof(ggml_tallocr) == 32);
+static_assert(sizeof(ggml_type_traits) == 56);
+static_assert(sizeof(ggml_threadpool_params) == 528);
+#endif

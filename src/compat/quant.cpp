@@ -1,0 +1,108 @@
+// quant.cpp - ggml's type traits, quantize_chunk and f16/bf16 conversions on gk's codec
+// (src/quant: the same block formats bit for bit).
+#include "convert.h"
+
+#include "quant/codec.h"
+#include "quant/fp16.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+namespace {
+
+using gk::quant::get_type_traits;
+
+// from_float_ref of `Type` (ggml's quantize_row_*_ref): gk's encoder without importance
+// weights. (gk's own from_float_ref is ggml's CPU-backend row encoder, a different thing.)
+template <int Type> void encode_ref(const float * x, void * y, int64_t k) {
+    get_type_traits(Type)->from_float(x, y, k, nullptr);
+}
+
+template <std::size_t... I>
+std::array<ggml_type_traits, GGML_TYPE_COUNT> make_traits(std::index_sequence<I...>) {
+    std::array<ggml_type_traits, GGML_TYPE_COUNT> out{};
+    constexpr ggml_from_float_t encoders[] = {&encode_ref<static_cast<int>(I)>...};
+    for (std::size_t t = 0; t < out.size(); ++t) {
+        const gk::quant::type_traits * tt = get_type_traits(static_cast<int>(t));
+        ggml_type_traits & r = out[t];
+        r.type_name = tt ? tt->name : "NONE";
+        if (!tt) {
+            continue;
+        }
+        r.blck_size      = tt->blck_size;
+        r.type_size      = tt->type_size;
+        r.is_quantized   = gk_is_quantized(static_cast<gk_type>(t));
+        r.to_float       = tt->to_float;
+        r.from_float_ref = tt->from_float ? encoders[t] : nullptr;
+    }
+    return out;
+}
+
+} // namespace
+
+extern "C" {
+
+const struct ggml_type_traits * ggml_get_type_traits(enum ggml_type type) {
+    static const auto table = make_traits(std::make_index_sequence<GGML_TYPE_COUNT>{});
+    if (static_cast<int>(type) < 0 || type >= GGML_TYPE_COUNT) {
+        ggml_abort(__FILE__, __LINE__, "ggml_get_type_traits: type %d out of range", static_cast<int>(type));
+    }
+    return &table[type];
+}
+
+void ggml_quantize_init(enum ggml_type type) {}
+void ggml_quantize_free(void) {}
+
+bool ggml_quantize_requires_imatrix(enum ggml_type type) {
+    return type == GGML_TYPE_IQ2_XXS || type == GGML_TYPE_IQ2_XS || type == GGML_TYPE_IQ1_S;
+}
+
+size_t ggml_quantize_chunk(enum ggml_type type, const float * src, void * dst, int64_t start, int64_t nrows,
+                           int64_t n_per_row, const float * imatrix) {
+    const gk::quant::type_traits * tt = get_type_traits(type);
+    if (!tt || !tt->from_float || n_per_row <= 0 || nrows < 0 || start < 0 || start % n_per_row != 0 ||
+        !gk_row_len_ok(compat::to_gk(type), n_per_row)) {
+        ggml_abort(__FILE__, __LINE__, "ggml_quantize_chunk: cannot encode %s rows of %lld from element %lld",
+                   ggml_type_name(type), static_cast<long long>(n_per_row), static_cast<long long>(start));
+    }
+    if (ggml_quantize_requires_imatrix(type) && !imatrix) {
+        ggml_abort(__FILE__, __LINE__, "ggml_quantize_chunk: %s needs an importance matrix", ggml_type_name(type));
+    }
+    const size_t row_size = gk_row_size(compat::to_gk(type), n_per_row);
+    auto *       out      = static_cast<char *>(dst) + static_cast<size_t>(start / n_per_row) * row_size;
+    const size_t written  = gk::quant::quantize_rows(type, src + start, out, nrows, n_per_row, imatrix);
+    if (written != row_size * static_cast<size_t>(nrows)) {
+        ggml_abort(__FILE__, __LINE__, "ggml_quantize_chunk: %s encoder failed", ggml_type_name(type));
+    }
+    return written;
+}
+
+float ggml_fp16_to_fp32(ggml_fp16_t h) { return gk::fp16_to_fp32(h); }
+ggml_fp16_t ggml_fp32_to_fp16(float f) { return gk::fp32_to_fp16(f); }
+void ggml_fp16_to_fp32_row(const ggml_fp16_t * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = gk::fp16_to_fp32(x[i]);
+    }
+}
+void ggml_fp32_to_fp16_row(const float * x, ggml_fp16_t * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = gk::fp32_to_fp16(x[i]);
+    }
+}
+ggml_bf16_t ggml_fp32_to_bf16(float f) { return {gk::fp32_to_bf16(f)}; }
+float ggml_bf16_to_fp32(ggml_bf16_t h) { return gk::bf16_to_fp32(h.bits); }
+void ggml_bf16_to_fp32_row(const ggml_bf16_t * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = gk::bf16_to_fp32(x[i].bits);
+    }
+}
+void ggml_fp32_to_bf16_row_ref(const float * x, ggml_bf16_t * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        y[i].bits = gk::fp32_to_bf16(x[i]);
+    }
+}
+void ggml_fp32_to_bf16_row(const float * x, ggml_bf16_t * y, int64_t n) { ggml_fp32_to_bf16_row_ref(x, y, n); }
+
+} // extern "C"
