@@ -1,9 +1,11 @@
 // sched.cpp - ggml_backend_sched over one backend (gk's CPU backend): graphs are placed by
 // a gk gallocr in the backend's default buffer type and computed by the backend.
 //
-// FORWARDING POINT (gk_sched): gk's multi-backend scheduler is being written in
-// src/gk/backend + src/gk/alloc; when it lands, ggml_backend_sched_* forward to it here
-// and the single-backend restriction of ggml_backend_sched_new goes away.
+// FORWARDING POINT (gk_sched): gk's multi-backend scheduler (include/gk/gk-sched.h,
+// src/gk/sched/) has landed but is not used here yet: ggml_backend_sched_* are to forward
+// to it (it still lacks the per-node eval callback, reserve and a node's backend override,
+// which these entry points need), and then the single-backend restriction of
+// ggml_backend_sched_new goes away.
 #include "convert.h"
 
 #include <vector>
