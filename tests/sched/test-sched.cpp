@@ -25,6 +25,19 @@ struct sched_deleter {
 };
 using sched_ptr = std::unique_ptr<gk_sched, sched_deleter>;
 
+/// A backend double first, the CPU backend second, and a scheduler over both in that
+/// priority order.
+struct double_then_cpu {
+    backend_double dev;
+    backend_ptr    cpu{gk_backend_cpu_init()};
+    sched_ptr      s;
+
+    double_then_cpu(const char * name, gk_op refused, bool device_memory) : dev(name, refused, device_memory) {
+        gk_backend_t list[] = {dev.backend(), cpu.get()};
+        s.reset(gk_sched_new(list, 2));
+    }
+};
+
 bool error_has(const char * what) { return std::string(gk_backend_last_error()).find(what) != std::string::npos; }
 
 ctx_ptr graph_ctx() { return make_ctx(4096 * gk_tensor_overhead() + gk_graph_overhead_custom(4096, false), true); }
@@ -98,28 +111,26 @@ TEST(Sched, OneCpuBackendIsOneSplitAndTheSameBits) {
 TEST(Sched, ARefusedOpRunsOnTheCpuWithTheSameBits) {
     const transformer_dims d   = small_dims();
     const auto             ref = cpu_reference(d);
-    backend_double         dbl("REFUSER", GK_OP_ROPE, false);
-    backend_ptr            cpu(gk_backend_cpu_init());
+    double_then_cpu        two("REFUSER", GK_OP_ROPE, false);
     transformer_weights    w(d);
-    auto                   ctx    = graph_ctx();
-    transformer_graph      g      = build_transformer(ctx.get(), w, d);
-    gk_backend_t           list[] = {dbl.backend(), cpu.get()};
-    sched_ptr              s(gk_sched_new(list, 2));
-    ASSERT_NE(s, nullptr) << gk_backend_last_error();
-    ASSERT_EQ(gk_sched_alloc_graph(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
-    expect_assignment(s.get(), g, w, dbl.backend(), GK_OP_ROPE, cpu.get());
-    EXPECT_GT(gk_sched_get_n_splits(s.get()), 2);
-    EXPECT_EQ(gk_sched_get_n_copies(s.get()), 0);  // one memory: nothing to stage
-    EXPECT_EQ(gk_sched_get_buffer_size(s.get(), dbl.backend()), gk_sched_get_buffer_size(s.get(), cpu.get()));
+    auto                   ctx = graph_ctx();
+    transformer_graph      g   = build_transformer(ctx.get(), w, d);
+    ASSERT_NE(two.s, nullptr) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    expect_assignment(two.s.get(), g, w, two.dev.backend(), GK_OP_ROPE, two.cpu.get());
+    EXPECT_GT(gk_sched_get_n_splits(two.s.get()), 2);
+    EXPECT_EQ(gk_sched_get_n_copies(two.s.get()), 0);  // one memory: nothing to stage
+    EXPECT_EQ(gk_sched_get_buffer_size(two.s.get(), two.dev.backend()),
+              gk_sched_get_buffer_size(two.s.get(), two.cpu.get()));
     for (int nth : {1, 3}) {  // threads never change a bit, across backends either
-        dbl.set_n_threads(nth);
-        gk_backend_cpu_set_n_threads(cpu.get(), nth);
+        two.dev.set_n_threads(nth);
+        gk_backend_cpu_set_n_threads(two.cpu.get(), nth);
         set_transformer_inputs(g, 7);
-        ASSERT_EQ(gk_sched_graph_compute(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+        ASSERT_EQ(gk_sched_graph_compute(two.s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
         EXPECT_EQ(bytes_of(g.out), ref) << nth << " threads";
     }
-    EXPECT_EQ(dbl.problem, "");
-    EXPECT_GT(dbl.computes, 0);
+    EXPECT_EQ(two.dev.problem, "");
+    EXPECT_GT(two.dev.computes, 0);
 }
 
 /// The transformer with its weights in a device double's memory, the double refusing
@@ -127,36 +138,33 @@ TEST(Sched, ARefusedOpRunsOnTheCpuWithTheSameBits) {
 void check_device_memory(gk_op refused, const std::vector<unsigned char> & ref) {
     SCOPED_TRACE(gk_op_name(refused));
     const transformer_dims d = small_dims();
-    backend_double         dev("FAKEDEV", refused, true);
-    backend_ptr            cpu(gk_backend_cpu_init());
-    transformer_weights    w(d, dev.buft());  // the weights live in "device" memory
-    auto                   ctx    = graph_ctx();
-    transformer_graph      g      = build_transformer(ctx.get(), w, d);
-    gk_backend_t           list[] = {dev.backend(), cpu.get()};
-    sched_ptr              s(gk_sched_new(list, 2));
-    ASSERT_NE(s, nullptr) << gk_backend_last_error();
-    ASSERT_EQ(gk_sched_alloc_graph(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
-    expect_assignment(s.get(), g, w, dev.backend(), refused, cpu.get());
-    const std::vector<int> splits = split_list(s.get());
-    EXPECT_GT(gk_sched_get_n_splits(s.get()), 2);
-    EXPECT_GT(gk_sched_get_n_copies(s.get()), 0);
-    EXPECT_GT(gk_sched_get_buffer_size(s.get(), dev.backend()), 0u);
-    EXPECT_GT(gk_sched_get_buffer_size(s.get(), cpu.get()), 0u);
+    double_then_cpu        two("FAKEDEV", refused, true);
+    transformer_weights    w(d, two.dev.buft());  // the weights live in "device" memory
+    auto                   ctx = graph_ctx();
+    transformer_graph      g   = build_transformer(ctx.get(), w, d);
+    ASSERT_NE(two.s, nullptr) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    expect_assignment(two.s.get(), g, w, two.dev.backend(), refused, two.cpu.get());
+    const std::vector<int> splits = split_list(two.s.get());
+    EXPECT_GT(gk_sched_get_n_splits(two.s.get()), 2);
+    EXPECT_GT(gk_sched_get_n_copies(two.s.get()), 0);
+    EXPECT_GT(gk_sched_get_buffer_size(two.s.get(), two.dev.backend()), 0u);
+    EXPECT_GT(gk_sched_get_buffer_size(two.s.get(), two.cpu.get()), 0u);
     EXPECT_EQ(gk_backend_buffer_get_type(g.out->buffer),
-              gk_backend_get_default_buffer_type(gk_sched_get_tensor_backend(s.get(), g.out)));
+              gk_backend_get_default_buffer_type(gk_sched_get_tensor_backend(two.s.get(), g.out)));
     set_transformer_inputs(g, 7);
-    ASSERT_EQ(gk_sched_graph_compute(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_graph_compute(two.s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
     EXPECT_EQ(bytes_of(g.out), ref);
-    EXPECT_EQ(dev.problem, "");
-    EXPECT_GT(dev.computes, 0);
+    EXPECT_EQ(two.dev.problem, "");
+    EXPECT_GT(two.dev.computes, 0);
 
     // The same graph again: the same splits, the same bits.
-    ASSERT_EQ(gk_sched_alloc_graph(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
-    EXPECT_EQ(split_list(s.get()), splits);
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    EXPECT_EQ(split_list(two.s.get()), splits);
     set_transformer_inputs(g, 7);
-    ASSERT_EQ(gk_sched_graph_compute(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_graph_compute(two.s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
     EXPECT_EQ(bytes_of(g.out), ref);
-    EXPECT_EQ(dev.problem, "");
+    EXPECT_EQ(two.dev.problem, "");
 }
 
 TEST(Sched, DeviceMemoryIsStagedWithTheSameBits) {
@@ -200,52 +208,46 @@ TEST(Sched, SmoothingNeverUndoesAPin) {
     // The device refuses add, so a and out run on the CPU and the matmul between them is
     // a lone node - which smoothing would move to the CPU (moving the weight instead)
     // were it not pinned to its weight's memory.
-    backend_double dev("FAKEDEV", GK_OP_ADD, true);
-    backend_ptr    cpu(gk_backend_cpu_init());
-    gk_backend_t   list[] = {dev.backend(), cpu.get()};
-    sched_ptr      s(gk_sched_new(list, 2));
-    pin_graph      p(dev.buft());
-    ASSERT_EQ(gk_sched_alloc_graph(s.get(), p.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
-    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), p.m), dev.backend());
-    EXPECT_TRUE(gk_sched_is_pinned(s.get(), p.m));
-    EXPECT_FALSE(gk_sched_is_pinned(s.get(), p.a));
-    EXPECT_EQ(split_list(s.get()), (std::vector<int>{1, 0, 1, 0, 0, 1, 1, 1, 1, 2, 1, 1}));
+    double_then_cpu two("FAKEDEV", GK_OP_ADD, true);
+    pin_graph       p(two.dev.buft());
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), p.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    EXPECT_EQ(gk_sched_get_tensor_backend(two.s.get(), p.m), two.dev.backend());
+    EXPECT_TRUE(gk_sched_is_pinned(two.s.get(), p.m));
+    EXPECT_FALSE(gk_sched_is_pinned(two.s.get(), p.a));
+    EXPECT_EQ(split_list(two.s.get()), (std::vector<int>{1, 0, 1, 0, 0, 1, 1, 1, 1, 2, 1, 1}));
 
     // The CPU alone, the weight in host memory: the same bits.
     pin_graph   q(gk_backend_cpu_buffer_type());
     gallocr_ptr ga(gk_gallocr_new(gk_backend_cpu_buffer_type()));
     ASSERT_TRUE(gk_gallocr_alloc_graph(ga.get(), q.graph));
     fill_random(q.x, 5, 1.0f);
-    ASSERT_EQ(gk_backend_graph_compute(cpu.get(), q.graph), GK_STATUS_SUCCESS);
+    ASSERT_EQ(gk_backend_graph_compute(two.cpu.get(), q.graph), GK_STATUS_SUCCESS);
     fill_random(p.x, 5, 1.0f);
-    ASSERT_EQ(gk_sched_graph_compute(s.get(), p.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_graph_compute(two.s.get(), p.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
     EXPECT_EQ(bytes_of(p.out), bytes_of(q.out));
-    EXPECT_EQ(dev.problem, "");
+    EXPECT_EQ(two.dev.problem, "");
 }
 
 TEST(Sched, SmoothingMovesALoneNodeThatIsNotPinned) {
     // t = y^2 has no placed source, so rule 4 gives it the device (first in priority);
     // between a and c (CPU: the device refuses add) it is alone, and moves to the CPU.
-    backend_double dev("FAKEDEV", GK_OP_ADD, true);
-    backend_ptr    cpu(gk_backend_cpu_init());
-    gk_backend_t   list[] = {dev.backend(), cpu.get()};
-    sched_ptr      s(gk_sched_new(list, 2));
-    auto           ctx = graph_ctx();
-    gk_tensor *    x   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 64);
-    gk_tensor *    y   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 64);
-    gk_tensor *    a   = gk_add(ctx.get(), x, x);
-    gk_tensor *    t   = gk_sqr(ctx.get(), y);
-    gk_tensor *    c   = gk_add(ctx.get(), a, t);
-    gk_cgraph *    g   = gk_new_graph(ctx.get());
+    double_then_cpu two("FAKEDEV", GK_OP_ADD, true);
+    auto            ctx = graph_ctx();
+    gk_tensor *     x   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 64);
+    gk_tensor *     y   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 64);
+    gk_tensor *     a   = gk_add(ctx.get(), x, x);
+    gk_tensor *     t   = gk_sqr(ctx.get(), y);
+    gk_tensor *     c   = gk_add(ctx.get(), a, t);
+    gk_cgraph *     g   = gk_new_graph(ctx.get());
     ASSERT_EQ(gk_build_forward_expand(g, c), GK_STATUS_SUCCESS);
     ASSERT_EQ(gk_graph_node(g, 1), t);
-    ASSERT_EQ(gk_sched_alloc_graph(s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
-    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), t), cpu.get());
-    EXPECT_FALSE(gk_sched_is_pinned(s.get(), t));
-    EXPECT_EQ(gk_sched_get_n_splits(s.get()), 1);
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    EXPECT_EQ(gk_sched_get_tensor_backend(two.s.get(), t), two.cpu.get());
+    EXPECT_FALSE(gk_sched_is_pinned(two.s.get(), t));
+    EXPECT_EQ(gk_sched_get_n_splits(two.s.get()), 1);
     fill_random(x, 1, 1.0f);
     fill_random(y, 2, 1.0f);
-    ASSERT_EQ(gk_sched_graph_compute(s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_graph_compute(two.s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
     const auto         xs = random_values(64, 1, 1.0f);
     const auto         ys = random_values(64, 2, 1.0f);
     std::vector<float> out(64);
@@ -259,13 +261,10 @@ TEST(Sched, AViewOfDeviceMemoryIsReadThroughAViewOfItsCopy) {
     // v, row 3 of a weight in device memory, is a view pinned with its storage (rule 1);
     // y = v + x runs on the CPU (the device refuses add), which reads v through a view
     // of the staged copy of the whole weight, at v's offset.
-    backend_double dev("FAKEDEV", GK_OP_ADD, true);
-    backend_ptr    cpu(gk_backend_cpu_init());
-    gk_backend_t   list[] = {dev.backend(), cpu.get()};
-    sched_ptr      s(gk_sched_new(list, 2));
-    auto           wctx = make_ctx(gk_tensor_overhead(), true);
-    gk_tensor *    w    = gk_new_tensor_2d(wctx.get(), GK_TYPE_F32, 32, 8);
-    buffer_ptr     wbuf(gk_backend_alloc_ctx_tensors_from_buft(wctx.get(), dev.buft()));
+    double_then_cpu two("FAKEDEV", GK_OP_ADD, true);
+    auto            wctx = make_ctx(gk_tensor_overhead(), true);
+    gk_tensor *     w    = gk_new_tensor_2d(wctx.get(), GK_TYPE_F32, 32, 8);
+    buffer_ptr      wbuf(gk_backend_alloc_ctx_tensors_from_buft(wctx.get(), two.dev.buft()));
     ASSERT_NE(wbuf, nullptr) << gk_backend_last_error();
     fill_random(w, 9, 1.0f);
     auto        ctx = graph_ctx();
@@ -274,16 +273,16 @@ TEST(Sched, AViewOfDeviceMemoryIsReadThroughAViewOfItsCopy) {
     gk_tensor * y   = gk_add(ctx.get(), v, x);
     gk_cgraph * g   = gk_new_graph(ctx.get());
     ASSERT_EQ(gk_build_forward_expand(g, y), GK_STATUS_SUCCESS);
-    ASSERT_EQ(gk_sched_alloc_graph(s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
-    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), v), dev.backend());
-    EXPECT_TRUE(gk_sched_is_pinned(s.get(), v));
-    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), y), cpu.get());
-    EXPECT_EQ(gk_sched_get_n_copies(s.get()), 1);
-    EXPECT_EQ(gk_sched_get_buffer_size(s.get(), cpu.get()), aligned(gk_backend_cpu_buffer_type(), x) +
-                                                                aligned(gk_backend_cpu_buffer_type(), w) +
-                                                                aligned(gk_backend_cpu_buffer_type(), y));
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    EXPECT_EQ(gk_sched_get_tensor_backend(two.s.get(), v), two.dev.backend());
+    EXPECT_TRUE(gk_sched_is_pinned(two.s.get(), v));
+    EXPECT_EQ(gk_sched_get_tensor_backend(two.s.get(), y), two.cpu.get());
+    EXPECT_EQ(gk_sched_get_n_copies(two.s.get()), 1);
+    EXPECT_EQ(gk_sched_get_buffer_size(two.s.get(), two.cpu.get()), aligned(gk_backend_cpu_buffer_type(), x) +
+                                                                        aligned(gk_backend_cpu_buffer_type(), w) +
+                                                                        aligned(gk_backend_cpu_buffer_type(), y));
     fill_random(x, 4, 1.0f);
-    ASSERT_EQ(gk_sched_graph_compute(s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_graph_compute(two.s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
     const auto         ws = random_values(32 * 8, 9, 1.0f);
     const auto         xs = random_values(32, 4, 1.0f);
     std::vector<float> out(32);
@@ -291,25 +290,23 @@ TEST(Sched, AViewOfDeviceMemoryIsReadThroughAViewOfItsCopy) {
     for (size_t i = 0; i < 32; ++i) {
         EXPECT_EQ(out[i], ws[3 * 32 + i] + xs[i]) << i;
     }
-    EXPECT_EQ(dev.problem, "");
+    EXPECT_EQ(two.dev.problem, "");
 }
 
 TEST(Sched, EachMemoryIsAccountedToTheByte) {
     // The scheduler: the pin graph (every value held) puts x, a, out and the staged copy
     // of m in host memory, and m and the staged copy of a in the device's.
-    backend_double dev("FAKEDEV", GK_OP_ADD, true);
-    backend_ptr    cpu(gk_backend_cpu_init());
-    gk_backend_t   list[] = {dev.backend(), cpu.get()};
-    sched_ptr      s(gk_sched_new(list, 2));
-    pin_graph      p(dev.buft());
-    ASSERT_EQ(gk_sched_alloc_graph(s.get(), p.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    double_then_cpu two("FAKEDEV", GK_OP_ADD, true);
+    pin_graph       p(two.dev.buft());
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), p.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
     const gk_backend_buffer_type_t host = gk_backend_cpu_buffer_type();
-    EXPECT_EQ(gk_sched_get_buffer_size(s.get(), cpu.get()),
+    EXPECT_EQ(gk_sched_get_buffer_size(two.s.get(), two.cpu.get()),
               aligned(host, p.x) + aligned(host, p.a) + aligned(host, p.m) + aligned(host, p.out));
-    EXPECT_EQ(gk_sched_get_buffer_size(s.get(), dev.backend()), aligned(dev.buft(), p.a) + aligned(dev.buft(), p.m));
-    EXPECT_EQ(gk_backend_buffer_get_type(p.m->buffer), dev.buft());
+    EXPECT_EQ(gk_sched_get_buffer_size(two.s.get(), two.dev.backend()),
+              aligned(two.dev.buft(), p.a) + aligned(two.dev.buft(), p.m));
+    EXPECT_EQ(gk_backend_buffer_get_type(p.m->buffer), two.dev.buft());
     EXPECT_EQ(gk_backend_buffer_get_type(p.out->buffer), host);
-    EXPECT_EQ(gk_sched_get_buffer_size(s.get(), nullptr), 0u);
+    EXPECT_EQ(gk_sched_get_buffer_size(two.s.get(), nullptr), 0u);
 
     // The allocator alone, two memories by buffer id: x (host), a = concat(x, x) and
     // b = a^2 (device), c = sum(b) (host). b may take a's storage (the device's in-place
@@ -322,7 +319,7 @@ TEST(Sched, EachMemoryIsAccountedToTheByte) {
     gk_set_output(c);
     gk_cgraph * g = gk_new_graph(ctx.get());
     ASSERT_EQ(gk_build_forward_expand(g, c), GK_STATUS_SUCCESS);
-    gk_backend_buffer_type_t bufts[2] = {host, dev.buft()};
+    gk_backend_buffer_type_t bufts[2] = {host, two.dev.buft()};
     gallocr_ptr              ga(gk_gallocr_new_n(bufts, 2));
     const int                node_ids[3] = {1, 1, 0};
     const int                leaf_ids[1] = {0};
@@ -330,9 +327,9 @@ TEST(Sched, EachMemoryIsAccountedToTheByte) {
     ASSERT_TRUE(gk_gallocr_alloc_graph(ga.get(), g)) << gk_backend_last_error();
     const bool reuse = std::getenv("GK_ALLOC_NO_REUSE") == nullptr;
     EXPECT_EQ(gk_gallocr_get_buffer_size(ga.get(), 0), aligned(host, x) + aligned(host, c));
-    EXPECT_EQ(gk_gallocr_get_buffer_size(ga.get(), 1), aligned(dev.buft(), a) * (reuse ? 1 : 2));
+    EXPECT_EQ(gk_gallocr_get_buffer_size(ga.get(), 1), aligned(two.dev.buft(), a) * (reuse ? 1 : 2));
     EXPECT_EQ(b->data == a->data, reuse);
-    EXPECT_EQ(gk_backend_buffer_get_type(a->buffer), dev.buft());
+    EXPECT_EQ(gk_backend_buffer_get_type(a->buffer), two.dev.buft());
     EXPECT_EQ(gk_backend_buffer_get_type(c->buffer), host);
 }
 
@@ -383,4 +380,4 @@ TEST(Sched, BadInputGivesAStatusAndAMessage) {
     EXPECT_TRUE(error_has("'prod': no backend supports op MUL (backends: REFUSER)")) << gk_backend_last_error();
 }
 
-} // namespace
+}  // namespace
