@@ -11,23 +11,31 @@ namespace {
 namespace c = exp_constants;
 using simd::vf;
 
+#if !defined(GK_SIMD_SCALAR)
+
+/// exp_f32's polynomial j ~ e^b on a vector of reduced arguments b, with u = b * b.
+vf poly(vf b) {
+    const vf u = simd::mul(b, b);
+    return simd::fmadd(simd::fmadd(simd::fmadd(simd::broadcast(c::p5), b, simd::broadcast(c::p4)), u,
+                                   simd::fmadd(simd::broadcast(c::p3), b, simd::broadcast(c::p2))),
+                       u, simd::fmadd(simd::broadcast(c::p1), b, simd::broadcast(1.0f)));
+}
+
+#endif
+
 #if defined(GK_SIMD_AVX512)
 
 /// exp_f32 on 16 lanes: 2^n applied by VSCALEFPS (one rounding, as exp_f32's two steps).
 vf vexp(vf x) {
-    const vf z  = _mm512_fmadd_ps(x, simd::broadcast(c::log2e), simd::broadcast(c::shift));
-    const vf n  = _mm512_sub_ps(z, simd::broadcast(c::shift));
-    const vf b  = _mm512_fnmadd_ps(n, simd::broadcast(c::ln2_lo),
-                                   _mm512_fnmadd_ps(n, simd::broadcast(c::ln2_hi), x));
-    const vf u  = _mm512_mul_ps(b, b);
-    const vf j  = simd::fmadd(simd::fmadd(simd::fmadd(simd::broadcast(c::p5), b, simd::broadcast(c::p4)), u,
-                                          simd::fmadd(simd::broadcast(c::p3), b, simd::broadcast(c::p2))),
-                              u, simd::fmadd(simd::broadcast(c::p1), b, simd::broadcast(1.0f)));
-    const vf    res = _mm512_scalef_ps(j, n);
-    const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(n), simd::broadcast(c::big), _CMP_GT_OQ);
-    const __mmask16 pos = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_GT_OQ);
-    const vf    edge = _mm512_mask_blend_ps(pos, _mm512_setzero_ps(), simd::broadcast(INFINITY));
-    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    const vf z   = _mm512_fmadd_ps(x, simd::broadcast(c::log2e), simd::broadcast(c::shift));
+    const vf n   = _mm512_sub_ps(z, simd::broadcast(c::shift));
+    const vf b   = _mm512_fnmadd_ps(n, simd::broadcast(c::ln2_lo), _mm512_fnmadd_ps(n, simd::broadcast(c::ln2_hi), x));
+    const vf j   = poly(b);
+    const vf res = _mm512_scalef_ps(j, n);
+    const __mmask16 big  = _mm512_cmp_ps_mask(_mm512_abs_ps(n), simd::broadcast(c::big), _CMP_GT_OQ);
+    const __mmask16 pos  = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_GT_OQ);
+    const vf        edge = _mm512_mask_blend_ps(pos, _mm512_setzero_ps(), simd::broadcast(INFINITY));
+    const __mmask16 nan  = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     return _mm512_mask_add_ps(_mm512_mask_blend_ps(big, res, edge), nan, x, x);
 }
 
@@ -41,14 +49,10 @@ vf exp2_int(vf k) {
 
 /// exp_f32 on 8 lanes.
 vf vexp(vf x) {
-    const vf z  = _mm256_fmadd_ps(x, simd::broadcast(c::log2e), simd::broadcast(c::shift));
-    const vf n  = _mm256_sub_ps(z, simd::broadcast(c::shift));
-    const vf b  = _mm256_fnmadd_ps(n, simd::broadcast(c::ln2_lo),
-                                   _mm256_fnmadd_ps(n, simd::broadcast(c::ln2_hi), x));
-    const vf u  = _mm256_mul_ps(b, b);
-    const vf j  = simd::fmadd(simd::fmadd(simd::fmadd(simd::broadcast(c::p5), b, simd::broadcast(c::p4)), u,
-                                          simd::fmadd(simd::broadcast(c::p3), b, simd::broadcast(c::p2))),
-                              u, simd::fmadd(simd::broadcast(c::p1), b, simd::broadcast(1.0f)));
+    const vf z    = _mm256_fmadd_ps(x, simd::broadcast(c::log2e), simd::broadcast(c::shift));
+    const vf n    = _mm256_sub_ps(z, simd::broadcast(c::shift));
+    const vf b    = _mm256_fnmadd_ps(n, simd::broadcast(c::ln2_lo), _mm256_fnmadd_ps(n, simd::broadcast(c::ln2_hi), x));
+    const vf j    = poly(b);
     const vf n1   = _mm256_min_ps(_mm256_max_ps(n, simd::broadcast(-c::step)), simd::broadcast(c::step));
     const vf res  = _mm256_mul_ps(_mm256_mul_ps(j, exp2_int(n1)), exp2_int(_mm256_sub_ps(n, n1)));
     const vf absn = _mm256_andnot_ps(simd::broadcast(-0.0f), n);
@@ -68,13 +72,10 @@ vf exp2_int(vf k) {
 
 /// exp_f32 on 4 lanes.
 vf vexp(vf x) {
-    const vf z  = vfmaq_f32(simd::broadcast(c::shift), x, simd::broadcast(c::log2e));
-    const vf n  = vsubq_f32(z, simd::broadcast(c::shift));
-    const vf b  = vfmsq_f32(vfmsq_f32(x, n, simd::broadcast(c::ln2_hi)), n, simd::broadcast(c::ln2_lo));
-    const vf u  = vmulq_f32(b, b);
-    const vf j  = simd::fmadd(simd::fmadd(simd::fmadd(simd::broadcast(c::p5), b, simd::broadcast(c::p4)), u,
-                                          simd::fmadd(simd::broadcast(c::p3), b, simd::broadcast(c::p2))),
-                              u, simd::fmadd(simd::broadcast(c::p1), b, simd::broadcast(1.0f)));
+    const vf         z    = vfmaq_f32(simd::broadcast(c::shift), x, simd::broadcast(c::log2e));
+    const vf         n    = vsubq_f32(z, simd::broadcast(c::shift));
+    const vf         b    = vfmsq_f32(vfmsq_f32(x, n, simd::broadcast(c::ln2_hi)), n, simd::broadcast(c::ln2_lo));
+    const vf         j    = poly(b);
     const vf         n1   = vminq_f32(vmaxq_f32(n, simd::broadcast(-c::step)), simd::broadcast(c::step));
     const vf         res  = vmulq_f32(vmulq_f32(j, exp2_int(n1)), exp2_int(vsubq_f32(n, n1)));
     const uint32x4_t big  = vcagtq_f32(n, simd::broadcast(c::big));
@@ -127,11 +128,11 @@ void swiglu(float * y, const float * x, const float * g, int64_t n) {
     }
 }
 
-} // namespace
+}  // namespace
 
 const exp_kernels & exp_kernels_table() {
     static constexpr exp_kernels k{exp_sum, silu, swiglu};
     return k;
 }
 
-} // namespace gk::cpu
+}  // namespace gk::cpu
