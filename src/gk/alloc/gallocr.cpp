@@ -403,14 +403,6 @@ bool apply(gk_gallocr * ga, const planner & plan) {
     return true;
 }
 
-bool checked_graph(const gk_gallocr * ga, const gk_cgraph * g, const char * what) {
-    if (!ga || !g) {
-        backend_error("%s: %s is NULL", what, ga ? "graph" : "allocator");
-        return false;
-    }
-    return true;
-}
-
 } // namespace
 } // namespace gk::alloc
 
@@ -466,7 +458,7 @@ void gk_gallocr_free(gk_gallocr_t galloc) {
 
 bool gk_gallocr_reserve_n(gk_gallocr_t galloc, gk_cgraph * graph, const int * node_buffer_ids,
                           const int * leaf_buffer_ids) {
-    if (!gk::alloc::checked_graph(galloc, graph, "gallocr_reserve")) {
+    if (!gk::graph_call_args_ok(galloc, "allocator", graph, "gallocr_reserve")) {
         return false;
     }
     try {
@@ -496,7 +488,7 @@ bool gk_gallocr_reserve(gk_gallocr_t galloc, gk_cgraph * graph) {
 }
 
 bool gk_gallocr_alloc_graph(gk_gallocr_t galloc, gk_cgraph * graph) {
-    if (!gk::alloc::checked_graph(galloc, graph, "gallocr_alloc_graph")) {
+    if (!gk::graph_call_args_ok(galloc, "allocator", graph, "gallocr_alloc_graph")) {
         return false;
     }
     const int * node_ids = nullptr;

@@ -53,6 +53,14 @@ void backend_error(const char * fmt, ...) {
 
 void backend_error_clear() { g_error[0] = '\0'; }
 
+bool graph_call_args_ok(const void * owner, const char * owner_kind, const gk_cgraph * graph, const char * what) {
+    if (!owner || !graph) {
+        backend_error("%s: %s is NULL", what, owner ? "graph" : owner_kind);
+        return false;
+    }
+    return true;
+}
+
 gk_backend_buffer_t buffer_init(gk_backend_buffer_type_t buft, const gk_backend_buffer_i & iface, void * context,
                                 size_t size) {
     auto * b = new (std::nothrow) gk_backend_buffer{iface, buft, context, size};

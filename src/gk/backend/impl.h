@@ -93,6 +93,11 @@ void backend_error(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 /// Clear this thread's message.
 void backend_error_clear();
 
+/// True when both `owner` (the scheduler, allocator, ... a call belongs to; `owner_kind`
+/// names it) and `graph` are given; else false with the message "<what>: <owner_kind or
+/// graph> is NULL".
+bool graph_call_args_ok(const void * owner, const char * owner_kind, const gk_cgraph * graph, const char * what);
+
 /// A new buffer struct (operator new) with the given table, type, context and size;
 /// nullptr with a message when out of memory.
 gk_backend_buffer_t buffer_init(gk_backend_buffer_type_t buft, const gk_backend_buffer_i & iface, void * context,

@@ -140,14 +140,6 @@ gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
     return st;
 }
 
-bool checked(const gk_sched * s, const gk_cgraph * g, const char * what) {
-    if (!s || !g) {
-        backend_error("%s: %s is NULL", what, s ? "graph" : "scheduler");
-        return false;
-    }
-    return true;
-}
-
 } // namespace
 } // namespace gk::sched
 
@@ -208,7 +200,7 @@ void gk_sched_free(gk_sched_t sched) {
 }
 
 gk_status gk_sched_alloc_graph(gk_sched_t sched, gk_cgraph * graph) {
-    if (!gk::sched::checked(sched, graph, "sched_alloc_graph")) {
+    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_alloc_graph")) {
         return GK_STATUS_INVALID_ARGUMENT;
     }
     try {
@@ -221,7 +213,7 @@ gk_status gk_sched_alloc_graph(gk_sched_t sched, gk_cgraph * graph) {
 }
 
 gk_status gk_sched_graph_compute(gk_sched_t sched, gk_cgraph * graph) {
-    if (!gk::sched::checked(sched, graph, "sched_graph_compute")) {
+    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_graph_compute")) {
         return GK_STATUS_INVALID_ARGUMENT;
     }
     if (sched->graph != graph || sched->graph_nodes != graph->n_nodes) {
