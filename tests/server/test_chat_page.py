@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 
+import checks
 import server_process
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -124,12 +125,7 @@ class Browser:
 
 
 def main():
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
-            print("FAIL:", what, flush=True)
+    check = checks.Checks()
 
     os.makedirs(OUT_DIR, exist_ok=True)
     shot = os.path.abspath(os.path.join(OUT_DIR, "chat_page.png"))
@@ -191,11 +187,7 @@ def main():
     finally:
         rc = server_process.stop(proc)
     check(rc == 0, f"SIGTERM: exit status {rc}")
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("chat page checks passed")
-    return 0
+    return check.report("chat page checks passed")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import threading
 import urllib.error
 import urllib.request
 
+import checks
 import server_process
 
 try:
@@ -28,13 +29,7 @@ CTX = 256
 MAX_BODY = 65536
 TIMEOUT = 120  # seconds for any one request (a sanitizer build is slow)
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+check = checks.Checks()
 
 
 def gk_run_text(prompt, n):
@@ -210,11 +205,7 @@ def main():
         rc = server_process.stop(proc)
     check(rc == 0, f"SIGTERM: exit status {rc}")
 
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all gk-server checks passed")
-    return 0
+    return check.report("all gk-server checks passed")
 
 
 if __name__ == "__main__":
