@@ -37,6 +37,7 @@ inline gk_backend_dev_t           to_gk(ggml_backend_dev_t p) { return reinterpr
 inline gk_gallocr_t               to_gk(ggml_gallocr_t p) { return reinterpret_cast<gk_gallocr_t>(p); }
 inline gk_backend_buffer_usage    to_gk(ggml_backend_buffer_usage v) { return static_cast<gk_backend_buffer_usage>(v); }
 inline enum gk_backend_dev_type   to_gk(enum ggml_backend_dev_type v) { return static_cast<enum gk_backend_dev_type>(v); }
+inline gk_tallocr *               to_gk(ggml_tallocr * p) { return reinterpret_cast<gk_tallocr *>(p); }
 
 // gk -> ggml.
 template <typename T> T to_ggml(T v) { return v; }
@@ -56,6 +57,7 @@ inline ggml_backend_dev_t           to_ggml(gk_backend_dev_t p) { return reinter
 inline ggml_gallocr_t               to_ggml(gk_gallocr_t p) { return reinterpret_cast<ggml_gallocr_t>(p); }
 inline ggml_backend_buffer_usage    to_ggml(gk_backend_buffer_usage v) { return static_cast<ggml_backend_buffer_usage>(v); }
 inline enum ggml_backend_dev_type   to_ggml(enum gk_backend_dev_type v) { return static_cast<enum ggml_backend_dev_type>(v); }
+inline ggml_tallocr                 to_ggml(gk_tallocr t) { return {to_ggml(t.buffer), t.base, t.alignment, t.offset}; }
 
 /// Abort through ggml's abort path: `name` is not computed (or not provided) by gk.
 [[noreturn]] void unsupported(const char * name);
@@ -71,9 +73,4 @@ void check(gk_status status, const char * name);
 /// Abort naming `name` with gk_backend_last_error() unless ok.
 void check_backend(bool ok, const char * name);
 
-} // namespace compat
-
-namespace compat {
-inline gk_tallocr * to_gk(ggml_tallocr * p) { return reinterpret_cast<gk_tallocr *>(p); }
-inline ggml_tallocr to_ggml(gk_tallocr t) { return {to_ggml(t.buffer), t.base, t.alignment, t.offset}; }
 } // namespace compat
