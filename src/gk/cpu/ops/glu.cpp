@@ -14,12 +14,12 @@ namespace gk::cpu {
 namespace {
 
 // The activation for rows of `type` (GELU and GELU_QUICK by unary_activation's rules);
-// nullptr for swiglu_oai, which has its own formula.
+// nullptr for swiglu, which has its own row kernel (exp_kernels::swiglu: act_silu's
+// bits), and for swiglu_oai, which has its own formula.
 act_fn glu_activation(gk_glu_op op, gk_type type) {
     switch (op) {
     case GK_GLU_OP_REGLU: return act_relu;
     case GK_GLU_OP_GEGLU: return unary_activation(GK_UNARY_OP_GELU, type);
-    case GK_GLU_OP_SWIGLU: return act_silu;
     case GK_GLU_OP_GEGLU_ERF: return act_gelu_erf;
     case GK_GLU_OP_GEGLU_QUICK: return unary_activation(GK_UNARY_OP_GELU_QUICK, type);
     default: return nullptr;
