@@ -15,7 +15,6 @@
 #pragma once
 
 #include "gk/gk.h"
-#include "../vec_exp.h"
 
 #include <cmath>
 
@@ -23,8 +22,6 @@ namespace gk::cpu {
 
 inline float act_relu(float x) { return x > 0.0f ? x : 0.0f; }
 inline float act_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-/// silu with gk's exp (vec_exp.h): the bits of the vector rows (exp_kernels::silu).
-inline float act_silu(float x) { return silu_f32(x); }
 inline float act_gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 
 /// GELU, tanh approximation, in f32: 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))).
@@ -50,7 +47,8 @@ float act_gelu_quick_f16(float x);
 using act_fn = float (*)(float);
 
 /// The activation of a unary op for rows of `type` (see the file comment for the GELU
-/// variants); nullptr for an op outside the enum (or XIELU).
+/// variants); nullptr for an op outside the enum, XIELU, and SILU (computed by its row
+/// kernel, exp_kernels::silu).
 act_fn unary_activation(gk_unary_op op, gk_type type);
 
 } // namespace gk::cpu

@@ -5,6 +5,7 @@
 // out = x * sigmoid(alpha * x) * (g + 1).
 #include "../dispatch.h"
 #include "../rows.h"
+#include "../vec_exp.h"
 #include "activations.h"
 
 #include <algorithm>
@@ -14,7 +15,7 @@ namespace gk::cpu {
 namespace {
 
 // The activation for rows of `type` (GELU and GELU_QUICK by unary_activation's rules);
-// nullptr for swiglu, which has its own row kernel (exp_kernels::swiglu: act_silu's
+// nullptr for swiglu, which has its own row kernel (exp_kernels::swiglu: silu_f32's
 // bits), and for swiglu_oai, which has its own formula.
 act_fn glu_activation(gk_glu_op op, gk_type type) {
     switch (op) {
@@ -53,7 +54,7 @@ void glu(const compute_params & p, gk_tensor * dst) {
         }
         float * y = out_row(dst, i1, i2, i3, ybuf);
         if (op == GK_GLU_OP_SWIGLU) {
-            get_exp_kernels().swiglu(y, x, g, n);  // act_silu(x[i]) * g[i], vectorised
+            get_exp_kernels().swiglu(y, x, g, n);  // silu_f32(x[i]) * g[i], vectorised
         } else if (act) {
             for (int64_t i = 0; i < n; ++i) {
                 y[i] = zero_lo && x[i] <= -10.0f ? 0.0f : act(x[i]) * g[i];

@@ -3,6 +3,7 @@
 // source's shape (possibly the source itself, in place).
 #include "../dispatch.h"
 #include "../rows.h"
+#include "../vec_exp.h"
 #include "activations.h"
 
 #include <cmath>
@@ -37,7 +38,7 @@ void math_kernel(const compute_params & p, gk_tensor * dst) {
 }
 
 void unary(const compute_params & p, gk_tensor * dst) {
-    if (gk_get_unary_op(dst) == GK_UNARY_OP_SILU) {  // act_silu's bits, vectorised
+    if (gk_get_unary_op(dst) == GK_UNARY_OP_SILU) {  // silu_f32's bits (vec_exp.h), vectorised
         scratch w = p.work();
         transform_rows(p, w, dst, [dst](const float * x, float * y, int64_t, int64_t, int64_t) {
             get_exp_kernels().silu(y, x, dst->ne[0]);
@@ -68,7 +69,6 @@ act_fn unary_activation(gk_unary_op op, gk_type type) {
     case GK_UNARY_OP_GELU:
         return type == GK_TYPE_BF16 ? act_gelu : (type == GK_TYPE_F16 ? act_gelu_f16 : act_gelu_f32);
     case GK_UNARY_OP_GELU_QUICK: return type == GK_TYPE_BF16 ? act_gelu_quick : act_gelu_quick_f16;
-    case GK_UNARY_OP_SILU: return act_silu;
     case GK_UNARY_OP_HARDSWISH: return act_hardswish;
     case GK_UNARY_OP_HARDSIGMOID: return act_hardsigmoid;
     case GK_UNARY_OP_EXP: return act_exp;
