@@ -1,14 +1,20 @@
 // model_graph.cpp - the forward graph of llama, gemma3 and qwen3 (one builder: the three
-// differ only in the switches of hparams).
+// differ only in the switches of hparams), over one or several sequences at once.
 //
 // Per block:  x += [post_norm](attn(norm(x)));  x += [post_norm](ffn(norm(x)))
 // attn: q, k, v projections (+ bias), [q/k RMS norm per head], rope at the token
 // positions, [q * q_scale], k and v written to the cache, then fused attention of the
 // queries over cells [0, n_kv) with the causal (or sliding-window) mask.
 // ffn:  down(act(gate(x)) * up(x)), act = silu (llama, qwen3) or gelu-tanh (gemma3).
-// Only the last token's hidden state goes through the output norm and projection. A
-// graph without logits (a micro-batch before the last) stops at the last layer's cache
-// writes: its attention and feed-forward would feed only the logits.
+// Several sequences (continuous batching): their tokens lie side by side in the columns
+// of x, so the projections, norms and feed-forward read each weight once for all of
+// them; only the cache writes and the attention are per sequence, each over its own
+// cache and mask, their outputs concatenated back in column order. Every op computes a
+// column from that column's inputs alone (batch invariance, model_session.h), so a
+// sequence's values do not depend on what shares its graph.
+// Only the last token's hidden state of a sequence that asks for logits goes through
+// the output norm and projection. A graph where none asks stops at the last layer's
+// cache writes: its attention and feed-forward would feed only the logits.
 #include "model_session.h"
 
 #include <algorithm>
@@ -19,6 +25,7 @@ namespace gk::run {
 namespace {
 
 constexpr size_t k_nodes_per_layer = 64;
+constexpr size_t k_nodes_per_seq   = 16;  // per layer: views, cache writes, attention, concat
 
 // YaRN parameters in llama.cpp's defaults; with ext_factor 0 they change nothing.
 constexpr float k_ext_factor  = 0.0f;
@@ -31,10 +38,9 @@ struct graph_builder {
     gk_cgraph *       graph;
     const Model &     model;
     const hparams &   hp;
-    const KvCache &   kv;
-    int64_t           n_tokens;
-    int64_t           n_kv;
-    bool              want_logits;
+    std::span<const forward_seq> seqs;
+    int64_t           n_tokens;     // all sequences' tokens
+    bool              want_logits;  // some sequence asks for logits
     forward_tensors & io;
 
     gk_tensor * norm(gk_tensor * x, gk_tensor * weight) const {
@@ -56,22 +62,40 @@ struct graph_builder {
                            k_beta_slow);
     }
 
+    /** Tokens [first, first + n) of x [ne0, ne1, T]: a view, or x itself when that is all
+     *  of it (one sequence). */
+    gk_tensor * columns(gk_tensor * x, int64_t first, int64_t n) const {
+        if (first == 0 && n == x->ne[2]) return x;
+        return gk_view_3d(ctx, x, x->ne[0], x->ne[1], n, x->nb[1], x->nb[2], static_cast<size_t>(first) * x->nb[2]);
+    }
+
     /** Layer il's k and v of the normalised input x [n_embd, T], written to the cache
-     *  cells of the tokens: expanded into the graph, so that they come before the
-     *  attention that reads the cells. false on a builder error. */
+     *  cells of each sequence's tokens: expanded into the graph, so that they come before
+     *  the attention that reads the cells. false on a builder error. */
     bool store_kv(gk_tensor * x, int64_t il) const {
         const layer_weights & l = model.weights().layers[il];
         gk_tensor * k = gk_reshape_3d(ctx, linear(l.wk, x, l.bk), hp.head_dim_k, hp.n_head_kv, n_tokens);
         gk_tensor * v = gk_reshape_3d(ctx, linear(l.wv, x, l.bv), hp.head_dim_v, hp.n_head_kv, n_tokens);
         if (hp.qk_norm) k = norm(k, l.k_norm);
         k = rope(k, il);
-        gk_tensor * store_k = kv.store_k(ctx, il, k, io.pos);
-        gk_tensor * store_v = kv.store_v(ctx, il, v, io.pos);
-        return store_k && store_v && gk_build_forward_expand(graph, store_k) == GK_STATUS_SUCCESS &&
-               gk_build_forward_expand(graph, store_v) == GK_STATUS_SUCCESS;
+        if (!k || !v) return false;
+        int64_t first = 0;
+        for (const forward_seq & sq : seqs) {
+            gk_tensor * cells   = sq.n_tokens == n_tokens ? io.pos
+                                  : gk_view_1d(ctx, io.pos, sq.n_tokens, static_cast<size_t>(first) * io.pos->nb[0]);
+            gk_tensor * store_k = sq.kv->store_k(ctx, il, columns(k, first, sq.n_tokens), cells);
+            gk_tensor * store_v = sq.kv->store_v(ctx, il, columns(v, first, sq.n_tokens), cells);
+            if (!store_k || !store_v || gk_build_forward_expand(graph, store_k) != GK_STATUS_SUCCESS ||
+                gk_build_forward_expand(graph, store_v) != GK_STATUS_SUCCESS) {
+                return false;
+            }
+            first += sq.n_tokens;
+        }
+        return true;
     }
 
-    /** The attention block of layer il on the normalised input x [n_embd, T]. */
+    /** The attention block of layer il on the normalised input x [n_embd, T]: each
+     *  sequence's queries over its own cache, the outputs side by side again. */
     gk_tensor * attention(gk_tensor * x, int64_t il) const {
         const layer_weights & l = model.weights().layers[il];
         if (!store_kv(x, il)) return nullptr;
@@ -79,10 +103,20 @@ struct graph_builder {
         if (hp.qk_norm) q = norm(q, l.q_norm);
         q = rope(q, il);
         if (hp.q_scale != 1.0f) q = gk_scale(ctx, q, hp.q_scale);
-        gk_tensor * mask = hp.swa_layer[il] ? io.mask_swa : io.mask;
-        gk_tensor * out  = gk_flash_attn_ext(ctx, gk_permute(ctx, q, 0, 2, 1, 3), kv.view_k(ctx, il, n_kv),
-                                             kv.view_v(ctx, il, n_kv), mask, hp.kq_scale, 0.0f, 0.0f);
-        out = gk_reshape_2d(ctx, out, hp.head_dim_v * hp.n_head, n_tokens);  // [Dv, H, T] -> [Dv*H, T]
+        if (!q) return nullptr;
+        gk_tensor * out   = nullptr;
+        int64_t     first = 0;
+        for (size_t s = 0; s < seqs.size(); ++s) {
+            const forward_seq & sq   = seqs[s];
+            gk_tensor *         mask = hp.swa_layer[il] ? io.mask_swa[s] : io.mask[s];
+            gk_tensor *         qs   = columns(q, first, sq.n_tokens);
+            gk_tensor *         o    = gk_flash_attn_ext(ctx, gk_permute(ctx, qs, 0, 2, 1, 3),
+                                                         sq.kv->view_k(ctx, il, sq.n_kv), sq.kv->view_v(ctx, il, sq.n_kv),
+                                                         mask, hp.kq_scale, 0.0f, 0.0f);
+            o   = gk_reshape_2d(ctx, o, hp.head_dim_v * hp.n_head, sq.n_tokens);  // [Dv, H, T] -> [Dv*H, T]
+            out = out ? gk_concat(ctx, out, o, 1) : o;
+            first += sq.n_tokens;
+        }
         return linear(l.wo, out, l.bo);
     }
 
@@ -110,10 +144,15 @@ struct graph_builder {
         const int64_t n_attn = want_logits ? hp.n_layer : hp.n_layer - 1;
         io.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
         io.pos    = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
+        if (!io.tokens || !io.pos) return false;
         // A mask only where some layer reads it (an input outside the graph gets no memory).
         const auto n_swa = std::count(hp.swa_layer.begin(), hp.swa_layer.begin() + n_attn, true);
-        if (n_swa < n_attn) io.mask = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask");
-        if (n_swa > 0) io.mask_swa = input(GK_TYPE_F16, n_kv, n_tokens, "kq_mask_swa");
+        io.mask.assign(seqs.size(), nullptr);
+        io.mask_swa.assign(seqs.size(), nullptr);
+        for (size_t s = 0; s < seqs.size(); ++s) {
+            if (n_swa < n_attn) io.mask[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask");
+            if (n_swa > 0) io.mask_swa[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask_swa");
+        }
 
         gk_tensor * x = gk_get_rows(ctx, w.tok_embd, io.tokens);  // [n_embd, T]
         if (hp.embd_scale != 1.0f) x = gk_scale(ctx, x, hp.embd_scale);
@@ -128,7 +167,15 @@ struct graph_builder {
         }
         if (!x) return false;
         if (!want_logits) return store_kv(norm(x, w.layers[n_attn].attn_norm), n_attn);
-        gk_tensor * last   = gk_view_2d(ctx, x, hp.n_embd, 1, x->nb[1], (n_tokens - 1) * x->nb[1]);
+        // The last token of each sequence that asks, side by side.
+        gk_tensor * last  = nullptr;
+        int64_t     first = 0;
+        for (const forward_seq & sq : seqs) {
+            first += sq.n_tokens;
+            if (!sq.logits) continue;
+            gk_tensor * col = gk_view_2d(ctx, x, hp.n_embd, 1, x->nb[1], static_cast<size_t>(first - 1) * x->nb[1]);
+            last            = last ? gk_concat(ctx, last, col, 1) : col;
+        }
         gk_tensor * logits = gk_mul_mat(ctx, w.output, norm(last, w.output_norm));
         if (hp.logit_softcap > 0.0f) {
             logits = gk_scale(ctx, gk_tanh(ctx, gk_scale(ctx, logits, 1.0f / hp.logit_softcap)), hp.logit_softcap);
@@ -143,12 +190,20 @@ struct graph_builder {
 
 } // namespace
 
-size_t forward_graph_size(const hparams & hp) { return k_nodes_per_layer * static_cast<size_t>(hp.n_layer + 1); }
+size_t forward_graph_size(const hparams & hp, size_t n_seq) {
+    return (k_nodes_per_layer + k_nodes_per_seq * n_seq) * static_cast<size_t>(hp.n_layer + 1);
+}
 
-bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, const KvCache & kv, int64_t n_tokens,
-                   int64_t n_kv, bool logits, forward_tensors & t) {
-    t = forward_tensors{};
-    const graph_builder b{ctx, graph, model, model.hp(), kv, n_tokens, n_kv, logits, t};
+bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std::span<const forward_seq> seqs,
+                   forward_tensors & t) {
+    t                 = forward_tensors{};
+    int64_t n_tokens  = 0;
+    bool    logits    = false;
+    for (const forward_seq & sq : seqs) {
+        n_tokens += sq.n_tokens;
+        logits = logits || sq.logits;
+    }
+    const graph_builder b{ctx, graph, model, model.hp(), seqs, n_tokens, logits, t};
     return b.build();
 }
 

@@ -2,6 +2,7 @@
 #include "model_session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace gk::run {
@@ -51,87 +52,297 @@ std::string non_finite_logits(const std::vector<float> & logits) {
     return all_neg_inf ? "the logits are all -inf" : "";
 }
 
+
+/** Why `tokens` cannot be evaluated on a session at n_past of n_ctx cells, or "". */
+std::string check_tokens(std::span<const token_id> tokens, int64_t n_past, int64_t n_ctx, int64_t n_vocab) {
+    const auto n_tokens = static_cast<int64_t>(tokens.size());
+    if (n_tokens == 0) return "nothing to evaluate (no tokens)";
+    if (n_past + n_tokens > n_ctx) {
+        return "context full: " + std::to_string(n_past) + " + " + std::to_string(n_tokens) +
+               " tokens exceed the context size of " + std::to_string(n_ctx) + " (raise -c)";
+    }
+    for (token_id t : tokens) {
+        if (t < 0 || t >= n_vocab) {
+            return "token id " + std::to_string(t) + " is outside the vocabulary (0.." + std::to_string(n_vocab - 1) +
+                   ")";
+        }
+    }
+    return "";
+}
+
+/** How long a step waits for every participant to queue a request. A decode step of a
+ *  small model takes a fraction of this; a participant busy elsewhere (sending text to
+ *  a slow client) costs the others at most this much per step. */
+constexpr auto k_linger = std::chrono::milliseconds(2);
+
 } // namespace
 
-std::unique_ptr<Session> Session::create(const Model & model, const session_params & params, std::string * error) {
-    if (params.n_ctx < 1 || params.n_ctx > k_max_ctx) {
-        if (error) *error = "context size " + std::to_string(params.n_ctx) + " is out of range (1.." +
-                            std::to_string(k_max_ctx) + ")";
-        return nullptr;
-    }
+// ---- Batcher ---------------------------------------------------------------------------
+
+/** A request's share of one step: tokens [at, at + n) of it. */
+struct Batcher::part {
+    request * r;
+    int64_t   at;
+    int64_t   n;
+    bool      last;  // its last tokens: the step gives its logits
+};
+
+std::unique_ptr<Batcher> Batcher::create(const Model & model, const session_params & params, int n_seq_max,
+                                         std::string * error) {
     if (params.n_ubatch < 1) {
         if (error) *error = "micro-batch size " + std::to_string(params.n_ubatch) + " must be at least 1";
         return nullptr;
     }
-    std::unique_ptr<Session> s(new Session());
-    s->model_  = &model;
-    s->params_ = params;
-    s->kv_     = KvCache::create(model.hp(), params.n_ctx, params.type_k, params.type_v, error);
-    if (!s->kv_) return nullptr;
-
-    const size_t   graph_size = forward_graph_size(model.hp());
+    if (n_seq_max < 1) {
+        if (error) *error = "a batcher needs room for at least one session (got " + std::to_string(n_seq_max) + ")";
+        return nullptr;
+    }
+    std::unique_ptr<Batcher> b(new Batcher());
+    b->model_     = &model;
+    b->params_    = params;
+    b->n_seq_max_ = n_seq_max;
+    const size_t   graph_size = forward_graph_size(model.hp(), static_cast<size_t>(n_seq_max));
     gk_init_params gp{};
-    gp.mem_size    = gk_graph_overhead_custom(graph_size, false) + gk_tensor_overhead();
-    gp.no_alloc    = true;
-    s->graph_ctx_  = gk_init(gp);
-    s->graph_      = s->graph_ctx_ ? gk_new_graph_custom(s->graph_ctx_, graph_size, false) : nullptr;
-    s->cpu_        = gk_backend_cpu_init();
-    s->sched_      = s->cpu_ ? gk_sched_new(&s->cpu_, 1) : nullptr;
-    if (!s->graph_ || !s->sched_) {
+    gp.mem_size   = gk_graph_overhead_custom(graph_size, false) + gk_tensor_overhead();
+    gp.no_alloc   = true;
+    b->graph_ctx_ = gk_init(gp);
+    b->graph_     = b->graph_ctx_ ? gk_new_graph_custom(b->graph_ctx_, graph_size, false) : nullptr;
+    b->cpu_       = gk_backend_cpu_init();
+    b->sched_     = b->cpu_ ? gk_sched_new(&b->cpu_, 1) : nullptr;
+    if (!b->graph_ || !b->sched_) {
         if (error) *error = "out of memory for the compute graph";
         return nullptr;
     }
-    s->arena_.resize(graph_size * gk_tensor_overhead());
-    return s;
+    b->arena_.resize(graph_size * gk_tensor_overhead());
+    return b;
 }
 
-Session::~Session() {
+Batcher::~Batcher() {
     gk_sched_free(sched_);
     gk_backend_free(cpu_);
     gk_free(graph_ctx_);
 }
 
-size_t Session::compute_bytes() const { return gk_sched_get_buffer_size(sched_, cpu_); }
+size_t Batcher::compute_bytes() const { return gk_sched_get_buffer_size(sched_, cpu_); }
+
+void Batcher::join() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++participants_;
+}
+
+void Batcher::leave() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        --participants_;
+    }
+    changed_.notify_all();
+}
+
+bool Batcher::eval(Session & session, std::span<const token_id> tokens, std::vector<float> & logits,
+                   std::string * error) {
+    request r;
+    r.session = &session;
+    r.tokens  = tokens;
+    r.logits  = &logits;
+    std::unique_lock<std::mutex> lock(mutex_);
+    queue_.push_back(&r);
+    changed_.notify_all();
+    // Until a step has done r: run one when none is running (r is then still queued),
+    // else wait for the running one.
+    while (!r.done) {
+        if (running_) {
+            changed_.wait(lock);
+            continue;
+        }
+        running_            = true;
+        const auto deadline = std::chrono::steady_clock::now() + k_linger;
+        while (static_cast<int>(queue_.size()) < participants_ &&
+               changed_.wait_until(lock, deadline) != std::cv_status::timeout) {
+        }
+        std::vector<request *> step;
+        step.swap(queue_);
+        lock.unlock();
+        eval_all(step);
+        lock.lock();
+        for (request * q : step) q->done = true;
+        running_ = false;
+        changed_.notify_all();
+    }
+    if (!r.ok && error) *error = r.error;
+    return r.ok;
+}
+
+void Batcher::eval_all(std::span<request *> requests) {
+    const int64_t          n_vocab = model_->hp().n_vocab;
+    std::vector<request *> live;
+    std::vector<int64_t>   n_past0;  // per live request: its session's n_past() before
+    std::vector<int64_t>   done;     // per live request: tokens evaluated so far
+    for (request * r : requests) {
+        r->ok    = false;
+        r->error = r->session->batcher_ != this ? "the session was not made on this batcher"
+                   : std::count_if(requests.begin(), requests.end(),
+                                   [&](const request * o) { return o->session == r->session; }) > 1
+                       ? "the session has two requests in one batch"
+                       : check_tokens(r->tokens, r->session->n_past_, r->session->n_ctx(), n_vocab);
+        if (!r->error.empty()) continue;
+        live.push_back(r);
+        n_past0.push_back(r->session->n_past_);
+        done.push_back(0);
+    }
+    std::vector<bool> failed(live.size(), false);
+    for (;;) {
+        // The next step: the requests with the fewest tokens left first, at most
+        // n_seq_max of them and n_ubatch tokens in all.
+        std::vector<size_t> order;
+        for (size_t i = 0; i < live.size(); ++i) {
+            if (!failed[i] && done[i] < static_cast<int64_t>(live[i]->tokens.size())) order.push_back(i);
+        }
+        if (order.empty()) break;
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return static_cast<int64_t>(live[a]->tokens.size()) - done[a] <
+                   static_cast<int64_t>(live[b]->tokens.size()) - done[b];
+        });
+        std::vector<part>   parts;
+        std::vector<size_t> index;
+        int64_t             budget = params_.n_ubatch;
+        for (size_t i : order) {
+            if (budget == 0 || static_cast<int>(parts.size()) == n_seq_max_) break;
+            const int64_t left = static_cast<int64_t>(live[i]->tokens.size()) - done[i];
+            const int64_t n    = std::min(left, budget);
+            parts.push_back({live[i], done[i], n, n == left});
+            index.push_back(i);
+            budget -= n;
+        }
+        std::string error;
+        if (!run_step(parts, &error)) {
+            for (size_t i : index) {
+                failed[i]           = true;
+                live[i]->error      = error;
+                live[i]->session->n_past_ = n_past0[i];
+            }
+            continue;
+        }
+        for (size_t k = 0; k < parts.size(); ++k) done[index[k]] += parts[k].n;
+    }
+    for (size_t i = 0; i < live.size(); ++i) {
+        request * r = live[i];
+        Session & s = *r->session;
+        if (failed[i]) continue;
+        if (const std::string bad = non_finite_logits(*r->logits); !bad.empty()) {
+            r->error  = bad;
+            s.n_past_ = n_past0[i];
+            continue;
+        }
+        s.tokens_.resize(static_cast<size_t>(n_past0[i]));
+        s.tokens_.insert(s.tokens_.end(), r->tokens.begin(), r->tokens.end());
+        r->ok = true;
+    }
+}
+
+bool Batcher::run_step(std::span<const part> parts, std::string * error) {
+    const hparams & hp = model_->hp();
+    std::vector<forward_seq> seqs;
+    int64_t                  n_tokens = 0;
+    for (const part & p : parts) {
+        const Session & s = *p.r->session;
+        seqs.push_back({s.kv_.get(), p.n, s.n_past_ + p.n, p.last});
+        n_tokens += p.n;
+    }
+
+    gk_init_params ip{};
+    ip.mem_size   = arena_.size();
+    ip.mem_buffer = arena_.data();
+    ip.no_alloc   = true;
+    gk_context * ctx = gk_init(ip);
+    if (!ctx) {
+        if (error) *error = "cannot create the graph context";
+        return false;
+    }
+    gk_graph_clear(graph_);
+    forward_tensors ft;
+    bool            ok = build_forward(ctx, graph_, *model_, seqs, ft);
+    if (!ok && error) *error = std::string("building the graph: ") + gk_last_error(ctx);
+    if (ok && gk_sched_alloc_graph(sched_, graph_) != GK_STATUS_SUCCESS) {
+        ok = false;
+        if (error) *error = std::string("allocating the graph: ") + gk_backend_last_error();
+    }
+    if (ok) {
+        std::vector<int32_t> tokens, pos;
+        for (const part & p : parts) {
+            const Session & s = *p.r->session;
+            for (int64_t i = 0; i < p.n; ++i) {
+                tokens.push_back(p.r->tokens[static_cast<size_t>(p.at + i)]);
+                pos.push_back(static_cast<int32_t>(s.n_past_ + i));
+            }
+        }
+        ok = set_input(ft.tokens, tokens.data(), tokens.size() * sizeof(int32_t), error) &&
+             set_input(ft.pos, pos.data(), pos.size() * sizeof(int32_t), error);
+        for (size_t k = 0; ok && k < seqs.size(); ++k) {
+            if (ft.mask[k]) {
+                const std::vector<uint16_t> mask = causal_mask(seqs[k].n_tokens, seqs[k].n_kv, 0);
+                ok = set_input(ft.mask[k], mask.data(), mask.size() * sizeof(uint16_t), error);
+            }
+            if (ok && ft.mask_swa[k]) {
+                const std::vector<uint16_t> mask = causal_mask(seqs[k].n_tokens, seqs[k].n_kv, hp.n_swa);
+                ok = set_input(ft.mask_swa[k], mask.data(), mask.size() * sizeof(uint16_t), error);
+            }
+        }
+    }
+    if (ok) {
+        const bool batch = n_tokens > 1 && params_.n_threads_batch > 0;
+        const int  nth   = std::max(1, batch ? params_.n_threads_batch : params_.n_threads);
+        ok = gk_backend_cpu_set_n_threads(cpu_, nth) == GK_STATUS_SUCCESS &&
+             gk_sched_graph_compute(sched_, graph_) == GK_STATUS_SUCCESS;
+        if (!ok && error) *error = std::string("compute: ") + gk_backend_last_error();
+    }
+    // The logits: column j of ft.logits is the j-th part that asked.
+    const size_t row = static_cast<size_t>(hp.n_vocab) * sizeof(float);
+    size_t       col = 0;
+    for (size_t k = 0; ok && k < parts.size(); ++k) {
+        if (!parts[k].last) continue;
+        std::vector<float> & logits = *parts[k].r->logits;
+        logits.resize(static_cast<size_t>(hp.n_vocab));
+        if (gk_backend_tensor_get(ft.logits, logits.data(), col * row, row) != GK_STATUS_SUCCESS) {
+            ok = false;
+            if (error) *error = std::string("reading the logits: ") + gk_backend_last_error();
+        }
+        ++col;
+    }
+    gk_free(ctx);
+    if (ok) {
+        for (const part & p : parts) p.r->session->n_past_ += p.n;
+    }
+    return ok;
+}
+
+// ---- Session ---------------------------------------------------------------------------
+
+std::unique_ptr<Session> Session::create(const Model & model, const session_params & params, std::string * error) {
+    auto batcher = Batcher::create(model, params, 1, error);
+    if (!batcher) return nullptr;
+    auto s = create(*batcher, error);
+    if (s) s->own_batcher_ = std::move(batcher);
+    return s;
+}
+
+std::unique_ptr<Session> Session::create(Batcher & batcher, std::string * error) {
+    const session_params & params = batcher.params();
+    if (params.n_ctx < 1 || params.n_ctx > k_max_ctx) {
+        if (error) *error = "context size " + std::to_string(params.n_ctx) + " is out of range (1.." +
+                            std::to_string(k_max_ctx) + ")";
+        return nullptr;
+    }
+    std::unique_ptr<Session> s(new Session());
+    s->batcher_ = &batcher;
+    s->kv_      = KvCache::create(batcher.model().hp(), params.n_ctx, params.type_k, params.type_v, error);
+    if (!s->kv_) return nullptr;
+    return s;
+}
+
+Session::~Session() = default;
 
 bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error) {
-    const hparams & hp       = model_->hp();
-    const int64_t   n_tokens = static_cast<int64_t>(tokens.size());
-    if (n_tokens == 0) {
-        if (error) *error = "nothing to evaluate (no tokens)";
-        return false;
-    }
-    if (n_past_ + n_tokens > n_ctx()) {
-        if (error) {
-            *error = "context full: " + std::to_string(n_past_) + " + " + std::to_string(n_tokens) +
-                     " tokens exceed the context size of " + std::to_string(n_ctx()) + " (raise -c)";
-        }
-        return false;
-    }
-    for (token_id t : tokens) {
-        if (t < 0 || t >= hp.n_vocab) {
-            if (error) *error = "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
-                                std::to_string(hp.n_vocab - 1) + ")";
-            return false;
-        }
-    }
-    const int64_t n_past0 = n_past_;
-    for (int64_t at = 0; at < n_tokens; at += params_.n_ubatch) {
-        const int64_t n    = std::min(params_.n_ubatch, n_tokens - at);
-        const bool    last = at + n == n_tokens;
-        if (!eval_ubatch(tokens.subspan(static_cast<size_t>(at), static_cast<size_t>(n)), last ? &logits : nullptr,
-                         error)) {
-            n_past_ = n_past0;
-            return false;
-        }
-    }
-    if (const std::string bad = non_finite_logits(logits); !bad.empty()) {
-        if (error) *error = bad;
-        n_past_ = n_past0;
-        return false;
-    }
-    tokens_.resize(static_cast<size_t>(n_past0));
-    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
-    return true;
+    return batcher_->eval(*this, tokens, logits, error);
 }
 
 void Session::truncate(int64_t n) {
@@ -156,61 +367,6 @@ int64_t Session::context_shift(int64_t n_keep, std::string * error) {
     std::vector<float> logits;
     if (!eval(kept, logits, error)) return 0;
     return n_discard;
-}
-
-bool Session::eval_ubatch(std::span<const token_id> tokens, std::vector<float> * logits, std::string * error) {
-    const hparams & hp       = model_->hp();
-    const int64_t   n_tokens = static_cast<int64_t>(tokens.size());
-    const int64_t   n_kv     = n_past_ + n_tokens;
-
-    gk_init_params ip{};
-    ip.mem_size   = arena_.size();
-    ip.mem_buffer = arena_.data();
-    ip.no_alloc   = true;
-    gk_context * ctx = gk_init(ip);
-    if (!ctx) {
-        if (error) *error = "cannot create the graph context";
-        return false;
-    }
-    gk_graph_clear(graph_);
-    forward_tensors ft;
-    bool            ok = build_forward(ctx, graph_, *model_, *kv_, n_tokens, n_kv, logits != nullptr, ft);
-    if (!ok && error) *error = std::string("building the graph: ") + gk_last_error(ctx);
-    if (ok && gk_sched_alloc_graph(sched_, graph_) != GK_STATUS_SUCCESS) {
-        ok = false;
-        if (error) *error = std::string("allocating the graph: ") + gk_backend_last_error();
-    }
-    if (ok) {
-        std::vector<int32_t> pos(static_cast<size_t>(n_tokens));
-        for (int64_t i = 0; i < n_tokens; ++i) pos[i] = static_cast<int32_t>(n_past_ + i);
-        ok = set_input(ft.tokens, tokens.data(), tokens.size_bytes(), error) &&
-             set_input(ft.pos, pos.data(), pos.size() * sizeof(int32_t), error);
-        if (ok && ft.mask) {
-            const std::vector<uint16_t> mask = causal_mask(n_tokens, n_kv, 0);
-            ok = set_input(ft.mask, mask.data(), mask.size() * sizeof(uint16_t), error);
-        }
-        if (ok && ft.mask_swa) {
-            const std::vector<uint16_t> mask_swa = causal_mask(n_tokens, n_kv, hp.n_swa);
-            ok = set_input(ft.mask_swa, mask_swa.data(), mask_swa.size() * sizeof(uint16_t), error);
-        }
-    }
-    if (ok) {
-        const bool batch = n_tokens > 1 && params_.n_threads_batch > 0;
-        const int  nth   = std::max(1, batch ? params_.n_threads_batch : params_.n_threads);
-        ok = gk_backend_cpu_set_n_threads(cpu_, nth) == GK_STATUS_SUCCESS &&
-             gk_sched_graph_compute(sched_, graph_) == GK_STATUS_SUCCESS;
-        if (!ok && error) *error = std::string("compute: ") + gk_backend_last_error();
-    }
-    if (ok && logits) {
-        logits->resize(static_cast<size_t>(hp.n_vocab));
-        if (gk_backend_tensor_get(ft.logits, logits->data(), 0, logits->size() * sizeof(float)) != GK_STATUS_SUCCESS) {
-            ok = false;
-            if (error) *error = std::string("reading the logits: ") + gk_backend_last_error();
-        }
-    }
-    gk_free(ctx);
-    if (ok) n_past_ = n_kv;
-    return ok;
 }
 
 } // namespace gk::run

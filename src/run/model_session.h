@@ -1,10 +1,12 @@
 // model_session.h - running a Model: a KV cache, the forward graph, logits.
 //
 // Session::eval takes a batch of tokens (the whole prompt, or one sampled token) and
-// evaluates it in micro-batches of at most n_ubatch tokens, in order: for each it builds
-// the forward graph (mul_mat with n = micro-batch size), places its tensors and computes
-// it with a scheduler (gk-sched.h) over the session's CPU backend; the logits of the batch's last token come
-// from the last micro-batch. Position p is kept in cache cell p; a batch that would pass
+// evaluates it in micro-batches of at most n_ubatch tokens, in order, through its
+// Batcher: for each it builds the forward graph (mul_mat with n = micro-batch size),
+// places its tensors and computes it with a scheduler (gk-sched.h) over the batcher's
+// CPU backend; the logits of the batch's last token come from the last micro-batch.
+// Sessions that share a Batcher (a server's slots) are evaluated together, one graph per
+// step for all of them. Position p is kept in cache cell p; a batch that would pass
 // n_ctx is refused with an error before anything is computed. context_shift() makes room
 // (llama.cpp's context shift) by re-evaluating the tokens it keeps from position 0.
 //
@@ -20,7 +22,9 @@
 
 #include "gk/gk-sched.h"
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,33 +40,124 @@ struct session_params {
     enum gk_type type_v    = GK_TYPE_F16;
 };
 
-/** The inputs of one forward graph (filled by Session::eval after allocation) and its
- *  output. */
-struct forward_tensors {
-    gk_tensor * tokens   = nullptr;  // I32 [T]
-    gk_tensor * pos      = nullptr;  // I32 [T]: positions, also the cache cells written
-    gk_tensor * mask     = nullptr;  // F16 [n_kv, T]: 0 where visible, -inf elsewhere (nullptr
-                                     // when no layer of the graph reads it)
-    gk_tensor * mask_swa = nullptr;  // same for the sliding-window layers, or nullptr
-    gk_tensor * logits   = nullptr;  // F32 [n_vocab, 1] of the last token, when asked for
+/** One sequence's part of a forward graph: its tokens follow the previous sequence's. */
+struct forward_seq {
+    const KvCache * kv       = nullptr;  // the cache its keys and values go to and come from
+    int64_t         n_tokens = 0;        // its tokens in the graph
+    int64_t         n_kv     = 0;        // it attends to cells [0, n_kv); its tokens sit at
+                                         // positions n_kv - n_tokens .. n_kv - 1
+    bool            logits   = false;    // the logits of its last token are wanted
 };
 
-/** Build the forward graph of `n_tokens` tokens whose first is at position n_kv - n_tokens,
- *  attending to cache cells [0, n_kv): creates the inputs and expands the cache writes
- *  into `graph`, and with `logits` the logits of the last token. Without, the graph ends
- *  at the last layer's cache writes (that layer's attention and feed-forward feed only
- *  the logits). false with the builder's message in gk_last_error(ctx) on an error. */
-bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, const KvCache & kv, int64_t n_tokens,
-                   int64_t n_kv, bool logits, forward_tensors & t);
+/** The inputs of one forward graph (filled by the caller after allocation) and its
+ *  output. */
+struct forward_tensors {
+    gk_tensor *              tokens = nullptr;  // I32 [T]: every sequence's tokens, in order
+    gk_tensor *              pos    = nullptr;  // I32 [T]: positions, also the cache cells written
+    std::vector<gk_tensor *> mask;              // per sequence F16 [n_kv, n_tokens]: 0 where
+                                                // visible, -inf elsewhere (nullptr when no
+                                                // layer of the graph reads it)
+    std::vector<gk_tensor *> mask_swa;          // same for the sliding-window layers
+    gk_tensor *              logits = nullptr;  // F32 [n_vocab, n]: the last token of each of
+                                                // the n sequences that want logits, in order
+};
 
-/** Upper bound of the node count of build_forward's graph for `hp`. */
-size_t forward_graph_size(const hparams & hp);
+/** Build the forward graph of the sequences `seqs` (at least one, each with at least one
+ *  token): creates the inputs and expands the cache writes into `graph`, and where some
+ *  sequence asks, the logits. Without, the graph ends at the last layer's cache writes
+ *  (that layer's attention and feed-forward feed only the logits). false with the
+ *  builder's message in gk_last_error(ctx) on an error. */
+bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std::span<const forward_seq> seqs,
+                   forward_tensors & t);
+
+/** Upper bound of the node count of build_forward's graph for `hp` and `n_seq` sequences. */
+size_t forward_graph_size(const hparams & hp, size_t n_seq);
+
+class Session;
+
+/** Evaluates the tokens of several sessions in one forward graph per step (continuous
+ *  batching, as llama.cpp's server does over its slots): the weights are read once for
+ *  every session's tokens, while each session keeps its own KV cache. It holds what a
+ *  step needs (graph, CPU backend with its thread pool, scheduler and compute buffer).
+ *
+ *  eval() may be called from several threads at once, one session each: a caller queues
+ *  its request and either waits or, when no step is running, runs one over every queued
+ *  request. It first waits up to `linger` for every joined participant (join()) to have
+ *  queued one, so that sessions stepping in lockstep share their steps. A step takes at
+ *  most n_ubatch tokens: the requests with fewest tokens left first, a longer one cut
+ *  into micro-batches over several steps. A session's logits have the same bits whatever
+ *  shares its steps (batch invariance), so timing never changes a result. */
+class Batcher {
+public:
+    /** For up to `n_seq_max` sessions of `model` per step, with the micro-batch size and
+     *  threads of `params`. nullptr and a message when n_ubatch < 1, n_seq_max < 1 or
+     *  memory runs out. */
+    static std::unique_ptr<Batcher> create(const Model & model, const session_params & params, int n_seq_max,
+                                           std::string * error);
+    ~Batcher();
+    Batcher(const Batcher &) = delete;
+    Batcher & operator=(const Batcher &) = delete;
+
+    /** One session's evaluation (Session::eval's contract). */
+    struct request {
+        Session *                  session = nullptr;
+        std::span<const token_id>  tokens;
+        std::vector<float> *       logits  = nullptr;  // n_vocab floats: its last token's
+        bool                       ok      = false;    // set by eval_all
+        std::string                error;              // why not, when !ok
+        bool                       done    = false;    // eval(): a step has run it
+    };
+
+    /** Evaluate every request now, together, on this thread (no queueing): each request
+     *  succeeds or fails on its own (bad tokens, a full context, non-finite logits); a
+     *  failed one leaves its session's n_past() unchanged. The sessions must be distinct
+     *  and made on this batcher. */
+    void eval_all(std::span<request *> requests);
+
+    /** Session::eval through the queue (see the class comment); blocks until done. */
+    bool eval(Session & session, std::span<const token_id> tokens, std::vector<float> & logits, std::string * error);
+
+    /** A session that will keep calling eval() (a server slot with a request) joins; it
+     *  leaves when it stops. Only changes how long a step waits for company. */
+    void join();
+    void leave();
+
+    /** Bytes of the compute buffer (its largest size so far). */
+    size_t compute_bytes() const;
+    const Model & model() const { return *model_; }
+    const session_params & params() const { return params_; }
+
+private:
+    Batcher() = default;
+    struct part;
+    /** One forward graph over `parts` (at most n_ubatch tokens in all); false with a
+     *  message for all of them. */
+    bool run_step(std::span<const part> parts, std::string * error);
+
+    const Model *        model_     = nullptr;
+    session_params       params_;
+    int                  n_seq_max_ = 1;
+    gk_context *         graph_ctx_ = nullptr;  // holds the graph
+    gk_cgraph *          graph_     = nullptr;
+    std::vector<uint8_t> arena_;                // tensor structs of each step's graph
+    gk_backend_t         cpu_       = nullptr;  // the CPU backend (and its thread pool)
+    gk_sched_t           sched_     = nullptr;  // over cpu_ alone: one split, one buffer
+
+    std::mutex               mutex_;      // guards the queue below
+    std::condition_variable  changed_;    // a request queued or finished, a participant left
+    std::vector<request *>   queue_;
+    bool                     running_      = false;  // a thread is running a step
+    int                      participants_ = 0;
+};
 
 class Session {
 public:
-    /** nullptr and a message when n_ctx is out of range (1 .. 2^24), n_ubatch < 1, or
-     *  memory runs out. */
+    /** A session with a batcher of its own. nullptr and a message when n_ctx is out of
+     *  range (1 .. 2^24), n_ubatch < 1, or memory runs out. */
     static std::unique_ptr<Session> create(const Model & model, const session_params & params, std::string * error);
+    /** A session whose evaluations go through `batcher` (shared with other sessions; it
+     *  must outlive them), with the cache size and types of the batcher's params. */
+    static std::unique_ptr<Session> create(Batcher & batcher, std::string * error);
     ~Session();
     Session(const Session &) = delete;
     Session & operator=(const Session &) = delete;
@@ -96,24 +191,17 @@ public:
     int64_t n_ctx() const { return kv_->n_ctx(); }
     /** Bytes of the KV cache and of the compute buffer (its largest size so far). */
     size_t  cache_bytes() const { return kv_->bytes(); }
-    size_t  compute_bytes() const;
+    size_t  compute_bytes() const { return batcher_->compute_bytes(); }
 
 private:
+    friend class Batcher;
     Session() = default;
-    /** One micro-batch at positions n_past() onwards; the logits of its last token into
-     *  *logits unless logits is nullptr. Advances n_past() on success. */
-    bool eval_ubatch(std::span<const token_id> tokens, std::vector<float> * logits, std::string * error);
 
-    const Model *            model_ = nullptr;
-    session_params           params_;
+    std::unique_ptr<Batcher> own_batcher_;       // when made without a shared one
+    Batcher *                batcher_ = nullptr;
     std::unique_ptr<KvCache> kv_;
-    gk_context *             graph_ctx_ = nullptr;  // holds the graph
-    gk_cgraph *              graph_     = nullptr;
-    std::vector<uint8_t>     arena_;                // tensor structs of each step's graph
-    gk_backend_t             cpu_    = nullptr;  // the session's CPU backend (and its thread pool)
-    gk_sched_t               sched_  = nullptr;  // over cpu_ alone: one split, one buffer
     int64_t                  n_past_ = 0;
-    std::vector<token_id>    tokens_;               // the token of each cell below n_past_
+    std::vector<token_id>    tokens_;            // the token of each cell below n_past_
 };
 
 } // namespace gk::run
