@@ -162,7 +162,7 @@ bool Batcher::eval(Session & session, std::span<const token_id> tokens, std::vec
         std::vector<request *> step;
         step.swap(queue_);
         lock.unlock();
-        eval_all(step);
+        run_requests(step);
         lock.lock();
         for (request * q : step) q->done = true;
         running_ = false;
@@ -173,6 +173,22 @@ bool Batcher::eval(Session & session, std::span<const token_id> tokens, std::vec
 }
 
 void Batcher::eval_all(std::span<request *> requests) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !running_; });
+    running_ = true;
+    lock.unlock();
+    run_requests(requests);
+    lock.lock();
+    running_ = false;
+    changed_.notify_all();
+}
+
+Batcher::step_stats Batcher::stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+}
+
+void Batcher::run_requests(std::span<request *> requests) {
     const int64_t          n_vocab = model_->hp().n_vocab;
     std::vector<request *> live;
     std::vector<int64_t>   n_past0;  // per live request: its session's n_past() before
@@ -212,6 +228,12 @@ void Batcher::eval_all(std::span<request *> requests) {
             parts.push_back({live[i], done[i], n, n == left});
             index.push_back(i);
             budget -= n;
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ++stats_.steps;
+            stats_.sequences += static_cast<int64_t>(parts.size());
+            stats_.most = std::max(stats_.most, static_cast<int64_t>(parts.size()));
         }
         std::string error;
         if (!run_step(parts, &error)) {

@@ -108,10 +108,10 @@ public:
         bool                       done    = false;    // eval(): a step has run it
     };
 
-    /** Evaluate every request now, together, on this thread (no queueing): each request
-     *  succeeds or fails on its own (bad tokens, a full context, non-finite logits); a
-     *  failed one leaves its session's n_past() unchanged. The sessions must be distinct
-     *  and made on this batcher. */
+    /** Evaluate every request together on this thread, as soon as no other step runs
+     *  (no waiting for company): each request succeeds or fails on its own (bad tokens, a
+     *  full context, non-finite logits, a session twice or of another batcher); a failed
+     *  one leaves its session's n_past() unchanged. */
     void eval_all(std::span<request *> requests);
 
     /** Session::eval through the queue (see the class comment); blocks until done. */
@@ -122,6 +122,15 @@ public:
     void join();
     void leave();
 
+    /** What the steps so far held: how many steps, sequences summed over them, and the
+     *  most sequences in one step. */
+    struct step_stats {
+        int64_t steps     = 0;
+        int64_t sequences = 0;
+        int64_t most      = 0;
+    };
+    step_stats stats();
+
     /** Bytes of the compute buffer (its largest size so far). */
     size_t compute_bytes() const;
     const Model & model() const { return *model_; }
@@ -130,6 +139,8 @@ public:
 private:
     Batcher() = default;
     struct part;
+    /** eval_all's work; the caller holds the step (running_). */
+    void run_requests(std::span<request *> requests);
     /** One forward graph over `parts` (at most n_ubatch tokens in all); false with a
      *  message for all of them. */
     bool run_step(std::span<const part> parts, std::string * error);
@@ -148,6 +159,7 @@ private:
     std::vector<request *>   queue_;
     bool                     running_      = false;  // a thread is running a step
     int                      participants_ = 0;
+    step_stats               stats_;
 };
 
 class Session {

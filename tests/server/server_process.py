@@ -27,8 +27,11 @@ def start(server, model, args):
         print("gk-server did not start:", line, p.stderr.read(), file=sys.stderr)
         sys.exit(1)
     port = int(line.strip().rsplit(":", 1)[1])
-    # Keep draining stderr so the server never blocks on a full pipe.
-    threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+    # Keep draining stderr so the server never blocks on a full pipe; its lines are kept
+    # in p.err_lines (read them after stop()).
+    p.err_lines = []
+    p.drain = threading.Thread(target=lambda: [p.err_lines.append(l.rstrip("\n")) for l in p.stderr], daemon=True)
+    p.drain.start()
     return p, port
 
 
@@ -36,7 +39,9 @@ def stop(p):
     """SIGTERM, then the exit status (killed and "hung" when it has not exited in 60 s)."""
     p.send_signal(signal.SIGTERM)
     try:
-        return p.wait(timeout=60)
+        rc = p.wait(timeout=60)
+        p.drain.join(10)
+        return rc
     except subprocess.TimeoutExpired:
         p.kill()
         return "hung"

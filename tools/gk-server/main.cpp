@@ -116,6 +116,11 @@ int run(int argc, char ** argv) {
     done          = true;
     waiter.join();
     if (!ok && !st.stopping) return fail("the server stopped: cannot accept connections");
+    const gk::run::Batcher::step_stats bs = slots->batcher().stats();
+    std::fprintf(stderr, "gk-server: %lld forward steps, %.2f slots per step on average, at most %lld\n",
+                 static_cast<long long>(bs.steps),
+                 bs.steps ? static_cast<double>(bs.sequences) / static_cast<double>(bs.steps) : 0.0,
+                 static_cast<long long>(bs.most));
     return 0;
 }
 

@@ -8,8 +8,10 @@ namespace gk_server {
 std::unique_ptr<SlotPool> SlotPool::create(const gk::run::Model & model, const gk::run::session_params & params, int n,
                                            std::string * error) {
     std::unique_ptr<SlotPool> pool(new SlotPool());
+    pool->batcher_ = gk::run::Batcher::create(model, params, n, error);
+    if (!pool->batcher_) return nullptr;
     for (int i = 0; i < n; ++i) {
-        auto s = gk::run::Session::create(model, params, error);
+        auto s = gk::run::Session::create(*pool->batcher_, error);
         if (!s) return nullptr;
         pool->sessions_.push_back(std::move(s));
     }
@@ -32,6 +34,7 @@ SlotPool::lease SlotPool::acquire() {
         const auto it = std::find(busy_.begin(), busy_.end(), false);
         if (it != busy_.end()) {
             *it = true;
+            batcher_->join();
             return lease(this, static_cast<int>(it - busy_.begin()));
         }
         freed_.wait(lock);
@@ -43,6 +46,7 @@ void SlotPool::release(int index) {
         std::lock_guard<std::mutex> lock(mutex_);
         busy_[static_cast<size_t>(index)] = false;
     }
+    batcher_->leave();
     freed_.notify_one();
 }
 

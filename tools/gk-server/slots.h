@@ -1,8 +1,10 @@
-// slots.h - the sessions requests run on: one Session (KV cache, graph, compute) per
-// slot, -np of them. A request takes a free slot for its whole completion and waits for
-// one when all are busy; slots run side by side on their own threads (no batching across
-// slots). A slot keeps its cache, so a request that begins like the slot's last one
-// evaluates only what differs (completion.h).
+// slots.h - the sessions requests run on: -np slots, each a Session (its own KV cache),
+// all on one Batcher (model_session.h): the slots' steps are evaluated together, one
+// forward graph per step (continuous batching, as llama-server's -np). A request takes a
+// free slot for its whole completion and waits for one when all are busy; while it holds
+// the slot it is a participant of the batcher, so each step waits briefly for the other
+// busy slots' tokens. A slot keeps its cache, so a request that begins like the slot's
+// last one evaluates only what differs (completion.h).
 #pragma once
 
 #include "run/model.h"
@@ -43,10 +45,13 @@ public:
     int   size() const { return static_cast<int>(sessions_.size()); }
     /** Slots in use now. */
     int   busy();
+    /** The batcher the slots' sessions step through. */
+    gk::run::Batcher & batcher() { return *batcher_; }
 
 private:
     void release(int index);
 
+    std::unique_ptr<gk::run::Batcher>              batcher_;
     std::vector<std::unique_ptr<gk::run::Session>> sessions_;
     std::vector<bool>                              busy_;
     std::mutex                                     mutex_;
