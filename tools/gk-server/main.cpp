@@ -60,6 +60,7 @@ int run(int argc, char ** argv) {
     sp.n_ctx     = gk::run::resolve_n_ctx(hp, opt.n_ctx, opt.n_ctx_given);
     sp.n_ubatch  = opt.n_ubatch;
     sp.n_threads = opt.n_threads;
+    sp.n_threads_batch = opt.n_threads_batch;
     if (const std::string w = gk::run::context_warning(hp, sp.n_ctx); !w.empty()) {
         std::fprintf(stderr, "gk-server: warning: %s\n", w.c_str());
     }

@@ -66,7 +66,8 @@ const char * k_usage =
     "  --port PORT             port (default 8080; 0 = any free port, printed at start)\n"
     "  -c, --ctx-size N        context of each slot in tokens (default 4096, at most the model's; 0 = the model's)\n"
     "  -ub, --ubatch-size N    most prompt tokens evaluated at once (default 512)\n"
-    "  -t, --threads N         compute threads per request (default: all hardware threads)\n"
+    "  -t, --threads N         compute threads of a step (default: all hardware threads)\n"
+    "  -tb, --threads-batch N  compute threads of a step with several tokens (default: -t)\n"
     "  -np, --parallel N       requests served at once, each in a slot of its own (default 1)\n"
     "  --api-key KEY           require 'Authorization: Bearer KEY' (comma-separated keys allowed)\n"
     "  --api-key-file FILE     the same, keys read from FILE (one a line)\n"
@@ -111,6 +112,8 @@ std::optional<int> parse_options(int argc, char ** argv, server_options & opt) {
          number(1, int64_t(1) << 24, [&](int64_t n) { opt.n_ubatch = n; }, "a count >= 1")},
         {{"-t", "--threads"}, true,
          number(-1, 4096, [&](int64_t n) { opt.n_threads = static_cast<int>(n); }, "-1, 0 or a count 1..4096")},
+        {{"-tb", "--threads-batch"}, true,
+         number(-1, 4096, [&](int64_t n) { opt.n_threads_batch = static_cast<int>(n); }, "-1, 0 or a count 1..4096")},
         {{"-np", "--parallel"}, true,
          number(1, 256, [&](int64_t n) { opt.n_parallel = static_cast<int>(n); }, "a count 1..256")},
         {{"--max-body"}, true,
@@ -169,6 +172,7 @@ std::optional<int> parse_options(int argc, char ** argv, server_options & opt) {
     if (opt.model.empty()) return fail("-m/--model is required (gk-server --help lists the options)");
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (opt.n_threads <= 0) opt.n_threads = hw;
+    if (opt.n_threads_batch <= 0) opt.n_threads_batch = opt.n_threads;
     return std::nullopt;
 }
 

@@ -18,6 +18,7 @@ struct server_options {
     bool                     n_ctx_given   = false;
     int64_t                  n_ubatch      = 512;
     int                      n_threads     = 0;       // 0 / -1: every hardware thread
+    int                      n_threads_batch = 0;     // steps of several tokens; 0 / -1: n_threads
     int                      n_parallel    = 1;       // slots: requests served at once
     size_t                   max_body      = 1 << 20; // bytes of a request body
     std::vector<std::string> api_keys;                // --api-key (comma-separated), --api-key-file (one a line)
