@@ -293,6 +293,35 @@ TEST(Sched, AViewOfDeviceMemoryIsReadThroughAViewOfItsCopy) {
     EXPECT_EQ(two.dev.problem, "");
 }
 
+TEST(Sched, ATransposedViewOfDeviceMemoryKeepsItsStrides) {
+    // The regression: the view of the staged copy took the element size as nb[0], so a
+    // transposed (or permuted) view read the copy's elements in the wrong order.
+    double_then_cpu two("FAKEDEV", GK_OP_ADD, true);
+    auto            wctx = make_ctx(gk_tensor_overhead(), true);
+    gk_tensor *     w    = gk_new_tensor_2d(wctx.get(), GK_TYPE_F32, 8, 32);
+    buffer_ptr      wbuf(gk_backend_alloc_ctx_tensors_from_buft(wctx.get(), two.dev.buft()));
+    ASSERT_NE(wbuf, nullptr) << gk_backend_last_error();
+    fill_random(w, 9, 1.0f);
+    auto        ctx = graph_ctx();
+    gk_tensor * x   = gk_new_tensor_2d(ctx.get(), GK_TYPE_F32, 32, 8);
+    gk_tensor * t   = gk_transpose(ctx.get(), w);  // [32, 8], nb[0] = 32 bytes
+    gk_tensor * y   = gk_add(ctx.get(), t, x);
+    gk_cgraph * g   = gk_new_graph(ctx.get());
+    ASSERT_EQ(gk_build_forward_expand(g, y), GK_STATUS_SUCCESS);
+    ASSERT_EQ(gk_sched_alloc_graph(two.s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    fill_random(x, 4, 1.0f);
+    ASSERT_EQ(gk_sched_graph_compute(two.s.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    const auto         ws = random_values(8 * 32, 9, 1.0f);
+    const auto         xs = random_values(32 * 8, 4, 1.0f);
+    std::vector<float> out(32 * 8);
+    ASSERT_EQ(gk_backend_tensor_get(y, out.data(), 0, sizeof(float) * out.size()), GK_STATUS_SUCCESS);
+    for (size_t j = 0; j < 8; ++j) {
+        for (size_t i = 0; i < 32; ++i) {
+            EXPECT_EQ(out[j * 32 + i], ws[i * 8 + j] + xs[j * 32 + i]) << i << ", " << j;
+        }
+    }
+}
+
 TEST(Sched, EachMemoryIsAccountedToTheByte) {
     // The scheduler: the pin graph (every value held) puts x, a, out and the staged copy
     // of m in host memory, and m and the staged copy of a in the device's.

@@ -91,8 +91,11 @@ void proxy_clear(gk_backend_buffer_t proxy, uint8_t value) { gk_backend_buffer_c
 
 void proxy_reset(gk_backend_buffer_t proxy) { gk_backend_buffer_reset(slot_of(proxy).inner); }
 
+gk_backend_buffer_t proxy_memory(gk_backend_buffer_t proxy) { return slot_of(proxy).inner; }
+
 constexpr gk_backend_buffer_i proxy_iface{proxy_free,       proxy_base,       proxy_init_tensor, proxy_memset_tensor,
-                                          proxy_set_tensor, proxy_get_tensor, proxy_clear,       proxy_reset};
+                                          proxy_set_tensor, proxy_get_tensor, proxy_clear,       proxy_reset,
+                                          proxy_memory};
 
 // ---- measure --------------------------------------------------------------------------
 

@@ -61,6 +61,13 @@ bool graph_call_args_ok(const void * owner, const char * owner_kind, const gk_cg
     return true;
 }
 
+gk_backend_buffer_t buffer_memory(gk_backend_buffer_t buffer) {
+    while (buffer && buffer->iface.memory) {
+        buffer = buffer->iface.memory(buffer);
+    }
+    return buffer;
+}
+
 gk_backend_buffer_t buffer_init(gk_backend_buffer_type_t buft, const gk_backend_buffer_i & iface, void * context,
                                 size_t size) {
     auto * b = new (std::nothrow) gk_backend_buffer{iface, buft, context, size};

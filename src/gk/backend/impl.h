@@ -42,6 +42,10 @@ struct gk_backend_buffer_i {
                                  size_t size);
     void           (*clear)(gk_backend_buffer_t buffer, uint8_t value);
     void           (*reset)(gk_backend_buffer_t buffer);                               // optional: nothing to do
+    /// The buffer whose memory this one presents (the graph allocator's proxy: its
+    /// current memory); optional: the buffer itself. A device backend binds what
+    /// gk::buffer_memory gives.
+    gk_backend_buffer_t (*memory)(gk_backend_buffer_t buffer);
 };
 
 struct gk_backend_buffer {
@@ -102,6 +106,10 @@ bool graph_call_args_ok(const void * owner, const char * owner_kind, const gk_cg
 /// nullptr with a message when out of memory.
 gk_backend_buffer_t buffer_init(gk_backend_buffer_type_t buft, const gk_backend_buffer_i & iface, void * context,
                                 size_t size);
+
+/// The buffer that holds `buffer`'s memory: buffer itself, or what its `memory` entry
+/// gives, followed to the end (nullptr for nullptr).
+gk_backend_buffer_t buffer_memory(gk_backend_buffer_t buffer);
 
 /// The CPU device (always present; also what the registry lists first).
 gk_backend_dev_t cpu_device();

@@ -1,9 +1,13 @@
 // registry.cpp - the device list. Discovery runs once, on the first call that needs
-// the list: it lists the CPU device (always) and prints one line per device found to
+// the list: it lists the CPU device (always), then the Vulkan devices in a GK_VULKAN
+// build (src/gk/vulkan; none found is not an error), and prints one line per device found to
 // stderr unless GK_QUIET is set. Devices registered by the program are appended.
 #include "impl.h"
 
 #include "../debug.h"
+#if defined(GK_VULKAN)
+#include "../vulkan/vk.h"
+#endif
 
 #include <cstdio>
 #include <mutex>
@@ -36,6 +40,11 @@ registry & the_registry() {
     static registry * r = [] {
         auto * reg = new registry;  // never destroyed: devices may be used during exit
         reg->devices.push_back(cpu_device());
+#if defined(GK_VULKAN)
+        for (vulkan::device_context * d : vulkan::devices()) {
+            reg->devices.push_back(&d->device);
+        }
+#endif
         if (!env_flag("GK_QUIET")) {
             for (gk_backend_dev_t dev : reg->devices) {
                 print_device_line(dev);

@@ -97,6 +97,7 @@ gk_status make_splits(gk_sched & s, const gk_cgraph * g, const assignment & a, s
                 backend_error("sched: a view of staged '%s': %s", root->name, gk_last_error(s.ctx));
                 return GK_STATUS_ALLOC_FAILED;
             }
+            std::copy(src->nb, src->nb + 4, with->nb);  // nb[0] too: a permuted view's is not the element size
             sp.views.push_back(with);
         }
         sp.redirects.push_back({r.node, r.index, with});

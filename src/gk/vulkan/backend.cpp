@@ -1,0 +1,160 @@
+// backend.cpp - a Vulkan backend: computes a graph whose tensors live in its device's
+// buffers by recording one dispatch per node (layout ops need none) into a command
+// buffer, a barrier after each so that a node sees its sources written, then submitting
+// it and waiting.
+#include "vk.h"
+
+#include "../internal.h"
+
+#include <new>
+#include <vector>
+
+namespace gk::vulkan {
+namespace {
+
+struct backend_context {
+    device_context * d;
+};
+
+device_context & dev_of(gk_backend_t b) { return *static_cast<backend_context *>(b->context)->d; }
+
+const char * backend_name(gk_backend_t b) { return dev_of(b).name.c_str(); }
+
+void backend_free(gk_backend_t b) { delete static_cast<backend_context *>(b->context); }
+
+/// The nodes that need a dispatch.
+std::vector<gk_tensor *> computed_nodes(gk_cgraph * graph) {
+    std::vector<gk_tensor *> out;
+    for (int i = 0; i < gk_graph_n_nodes(graph); ++i) {
+        gk_tensor * n = gk_graph_node(graph, i);
+        if (n->op != GK_OP_NONE && !is_layout_op(n->op)) out.push_back(n);
+    }
+    return out;
+}
+
+/// The descriptor writes of `node`: bindings 0, 1, 2 = src[0], src[1], the node (a
+/// missing source is bound to the node's buffer, which the shader does not read), 3 =
+/// the node's too. false with a message when a tensor is not in this device's memory.
+bool bind(device_context & d, VkDescriptorSet set, const gk_tensor * node) {
+    const gk_tensor *      t[4] = {node->src[0], node->src[1], node, node};
+    VkDescriptorBufferInfo info[4];
+    VkWriteDescriptorSet   w[4];
+    for (int i = 0; i < 4; ++i) {
+        const gk_tensor * x = t[i] ? t[i] : node;
+        VkBuffer          h = buffer_handle(x->buffer);
+        if (h == VK_NULL_HANDLE) {
+            backend_error("%s: tensor '%s' (%s of node '%s') is not in %s memory (it is in %s)", d.name.c_str(),
+                          gk_get_name(x), i < 2 ? "a source" : "the result", gk_get_name(node), d.name.c_str(),
+                          x->buffer ? gk_backend_buft_name(gk_backend_buffer_get_type(x->buffer)) : "no buffer");
+            return false;
+        }
+        info[i] = {h, 0, VK_WHOLE_SIZE};
+        w[i]    = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        w[i].dstSet          = set;
+        w[i].dstBinding      = static_cast<uint32_t>(i);
+        w[i].descriptorCount = 1;
+        w[i].descriptorType  = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        w[i].pBufferInfo     = &info[i];
+    }
+    vkUpdateDescriptorSets(d.dev, 4, w, 0, nullptr);
+    return true;
+}
+
+gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
+    device_context &               d     = dev_of(b);
+    const std::vector<gk_tensor *> nodes = computed_nodes(graph);
+    if (nodes.empty()) return GK_STATUS_SUCCESS;
+    const auto n = static_cast<uint32_t>(nodes.size());
+
+    std::lock_guard<std::mutex> lock(d.queue_mutex);  // one submission at a time on the queue
+    VkDescriptorPoolSize        size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * n};
+    VkDescriptorPoolCreateInfo  pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets       = n;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes    = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer  cmd  = VK_NULL_HANDLE;
+    VkFence          done = VK_NULL_HANDLE;
+    gk_status        st   = GK_STATUS_SUCCESS;
+    VkResult         r    = vkCreateDescriptorPool(d.dev, &pi, nullptr, &pool);
+    std::vector<VkDescriptorSet> sets(n);
+    if (r == VK_SUCCESS) {
+        std::vector<VkDescriptorSetLayout> layouts(n, d.set_layout);
+        VkDescriptorSetAllocateInfo        ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        ai.descriptorPool     = pool;
+        ai.descriptorSetCount = n;
+        ai.pSetLayouts        = layouts.data();
+        r                     = vkAllocateDescriptorSets(d.dev, &ai, sets.data());
+    }
+    if (r == VK_SUCCESS) {
+        VkCommandBufferAllocateInfo ci{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ci.commandPool        = d.command_pool;
+        ci.level              = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ci.commandBufferCount = 1;
+        r                     = vkAllocateCommandBuffers(d.dev, &ci, &cmd);
+    }
+    if (r == VK_SUCCESS) {
+        VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        r = vkCreateFence(d.dev, &fi, nullptr, &done);
+    }
+    if (r != VK_SUCCESS) {
+        backend_error("%s: cannot prepare the command buffer (%s)", d.name.c_str(), result_name(r));
+        st = GK_STATUS_ALLOC_FAILED;
+    }
+    if (st == GK_STATUS_SUCCESS) {
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        vkBeginCommandBuffer(cmd, &bi);
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        for (uint32_t i = 0; i < n && st == GK_STATUS_SUCCESS; ++i) {
+            std::string why;
+            if (!supports_op(d, nodes[i], &why)) {
+                backend_error("%s: node '%s': %s", d.name.c_str(), gk_get_name(nodes[i]), why.c_str());
+                st = GK_STATUS_UNSUPPORTED;
+            } else if (!bind(d, sets[i], nodes[i]) || !record_op(d, cmd, sets[i], nodes[i])) {
+                st = GK_STATUS_FAILED;
+            }
+            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                                 &barrier, 0, nullptr, 0, nullptr);
+        }
+        vkEndCommandBuffer(cmd);
+    }
+    if (st == GK_STATUS_SUCCESS) {
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers    = &cmd;
+        r                     = vkQueueSubmit(d.queue, 1, &si, done);
+        if (r == VK_SUCCESS) r = vkWaitForFences(d.dev, 1, &done, VK_TRUE, UINT64_MAX);
+        if (r != VK_SUCCESS) {
+            backend_error("%s: the computation failed (%s)", d.name.c_str(), result_name(r));
+            st = GK_STATUS_FAILED;
+        }
+    }
+    if (done) vkDestroyFence(d.dev, done, nullptr);
+    if (cmd) vkFreeCommandBuffers(d.dev, d.command_pool, 1, &cmd);
+    if (pool) vkDestroyDescriptorPool(d.dev, pool, nullptr);
+    if (st != GK_STATUS_SUCCESS) {
+        gk::set_error(gk_graph_context(graph), "%s", gk_backend_last_error());  // where gk_sched and callers look
+    }
+    return st;
+}
+
+} // namespace
+
+gk_backend_t init_backend(device_context & d) {
+    auto * ctx = new (std::nothrow) backend_context{&d};
+    auto * b   = ctx ? new (std::nothrow) gk_backend{} : nullptr;
+    if (!b) {
+        delete ctx;
+        backend_error("%s: out of memory", d.name.c_str());
+        return nullptr;
+    }
+    b->iface   = {backend_name, backend_free, graph_compute, nullptr};
+    b->device  = &d.device;
+    b->context = ctx;
+    return b;
+}
+
+} // namespace gk::vulkan

@@ -1,0 +1,94 @@
+// vk.h - the Vulkan backend's shared parts (GK_VULKAN builds): a device's context
+// (instance-level handles, its queue, limits and pipelines), the buffers over its memory,
+// and the op table. Internal to src/gk/vulkan/; the rest of gk sees the devices through
+// the registry (vulkan_devices()).
+//
+// Memory: one VkBuffer per gk buffer, in memory the host can map (device-local too where
+// the device offers both, else host memory the device reads over its bus); the mapped
+// address is the buffer's base, so set/get are copies and every tensor's data pointer
+// is base + its offset. The buffer type is not "host" to the rest of gk: the scheduler
+// stages values into it, as it would for memory the CPU cannot address.
+//
+// Compute: a graph is recorded into one command buffer, a dispatch per node with a
+// barrier after each, submitted and waited for. Shaders bind tensors whole (the VkBuffer
+// behind them) and address elements from an offset and strides in push constants
+// (shaders/index.glsl), so no descriptor offset alignment applies to views.
+#pragma once
+
+#include "../backend/impl.h"
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace gk::vulkan {
+
+/// The shaders (shaders/*.comp, compiled to SPIR-V at build time and embedded).
+enum class shader { binary, scale, mul_mat, norm, count };
+
+/// One pipeline: a shader with its specialization constant 0.
+struct pipeline_key {
+    shader   s;
+    uint32_t spec;
+};
+
+/// A device and everything made on it once (kept for the process's life).
+struct device_context {
+    VkInstance                 instance = VK_NULL_HANDLE;
+    VkPhysicalDevice           phys     = VK_NULL_HANDLE;
+    VkDevice                   dev      = VK_NULL_HANDLE;
+    VkQueue                    queue    = VK_NULL_HANDLE;
+    uint32_t                   queue_family = 0;
+    uint32_t                   memory_type  = 0;      // host-visible, coherent
+    bool                       device_local = false;  // ... and device-local
+    bool                       float64      = false;  // shaderFloat64
+    VkDeviceSize               max_buffer   = 0;      // largest buffer (maxStorageBufferRange)
+    VkDeviceSize               heap_size    = 0;
+    uint32_t                   max_groups   = 65535;  // maxComputeWorkGroupCount[0]
+    std::string                name;                  // "Vulkan0"
+    std::string                description;           // the device's name and driver
+    std::string                api_version;
+    VkDescriptorSetLayout      set_layout      = VK_NULL_HANDLE;  // 4 storage buffers
+    VkPipelineLayout           pipeline_layout = VK_NULL_HANDLE;  // + 128 bytes of push constants
+    VkCommandPool              command_pool    = VK_NULL_HANDLE;
+    std::mutex                 queue_mutex;           // the queue and the command pool
+    std::mutex                 pipeline_mutex;        // the pipelines
+    std::vector<std::pair<uint64_t, VkPipeline>> pipelines;  // by (shader, spec)
+    gk_backend_feature         features[4]{};         // for the device line
+    gk_backend_device          device{};
+    gk_backend_buffer_type     buffer_type{};
+};
+
+/// The Vulkan devices of this machine, found once (none when there is no loader, no
+/// instance or no device: never an error). Each has passed a trial (a device and a
+/// queue made, the shaders turned into pipelines).
+const std::vector<device_context *> & devices();
+
+/// The pipeline of `key` on `d`, made on first use; VK_NULL_HANDLE with a message.
+VkPipeline get_pipeline(device_context & d, pipeline_key key);
+
+/// The VkBuffer behind a buffer of this backend (through the graph allocator's proxy:
+/// gk::buffer_memory), or VK_NULL_HANDLE for any other buffer.
+VkBuffer buffer_handle(gk_backend_buffer_t buffer);
+
+/// The buffer type of device `d` (what its buffers are allocated from).
+void init_buffer_type(device_context & d);
+
+/// A backend on `d` (its device table's init_backend).
+gk_backend_t init_backend(device_context & d);
+
+/// Whether `d` computes `node` (the op table in ops.cpp); why not in `why` otherwise.
+bool supports_op(const device_context & d, const gk_tensor * node, std::string * why);
+
+/// Record `node`'s dispatch into `cmd` with descriptor set `set` (bound to its tensors'
+/// buffers by the caller, bindings 0-2 = src[0], src[1], dst). false with a message
+/// when the node cannot run (supports_op says why).
+bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * node);
+
+/// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.
+const char * result_name(VkResult r);
+
+} // namespace gk::vulkan

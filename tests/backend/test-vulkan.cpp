@@ -1,0 +1,208 @@
+// test-vulkan: the Vulkan backend (GK_VULKAN builds) on whatever Vulkan device the
+// machine has - in CI Mesa's lavapipe, a software device whose arithmetic is IEEE's, so
+// every op the backend computes must give the CPU kernel's bits. Each graph runs twice
+// through gk_sched: over the CPU alone, and over [Vulkan, CPU], where the Vulkan device
+// takes what it supports and the CPU the rest, values staged between their memories.
+// Skipped ("GK-SKIP") in a build without the backend or on a machine without a device.
+#include "backend_util.h"
+
+#include "gk/gk-sched.h"
+#include "quant/fp16.h"
+
+#include <cstring>
+#include <functional>
+#include <string>
+
+using namespace gktest;
+
+namespace {
+
+/// The first Vulkan device, or nullptr.
+gk_backend_dev_t vulkan_device() {
+    for (size_t i = 0; i < gk_backend_dev_count(); ++i) {
+        gk_backend_dev_t d = gk_backend_dev_get(i);
+        if (std::strncmp(gk_backend_dev_name(d), "Vulkan", 6) == 0) return d;
+    }
+    return nullptr;
+}
+
+#define NEED_VULKAN(dev)                                                                                        \
+    gk_backend_dev_t dev = vulkan_device();                                                                     \
+    if (!dev) GTEST_SKIP() << "GK-SKIP: no Vulkan device (a build without GK_VULKAN, or no Vulkan driver here)"
+
+struct sched_deleter {
+    void operator()(gk_sched * s) const { gk_sched_free(s); }
+};
+using sched_ptr = std::unique_ptr<gk_sched, sched_deleter>;
+
+/// A graph and its inputs' values: build(ctx) makes the inputs (named "in0", "in1", ...,
+/// F32 or F16 leaves) and returns the output.
+using graph_fn = std::function<gk_tensor *(gk_context *)>;
+
+struct run_result {
+    std::vector<unsigned char> out;
+    int                        n_splits = 0;
+    std::vector<std::string>   on_vulkan;  // names of the nodes the Vulkan device computed
+};
+
+/// Build `build`'s graph in a fresh context, run it through a scheduler over `backends`
+/// with inputs filled from seeds, and read the output.
+run_result run(const graph_fn & build, std::vector<gk_backend_t> backends) {
+    run_result r;
+    ctx_ptr    ctx = make_ctx(256 * gk_tensor_overhead() + gk_graph_overhead(), true);
+    gk_tensor * out = build(ctx.get());
+    EXPECT_NE(out, nullptr) << gk_last_error(ctx.get());
+    if (!out) return r;
+    gk_set_output(out);
+    gk_cgraph * g = gk_new_graph(ctx.get());
+    EXPECT_EQ(gk_build_forward_expand(g, out), GK_STATUS_SUCCESS) << gk_last_error(ctx.get());
+    sched_ptr sched(gk_sched_new(backends.data(), static_cast<int>(backends.size())));
+    EXPECT_TRUE(sched) << gk_backend_last_error();
+    EXPECT_EQ(gk_sched_alloc_graph(sched.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    uint32_t seed = 1;
+    for (gk_tensor * t = gk_get_first_tensor(ctx.get()); t; t = gk_get_next_tensor(ctx.get(), t)) {
+        if (std::strncmp(gk_get_name(t), "in", 2) != 0) continue;
+        const auto v = random_values(static_cast<size_t>(gk_nelements(t)), seed++, 1.0f);
+        if (t->type == GK_TYPE_F32) {
+            EXPECT_EQ(gk_backend_tensor_set(t, v.data(), 0, gk_nbytes(t)), GK_STATUS_SUCCESS);
+        } else {
+            std::vector<uint16_t> h;
+            for (float f : v) h.push_back(gk::fp32_to_fp16(f));
+            EXPECT_EQ(gk_backend_tensor_set(t, h.data(), 0, gk_nbytes(t)), GK_STATUS_SUCCESS);
+        }
+    }
+    EXPECT_EQ(gk_sched_graph_compute(sched.get(), g), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    r.out      = bytes_of(out);
+    r.n_splits = gk_sched_get_n_splits(sched.get());
+    for (int i = 0; i < gk_graph_n_nodes(g); ++i) {
+        gk_tensor * n = gk_graph_node(g, i);
+        if (gk_sched_get_tensor_backend(sched.get(), n) == backends[0] && backends.size() > 1) {
+            r.on_vulkan.push_back(gk_get_name(n));
+        }
+    }
+    return r;
+}
+
+gk_tensor * in(gk_context * ctx, gk_type type, int64_t a, int64_t b = 1, int64_t c = 1, int64_t d = 1) {
+    static int  k = 0;
+    gk_tensor * t = gk_new_tensor_4d(ctx, type, a, b, c, d);
+    gk_set_name(t, ("in" + std::to_string(k++)).c_str());
+    gk_set_input(t);
+    return t;
+}
+
+struct op_case {
+    const char * name;
+    graph_fn     build;
+};
+
+const std::vector<op_case> & cases() {
+    static const std::vector<op_case> c = {
+        {"add, b repeated", [](gk_context * x) { return gk_add(x, in(x, GK_TYPE_F32, 33, 4, 3), in(x, GK_TYPE_F32, 33, 1, 3)); }},
+        {"sub", [](gk_context * x) { return gk_sub(x, in(x, GK_TYPE_F32, 70, 3), in(x, GK_TYPE_F32, 70, 3)); }},
+        {"mul, b a row", [](gk_context * x) { return gk_mul(x, in(x, GK_TYPE_F32, 17, 9, 2), in(x, GK_TYPE_F32, 17)); }},
+        {"div", [](gk_context * x) { return gk_div(x, in(x, GK_TYPE_F32, 40, 5), in(x, GK_TYPE_F32, 40, 5)); }},
+        {"mul of a transposed view",
+         [](gk_context * x) { return gk_mul(x, gk_transpose(x, in(x, GK_TYPE_F32, 6, 10)), in(x, GK_TYPE_F32, 10, 6)); }},
+        {"scale", [](gk_context * x) { return gk_scale_bias(x, in(x, GK_TYPE_F32, 100, 3), 0.37f, -1.25f); }},
+        {"mul_mat f32, K with a tail",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F32, 100, 7), in(x, GK_TYPE_F32, 100, 5)); }},
+        {"mul_mat f32, K with a tail, one column",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F32, 100, 7), in(x, GK_TYPE_F32, 100, 1)); }},
+        {"mul_mat f32, batches broadcast",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F32, 64, 6, 2, 1), in(x, GK_TYPE_F32, 64, 3, 4, 3)); }},
+        {"mul_mat f16 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F16, 130, 9), in(x, GK_TYPE_F32, 130, 4)); }},
+        {"mul_mat of a permuted activation",
+         [](gk_context * x) {
+             return gk_mul_mat(x, in(x, GK_TYPE_F32, 32, 5, 3), gk_permute(x, in(x, GK_TYPE_F32, 32, 3, 4), 0, 2, 1, 3));
+         }},
+        {"mul_mat of permuted weights and activations (attention's k q)",
+         [](gk_context * x) {
+             return gk_mul_mat(x, gk_permute(x, in(x, GK_TYPE_F32, 16, 4, 8), 0, 2, 1, 3),
+                               gk_permute(x, in(x, GK_TYPE_F32, 16, 4, 8), 0, 2, 1, 3));
+         }},
+        {"rms_norm", [](gk_context * x) { return gk_rms_norm(x, in(x, GK_TYPE_F32, 96, 7, 2), 1e-5f); }},
+        {"norm", [](gk_context * x) { return gk_norm(x, in(x, GK_TYPE_F32, 50, 6), 1e-6f); }},
+    };
+    return c;
+}
+
+TEST(Vulkan, TheDeviceIsListedWithItsFeatures) {
+    NEED_VULKAN(dev);
+    EXPECT_NE(std::string(gk_backend_dev_description(dev)), "");
+    bool api = false;
+    for (const gk_backend_feature * f = gk_backend_dev_features(dev); f->name; ++f) {
+        api = api || std::string(f->name) == "VULKAN_API";
+    }
+    EXPECT_TRUE(api);
+    size_t free = 0, total = 0;
+    gk_backend_dev_memory(dev, &free, &total);
+    EXPECT_GT(total, 0u);
+    EXPECT_FALSE(gk_backend_buft_is_host(gk_backend_dev_buffer_type(dev)));
+}
+
+TEST(Vulkan, EveryOpGivesTheCpuBits) {
+    NEED_VULKAN(dev);
+    backend_ptr vk(gk_backend_dev_init(dev, nullptr));
+    backend_ptr cpu(gk_backend_cpu_init());
+    ASSERT_TRUE(vk && cpu) << gk_backend_last_error();
+    for (const op_case & c : cases()) {
+        SCOPED_TRACE(c.name);
+        const run_result want = run(c.build, {cpu.get()});
+        const run_result got  = run(c.build, {vk.get(), cpu.get()});
+        ASSERT_FALSE(want.out.empty());
+        EXPECT_FALSE(got.on_vulkan.empty()) << "the Vulkan device computed nothing";
+        EXPECT_TRUE(got.out == want.out) << "the Vulkan result differs from the CPU's";
+    }
+}
+
+TEST(Vulkan, WhatItRefusesRunsOnTheCpuWithStaging) {
+    NEED_VULKAN(dev);
+    backend_ptr vk(gk_backend_dev_init(dev, nullptr));
+    backend_ptr cpu(gk_backend_cpu_init());
+    ASSERT_TRUE(vk && cpu) << gk_backend_last_error();
+    // mul_mat (Vulkan) -> soft_max (CPU: no Vulkan kernel) -> scale (Vulkan).
+    const graph_fn build = [](gk_context * x) {
+        gk_tensor * s = gk_soft_max(x, gk_mul_mat(x, in(x, GK_TYPE_F32, 48, 16), in(x, GK_TYPE_F32, 48, 8)));
+        gk_set_name(s, "softmax");
+        return gk_scale(x, s, 3.0f);
+    };
+    const run_result want = run(build, {cpu.get()});
+    const run_result got  = run(build, {vk.get(), cpu.get()});
+    EXPECT_TRUE(got.out == want.out);
+    EXPECT_GE(got.n_splits, 2);
+    EXPECT_EQ(std::count(got.on_vulkan.begin(), got.on_vulkan.end(), "softmax"), 0);
+    gk_tensor probe{};
+    probe.op = GK_OP_SOFT_MAX;
+    EXPECT_FALSE(gk_backend_dev_supports_op(dev, &probe));
+}
+
+TEST(Vulkan, ATransformerOverVulkanAndCpuGivesTheCpuBits) {
+    NEED_VULKAN(dev);
+    backend_ptr vk(gk_backend_dev_init(dev, nullptr));
+    backend_ptr cpu(gk_backend_cpu_init());
+    ASSERT_TRUE(vk && cpu) << gk_backend_last_error();
+    transformer_dims d;
+    d.n_layer = 2;
+    // Weights in Vulkan memory: the matmuls are pinned there, the rest is the scheduler's.
+    std::vector<unsigned char> out[2];
+    for (int side = 0; side < 2; ++side) {
+        transformer_weights w(d, side == 0 ? gk_backend_cpu_buffer_type() : gk_backend_dev_buffer_type(dev));
+        ctx_ptr             ctx = make_ctx(8192 * gk_tensor_overhead() + gk_graph_overhead_custom(4096, false), true);
+        transformer_graph   g   = build_transformer(ctx.get(), w, d);
+        std::vector<gk_backend_t> backends = side == 0 ? std::vector<gk_backend_t>{cpu.get()}
+                                                       : std::vector<gk_backend_t>{vk.get(), cpu.get()};
+        sched_ptr sched(gk_sched_new(backends.data(), static_cast<int>(backends.size())));
+        ASSERT_EQ(gk_sched_alloc_graph(sched.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+        set_transformer_inputs(g, 7);
+        ASSERT_EQ(gk_sched_graph_compute(sched.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+        out[side] = bytes_of(g.out);
+        if (side == 1) {
+            EXPECT_GT(gk_sched_get_n_splits(sched.get()), 1);
+        }
+    }
+    EXPECT_TRUE(out[0] == out[1]) << "the transformer's output over Vulkan + CPU differs from the CPU's";
+}
+
+} // namespace
