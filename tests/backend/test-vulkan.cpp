@@ -4,11 +4,13 @@
 // through gk_sched: over the CPU alone, and over [Vulkan, CPU], where the Vulkan device
 // takes what it supports and the CPU the rest, values staged between their memories.
 // Skipped ("GK-SKIP") in a build without the backend or on a machine without a device.
+// The test sets GK_VULKAN_SOFTWARE=1 before discovery, which lets it list a software device.
 #include "backend_util.h"
 
 #include "gk/gk-sched.h"
 #include "quant/fp16.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -17,8 +19,9 @@ using namespace gktest;
 
 namespace {
 
-/// The first Vulkan device, or nullptr.
+/// The first Vulkan device, or nullptr (software ones included: see the file comment).
 gk_backend_dev_t vulkan_device() {
+    setenv("GK_VULKAN_SOFTWARE", "1", 0);  // before the first registry call of the process
     for (size_t i = 0; i < gk_backend_dev_count(); ++i) {
         gk_backend_dev_t d = gk_backend_dev_get(i);
         if (std::strncmp(gk_backend_dev_name(d), "Vulkan", 6) == 0) return d;
@@ -28,7 +31,7 @@ gk_backend_dev_t vulkan_device() {
 
 #define NEED_VULKAN(dev)                                                                                        \
     gk_backend_dev_t dev = vulkan_device();                                                                     \
-    if (!dev) GTEST_SKIP() << "GK-SKIP: no Vulkan device (a build without GK_VULKAN, or no Vulkan driver here)"
+    if (!dev) GTEST_SKIP() << "GK-SKIP: no Vulkan device (a build without GK_VULKAN, no Vulkan driver, or a software one without GK_VULKAN_SOFTWARE=1)"
 
 struct sched_deleter {
     void operator()(gk_sched * s) const { gk_sched_free(s); }

@@ -1,5 +1,6 @@
 // device.cpp - Vulkan discovery and devices: one instance, every physical device with a
-// compute queue and host-visible memory, each tried (a logical device, its layouts and
+// compute queue and host-visible memory (software devices such as Mesa's lavapipe only
+// when GK_VULKAN_SOFTWARE=1, as the tests set it), each tried (a logical device, its layouts and
 // every pipeline made) before it is listed; any failure leaves the device out with a
 // line on stderr (unless GK_QUIET) and never fails the program. Also the pipelines,
 // made once per (shader, specialization) and kept.
@@ -35,12 +36,13 @@ void dev_memory(gk_backend_dev_t dev, size_t * free, size_t * total) {
     *free  = *total;  // Vulkan 1.1 reports no free memory without an extension
 }
 
+/// An integrated GPU is IGPU; any other device (discrete, virtual, or a software one
+/// admitted by GK_VULKAN_SOFTWARE) computes in memory of its own as far as gk is concerned.
 enum gk_backend_dev_type dev_type(gk_backend_dev_t dev) {
     VkPhysicalDeviceProperties p;
     vkGetPhysicalDeviceProperties(ctx_of(dev).phys, &p);
-    return p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? GK_BACKEND_DEVICE_TYPE_GPU
-           : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? GK_BACKEND_DEVICE_TYPE_IGPU
-                                                                     : GK_BACKEND_DEVICE_TYPE_ACCEL;
+    return p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? GK_BACKEND_DEVICE_TYPE_IGPU
+                                                                   : GK_BACKEND_DEVICE_TYPE_GPU;
 }
 
 gk_backend_t dev_init(gk_backend_dev_t dev, const char *) { return init_backend(ctx_of(dev)); }
@@ -180,6 +182,10 @@ std::vector<device_context *> discover() {
         d->phys      = p;
         VkPhysicalDeviceProperties props;
         vkGetPhysicalDeviceProperties(p, &props);
+        if (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !env_flag("GK_VULKAN_SOFTWARE")) {
+            delete d;  // a software device (lavapipe) only when asked: the CPU backend is faster
+            continue;
+        }
         d->name        = "Vulkan" + std::to_string(out.size());
         d->description = props.deviceName;
         d->api_version = std::to_string(VK_API_VERSION_MAJOR(props.apiVersion)) + "." +
