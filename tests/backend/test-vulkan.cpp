@@ -125,6 +125,16 @@ const std::vector<op_case> & cases() {
              return gk_mul_mat(x, gk_permute(x, in(x, GK_TYPE_F32, 16, 4, 8), 0, 2, 1, 3),
                                gk_permute(x, in(x, GK_TYPE_F32, 16, 4, 8), 0, 2, 1, 3));
          }},
+        {"cont of a permutation (f32)",
+         [](gk_context * x) { return gk_cont(x, gk_permute(x, in(x, GK_TYPE_F32, 5, 6, 7), 1, 2, 0, 3)); }},
+        {"cpy f32 -> f16, odd row length", [](gk_context * x) {
+             return gk_cpy(x, in(x, GK_TYPE_F32, 37, 5), gk_new_tensor_2d(x, GK_TYPE_F16, 37, 5));
+         }},
+        {"cpy f16 -> f32 into another shape", [](gk_context * x) {
+             return gk_cpy(x, in(x, GK_TYPE_F16, 12, 10), gk_new_tensor_3d(x, GK_TYPE_F32, 8, 5, 3));
+         }},
+        {"cont f16 of a transposed view",
+         [](gk_context * x) { return gk_cont(x, gk_transpose(x, in(x, GK_TYPE_F16, 9, 11))); }},
         {"rms_norm", [](gk_context * x) { return gk_rms_norm(x, in(x, GK_TYPE_F32, 96, 7, 2), 1e-5f); }},
         {"norm", [](gk_context * x) { return gk_norm(x, in(x, GK_TYPE_F32, 50, 6), 1e-6f); }},
     };

@@ -200,6 +200,38 @@ bool norm_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     return true;
 }
 
+// ---- dup, cont, cpy (shaders/copy.comp) ---------------------------------------------------
+
+struct copy_push {
+    uint32_t ane[4], as[4], dne[4], ds[4];
+    uint32_t aoff, doff;
+};
+
+bool float_or_half(const gk_tensor * t) { return is(t, GK_TYPE_F32) || is(t, GK_TYPE_F16); }
+
+bool copy_ok(const device_context &, const gk_tensor * n, std::string * why) {
+    if (!float_or_half(n) || !float_or_half(n->src[0])) return refuse(why, "f32 and f16 only");
+    return whole_elements(n, gk_type_size(n->type), why) &&
+           whole_elements(n->src[0], gk_type_size(n->src[0]->type), why);
+}
+
+bool copy_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n) {
+    const gk_tensor * a = n->src[0];
+    const view        av = as_view(a, gk_type_size(a->type)), dv = as_view(n, gk_type_size(n->type));
+    copy_push         p{};
+    ne4(a, p.ane);
+    ne4(n, p.dne);
+    std::memcpy(p.as, av.s, sizeof p.as);
+    std::memcpy(p.ds, dv.s, sizeof p.ds);
+    p.aoff = av.off;
+    p.doff = dv.off;
+    const uint32_t   mode = (a->type == GK_TYPE_F16 ? 1u : 0u) | (n->type == GK_TYPE_F16 ? 2u : 0u);
+    const VkPipeline pipe = get_pipeline(d, {shader::copy, mode});
+    if (!pipe) return false;
+    dispatch(d, cmd, set, pipe, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+    return true;
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 struct op_entry {
@@ -213,6 +245,8 @@ constexpr op_entry k_ops[] = {
     {GK_OP_MUL, binary_ok, binary_record},   {GK_OP_DIV, binary_ok, binary_record},
     {GK_OP_SCALE, scale_ok, scale_record},   {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record},
     {GK_OP_NORM, norm_ok, norm_record},      {GK_OP_RMS_NORM, norm_ok, norm_record},
+    {GK_OP_DUP, copy_ok, copy_record},       {GK_OP_CONT, copy_ok, copy_record},
+    {GK_OP_CPY, copy_ok, copy_record},
 };
 
 const op_entry * entry(gk_op op) {
@@ -223,7 +257,7 @@ const op_entry * entry(gk_op op) {
 }
 
 static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(mul_mat_push) <= 128 &&
-                  sizeof(norm_push) <= 128,
+                  sizeof(norm_push) <= 128 && sizeof(copy_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
 } // namespace

@@ -27,7 +27,7 @@
 namespace gk::vulkan {
 
 /// The shaders (shaders/*.comp, compiled to SPIR-V at build time and embedded).
-enum class shader { binary, scale, mul_mat, norm, count };
+enum class shader { binary, scale, mul_mat, norm, copy, count };
 
 /// One pipeline: a shader with its specialization constant 0.
 struct pipeline_key {

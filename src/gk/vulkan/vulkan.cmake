@@ -18,7 +18,7 @@ endif()
 if(GK_VULKAN_ENABLED)
   set(dir ${PROJECT_SOURCE_DIR}/src/gk/vulkan)
   set(out ${CMAKE_BINARY_DIR}/gk-vulkan)
-  set(names binary scale mul_mat norm)  # enum gk::vulkan::shader
+  set(names binary scale mul_mat norm copy)  # enum gk::vulkan::shader
   set(spvs "")
   foreach(name ${names})
     add_custom_command(OUTPUT ${out}/${name}.spv
