@@ -1,10 +1,14 @@
 // registry.cpp - the device list. Discovery runs once, on the first call that needs
-// the list: it lists the CPU device (always), then the Vulkan devices in a GK_VULKAN
-// build (src/gk/vulkan; none found is not an error), and prints one line per device found to
+// the list: it lists the CPU device (always), then the CUDA devices of a GK_CUDA build
+// and the Vulkan devices of a GK_VULKAN build (src/gk/cuda, src/gk/vulkan; none found is
+// not an error), and prints one line per device found to
 // stderr unless GK_QUIET is set. Devices registered by the program are appended.
 #include "impl.h"
 
 #include "../debug.h"
+#if defined(GK_CUDA)
+#include "../cuda/cuda.h"
+#endif
 #if defined(GK_VULKAN)
 #include "../vulkan/vk.h"
 #endif
@@ -40,6 +44,11 @@ registry & the_registry() {
     static registry * r = [] {
         auto * reg = new registry;  // never destroyed: devices may be used during exit
         reg->devices.push_back(cpu_device());
+#if defined(GK_CUDA)
+        for (cuda::device_context * d : cuda::devices()) {
+            reg->devices.push_back(&d->device);
+        }
+#endif
 #if defined(GK_VULKAN)
         for (vulkan::device_context * d : vulkan::devices()) {
             reg->devices.push_back(&d->device);

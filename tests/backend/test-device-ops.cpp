@@ -1,10 +1,12 @@
-// test-vulkan: the Vulkan backend (GK_VULKAN builds) on whatever Vulkan device the
-// machine has - in CI Mesa's lavapipe, a software device whose arithmetic is IEEE's, so
-// every op the backend computes must give the CPU kernel's bits. Each graph runs twice
-// through gk_sched: over the CPU alone, and over [Vulkan, CPU], where the Vulkan device
-// takes what it supports and the CPU the rest, values staged between their memories.
-// Skipped ("GK-SKIP") in a build without the backend or on a machine without a device.
-// The test sets GK_VULKAN_SOFTWARE=1 before discovery, which lets it list a software device.
+// test-device-ops: every device backend of the build (CUDA with GK_CUDA, Vulkan with
+// GK_VULKAN) on every device the machine has - in CI Mesa's lavapipe, a software Vulkan
+// device whose arithmetic is IEEE's - held to the rule that the CPU kernel defines an op:
+// every op a device computes must give the CPU kernel's bits. Each graph runs twice
+// through gk_sched: over the CPU alone, and over [device, CPU], where the device takes
+// what it supports and the CPU the rest, values staged between their memories.
+// Skipped ("GK-SKIP") in a build without device backends or on a machine without a
+// device. The test sets GK_VULKAN_SOFTWARE=1 before discovery, so that a software Vulkan
+// device is listed.
 #include "backend_util.h"
 
 #include "gk/gk-sched.h"
@@ -19,19 +21,21 @@ using namespace gktest;
 
 namespace {
 
-/// The first Vulkan device, or nullptr (software ones included: see the file comment).
-gk_backend_dev_t vulkan_device() {
+/// Every device but the CPU (software Vulkan devices included: see the file comment).
+std::vector<gk_backend_dev_t> device_list() {
     setenv("GK_VULKAN_SOFTWARE", "1", 0);  // before the first registry call of the process
+    std::vector<gk_backend_dev_t> out;
     for (size_t i = 0; i < gk_backend_dev_count(); ++i) {
         gk_backend_dev_t d = gk_backend_dev_get(i);
-        if (std::strncmp(gk_backend_dev_name(d), "Vulkan", 6) == 0) return d;
+        if (gk_backend_dev_type(d) != GK_BACKEND_DEVICE_TYPE_CPU) out.push_back(d);
     }
-    return nullptr;
+    return out;
 }
 
-#define NEED_VULKAN(dev)                                                                                        \
-    gk_backend_dev_t dev = vulkan_device();                                                                     \
-    if (!dev) GTEST_SKIP() << "GK-SKIP: no Vulkan device (a build without GK_VULKAN, no Vulkan driver, or a software one without GK_VULKAN_SOFTWARE=1)"
+/// The devices, or skip the test.
+#define NEED_DEVICES(devs)                                                                            \
+    const std::vector<gk_backend_dev_t> devs = device_list();                                         \
+    if (devs.empty()) GTEST_SKIP() << "GK-SKIP: no device (a build without GK_CUDA or GK_VULKAN, or no driver)"
 
 struct sched_deleter {
     void operator()(gk_sched * s) const { gk_sched_free(s); }
@@ -45,7 +49,7 @@ using graph_fn = std::function<gk_tensor *(gk_context *)>;
 struct run_result {
     std::vector<unsigned char> out;
     int                        n_splits = 0;
-    std::vector<std::string>   on_vulkan;  // names of the nodes the Vulkan device computed
+    std::vector<std::string>   on_device;  // names of the nodes the device computed
 };
 
 /// Build `build`'s graph in a fresh context, run it through a scheduler over `backends`
@@ -80,7 +84,7 @@ run_result run(const graph_fn & build, std::vector<gk_backend_t> backends) {
     for (int i = 0; i < gk_graph_n_nodes(g); ++i) {
         gk_tensor * n = gk_graph_node(g, i);
         if (gk_sched_get_tensor_backend(sched.get(), n) == backends[0] && backends.size() > 1) {
-            r.on_vulkan.push_back(gk_get_name(n));
+            r.on_device.push_back(gk_get_name(n));
         }
     }
     return r;
@@ -141,81 +145,89 @@ const std::vector<op_case> & cases() {
     return c;
 }
 
-TEST(Vulkan, TheDeviceIsListedWithItsFeatures) {
-    NEED_VULKAN(dev);
-    EXPECT_NE(std::string(gk_backend_dev_description(dev)), "");
-    bool api = false;
-    for (const gk_backend_feature * f = gk_backend_dev_features(dev); f->name; ++f) {
-        api = api || std::string(f->name) == "VULKAN_API";
-    }
-    EXPECT_TRUE(api);
-    size_t free = 0, total = 0;
-    gk_backend_dev_memory(dev, &free, &total);
-    EXPECT_GT(total, 0u);
-    EXPECT_FALSE(gk_backend_buft_is_host(gk_backend_dev_buffer_type(dev)));
-}
-
-TEST(Vulkan, EveryOpGivesTheCpuBits) {
-    NEED_VULKAN(dev);
-    backend_ptr vk(gk_backend_dev_init(dev, nullptr));
-    backend_ptr cpu(gk_backend_cpu_init());
-    ASSERT_TRUE(vk && cpu) << gk_backend_last_error();
-    for (const op_case & c : cases()) {
-        SCOPED_TRACE(c.name);
-        const run_result want = run(c.build, {cpu.get()});
-        const run_result got  = run(c.build, {vk.get(), cpu.get()});
-        ASSERT_FALSE(want.out.empty());
-        EXPECT_FALSE(got.on_vulkan.empty()) << "the Vulkan device computed nothing";
-        EXPECT_TRUE(got.out == want.out) << "the Vulkan result differs from the CPU's";
+TEST(Devices, EachDeviceIsListedWithItsFeatures) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        EXPECT_NE(std::string(gk_backend_dev_description(dev)), "");
+        EXPECT_NE(gk_backend_dev_features(dev)->name, nullptr) << "a device line without features";
+        size_t free = 0, total = 0;
+        gk_backend_dev_memory(dev, &free, &total);
+        EXPECT_GT(total, 0u);
+        EXPECT_FALSE(gk_backend_buft_is_host(gk_backend_dev_buffer_type(dev)));
     }
 }
 
-TEST(Vulkan, WhatItRefusesRunsOnTheCpuWithStaging) {
-    NEED_VULKAN(dev);
-    backend_ptr vk(gk_backend_dev_init(dev, nullptr));
-    backend_ptr cpu(gk_backend_cpu_init());
-    ASSERT_TRUE(vk && cpu) << gk_backend_last_error();
-    // mul_mat (Vulkan) -> soft_max (CPU: no Vulkan kernel) -> scale (Vulkan).
-    const graph_fn build = [](gk_context * x) {
-        gk_tensor * s = gk_soft_max(x, gk_mul_mat(x, in(x, GK_TYPE_F32, 48, 16), in(x, GK_TYPE_F32, 48, 8)));
-        gk_set_name(s, "softmax");
-        return gk_scale(x, s, 3.0f);
-    };
-    const run_result want = run(build, {cpu.get()});
-    const run_result got  = run(build, {vk.get(), cpu.get()});
-    EXPECT_TRUE(got.out == want.out);
-    EXPECT_GE(got.n_splits, 2);
-    EXPECT_EQ(std::count(got.on_vulkan.begin(), got.on_vulkan.end(), "softmax"), 0);
-    gk_tensor probe{};
-    probe.op = GK_OP_SOFT_MAX;
-    EXPECT_FALSE(gk_backend_dev_supports_op(dev, &probe));
-}
-
-TEST(Vulkan, ATransformerOverVulkanAndCpuGivesTheCpuBits) {
-    NEED_VULKAN(dev);
-    backend_ptr vk(gk_backend_dev_init(dev, nullptr));
-    backend_ptr cpu(gk_backend_cpu_init());
-    ASSERT_TRUE(vk && cpu) << gk_backend_last_error();
-    transformer_dims d;
-    d.n_layer = 2;
-    // Weights in Vulkan memory: the matmuls are pinned there, the rest is the scheduler's.
-    std::vector<unsigned char> out[2];
-    for (int side = 0; side < 2; ++side) {
-        transformer_weights w(d, side == 0 ? gk_backend_cpu_buffer_type() : gk_backend_dev_buffer_type(dev));
-        ctx_ptr             ctx = make_ctx(8192 * gk_tensor_overhead() + gk_graph_overhead_custom(4096, false), true);
-        transformer_graph   g   = build_transformer(ctx.get(), w, d);
-        std::vector<gk_backend_t> backends = side == 0 ? std::vector<gk_backend_t>{cpu.get()}
-                                                       : std::vector<gk_backend_t>{vk.get(), cpu.get()};
-        sched_ptr sched(gk_sched_new(backends.data(), static_cast<int>(backends.size())));
-        ASSERT_EQ(gk_sched_alloc_graph(sched.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
-        set_transformer_inputs(g, 7);
-        ASSERT_EQ(gk_sched_graph_compute(sched.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
-        out[side] = bytes_of(g.out);
-        if (side == 1) {
-            EXPECT_GT(gk_sched_get_n_splits(sched.get()), 1);
+TEST(Devices, EveryOpGivesTheCpuBits) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr));
+        backend_ptr cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        for (const op_case & c : cases()) {
+            SCOPED_TRACE(c.name);
+            const run_result want = run(c.build, {cpu.get()});
+            const run_result got  = run(c.build, {device.get(), cpu.get()});
+            ASSERT_FALSE(want.out.empty());
+            EXPECT_FALSE(got.on_device.empty()) << "the device computed nothing";
+            EXPECT_TRUE(got.out == want.out) << "the device's result differs from the CPU's";
         }
     }
-    EXPECT_TRUE(out[0] == out[1]) << "the transformer's output over Vulkan + CPU differs from the CPU's";
+}
+
+TEST(Devices, WhatItRefusesRunsOnTheCpuWithStaging) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr));
+        backend_ptr cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        // mul_mat (device) -> soft_max (CPU: no device kernel yet) -> scale (device).
+        const graph_fn build = [](gk_context * x) {
+            gk_tensor * s = gk_soft_max(x, gk_mul_mat(x, in(x, GK_TYPE_F32, 48, 16), in(x, GK_TYPE_F32, 48, 8)));
+            gk_set_name(s, "softmax");
+            return gk_scale(x, s, 3.0f);
+        };
+        const run_result want = run(build, {cpu.get()});
+        const run_result got  = run(build, {device.get(), cpu.get()});
+        EXPECT_TRUE(got.out == want.out);
+        EXPECT_GE(got.n_splits, 2);
+        EXPECT_EQ(std::count(got.on_device.begin(), got.on_device.end(), "softmax"), 0);
+        gk_tensor probe{};
+        probe.op = GK_OP_SOFT_MAX;
+        EXPECT_FALSE(gk_backend_dev_supports_op(dev, &probe));
+    }
+}
+
+TEST(Devices, ATransformerOverTheDeviceAndCpuGivesTheCpuBits) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr));
+        backend_ptr cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        transformer_dims d;
+        d.n_layer = 2;
+        // Weights in the device's memory: the matmuls are pinned there, the rest is the scheduler's.
+        std::vector<unsigned char> out[2];
+        for (int side = 0; side < 2; ++side) {
+            transformer_weights w(d, side == 0 ? gk_backend_cpu_buffer_type() : gk_backend_dev_buffer_type(dev));
+            ctx_ptr             ctx = make_ctx(8192 * gk_tensor_overhead() + gk_graph_overhead_custom(4096, false), true);
+            transformer_graph   g   = build_transformer(ctx.get(), w, d);
+            std::vector<gk_backend_t> backends = side == 0 ? std::vector<gk_backend_t>{cpu.get()}
+                                                           : std::vector<gk_backend_t>{device.get(), cpu.get()};
+            sched_ptr sched(gk_sched_new(backends.data(), static_cast<int>(backends.size())));
+            ASSERT_EQ(gk_sched_alloc_graph(sched.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+            set_transformer_inputs(g, 7);
+            ASSERT_EQ(gk_sched_graph_compute(sched.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+            out[side] = bytes_of(g.out);
+            if (side == 1) {
+                EXPECT_GT(gk_sched_get_n_splits(sched.get()), 1);
+            }
+        }
+        EXPECT_TRUE(out[0] == out[1]) << "the transformer's output over the device and the CPU differs from the CPU's";
+    }
 }
 
 } // namespace
