@@ -162,8 +162,7 @@ TEST(Devices, EveryOpGivesTheCpuBits) {
     NEED_DEVICES(devs);
     for (gk_backend_dev_t dev : devs) {
         SCOPED_TRACE(gk_backend_dev_name(dev));
-        backend_ptr device(gk_backend_dev_init(dev, nullptr));
-        backend_ptr cpu(gk_backend_cpu_init());
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
         ASSERT_TRUE(device && cpu) << gk_backend_last_error();
         for (const op_case & c : cases()) {
             SCOPED_TRACE(c.name);
@@ -180,8 +179,7 @@ TEST(Devices, WhatItRefusesRunsOnTheCpuWithStaging) {
     NEED_DEVICES(devs);
     for (gk_backend_dev_t dev : devs) {
         SCOPED_TRACE(gk_backend_dev_name(dev));
-        backend_ptr device(gk_backend_dev_init(dev, nullptr));
-        backend_ptr cpu(gk_backend_cpu_init());
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
         ASSERT_TRUE(device && cpu) << gk_backend_last_error();
         // mul_mat (device) -> soft_max (CPU: no device kernel yet) -> scale (device).
         const graph_fn build = [](gk_context * x) {
@@ -204,8 +202,7 @@ TEST(Devices, ATransformerOverTheDeviceAndCpuGivesTheCpuBits) {
     NEED_DEVICES(devs);
     for (gk_backend_dev_t dev : devs) {
         SCOPED_TRACE(gk_backend_dev_name(dev));
-        backend_ptr device(gk_backend_dev_init(dev, nullptr));
-        backend_ptr cpu(gk_backend_cpu_init());
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
         ASSERT_TRUE(device && cpu) << gk_backend_last_error();
         transformer_dims d;
         d.n_layer = 2;

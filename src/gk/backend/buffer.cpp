@@ -68,6 +68,26 @@ gk_backend_buffer_t buffer_memory(gk_backend_buffer_t buffer) {
     return buffer;
 }
 
+gk_backend_t backend_init(const gk_backend_i & iface, gk_backend_dev_t device, void * context) {
+    auto * b = new (std::nothrow) gk_backend{iface, device, context};
+    if (!b) {
+        backend_error("%s: out of memory for the backend struct", gk_backend_dev_name(device));
+    }
+    return b;
+}
+
+namespace host {
+void memset_tensor(gk_backend_buffer_t, gk_tensor * t, uint8_t value, size_t offset, size_t size) {
+    std::memset(static_cast<char *>(t->data) + offset, value, size);
+}
+void set_tensor(gk_backend_buffer_t, gk_tensor * t, const void * data, size_t offset, size_t size) {
+    std::memcpy(static_cast<char *>(t->data) + offset, data, size);
+}
+void get_tensor(gk_backend_buffer_t, const gk_tensor * t, void * data, size_t offset, size_t size) {
+    std::memcpy(data, static_cast<const char *>(t->data) + offset, size);
+}
+} // namespace host
+
 gk_backend_buffer_t buffer_init(gk_backend_buffer_type_t buft, const gk_backend_buffer_i & iface, void * context,
                                 size_t size) {
     auto * b = new (std::nothrow) gk_backend_buffer{iface, buft, context, size};

@@ -26,18 +26,6 @@ void * cpu_base(gk_backend_buffer_t b) { return b->context; }
 
 void cpu_free_owned(gk_backend_buffer_t b) { std::free(b->context); }
 
-void cpu_memset_tensor(gk_backend_buffer_t, gk_tensor * t, uint8_t value, size_t offset, size_t size) {
-    std::memset(static_cast<char *>(t->data) + offset, value, size);
-}
-
-void cpu_set_tensor(gk_backend_buffer_t, gk_tensor * t, const void * data, size_t offset, size_t size) {
-    std::memcpy(static_cast<char *>(t->data) + offset, data, size);
-}
-
-void cpu_get_tensor(gk_backend_buffer_t, const gk_tensor * t, void * data, size_t offset, size_t size) {
-    std::memcpy(data, static_cast<const char *>(t->data) + offset, size);
-}
-
 void cpu_clear(gk_backend_buffer_t b, uint8_t value) { std::memset(b->context, value, b->size); }
 
 /// The table of a buffer over host memory; `owned` buffers free it.
@@ -45,9 +33,9 @@ gk_backend_buffer_i cpu_buffer_iface(bool owned) {
     gk_backend_buffer_i i{};
     i.free_buffer   = owned ? cpu_free_owned : nullptr;
     i.get_base      = cpu_base;
-    i.memset_tensor = cpu_memset_tensor;
-    i.set_tensor    = cpu_set_tensor;
-    i.get_tensor    = cpu_get_tensor;
+    i.memset_tensor = host::memset_tensor;
+    i.set_tensor    = host::set_tensor;
+    i.get_tensor    = host::get_tensor;
     i.clear         = cpu_clear;
     return i;
 }
@@ -174,15 +162,13 @@ extern "C" {
 gk_backend_t gk_backend_cpu_init(void) {
     const unsigned hw  = std::thread::hardware_concurrency();
     auto *         ctx = new (std::nothrow) gk::cpu_backend_context{hw > 0 ? static_cast<int>(std::min(hw, 512u)) : 1, {}};
-    auto *         b   = ctx ? new (std::nothrow) gk_backend{} : nullptr;
-    if (!b) {
-        delete ctx;
+    if (!ctx) {
         backend_error("cpu_init: out of memory");
         return nullptr;
     }
-    b->iface   = {gk::cpu_backend_name, gk::cpu_backend_free, gk::cpu_graph_compute, nullptr};
-    b->device  = gk::cpu_device();
-    b->context = ctx;
+    gk_backend_t b = gk::backend_init({gk::cpu_backend_name, gk::cpu_backend_free, gk::cpu_graph_compute, nullptr},
+                                      gk::cpu_device(), ctx);
+    if (!b) delete ctx;
     return b;
 }
 

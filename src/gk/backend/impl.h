@@ -107,6 +107,18 @@ bool graph_call_args_ok(const void * owner, const char * owner_kind, const gk_cg
 gk_backend_buffer_t buffer_init(gk_backend_buffer_type_t buft, const gk_backend_buffer_i & iface, void * context,
                                 size_t size);
 
+/// A new backend struct (operator new) with the given table, device and context; nullptr
+/// with a message when out of memory (the caller then releases its context).
+gk_backend_t backend_init(const gk_backend_i & iface, gk_backend_dev_t device, void * context);
+
+/// The buffer entries of memory the host addresses (the CPU's, a device's mapped memory):
+/// plain memset / memcpy at the tensor's data pointer.
+namespace host {
+void memset_tensor(gk_backend_buffer_t buffer, gk_tensor * tensor, uint8_t value, size_t offset, size_t size);
+void set_tensor(gk_backend_buffer_t buffer, gk_tensor * tensor, const void * data, size_t offset, size_t size);
+void get_tensor(gk_backend_buffer_t buffer, const gk_tensor * tensor, void * data, size_t offset, size_t size);
+} // namespace host
+
 /// The buffer that holds `buffer`'s memory: buffer itself, or what its `memory` entry
 /// gives, followed to the end (nullptr for nullptr).
 gk_backend_buffer_t buffer_memory(gk_backend_buffer_t buffer);

@@ -76,17 +76,13 @@ gk_backend_t init_backend(device_context & d) {
         backend_error("%s: cannot create a stream: %s", d.name.c_str(), cudaGetErrorString(cudaGetLastError()));
         return nullptr;
     }
-    auto * ctx = new (std::nothrow) backend_context{&d, stream};
-    auto * b   = ctx ? new (std::nothrow) gk_backend{} : nullptr;
+    auto *       ctx = new (std::nothrow) backend_context{&d, stream};
+    gk_backend_t b   = ctx ? backend_init({backend_name, backend_free, graph_compute, nullptr}, &d.device, ctx) : nullptr;
     if (!b) {
         delete ctx;
         cudaStreamDestroy(stream);
         backend_error("%s: out of memory", d.name.c_str());
-        return nullptr;
     }
-    b->iface   = {backend_name, backend_free, graph_compute, nullptr};
-    b->device  = &d.device;
-    b->context = ctx;
     return b;
 }
 

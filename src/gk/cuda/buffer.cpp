@@ -79,14 +79,8 @@ gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
         delete c;
         return nullptr;
     }
-    gk_backend_buffer_i i{};
-    i.free_buffer         = free_buffer;
-    i.get_base            = base;
-    i.memset_tensor       = memset_tensor;
-    i.set_tensor          = set_tensor;
-    i.get_tensor          = get_tensor;
-    i.clear               = clear;
-    gk_backend_buffer_t b = buffer_init(buft, i, c, size);
+    const gk_backend_buffer_i i{free_buffer, base, nullptr, memset_tensor, set_tensor, get_tensor, clear, nullptr, nullptr};
+    gk_backend_buffer_t       b = buffer_init(buft, i, c, size);
     if (!b) {
         cudaFree(c->ptr);
         delete c;

@@ -145,15 +145,12 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
 
 gk_backend_t init_backend(device_context & d) {
     auto * ctx = new (std::nothrow) backend_context{&d};
-    auto * b   = ctx ? new (std::nothrow) gk_backend{} : nullptr;
-    if (!b) {
-        delete ctx;
+    if (!ctx) {
         backend_error("%s: out of memory", d.name.c_str());
         return nullptr;
     }
-    b->iface   = {backend_name, backend_free, graph_compute, nullptr};
-    b->device  = &d.device;
-    b->context = ctx;
+    gk_backend_t b = backend_init({backend_name, backend_free, graph_compute, nullptr}, &d.device, ctx);
+    if (!b) delete ctx;
     return b;
 }
 

@@ -32,18 +32,6 @@ void free_buffer(gk_backend_buffer_t b) { release(ctx_of(b)); }
 
 void * base(gk_backend_buffer_t b) { return ctx_of(b)->mapped; }
 
-void memset_tensor(gk_backend_buffer_t, gk_tensor * t, uint8_t value, size_t offset, size_t size) {
-    std::memset(static_cast<char *>(t->data) + offset, value, size);
-}
-
-void set_tensor(gk_backend_buffer_t, gk_tensor * t, const void * data, size_t offset, size_t size) {
-    std::memcpy(static_cast<char *>(t->data) + offset, data, size);
-}
-
-void get_tensor(gk_backend_buffer_t, const gk_tensor * t, void * data, size_t offset, size_t size) {
-    std::memcpy(data, static_cast<const char *>(t->data) + offset, size);
-}
-
 void clear(gk_backend_buffer_t b, uint8_t value) { std::memset(ctx_of(b)->mapped, value, b->size); }
 
 const char * buft_name(gk_backend_buffer_type_t buft) {
@@ -82,13 +70,9 @@ gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
         return nullptr;
     }
     debug_fill_fresh(c->mapped, bytes);
-    gk_backend_buffer_i i{};
-    i.free_buffer         = free_buffer;
-    i.get_base            = base;
-    i.memset_tensor       = memset_tensor;
-    i.set_tensor          = set_tensor;
-    i.get_tensor          = get_tensor;
-    i.clear               = clear;
+    // mapped memory: the host's memset and copies serve
+    const gk_backend_buffer_i i{free_buffer, base, nullptr, host::memset_tensor, host::set_tensor, host::get_tensor,
+                                clear, nullptr, nullptr};
     gk_backend_buffer_t b = buffer_init(buft, i, c, size);
     if (!b) release(c);
     return b;
