@@ -594,6 +594,80 @@ struct gk_tensor * gk_argsort(struct gk_context * ctx, struct gk_tensor * a, enu
 /** I32 [k, ne1, ...]: indices of the k largest of each row, largest first (ties: lower index). */
 struct gk_tensor * gk_top_k(struct gk_context * ctx, struct gk_tensor * a, int k);
 
+/* Writing into a view (ggml's set / acc; op_params i32 nb1, nb2, nb3, offset, inplace).
+ * The view of a has b's shape, byte strides (element size, nb1, nb2, nb3) and starts at
+ * byte `offset`; a must be contiguous. The strides and offset must be multiples of a's
+ * element size and fit in int32, the view's rows must not overlap (each nbN at least the
+ * bytes spanned by the dims inside it) and the view must lie inside a. The result has a's
+ * shape: a with the view replaced by b (set; a of a one-element type, b of a's type) or
+ * with b added to it (acc; a F32, b float). _1d: nb1..nb3 are a's; _2d: nb2, nb3 are a's. */
+struct gk_tensor * gk_set(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1, size_t nb2,
+                          size_t nb3, size_t offset);
+struct gk_tensor * gk_set_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                                  size_t nb2, size_t nb3, size_t offset);
+struct gk_tensor * gk_set_1d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t offset);
+struct gk_tensor * gk_set_1d_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t offset);
+struct gk_tensor * gk_set_2d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                             size_t offset);
+struct gk_tensor * gk_set_2d_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                                     size_t offset);
+struct gk_tensor * gk_acc(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1, size_t nb2,
+                          size_t nb3, size_t offset);
+struct gk_tensor * gk_acc_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                                  size_t nb2, size_t nb3, size_t offset);
+/** a + b[0]: a float, b a float scalar (one element); the result has a's type and shape. */
+struct gk_tensor * gk_add1(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_add1_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+
+/* State-space models (Mamba, ggml's ssm_conv / ssm_scan; all F32). */
+/** Causal depthwise convolution: sx [d_conv - 1 + n_t, d_inner, n_s], c [d_conv, d_inner]
+ *  (dense rows) -> [d_inner, n_t, n_s]; result[ch, t, s] = sum_i sx[t + i, ch, s] c[i, ch]. */
+struct gk_tensor * gk_ssm_conv(struct gk_context * ctx, struct gk_tensor * sx, struct gk_tensor * c);
+/** Selective scan. s [d_state, head_dim, n_head, n_states] (contiguous), x [head_dim,
+ *  n_head, n_tokens, n_seqs], dt [n_head, n_tokens, n_seqs], A [1, n_head] (Mamba-2) or
+ *  [d_state, n_head] (Mamba-1, K = 1), B and C [d_state, n_group, n_tokens, n_seqs] with
+ *  n_head % n_group == 0, ids I32 [n_seqs] (the initial state of sequence i is s[..., ids[i]];
+ *  one outside [0, n_states) is GK_STATUS_OUT_OF_RANGE at compute time), K >= 1 snapshot slots.
+ *  Per token: dt' = softplus(dt) (x when x > 20), state = state exp(dt' A) + B x dt',
+ *  y = state . C. Result F32 1-d: y (x's shape), then K states [d_state, head_dim, n_head,
+ *  n_seqs]: slot k is the state after token n_tokens-1-k, the initial state where k >= n_tokens
+ *  (ggml leaves those unwritten). op_params: i32 K. */
+struct gk_tensor * gk_ssm_scan(struct gk_context * ctx, struct gk_tensor * s, struct gk_tensor * x, struct gk_tensor * dt,
+                               struct gk_tensor * A, struct gk_tensor * B, struct gk_tensor * C, struct gk_tensor * ids,
+                               int64_t K);
+
+/* Recurrent linear attention with one S x S state per head (ggml's ops; all F32 and
+ * contiguous). The rwkv / gla ops take token tensors [S, H, n_tokens] holding n_seqs
+ * sequences one after the other (n_seqs = state->ne[1], dividing n_tokens) and a state of
+ * S*S*H*n_seqs values; their result is F32 [S*H, n_tokens + S*n_seqs]: the outputs, then the
+ * final states (the layout of state). Per token, with st the state of the head:       */
+/** RWKV-6: y[j] = sum_i r[i] (tf[i] k[i] v[j] + st[i][j]); st[i][j] = st[i][j] td[i] + k[i] v[j].
+ *  tf [S, H]; td per token. */
+struct gk_tensor * gk_rwkv_wkv6(struct gk_context * ctx, struct gk_tensor * k, struct gk_tensor * v,
+                                struct gk_tensor * r, struct gk_tensor * tf, struct gk_tensor * td,
+                                struct gk_tensor * state);
+/** GLA: st[i][j] = st[i][j] g[i] + k[i] v[j]; y[j] = sum_i st[i][j] q[i] scale (op_params f32 scale). */
+struct gk_tensor * gk_gated_linear_attn(struct gk_context * ctx, struct gk_tensor * k, struct gk_tensor * v,
+                                        struct gk_tensor * q, struct gk_tensor * g, struct gk_tensor * state,
+                                        float scale);
+/** RWKV-7: sa = sum_j a[j] st[i][j]; st[i][j] = st[i][j] w[j] + v[i] k[j] + sa b[j];
+ *  y[i] = sum_j st[i][j] r[j]. */
+struct gk_tensor * gk_rwkv_wkv7(struct gk_context * ctx, struct gk_tensor * r, struct gk_tensor * w,
+                                struct gk_tensor * k, struct gk_tensor * v, struct gk_tensor * a,
+                                struct gk_tensor * b, struct gk_tensor * state);
+/** Gated delta rule (Gated DeltaNet; KDA when g has S channels). v [S, H, n_tokens, n_seqs],
+ *  q and k [S, Hq, n_tokens, nq3] (dense rows; head h reads q/k head h % Hq, sequence i reads
+ *  i / (n_seqs / nq3)), g [1 or S, H, n_tokens, n_seqs], beta [1, H, n_tokens, n_seqs],
+ *  state [S, S, H, n_seqs] with st[i][j] at (i, j), K >= 1 snapshot slots (op_params i32 K).
+ *  Per token: st[i][j] *= exp(g[i]) (or exp(g)); delta[j] = (v[j] - sum_i st[i][j] k[i]) beta;
+ *  st[i][j] += k[i] delta[j]; y[j] = sum_i st[i][j] q[i] / sqrt(S).
+ *  Result F32 [S*H, n_tokens*n_seqs + K*S*n_seqs]: y [S, H, n_tokens, n_seqs], then K states
+ *  [S, S, H, n_seqs]: slot k is the state after token n_tokens-1-k, the initial state where
+ *  k >= n_tokens (ggml leaves those unwritten). */
+struct gk_tensor * gk_gated_delta_net(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
+                                      struct gk_tensor * v, struct gk_tensor * g, struct gk_tensor * beta,
+                                      struct gk_tensor * state, int64_t K);
+
 /* ------------------------------------------------------------------------------------ */
 /* Graphs                                                                                */
 

@@ -24,6 +24,9 @@ kernel_table build() {
     register_misc(t);
     register_matmul(t);
     register_attention(t);
+    register_set(t);
+    register_ssm(t);
+    register_linear_attn(t);
     return t;
 }
 

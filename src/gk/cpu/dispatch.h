@@ -51,5 +51,9 @@ void register_misc(kernel_table & t);      // repeat concat pad arange timestep_
                                            // scale clamp diag_mask_inf/zero          (ops/misc.cpp)
 void register_matmul(kernel_table & t);    // mul_mat mul_mat_id out_prod              (ops/matmul.cpp)
 void register_attention(kernel_table & t); // flash_attn_ext                           (ops/attention.cpp)
+void register_set(kernel_table & t);       // set acc add1                             (ops/set.cpp)
+void register_ssm(kernel_table & t);       // ssm_conv ssm_scan                        (ops/ssm.cpp)
+void register_linear_attn(kernel_table & t); // rwkv_wkv6 gated_linear_attn rwkv_wkv7
+                                             // gated_delta_net                      (ops/linear_attn.cpp)
 
 } // namespace gk::cpu
