@@ -137,6 +137,18 @@ const std::vector<op_case> k_cases = {
         gk_flash_attn_ext_add_sinks(r, e.f32(8));
         return r; }},
     {"flash_attn_q4_1_q5_0", [](env & e) { return gk_flash_attn_ext(e.ctx, e.f32(64, 9, 8), e.rand(GK_TYPE_Q4_1, 64, 12, 2), e.rand(GK_TYPE_Q5_0, 64, 12, 2), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 0.0f, 0.0f); }},
+    {"set",            [](env & e) { gk_tensor * a = e.f32(33, 70); return gk_set(e.ctx, a, e.f32(20, 30), a->nb[1] * 2, a->nb[2], a->nb[3], a->nb[1] + 12); }},
+    {"set_1d_inplace", [](env & e) { return gk_set_1d_inplace(e.ctx, e.f32(33, 70), e.f32(500), 400); }},
+    {"acc",            [](env & e) { gk_tensor * a = e.f32(33, 70); return gk_acc(e.ctx, a, e.f32(10, 60), a->nb[1], a->nb[2], a->nb[3], 40); }},
+    {"add1",           [](env & e) { return gk_add1(e.ctx, e.f32(33, 70), e.f32(1)); }},
+    {"ssm_conv",       [](env & e) { return gk_ssm_conv(e.ctx, e.f32(12, 40, 3), e.f32(4, 40)); }},
+    {"ssm_scan",       [](env & e) { return gk_ssm_scan(e.ctx, e.f32(16, 8, 6, 3), e.f32(8, 6, 5, 2), e.f32(6, 5, 2), e.rand(GK_TYPE_F32, 1, 6, 1, 1, -2, -0.1f), e.f32(16, 2, 5, 2), e.f32(16, 2, 5, 2), e.indices(3, 2), 3); }},
+    {"ssm_scan_mamba1", [](env & e) { return gk_ssm_scan(e.ctx, e.f32(16, 8, 6, 2), e.f32(8, 6, 5, 2), e.f32(6, 5, 2), e.rand(GK_TYPE_F32, 16, 6, 1, 1, -2, -0.1f), e.f32(16, 1, 5, 2), e.f32(16, 1, 5, 2), e.indices(2, 2), 1); }},
+    {"rwkv_wkv6",      [](env & e) { return gk_rwkv_wkv6(e.ctx, e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5), e.positive(8, 5, 6), e.f32(320, 2)); }},
+    {"gated_linear_attn", [](env & e) { return gk_gated_linear_attn(e.ctx, e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.positive(8, 5, 6), e.f32(320, 2), 0.3f); }},
+    {"rwkv_wkv7",      [](env & e) { return gk_rwkv_wkv7(e.ctx, e.f32(8, 5, 6), e.positive(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(320, 2)); }},
+    {"gated_delta_net", [](env & e) { return gk_gated_delta_net(e.ctx, e.f32(8, 1, 4, 2), e.f32(8, 1, 4, 2), e.f32(8, 5, 4, 2), e.rand(GK_TYPE_F32, 1, 5, 4, 2, -1, 0), e.f32(1, 5, 4, 2), e.f32(8, 8, 5, 2), 2); }},
+    {"gated_delta_net_kda", [](env & e) { return gk_gated_delta_net(e.ctx, e.f32(8, 5, 4, 2), e.f32(8, 5, 4, 2), e.f32(8, 5, 4, 2), e.rand(GK_TYPE_F32, 8, 5, 4, 2, -1, 0), e.f32(1, 5, 4, 2), e.f32(8, 8, 5, 2), 6); }},
 };
 // clang-format on
 
