@@ -917,24 +917,22 @@ GGML_API struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct gg
 GGML_API struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, struct ggml_tensor * ids);
 
-/** a + the scalar b. Deprecated: use ggml_add instead. Aborts: gk does not compute this op yet. */
+/** a + the scalar b. Deprecated: use ggml_add instead. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a,
                                                         struct ggml_tensor * b), "use ggml_add instead");
 
 /** ggml_add1 computed in place: the result is a view of a and the op writes into a's memory.
- *  Deprecated: use ggml_add_inplace instead. Aborts: gk does not compute this op yet. */
+ *  Deprecated: use ggml_add_inplace instead. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx,
                                                                 struct ggml_tensor * a,
                                                                 struct ggml_tensor * b), "use ggml_add_inplace instead");
 
-/** a with b added into the view of a given by strides nb1..nb3 and byte offset. Aborts: gk does not
- *  compute this op yet. */
+/** a with b added into the view of a given by strides nb1..nb3 and byte offset. */
 GGML_API struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a,
                                        struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                        size_t offset);
 
-/** ggml_acc computed in place: the result is a view of a and the op writes into a's memory. Aborts:
- *  gk does not compute this op yet. */
+/** ggml_acc computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_acc_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                                size_t offset);
@@ -1185,33 +1183,29 @@ GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct
 GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, int dim);
 
-/** a with b written into the view given by strides nb1..nb3 and byte offset. Aborts: gk does not
- *  compute this op yet. */
+/** a with b written into the view given by strides nb1..nb3 and byte offset. */
 GGML_API struct ggml_tensor * ggml_set(struct ggml_context * ctx, struct ggml_tensor * a,
                                        struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                        size_t offset);
 
-/** ggml_set computed in place: the result is a view of a and the op writes into a's memory. Aborts:
- *  gk does not compute this op yet. */
+/** ggml_set computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_set_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                                size_t offset);
 
-/** a with b written at byte offset. Aborts: gk does not compute this op yet. */
+/** a with b written at byte offset. */
 GGML_API struct ggml_tensor * ggml_set_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, size_t offset);
 
-/** ggml_set_1d computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_set_1d computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_set_1d_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, size_t offset);
 
-/** a with b written as rows of stride nb1 at byte offset. Aborts: gk does not compute this op yet. */
+/** a with b written as rows of stride nb1 at byte offset. */
 GGML_API struct ggml_tensor * ggml_set_2d(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, size_t nb1, size_t offset);
 
-/** ggml_set_2d computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_set_2d computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_set_2d_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, size_t nb1, size_t offset);
 
@@ -1825,29 +1819,29 @@ GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, st
 /* ---------------------------------------------------------------------------------------------- */
 /* Sequence and recurrent-model ops                                                               */
 
-/** Mamba's causal 1-D convolution. Aborts: gk does not compute this op yet. */
+/** Mamba's causal 1-D convolution. */
 GGML_API struct ggml_tensor * ggml_ssm_conv(struct ggml_context * ctx, struct ggml_tensor * sx,
                                             struct ggml_tensor * c);
 
-/** Mamba's selective state-space scan. Aborts: gk does not compute this op yet. */
+/** Mamba's selective state-space scan. */
 GGML_API struct ggml_tensor * ggml_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * s,
                                             struct ggml_tensor * x, struct ggml_tensor * dt,
                                             struct ggml_tensor * A, struct ggml_tensor * B,
                                             struct ggml_tensor * C, struct ggml_tensor * ids, int64_t K);
 
-/** RWKV-6 time mixing. Aborts: gk does not compute this op yet. */
+/** RWKV-6 time mixing. */
 GGML_API struct ggml_tensor * ggml_rwkv_wkv6(struct ggml_context * ctx, struct ggml_tensor * k,
                                              struct ggml_tensor * v, struct ggml_tensor * r,
                                              struct ggml_tensor * tf, struct ggml_tensor * td,
                                              struct ggml_tensor * state);
 
-/** Gated linear attention. Aborts: gk does not compute this op yet. */
+/** Gated linear attention. */
 GGML_API struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct ggml_tensor * k,
                                                      struct ggml_tensor * v, struct ggml_tensor * q,
                                                      struct ggml_tensor * g, struct ggml_tensor * state,
                                                      float scale);
 
-/** RWKV-7 time mixing. Aborts: gk does not compute this op yet. */
+/** RWKV-7 time mixing. */
 GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct ggml_tensor * r,
                                              struct ggml_tensor * w, struct ggml_tensor * k,
                                              struct ggml_tensor * v, struct ggml_tensor * a,
@@ -1857,7 +1851,7 @@ GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct g
 GGML_API struct ggml_tensor * ggml_solve_tri(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b, bool left, bool lower, bool uni);
 
-/** Gated delta-rule recurrence. Aborts: gk does not compute this op yet. */
+/** Gated delta-rule recurrence. */
 GGML_API struct ggml_tensor * ggml_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q,
                                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                                    struct ggml_tensor * g, struct ggml_tensor * beta,
