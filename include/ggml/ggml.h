@@ -1557,8 +1557,7 @@ GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct gg
                                             float ext_factor, float attn_factor, float beta_fast,
                                             float beta_slow);
 
-/** Multi-section RoPE (M-RoPE, vision RoPE): position components per section. Aborts: gk does not
- *  compute this op yet. */
+/** Multi-section RoPE (M-RoPE, vision RoPE): position components per section. */
 GGML_API struct ggml_tensor * ggml_rope_multi(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, struct ggml_tensor * c, int n_dims,
                                               int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig,
@@ -1572,8 +1571,7 @@ GGML_API struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, s
                                                     float freq_scale, float ext_factor, float attn_factor,
                                                     float beta_fast, float beta_slow);
 
-/** ggml_rope_multi computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_rope_multi computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                       struct ggml_tensor * b, struct ggml_tensor * c,
                                                       int n_dims, int sections[GGML_MROPE_SECTIONS], int mode,

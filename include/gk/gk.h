@@ -228,6 +228,10 @@ enum gk_sort_order {
 /** rope modes (op_params[2]); values are ggml's GGML_ROPE_TYPE_*. */
 #define GK_ROPE_TYPE_NORMAL 0   /* rotate adjacent pairs (x[2i], x[2i+1])          */
 #define GK_ROPE_TYPE_NEOX   2   /* rotate halves (x[i], x[i + n_dims/2])           */
+#define GK_ROPE_TYPE_MROPE  8   /* rope_multi: M-RoPE, sections of pairs (neox order) */
+#define GK_ROPE_TYPE_VISION 24  /* rope_multi: vision, pairs (x[i], x[i + n_dims])    */
+#define GK_ROPE_TYPE_IMROPE 40  /* rope_multi: interleaved M-RoPE (neox order)        */
+#define GK_MROPE_SECTIONS   4   /* positions per token of rope_multi (t, h, w, e)     */
 
 /** Tensor flags; values are ggml's enum ggml_tensor_flag. */
 enum gk_tensor_flag {
@@ -569,6 +573,19 @@ struct gk_tensor * gk_rope(struct gk_context * ctx, struct gk_tensor * a, struct
 struct gk_tensor * gk_rope_ext(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, struct gk_tensor * c,
                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+/** Multi-section rope (Qwen2-VL's M-RoPE, Qwen3-VL's interleaved M-RoPE, the vision rope):
+ *  rope_ext with four positions per token, b I32 [4 * T] (t, h, w, e: b[i + k*T] for token i),
+ *  and sections[4] >= 0 (counts of rotation pairs; not all of the first three 0, sum <= D).
+ *  Pair i takes the position of its sector i % (s0+s1+s2+s3): mode GK_ROPE_TYPE_MROPE gives
+ *  s0 sectors to t, s1 to h, s2 to w, the rest to e; _IMROPE interleaves them (sector % 3 ==
+ *  1, 2, 0 for h, w, t while below 3 s1, 3 s2, 3 s0; else e); both rotate in neox order.
+ *  _VISION rotates (x[i], x[i + n_dims]) for i < n_dims = D/2 and restarts each section's
+ *  frequencies at its first pair. c, when given, has one entry per rotated pair.
+ *  op_params: rope_ext's, and [11..14] the sections. Source: ggml's ggml_rope_multi. */
+struct gk_tensor * gk_rope_multi(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                 struct gk_tensor * c, int n_dims, int sections[GK_MROPE_SECTIONS], int mode,
+                                 int n_ctx_orig, float freq_base, float freq_scale, float ext_factor,
+                                 float attn_factor, float beta_fast, float beta_slow);
 
 /** Fused attention: q F32 [D, Nq, H, S], k [D, Nkv, Hk, S] (any type with a dot product
  *  for rows of D, as mul_mat's weights), v [Dv, Nkv, Hk, S] (any type with a row

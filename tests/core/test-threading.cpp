@@ -149,6 +149,9 @@ const std::vector<op_case> k_cases = {
     {"rwkv_wkv7",      [](env & e) { return gk_rwkv_wkv7(e.ctx, e.f32(8, 5, 6), e.positive(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(320, 2)); }},
     {"gated_delta_net", [](env & e) { return gk_gated_delta_net(e.ctx, e.f32(8, 1, 4, 2), e.f32(8, 1, 4, 2), e.f32(8, 5, 4, 2), e.rand(GK_TYPE_F32, 1, 5, 4, 2, -1, 0), e.f32(1, 5, 4, 2), e.f32(8, 8, 5, 2), 2); }},
     {"gated_delta_net_kda", [](env & e) { return gk_gated_delta_net(e.ctx, e.f32(8, 5, 4, 2), e.f32(8, 5, 4, 2), e.f32(8, 5, 4, 2), e.rand(GK_TYPE_F32, 8, 5, 4, 2, -1, 0), e.f32(1, 5, 4, 2), e.f32(8, 8, 5, 2), 6); }},
+    {"rope_mrope",     [](env & e) { int s[4] = {6, 5, 5, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), nullptr, 32, s, GK_ROPE_TYPE_MROPE, 0, 1000000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
+    {"rope_imrope",    [](env & e) { int s[4] = {4, 3, 3, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), nullptr, 24, s, GK_ROPE_TYPE_IMROPE, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f); }},
+    {"rope_vision",    [](env & e) { int s[4] = {8, 8, 0, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), e.positive(16), 16, s, GK_ROPE_TYPE_VISION, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
 };
 // clang-format on
 
