@@ -1763,23 +1763,22 @@ GGML_API struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, str
 GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0,
                                         int shift1, int shift2, int shift3);
 
-/** Splits a into windows of w x w. Aborts: gk does not compute this op yet. */
+/** Splits a into windows of w x w. */
 GGML_API struct ggml_tensor * ggml_win_part(struct ggml_context * ctx, struct ggml_tensor * a, int w);
 
-/** Joins windows back (inverse of win_part). Aborts: gk does not compute this op yet. */
+/** Joins windows back (inverse of win_part). */
 GGML_API struct ggml_tensor * ggml_win_unpart(struct ggml_context * ctx, struct ggml_tensor * a, int w0,
                                               int h0, int w);
 
-/** Relative position embeddings for qh x kh. Aborts: gk does not compute this op yet. */
+/** Relative position embeddings for qh x kh. */
 GGML_API struct ggml_tensor * ggml_get_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, int qh,
                                                int kh);
 
-/** a + relative position terms pw and ph. Aborts: gk does not compute this op yet. */
+/** a + relative position terms pw and ph. */
 GGML_API struct ggml_tensor * ggml_add_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * pw, struct ggml_tensor * ph);
 
-/** ggml_add_rel_pos computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_add_rel_pos computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        struct ggml_tensor * pw, struct ggml_tensor * ph);
 

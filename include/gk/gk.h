@@ -636,6 +636,24 @@ struct gk_tensor * gk_acc_inplace(struct gk_context * ctx, struct gk_tensor * a,
 struct gk_tensor * gk_add1(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
 struct gk_tensor * gk_add1_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
 
+/* Windowed attention (SAM's image encoder; ggml's win_part, win_unpart, get_rel_pos,
+ * add_rel_pos). a of a one-element type for the first three. */
+/** a [C, W, H] -> [C, w, w, npx*npy], npx = ceil(W/w), npy = ceil(H/w): window py*npx + px
+ *  holds a[:, px*w .. +w, py*w .. +w], zero past a's edge. op_params: i32 npx, npy, w. */
+struct gk_tensor * gk_win_part(struct gk_context * ctx, struct gk_tensor * a, int w);
+/** The inverse: a [C, w, w, >= ceil(w0/w)*ceil(h0/w)] -> [C, w0, h0]. op_params: i32 w. */
+struct gk_tensor * gk_win_unpart(struct gk_context * ctx, struct gk_tensor * a, int w0, int h0, int w);
+/** a [C, 2 qh - 1] -> [C, kh, qh] of a's type (ggml: F16): result[:, k, q] = a[:, kh - 1 - k + q];
+ *  qh == kh. */
+struct gk_tensor * gk_get_rel_pos(struct gk_context * ctx, struct gk_tensor * a, int qh, int kh);
+/** a F32 [k*k, qw*qh, n] contiguous, pw and ph F32 [k, qw, qh, n] contiguous -> a's shape:
+ *  a[kw + k*kh, q, i] + ph[kh, q, i] + pw[kw, q, i] (ph added first when kh <= kw, as ggml).
+ *  op_params: i32 inplace. */
+struct gk_tensor * gk_add_rel_pos(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * pw,
+                                  struct gk_tensor * ph);
+struct gk_tensor * gk_add_rel_pos_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * pw,
+                                          struct gk_tensor * ph);
+
 /* State-space models (Mamba, ggml's ssm_conv / ssm_scan; all F32). */
 /** Causal depthwise convolution: sx [d_conv - 1 + n_t, d_inner, n_s], c [d_conv, d_inner]
  *  (dense rows) -> [d_inner, n_t, n_s]; result[ch, t, s] = sum_i sx[t + i, ch, s] c[i, ch]. */

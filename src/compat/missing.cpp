@@ -71,11 +71,6 @@ struct ggml_tensor * ggml_pad_circular(struct ggml_context * ctx, struct ggml_te
 struct ggml_tensor * ggml_pad_ext_circular(struct ggml_context * ctx, struct ggml_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3) { compat::unsupported("ggml_pad_ext_circular"); }
 struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1) { compat::unsupported("ggml_pad_reflect_1d"); }
 struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3) { compat::unsupported("ggml_roll"); }
-struct ggml_tensor * ggml_win_part(struct ggml_context * ctx, struct ggml_tensor * a, int w) { compat::unsupported("ggml_win_part"); }
-struct ggml_tensor * ggml_win_unpart(struct ggml_context * ctx, struct ggml_tensor * a, int w0, int h0, int w) { compat::unsupported("ggml_win_unpart"); }
-struct ggml_tensor * ggml_get_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, int qh, int kh) { compat::unsupported("ggml_get_rel_pos"); }
-struct ggml_tensor * ggml_add_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph) { compat::unsupported("ggml_add_rel_pos"); }
-struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph) { compat::unsupported("ggml_add_rel_pos_inplace"); }
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * d, bool masked) { compat::unsupported("ggml_flash_attn_back"); }
 struct ggml_tensor * ggml_solve_tri(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, bool left, bool lower, bool uni) { compat::unsupported("ggml_solve_tri"); }
 struct ggml_tensor * ggml_lightning_indexer(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * weights, struct ggml_tensor * mask) { compat::unsupported("ggml_lightning_indexer"); }

@@ -48,11 +48,7 @@ gk_tensor * write_view(gk_context * ctx, gk_op op, gk_tensor * a, gk_tensor * b,
         return nullptr;
     }
     if (op == GK_OP_SET) {
-        if (gk_blck_size(a->type) != 1) {
-            bd.fail("a has block type %s; set writes single elements", gk_type_name(a->type));
-            return nullptr;
-        }
-        if (!bd.type_is(b, a->type, "b")) {
+        if (!bd.plain_type(a, "a") || !bd.type_is(b, a->type, "b")) {
             return nullptr;
         }
     } else if (!bd.type_is(a, GK_TYPE_F32, "a") || !bd.float_type(b, "b")) {

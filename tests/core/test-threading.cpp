@@ -152,6 +152,10 @@ const std::vector<op_case> k_cases = {
     {"rope_mrope",     [](env & e) { int s[4] = {6, 5, 5, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), nullptr, 32, s, GK_ROPE_TYPE_MROPE, 0, 1000000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
     {"rope_imrope",    [](env & e) { int s[4] = {4, 3, 3, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), nullptr, 24, s, GK_ROPE_TYPE_IMROPE, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f); }},
     {"rope_vision",    [](env & e) { int s[4] = {8, 8, 0, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), e.positive(16), 16, s, GK_ROPE_TYPE_VISION, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
+    {"win_part",       [](env & e) { return gk_win_part(e.ctx, e.f32(5, 13, 11), 4); }},
+    {"win_unpart",     [](env & e) { return gk_win_unpart(e.ctx, e.f32(5, 4, 4, 12), 13, 11, 4); }},
+    {"get_rel_pos",    [](env & e) { return gk_get_rel_pos(e.ctx, e.rand(GK_TYPE_F16, 9, 27), 14, 14); }},
+    {"add_rel_pos",    [](env & e) { return gk_add_rel_pos(e.ctx, e.f32(36, 20, 3), e.f32(6, 5, 4, 3), e.f32(6, 5, 4, 3)); }},
 };
 // clang-format on
 

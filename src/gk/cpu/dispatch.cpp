@@ -27,6 +27,7 @@ kernel_table build() {
     register_set(t);
     register_ssm(t);
     register_linear_attn(t);
+    register_window(t);
     return t;
 }
 

@@ -55,5 +55,6 @@ void register_set(kernel_table & t);       // set acc add1                      
 void register_ssm(kernel_table & t);       // ssm_conv ssm_scan                        (ops/ssm.cpp)
 void register_linear_attn(kernel_table & t); // rwkv_wkv6 gated_linear_attn rwkv_wkv7
                                              // gated_delta_net                      (ops/linear_attn.cpp)
+void register_window(kernel_table & t);    // win_part win_unpart get_rel_pos add_rel_pos (ops/window.cpp)
 
 } // namespace gk::cpu
