@@ -1880,44 +1880,41 @@ GGML_API struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struc
 /* ---------------------------------------------------------------------------------------------- */
 /* Custom ops                                                                                     */
 
-/** Node computed by fun(dst, a) on the CPU threads. Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a) on the CPU threads. */
 GGML_API struct ggml_tensor * ggml_map_custom1(struct ggml_context * ctx, struct ggml_tensor * a,
                                                ggml_custom1_op_t fun, int n_tasks, void * userdata);
 
-/** ggml_map_custom1 computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_map_custom1 computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_map_custom1_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        ggml_custom1_op_t fun, int n_tasks, void * userdata);
 
-/** Node computed by fun(dst, a, b). Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a, b). */
 GGML_API struct ggml_tensor * ggml_map_custom2(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, ggml_custom2_op_t fun, int n_tasks,
                                                void * userdata);
 
-/** ggml_map_custom2 computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_map_custom2 computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_map_custom2_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        struct ggml_tensor * b, ggml_custom2_op_t fun,
                                                        int n_tasks, void * userdata);
 
-/** Node computed by fun(dst, a, b, c). Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a, b, c). */
 GGML_API struct ggml_tensor * ggml_map_custom3(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, struct ggml_tensor * c,
                                                ggml_custom3_op_t fun, int n_tasks, void * userdata);
 
-/** ggml_map_custom3 computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_map_custom3 computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_map_custom3_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        struct ggml_tensor * b, struct ggml_tensor * c,
                                                        ggml_custom3_op_t fun, int n_tasks, void * userdata);
 
-/** New [ne0..ne3] node of type computed by fun from args. Aborts: gk does not compute this op yet. */
+/** New [ne0..ne3] node of type computed by fun from args. */
 GGML_API struct ggml_tensor * ggml_custom_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0,
                                              int64_t ne1, int64_t ne2, int64_t ne3,
                                              struct ggml_tensor ** args, int n_args, ggml_custom_op_t fun,
                                              int n_tasks, void * userdata);
 
-/** Node computed by fun, written into a. Aborts: gk does not compute this op yet. */
+/** Node computed by fun, written into a. */
 GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor ** args, int n_args,
                                                   ggml_custom_op_t fun, int n_tasks, void * userdata);

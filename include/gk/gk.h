@@ -703,6 +703,44 @@ struct gk_tensor * gk_gated_delta_net(struct gk_context * ctx, struct gk_tensor 
                                       struct gk_tensor * v, struct gk_tensor * g, struct gk_tensor * beta,
                                       struct gk_tensor * state, int64_t K);
 
+/* Custom ops (ggml's map_custom1/2/3, custom_4d, custom_inplace): a node computed by a
+ * callback. At compute time the threads 0 .. n-1 of the pass, n = n_tasks (or the thread
+ * count for GK_N_TASKS_MAX, and never more than it), each call it once with ith = their
+ * index and nth = n; the other threads skip it. The callback decides what each call
+ * writes: gk's guarantees (every output written, the same bits at every thread count) hold
+ * only when it writes all of dst and splits it so that nth changes no value. It must not
+ * abort or block on other threads. op_params: ggml's {callback, i32 n_tasks, userdata}.
+ * Errors: a NULL source or callback, n_tasks neither GK_N_TASKS_MAX nor > 0, n_args out of
+ * range. */
+#define GK_N_TASKS_MAX (-1)
+typedef void (*gk_custom1_op_t)(struct gk_tensor * dst, const struct gk_tensor * a, int ith, int nth, void * userdata);
+typedef void (*gk_custom2_op_t)(struct gk_tensor * dst, const struct gk_tensor * a, const struct gk_tensor * b,
+                                int ith, int nth, void * userdata);
+typedef void (*gk_custom3_op_t)(struct gk_tensor * dst, const struct gk_tensor * a, const struct gk_tensor * b,
+                                const struct gk_tensor * c, int ith, int nth, void * userdata);
+typedef void (*gk_custom_op_t)(struct gk_tensor * dst, int ith, int nth, void * userdata);
+/** A node of a's type and shape (the _inplace forms: a view of a) with sources a (, b, c). */
+struct gk_tensor * gk_map_custom1(struct gk_context * ctx, struct gk_tensor * a, gk_custom1_op_t fun, int n_tasks,
+                                  void * userdata);
+struct gk_tensor * gk_map_custom1_inplace(struct gk_context * ctx, struct gk_tensor * a, gk_custom1_op_t fun,
+                                          int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom2(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                  gk_custom2_op_t fun, int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom2_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                          gk_custom2_op_t fun, int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom3(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                  struct gk_tensor * c, gk_custom3_op_t fun, int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom3_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                          struct gk_tensor * c, gk_custom3_op_t fun, int n_tasks, void * userdata);
+/** A new [ne0, ne1, ne2, ne3] node of `type` (op CUSTOM) with sources args[0 .. n_args-1],
+ *  n_args < GK_MAX_SRC. */
+struct gk_tensor * gk_custom_4d(struct gk_context * ctx, enum gk_type type, int64_t ne0, int64_t ne1, int64_t ne2,
+                                int64_t ne3, struct gk_tensor ** args, int n_args, gk_custom_op_t fun, int n_tasks,
+                                void * userdata);
+/** A view of a (op CUSTOM) with sources a, args[0 .. n_args-1], n_args < GK_MAX_SRC - 1. */
+struct gk_tensor * gk_custom_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor ** args,
+                                     int n_args, gk_custom_op_t fun, int n_tasks, void * userdata);
+
 /* ------------------------------------------------------------------------------------ */
 /* Graphs                                                                                */
 

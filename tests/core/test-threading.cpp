@@ -29,6 +29,18 @@ struct op_case {
 
 gk_tensor * unary_case(env & e, gk_unary_op op) { return gk_unary(e.ctx, e.rand(GK_TYPE_F32, 33, 70, 1, 1, -4, 4), op); }
 
+/// A custom op whose callback splits dst's rows by ith / nth: dst = a * a.
+void square_rows(gk_tensor * dst, const gk_tensor * a, int ith, int nth, void *) {
+    const int64_t n = gk_nrows(dst);
+    for (int64_t r = ith * n / nth; r < (ith + 1) * n / nth; ++r) {
+        auto *       y = reinterpret_cast<float *>(static_cast<char *>(dst->data) + r * dst->nb[1]);
+        const auto * x = reinterpret_cast<const float *>(static_cast<const char *>(a->data) + r * a->nb[1]);
+        for (int64_t i = 0; i < dst->ne[0]; ++i) {
+            y[i] = x[i] * x[i];
+        }
+    }
+}
+
 // clang-format off
 const std::vector<op_case> k_cases = {
     {"add",            [](env & e) { return gk_add(e.ctx, e.f32(37, 10, 3, 2), e.f32(37, 1, 3, 1)); }},
@@ -156,6 +168,8 @@ const std::vector<op_case> k_cases = {
     {"win_unpart",     [](env & e) { return gk_win_unpart(e.ctx, e.f32(5, 4, 4, 12), 13, 11, 4); }},
     {"get_rel_pos",    [](env & e) { return gk_get_rel_pos(e.ctx, e.rand(GK_TYPE_F16, 9, 27), 14, 14); }},
     {"add_rel_pos",    [](env & e) { return gk_add_rel_pos(e.ctx, e.f32(36, 20, 3), e.f32(6, 5, 4, 3), e.f32(6, 5, 4, 3)); }},
+    {"map_custom1",    [](env & e) { return gk_map_custom1(e.ctx, e.f32(33, 70), square_rows, GK_N_TASKS_MAX, nullptr); }},
+    {"map_custom1_3_tasks", [](env & e) { return gk_map_custom1(e.ctx, e.f32(33, 70), square_rows, 3, nullptr); }},
 };
 // clang-format on
 

@@ -28,6 +28,7 @@ kernel_table build() {
     register_ssm(t);
     register_linear_attn(t);
     register_window(t);
+    register_custom(t);
     return t;
 }
 

@@ -56,5 +56,6 @@ void register_ssm(kernel_table & t);       // ssm_conv ssm_scan                 
 void register_linear_attn(kernel_table & t); // rwkv_wkv6 gated_linear_attn rwkv_wkv7
                                              // gated_delta_net                      (ops/linear_attn.cpp)
 void register_window(kernel_table & t);    // win_part win_unpart get_rel_pos add_rel_pos (ops/window.cpp)
+void register_custom(kernel_table & t);    // map_custom1/2/3 custom                   (ops/custom.cpp)
 
 } // namespace gk::cpu
