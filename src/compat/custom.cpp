@@ -61,8 +61,8 @@ ggml_tensor * hooked(ggml_context * ctx, gk_tensor * node, GgmlFun fun, const ch
 /// args as gk tensors (n_args is checked by gk; a count beyond GGML_MAX_SRC is passed on
 /// unconverted for gk to refuse).
 struct gk_args {
-    gk_tensor * t[GGML_MAX_SRC] = {};
-    gk_tensor ** ptr            = nullptr;
+    gk_tensor *  t[GGML_MAX_SRC] = {};
+    gk_tensor ** ptr             = nullptr;
     gk_args(ggml_tensor ** args, int n_args) {
         if (!args || n_args < 0 || n_args > GGML_MAX_SRC) {
             ptr = reinterpret_cast<gk_tensor **>(args);
@@ -99,8 +99,7 @@ struct ggml_tensor * ggml_map_custom2(struct ggml_context * ctx, struct ggml_ten
 
 struct ggml_tensor * ggml_map_custom2_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                               ggml_custom2_op_t fun, int n_tasks, void * userdata) {
-    return hooked(ctx,
-                  gk_map_custom2_inplace(to_gk(ctx), to_gk(a), to_gk(b), fun ? call2 : nullptr, n_tasks, userdata),
+    return hooked(ctx, gk_map_custom2_inplace(to_gk(ctx), to_gk(a), to_gk(b), fun ? call2 : nullptr, n_tasks, userdata),
                   fun, "ggml_map_custom2_inplace");
 }
 
@@ -114,10 +113,9 @@ struct ggml_tensor * ggml_map_custom3(struct ggml_context * ctx, struct ggml_ten
 struct ggml_tensor * ggml_map_custom3_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                               struct ggml_tensor * c, ggml_custom3_op_t fun, int n_tasks,
                                               void * userdata) {
-    return hooked(ctx,
-                  gk_map_custom3_inplace(to_gk(ctx), to_gk(a), to_gk(b), to_gk(c), fun ? call3 : nullptr, n_tasks,
-                                         userdata),
-                  fun, "ggml_map_custom3_inplace");
+    return hooked(
+        ctx, gk_map_custom3_inplace(to_gk(ctx), to_gk(a), to_gk(b), to_gk(c), fun ? call3 : nullptr, n_tasks, userdata),
+        fun, "ggml_map_custom3_inplace");
 }
 
 struct ggml_tensor * ggml_custom_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1,

@@ -33,7 +33,7 @@ gk_tensor * with_hook(gk_tensor * r, Fun fun, int n_tasks, void * userdata) {
 template <class Fun>
 gk_tensor * map_custom(gk_context * ctx, gk_op op, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_srcs, Fun fun,
                        int n_tasks, void * userdata, bool inplace) {
-    builder bd(ctx, gk_op_symbol(op));
+    builder    bd(ctx, gk_op_symbol(op));
     const bool have = n_srcs == 1 ? bd.inputs(a) : n_srcs == 2 ? bd.inputs(a, b) : bd.inputs(a, b, c);
     if (!have || !hook_ok(bd, fun, n_tasks)) {
         return nullptr;
@@ -66,8 +66,7 @@ gk_tensor * gk_map_custom1(gk_context * ctx, gk_tensor * a, gk_custom1_op_t fun,
     return gk::map_custom(ctx, GK_OP_MAP_CUSTOM1, a, nullptr, nullptr, 1, fun, n_tasks, userdata, false);
 }
 
-gk_tensor * gk_map_custom1_inplace(gk_context * ctx, gk_tensor * a, gk_custom1_op_t fun, int n_tasks,
-                                   void * userdata) {
+gk_tensor * gk_map_custom1_inplace(gk_context * ctx, gk_tensor * a, gk_custom1_op_t fun, int n_tasks, void * userdata) {
     return gk::map_custom(ctx, GK_OP_MAP_CUSTOM1, a, nullptr, nullptr, 1, fun, n_tasks, userdata, true);
 }
 

@@ -39,10 +39,10 @@ gk_tensor * wkv_result(builder & bd, gk_op op, std::initializer_list<gk_tensor *
     const int64_t states[4] = {S, S, H, n_seqs};
     int64_t       n_state   = 0;
     if (n_seqs < 1 || T % n_seqs != 0 || !checked_nelements(states, &n_state) || gk_nelements(state) != n_state) {
-        bd.fail("state %s must hold S*S*H*n_seqs values with n_seqs = ne[1] >= 1 dividing n_tokens %lld (S %lld, H "
-                "%lld)",
-                describe(state).c_str(), static_cast<long long>(T), static_cast<long long>(S),
-                static_cast<long long>(H));
+        bd.fail(
+            "state %s must hold S*S*H*n_seqs values with n_seqs = ne[1] >= 1 dividing n_tokens %lld (S %lld, H "
+            "%lld)",
+            describe(state).c_str(), static_cast<long long>(T), static_cast<long long>(S), static_cast<long long>(H));
         return nullptr;
     }
     const int64_t ne[4] = {S * H, T + S * n_seqs, 1, 1};
@@ -81,7 +81,8 @@ gk_tensor * gk_rwkv_wkv6(gk_context * ctx, gk_tensor * k, gk_tensor * v, gk_tens
 gk_tensor * gk_gated_linear_attn(gk_context * ctx, gk_tensor * k, gk_tensor * v, gk_tensor * q, gk_tensor * g,
                                  gk_tensor * state, float scale) {
     builder bd(ctx, "gated_linear_attn");
-    if (!bd.inputs(k, v, q, g, state) || !gk::contiguous_f32(bd, {{k, "k"}, {v, "v"}, {q, "q"}, {g, "g"}, {state, "state"}})) {
+    if (!bd.inputs(k, v, q, g, state) ||
+        !gk::contiguous_f32(bd, {{k, "k"}, {v, "v"}, {q, "q"}, {g, "g"}, {state, "state"}})) {
         return nullptr;
     }
     gk_tensor * res = gk::wkv_result(bd, GK_OP_GATED_LINEAR_ATTN, {k, v, q, g}, state, {k, v, q, g, state});
@@ -113,14 +114,15 @@ gk_tensor * gk_gated_delta_net(gk_context * ctx, gk_tensor * q, gk_tensor * k, g
     for (const gk_tensor * t : {q, k}) {
         if (t->ne[0] != S || t->ne[2] != T || t->ne[1] < 1 || H % t->ne[1] != 0 || t->ne[3] < 1 ||
             n_seqs % t->ne[3] != 0) {
-            bd.fail("q and k %s must be [S, H', n_tokens, n_seqs'] with H' dividing H and n_seqs' dividing n_seqs of "
-                    "v %s",
-                    describe(t).c_str(), describe(v).c_str());
+            bd.fail(
+                "q and k %s must be [S, H', n_tokens, n_seqs'] with H' dividing H and n_seqs' dividing n_seqs of "
+                "v %s",
+                describe(t).c_str(), describe(v).c_str());
             return nullptr;
         }
     }
-    if ((g->ne[0] != 1 && g->ne[0] != S) || g->ne[1] != H || g->ne[2] != T || g->ne[3] != n_seqs ||
-        beta->ne[0] != 1 || beta->ne[1] != H || beta->ne[2] != T || beta->ne[3] != n_seqs) {
+    if ((g->ne[0] != 1 && g->ne[0] != S) || g->ne[1] != H || g->ne[2] != T || g->ne[3] != n_seqs || beta->ne[0] != 1 ||
+        beta->ne[1] != H || beta->ne[2] != T || beta->ne[3] != n_seqs) {
         bd.fail("g %s must be [1 or S, H, n_tokens, n_seqs] and beta %s [1, H, n_tokens, n_seqs] for v %s",
                 describe(g).c_str(), describe(beta).c_str(), describe(v).c_str());
         return nullptr;

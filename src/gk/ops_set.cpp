@@ -28,8 +28,8 @@ bool view_fits(builder & bd, const gk_tensor * a, const gk_tensor * b, const siz
     size_t span = static_cast<size_t>(b->ne[0]) * esz;  // bytes from the view's first element past its last
     for (int d = 1; d < 4; ++d) {
         if (b->ne[d] > 1 && nb[d] < span) {
-            return bd.fail("stride nb%d = %zu is below the %zu bytes of the dims inside it: the view's rows overlap",
-                           d, nb[d], span);
+            return bd.fail("stride nb%d = %zu is below the %zu bytes of the dims inside it: the view's rows overlap", d,
+                           nb[d], span);
         }
         span += static_cast<size_t>(b->ne[d] - 1) * nb[d];
     }

@@ -64,9 +64,10 @@ gk_tensor * gk_ssm_scan(gk_context * ctx, gk_tensor * s, gk_tensor * x, gk_tenso
     }
     if (s->ne[1] != head_dim || s->ne[2] != n_head || dt->ne[0] != n_head || dt->ne[1] != n_tokens ||
         dt->ne[2] != n_seqs || ids->ne[0] != n_seqs) {
-        bd.fail("s %s, x %s, dt %s, ids %s: need s [d_state, head_dim, n_head, *], x [head_dim, n_head, n_tokens, "
-                "n_seqs], dt [n_head, n_tokens, n_seqs], ids [n_seqs]",
-                describe(s).c_str(), describe(x).c_str(), describe(dt).c_str(), describe(ids).c_str());
+        bd.fail(
+            "s %s, x %s, dt %s, ids %s: need s [d_state, head_dim, n_head, *], x [head_dim, n_head, n_tokens, "
+            "n_seqs], dt [n_head, n_tokens, n_seqs], ids [n_seqs]",
+            describe(s).c_str(), describe(x).c_str(), describe(dt).c_str(), describe(ids).c_str());
         return nullptr;
     }
     if (B->ne[0] != d_state || B->ne[1] < 1 || n_head % B->ne[1] != 0 || B->ne[2] != n_tokens || B->ne[3] != n_seqs) {
@@ -86,7 +87,7 @@ gk_tensor * gk_ssm_scan(gk_context * ctx, gk_tensor * s, gk_tensor * x, gk_tenso
         bd.fail("K = %lld snapshots of the state overflow the result size", static_cast<long long>(K));
         return nullptr;
     }
-    gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_SSM_SCAN, s, x, dt, A);
+    gk_tensor * r = bd.result(GK_TYPE_F32, ne, GK_OP_SSM_SCAN, s, x, dt, A);
     if (r) {
         r->src[4] = B;
         r->src[5] = C;

@@ -23,17 +23,17 @@ const float * f32_data(const gk_tensor * t) { return static_cast<const float *>(
 /// tensors, writing the S outputs y.
 template <class Step>
 void wkv_heads(const compute_params & p, gk_tensor * dst, const gk_tensor * state, Step && step) {
-    const int64_t H       = dst->src[1]->ne[1];
-    const int64_t S       = dst->ne[0] / H;
-    const int64_t T       = dst->src[1]->ne[2];
-    const int64_t n_seqs  = state->ne[1];
-    const int64_t per_seq = T / n_seqs;
-    auto *        y       = static_cast<float *>(dst->data);
-    float *       states  = y + S * H * T;
-    const row_range units = split_rows(n_seqs * H, p.ith, p.nth);
+    const int64_t   H       = dst->src[1]->ne[1];
+    const int64_t   S       = dst->ne[0] / H;
+    const int64_t   T       = dst->src[1]->ne[2];
+    const int64_t   n_seqs  = state->ne[1];
+    const int64_t   per_seq = T / n_seqs;
+    auto *          y       = static_cast<float *>(dst->data);
+    float *         states  = y + S * H * T;
+    const row_range units   = split_rows(n_seqs * H, p.ith, p.nth);
     for (int64_t u = units.begin; u < units.end; ++u) {
         const int64_t seq = u / H, h = u % H;
-        float *       st  = states + u * S * S;
+        float *       st = states + u * S * S;
         std::memcpy(st, f32_data(state) + u * S * S, static_cast<size_t>(S * S) * sizeof(float));
         for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; ++t) {
             const int64_t off = (t * H + h) * S;
@@ -122,7 +122,7 @@ void rwkv_wkv7(const compute_params & p, gk_tensor * dst) {
 /// slot k is the state after token T-1-k, or the initial state where k >= T.
 void gated_delta_net(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *g = dst->src[3], *beta = dst->src[4];
-    const gk_tensor * state  = dst->src[5];
+    const gk_tensor * state = dst->src[5];
     const int64_t     S = v->ne[0], H = v->ne[1], T = v->ne[2], n_seqs = v->ne[3];
     const int64_t     K      = gk_get_op_params_i32(dst, 0);
     const bool        kda    = g->ne[0] == S && S != 1;
@@ -137,7 +137,7 @@ void gated_delta_net(const compute_params & p, gk_tensor * dst) {
     for (int64_t u = units.begin; u < units.end; ++u) {
         const int64_t seq = u / H, h = u % H;
         const int64_t qs = seq / (n_seqs / q->ne[3]), ks = seq / (n_seqs / k->ne[3]);
-        float *       M  = slot(0, u);
+        float *       M = slot(0, u);
         std::memcpy(M, f32_data(state) + u * S * S, bytes);
         for (int64_t s = T > 1 ? T : 1; s < K; ++s) {
             std::memcpy(slot(s, u), M, bytes);

@@ -53,13 +53,13 @@ void ssm_scan(const compute_params & p, gk_tensor * dst) {
     const size_t      head_bytes      = s0->nb[2];  // one head's state, [d_state, head_dim]
     auto *            out             = static_cast<char *>(dst->data);
     char *            slots           = out + gk_nelements(x) * sizeof(float);
-    const auto        slot_head = [&](int64_t k, int64_t seq, int64_t h) {
+    const auto        slot_head       = [&](int64_t k, int64_t seq, int64_t h) {
         return reinterpret_cast<float *>(slots + (k * ns + seq) * s0->nb[3] + h * head_bytes);
     };
     const row_range units = split_rows(ns * nh, p.ith, p.nth);
     for (int64_t u = units.begin; u < units.end; ++u) {
         const int64_t seq = u / nh, h = u % nh, g = h / heads_per_group;
-        const int64_t id  = read_index(ids, seq, 0, 0, 0);
+        const int64_t id = read_index(ids, seq, 0, 0, 0);
         if (id < 0 || id >= s0->ne[3]) {
             p.error->set(GK_STATUS_OUT_OF_RANGE, "ssm_scan: ids[%lld] = %lld is outside the %lld states",
                          static_cast<long long>(seq), static_cast<long long>(id), static_cast<long long>(s0->ne[3]));
@@ -72,13 +72,13 @@ void ssm_scan(const compute_params & p, gk_tensor * dst) {
             std::memcpy(slot_head(k, seq, h), init, head_bytes);
         }
         for (int64_t t = 0; t < nt; ++t) {
-            const float   dts  = softplus(read_element(dt, h, t, seq, 0));
-            const float   dA   = std::exp(dts * read_element(A, 0, h, 0, 0));  // Mamba-2: one decay per head
-            const auto *  b    = reinterpret_cast<const float *>(element_ptr(B, 0, g, t, seq));
-            const auto *  cc   = reinterpret_cast<const float *>(element_ptr(C, 0, g, t, seq));
-            const auto *  xs   = reinterpret_cast<const float *>(element_ptr(x, 0, h, t, seq));
-            const auto *  a    = reinterpret_cast<const float *>(element_ptr(A, 0, h, 0, 0));
-            float *       y    = reinterpret_cast<float *>(out) + ((seq * nt + t) * nh + h) * nr;
+            const float  dts = softplus(read_element(dt, h, t, seq, 0));
+            const float  dA  = std::exp(dts * read_element(A, 0, h, 0, 0));  // Mamba-2: one decay per head
+            const auto * b   = reinterpret_cast<const float *>(element_ptr(B, 0, g, t, seq));
+            const auto * cc  = reinterpret_cast<const float *>(element_ptr(C, 0, g, t, seq));
+            const auto * xs  = reinterpret_cast<const float *>(element_ptr(x, 0, h, t, seq));
+            const auto * a   = reinterpret_cast<const float *>(element_ptr(A, 0, h, 0, 0));
+            float *      y   = reinterpret_cast<float *>(out) + ((seq * nt + t) * nh + h) * nr;
             for (int64_t i1 = 0; i1 < nr; ++i1) {
                 const float x_dt = xs[i1] * dts;
                 float *     row  = st + i1 * nc;

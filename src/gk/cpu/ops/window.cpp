@@ -47,7 +47,8 @@ void win_unpart(const compute_params & p, gk_tensor * dst) {
 /// dst [C, kh, qh]: dst[c, k, q] = a[c, (kh - 1 - k) + q].
 void get_rel_pos(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * a = dst->src[0];
-    for_each_row(p, dst, [&](int64_t k, int64_t q, int64_t) { copy_row(dst, k, q, 0, a, dst->ne[1] - 1 - k + q, 0, 0); });
+    for_each_row(p, dst,
+                 [&](int64_t k, int64_t q, int64_t) { copy_row(dst, k, q, 0, a, dst->ne[1] - 1 - k + q, 0, 0); });
 }
 
 /// a viewed as [kw, kh, q, n] (kw, kh < k = pw->ne[0]; row (q, n) of a is one query):
