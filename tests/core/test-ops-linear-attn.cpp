@@ -201,6 +201,27 @@ TEST(OpsLinearAttn, GatedDeltaNet) {
     }
 }
 
+TEST(OpsLinearAttn, EmptyShapes) {
+    env         e;
+    gk_tensor * st = e.f32(S * S * H, n_seqs);
+    gk_tensor * x0 = e.f32(S, H, 0);  // no tokens: the result is the state
+    gk_tensor * y  = gk_rwkv_wkv6(e.ctx, x0, x0, x0, e.f32(S, H), x0, st);
+    ASSERT_TRUE(compute(e.ctx, y, 3));
+    expect_close(y, values(st), 0, 0, "rwkv_wkv6 without tokens");
+    gk_tensor * none = e.f32(S, 0, T);  // no heads: an empty result
+    gk_tensor * g    = gk_gated_linear_attn(e.ctx, none, none, none, none, e.f32(0, n_seqs), 1.0f);
+    ASSERT_TRUE(compute(e.ctx, g, 3));
+    EXPECT_EQ(gk_nelements(g), 0);
+    gk_tensor * v  = e.f32(S, H, 0, n_seqs);
+    gk_tensor * s4 = e.f32(S, S, H, n_seqs);
+    gk_tensor * dn = gk_gated_delta_net(e.ctx, v, v, v, e.f32(1, H, 0, n_seqs), e.f32(1, H, 0, n_seqs), s4, 2);
+    ASSERT_TRUE(compute(e.ctx, dn, 3));
+    auto       ref = values(s4);  // two slots, both the initial state
+    const auto vs  = values(s4);
+    ref.insert(ref.end(), vs.begin(), vs.end());
+    expect_close(dn, ref, 0, 0, "gated_delta_net without tokens");
+}
+
 TEST(OpsLinearAttn, BadInputIsRefused) {
     env         e;
     gk_tensor * x   = e.f32(S, H, T);

@@ -24,7 +24,7 @@ const float * f32_data(const gk_tensor * t) { return static_cast<const float *>(
 template <class Step>
 void wkv_heads(const compute_params & p, gk_tensor * dst, const gk_tensor * state, Step && step) {
     const int64_t   H       = dst->src[1]->ne[1];
-    const int64_t   S       = dst->ne[0] / H;
+    const int64_t   S       = dst->src[1]->ne[0];
     const int64_t   T       = dst->src[1]->ne[2];
     const int64_t   n_seqs  = state->ne[1];
     const int64_t   per_seq = T / n_seqs;
