@@ -917,24 +917,22 @@ GGML_API struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct gg
 GGML_API struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, struct ggml_tensor * ids);
 
-/** a + the scalar b. Deprecated: use ggml_add instead. Aborts: gk does not compute this op yet. */
+/** a + the scalar b. Deprecated: use ggml_add instead. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a,
                                                         struct ggml_tensor * b), "use ggml_add instead");
 
 /** ggml_add1 computed in place: the result is a view of a and the op writes into a's memory.
- *  Deprecated: use ggml_add_inplace instead. Aborts: gk does not compute this op yet. */
+ *  Deprecated: use ggml_add_inplace instead. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx,
                                                                 struct ggml_tensor * a,
                                                                 struct ggml_tensor * b), "use ggml_add_inplace instead");
 
-/** a with b added into the view of a given by strides nb1..nb3 and byte offset. Aborts: gk does not
- *  compute this op yet. */
+/** a with b added into the view of a given by strides nb1..nb3 and byte offset. */
 GGML_API struct ggml_tensor * ggml_acc(struct ggml_context * ctx, struct ggml_tensor * a,
                                        struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                        size_t offset);
 
-/** ggml_acc computed in place: the result is a view of a and the op writes into a's memory. Aborts:
- *  gk does not compute this op yet. */
+/** ggml_acc computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_acc_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                                size_t offset);
@@ -1185,33 +1183,29 @@ GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct
 GGML_API struct ggml_tensor * ggml_concat(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, int dim);
 
-/** a with b written into the view given by strides nb1..nb3 and byte offset. Aborts: gk does not
- *  compute this op yet. */
+/** a with b written into the view given by strides nb1..nb3 and byte offset. */
 GGML_API struct ggml_tensor * ggml_set(struct ggml_context * ctx, struct ggml_tensor * a,
                                        struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                        size_t offset);
 
-/** ggml_set computed in place: the result is a view of a and the op writes into a's memory. Aborts:
- *  gk does not compute this op yet. */
+/** ggml_set computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_set_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, size_t nb1, size_t nb2, size_t nb3,
                                                size_t offset);
 
-/** a with b written at byte offset. Aborts: gk does not compute this op yet. */
+/** a with b written at byte offset. */
 GGML_API struct ggml_tensor * ggml_set_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, size_t offset);
 
-/** ggml_set_1d computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_set_1d computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_set_1d_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, size_t offset);
 
-/** a with b written as rows of stride nb1 at byte offset. Aborts: gk does not compute this op yet. */
+/** a with b written as rows of stride nb1 at byte offset. */
 GGML_API struct ggml_tensor * ggml_set_2d(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, size_t nb1, size_t offset);
 
-/** ggml_set_2d computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_set_2d computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_set_2d_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, size_t nb1, size_t offset);
 
@@ -1563,8 +1557,7 @@ GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct gg
                                             float ext_factor, float attn_factor, float beta_fast,
                                             float beta_slow);
 
-/** Multi-section RoPE (M-RoPE, vision RoPE): position components per section. Aborts: gk does not
- *  compute this op yet. */
+/** Multi-section RoPE (M-RoPE, vision RoPE): position components per section. */
 GGML_API struct ggml_tensor * ggml_rope_multi(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, struct ggml_tensor * c, int n_dims,
                                               int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig,
@@ -1578,8 +1571,7 @@ GGML_API struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, s
                                                     float freq_scale, float ext_factor, float attn_factor,
                                                     float beta_fast, float beta_slow);
 
-/** ggml_rope_multi computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_rope_multi computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                       struct ggml_tensor * b, struct ggml_tensor * c,
                                                       int n_dims, int sections[GGML_MROPE_SECTIONS], int mode,
@@ -1771,23 +1763,22 @@ GGML_API struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, str
 GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0,
                                         int shift1, int shift2, int shift3);
 
-/** Splits a into windows of w x w. Aborts: gk does not compute this op yet. */
+/** Splits a into windows of w x w. */
 GGML_API struct ggml_tensor * ggml_win_part(struct ggml_context * ctx, struct ggml_tensor * a, int w);
 
-/** Joins windows back (inverse of win_part). Aborts: gk does not compute this op yet. */
+/** Joins windows back (inverse of win_part). */
 GGML_API struct ggml_tensor * ggml_win_unpart(struct ggml_context * ctx, struct ggml_tensor * a, int w0,
                                               int h0, int w);
 
-/** Relative position embeddings for qh x kh. Aborts: gk does not compute this op yet. */
+/** Relative position embeddings for qh x kh. */
 GGML_API struct ggml_tensor * ggml_get_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, int qh,
                                                int kh);
 
-/** a + relative position terms pw and ph. Aborts: gk does not compute this op yet. */
+/** a + relative position terms pw and ph. */
 GGML_API struct ggml_tensor * ggml_add_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * pw, struct ggml_tensor * ph);
 
-/** ggml_add_rel_pos computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_add_rel_pos computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        struct ggml_tensor * pw, struct ggml_tensor * ph);
 
@@ -1825,29 +1816,29 @@ GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, st
 /* ---------------------------------------------------------------------------------------------- */
 /* Sequence and recurrent-model ops                                                               */
 
-/** Mamba's causal 1-D convolution. Aborts: gk does not compute this op yet. */
+/** Mamba's causal 1-D convolution. */
 GGML_API struct ggml_tensor * ggml_ssm_conv(struct ggml_context * ctx, struct ggml_tensor * sx,
                                             struct ggml_tensor * c);
 
-/** Mamba's selective state-space scan. Aborts: gk does not compute this op yet. */
+/** Mamba's selective state-space scan. */
 GGML_API struct ggml_tensor * ggml_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * s,
                                             struct ggml_tensor * x, struct ggml_tensor * dt,
                                             struct ggml_tensor * A, struct ggml_tensor * B,
                                             struct ggml_tensor * C, struct ggml_tensor * ids, int64_t K);
 
-/** RWKV-6 time mixing. Aborts: gk does not compute this op yet. */
+/** RWKV-6 time mixing. */
 GGML_API struct ggml_tensor * ggml_rwkv_wkv6(struct ggml_context * ctx, struct ggml_tensor * k,
                                              struct ggml_tensor * v, struct ggml_tensor * r,
                                              struct ggml_tensor * tf, struct ggml_tensor * td,
                                              struct ggml_tensor * state);
 
-/** Gated linear attention. Aborts: gk does not compute this op yet. */
+/** Gated linear attention. */
 GGML_API struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct ggml_tensor * k,
                                                      struct ggml_tensor * v, struct ggml_tensor * q,
                                                      struct ggml_tensor * g, struct ggml_tensor * state,
                                                      float scale);
 
-/** RWKV-7 time mixing. Aborts: gk does not compute this op yet. */
+/** RWKV-7 time mixing. */
 GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct ggml_tensor * r,
                                              struct ggml_tensor * w, struct ggml_tensor * k,
                                              struct ggml_tensor * v, struct ggml_tensor * a,
@@ -1857,7 +1848,7 @@ GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct g
 GGML_API struct ggml_tensor * ggml_solve_tri(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b, bool left, bool lower, bool uni);
 
-/** Gated delta-rule recurrence. Aborts: gk does not compute this op yet. */
+/** Gated delta-rule recurrence. */
 GGML_API struct ggml_tensor * ggml_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q,
                                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                                    struct ggml_tensor * g, struct ggml_tensor * beta,
@@ -1889,44 +1880,41 @@ GGML_API struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struc
 /* ---------------------------------------------------------------------------------------------- */
 /* Custom ops                                                                                     */
 
-/** Node computed by fun(dst, a) on the CPU threads. Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a) on the CPU threads. */
 GGML_API struct ggml_tensor * ggml_map_custom1(struct ggml_context * ctx, struct ggml_tensor * a,
                                                ggml_custom1_op_t fun, int n_tasks, void * userdata);
 
-/** ggml_map_custom1 computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_map_custom1 computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_map_custom1_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        ggml_custom1_op_t fun, int n_tasks, void * userdata);
 
-/** Node computed by fun(dst, a, b). Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a, b). */
 GGML_API struct ggml_tensor * ggml_map_custom2(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, ggml_custom2_op_t fun, int n_tasks,
                                                void * userdata);
 
-/** ggml_map_custom2 computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_map_custom2 computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_map_custom2_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        struct ggml_tensor * b, ggml_custom2_op_t fun,
                                                        int n_tasks, void * userdata);
 
-/** Node computed by fun(dst, a, b, c). Aborts: gk does not compute this op yet. */
+/** Node computed by fun(dst, a, b, c). */
 GGML_API struct ggml_tensor * ggml_map_custom3(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, struct ggml_tensor * c,
                                                ggml_custom3_op_t fun, int n_tasks, void * userdata);
 
-/** ggml_map_custom3 computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_map_custom3 computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_map_custom3_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                        struct ggml_tensor * b, struct ggml_tensor * c,
                                                        ggml_custom3_op_t fun, int n_tasks, void * userdata);
 
-/** New [ne0..ne3] node of type computed by fun from args. Aborts: gk does not compute this op yet. */
+/** New [ne0..ne3] node of type computed by fun from args. */
 GGML_API struct ggml_tensor * ggml_custom_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0,
                                              int64_t ne1, int64_t ne2, int64_t ne3,
                                              struct ggml_tensor ** args, int n_args, ggml_custom_op_t fun,
                                              int n_tasks, void * userdata);
 
-/** Node computed by fun, written into a. Aborts: gk does not compute this op yet. */
+/** Node computed by fun, written into a. */
 GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor ** args, int n_args,
                                                   ggml_custom_op_t fun, int n_tasks, void * userdata);

@@ -228,6 +228,10 @@ enum gk_sort_order {
 /** rope modes (op_params[2]); values are ggml's GGML_ROPE_TYPE_*. */
 #define GK_ROPE_TYPE_NORMAL 0   /* rotate adjacent pairs (x[2i], x[2i+1])          */
 #define GK_ROPE_TYPE_NEOX   2   /* rotate halves (x[i], x[i + n_dims/2])           */
+#define GK_ROPE_TYPE_MROPE  8   /* rope_multi: M-RoPE, sections of pairs (neox order) */
+#define GK_ROPE_TYPE_VISION 24  /* rope_multi: vision, pairs (x[i], x[i + n_dims])    */
+#define GK_ROPE_TYPE_IMROPE 40  /* rope_multi: interleaved M-RoPE (neox order)        */
+#define GK_MROPE_SECTIONS   4   /* positions per token of rope_multi (t, h, w, e)     */
 
 /** Tensor flags; values are ggml's enum ggml_tensor_flag. */
 enum gk_tensor_flag {
@@ -569,6 +573,19 @@ struct gk_tensor * gk_rope(struct gk_context * ctx, struct gk_tensor * a, struct
 struct gk_tensor * gk_rope_ext(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, struct gk_tensor * c,
                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+/** Multi-section rope (Qwen2-VL's M-RoPE, Qwen3-VL's interleaved M-RoPE, the vision rope):
+ *  rope_ext with four positions per token, b I32 [4 * T] (t, h, w, e: b[i + k*T] for token i),
+ *  and sections[4] >= 0 (counts of rotation pairs; not all of the first three 0, sum <= D).
+ *  Pair i takes the position of its sector i % (s0+s1+s2+s3): mode GK_ROPE_TYPE_MROPE gives
+ *  s0 sectors to t, s1 to h, s2 to w, the rest to e; _IMROPE interleaves them (sector % 3 ==
+ *  1, 2, 0 for h, w, t while below 3 s1, 3 s2, 3 s0; else e); both rotate in neox order.
+ *  _VISION rotates (x[i], x[i + n_dims]) for i < n_dims = D/2 and restarts each section's
+ *  frequencies at its first pair. c, when given, has one entry per rotated pair.
+ *  op_params: rope_ext's, and [11..14] the sections. Source: ggml's ggml_rope_multi. */
+struct gk_tensor * gk_rope_multi(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                 struct gk_tensor * c, int n_dims, int sections[GK_MROPE_SECTIONS], int mode,
+                                 int n_ctx_orig, float freq_base, float freq_scale, float ext_factor,
+                                 float attn_factor, float beta_fast, float beta_slow);
 
 /** Fused attention: q F32 [D, Nq, H, S], k [D, Nkv, Hk, S] (any type with a dot product
  *  for rows of D, as mul_mat's weights), v [Dv, Nkv, Hk, S] (any type with a row
@@ -593,6 +610,136 @@ struct gk_tensor * gk_cumsum(struct gk_context * ctx, struct gk_tensor * a);    
 struct gk_tensor * gk_argsort(struct gk_context * ctx, struct gk_tensor * a, enum gk_sort_order order);
 /** I32 [k, ne1, ...]: indices of the k largest of each row, largest first (ties: lower index). */
 struct gk_tensor * gk_top_k(struct gk_context * ctx, struct gk_tensor * a, int k);
+
+/* Writing into a view (ggml's set / acc; op_params i32 nb1, nb2, nb3, offset, inplace).
+ * The view of a has b's shape, byte strides (element size, nb1, nb2, nb3) and starts at
+ * byte `offset`; a must be contiguous. The strides and offset must be multiples of a's
+ * element size and fit in int32, the view's rows must not overlap (each nbN at least the
+ * bytes spanned by the dims inside it) and the view must lie inside a. The result has a's
+ * shape: a with the view replaced by b (set; a of a one-element type, b of a's type) or
+ * with b added to it (acc; a F32, b float). _1d: nb1..nb3 are a's; _2d: nb2, nb3 are a's. */
+struct gk_tensor * gk_set(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1, size_t nb2,
+                          size_t nb3, size_t offset);
+struct gk_tensor * gk_set_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                                  size_t nb2, size_t nb3, size_t offset);
+struct gk_tensor * gk_set_1d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t offset);
+struct gk_tensor * gk_set_1d_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t offset);
+struct gk_tensor * gk_set_2d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                             size_t offset);
+struct gk_tensor * gk_set_2d_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                                     size_t offset);
+struct gk_tensor * gk_acc(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1, size_t nb2,
+                          size_t nb3, size_t offset);
+struct gk_tensor * gk_acc_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, size_t nb1,
+                                  size_t nb2, size_t nb3, size_t offset);
+/** a + b[0]: a float, b a float scalar (one element); the result has a's type and shape. */
+struct gk_tensor * gk_add1(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_add1_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+
+/* Windowed attention (SAM's image encoder; ggml's win_part, win_unpart, get_rel_pos,
+ * add_rel_pos). a of a one-element type for the first three. */
+/** a [C, W, H] -> [C, w, w, npx*npy], npx = ceil(W/w), npy = ceil(H/w): window py*npx + px
+ *  holds a[:, px*w .. +w, py*w .. +w], zero past a's edge. op_params: i32 npx, npy, w. */
+struct gk_tensor * gk_win_part(struct gk_context * ctx, struct gk_tensor * a, int w);
+/** The inverse: a [C, w, w, >= ceil(w0/w)*ceil(h0/w)] -> [C, w0, h0]. op_params: i32 w. */
+struct gk_tensor * gk_win_unpart(struct gk_context * ctx, struct gk_tensor * a, int w0, int h0, int w);
+/** a [C, 2 qh - 1] -> [C, kh, qh] of a's type (ggml: F16): result[:, k, q] = a[:, kh - 1 - k + q];
+ *  qh == kh. */
+struct gk_tensor * gk_get_rel_pos(struct gk_context * ctx, struct gk_tensor * a, int qh, int kh);
+/** a F32 [k*k, qw*qh, n] contiguous, pw and ph F32 [k, qw, qh, n] contiguous -> a's shape:
+ *  a[kw + k*kh, q, i] + ph[kh, q, i] + pw[kw, q, i] (ph added first when kh <= kw, as ggml).
+ *  op_params: i32 inplace. */
+struct gk_tensor * gk_add_rel_pos(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * pw,
+                                  struct gk_tensor * ph);
+struct gk_tensor * gk_add_rel_pos_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * pw,
+                                          struct gk_tensor * ph);
+
+/* State-space models (Mamba, ggml's ssm_conv / ssm_scan; all F32). */
+/** Causal depthwise convolution: sx [d_conv - 1 + n_t, d_inner, n_s], c [d_conv, d_inner]
+ *  (dense rows) -> [d_inner, n_t, n_s]; result[ch, t, s] = sum_i sx[t + i, ch, s] c[i, ch]. */
+struct gk_tensor * gk_ssm_conv(struct gk_context * ctx, struct gk_tensor * sx, struct gk_tensor * c);
+/** Selective scan. s [d_state, head_dim, n_head, n_states] (contiguous), x [head_dim,
+ *  n_head, n_tokens, n_seqs], dt [n_head, n_tokens, n_seqs], A [1, n_head] (Mamba-2) or
+ *  [d_state, n_head] (Mamba-1, K = 1), B and C [d_state, n_group, n_tokens, n_seqs] with
+ *  n_head % n_group == 0, ids I32 [n_seqs] (the initial state of sequence i is s[..., ids[i]];
+ *  one outside [0, n_states) is GK_STATUS_OUT_OF_RANGE at compute time), K >= 1 snapshot slots.
+ *  Per token: dt' = softplus(dt) (x when x > 20), state = state exp(dt' A) + B x dt',
+ *  y = state . C. Result F32 1-d: y (x's shape), then K states [d_state, head_dim, n_head,
+ *  n_seqs]: slot k is the state after token n_tokens-1-k, the initial state where k >= n_tokens
+ *  (ggml leaves those unwritten). op_params: i32 K. */
+struct gk_tensor * gk_ssm_scan(struct gk_context * ctx, struct gk_tensor * s, struct gk_tensor * x, struct gk_tensor * dt,
+                               struct gk_tensor * A, struct gk_tensor * B, struct gk_tensor * C, struct gk_tensor * ids,
+                               int64_t K);
+
+/* Recurrent linear attention with one S x S state per head (ggml's ops; all F32 and
+ * contiguous). The rwkv / gla ops take token tensors [S, H, n_tokens] holding n_seqs
+ * sequences one after the other (n_seqs = state->ne[1], dividing n_tokens) and a state of
+ * S*S*H*n_seqs values; their result is F32 [S*H, n_tokens + S*n_seqs]: the outputs, then the
+ * final states (the layout of state). Per token, with st the state of the head:       */
+/** RWKV-6: y[j] = sum_i r[i] (tf[i] k[i] v[j] + st[i][j]); st[i][j] = st[i][j] td[i] + k[i] v[j].
+ *  tf [S, H]; td per token. */
+struct gk_tensor * gk_rwkv_wkv6(struct gk_context * ctx, struct gk_tensor * k, struct gk_tensor * v,
+                                struct gk_tensor * r, struct gk_tensor * tf, struct gk_tensor * td,
+                                struct gk_tensor * state);
+/** GLA: st[i][j] = st[i][j] g[i] + k[i] v[j]; y[j] = sum_i st[i][j] q[i] scale (op_params f32 scale). */
+struct gk_tensor * gk_gated_linear_attn(struct gk_context * ctx, struct gk_tensor * k, struct gk_tensor * v,
+                                        struct gk_tensor * q, struct gk_tensor * g, struct gk_tensor * state,
+                                        float scale);
+/** RWKV-7: sa = sum_j a[j] st[i][j]; st[i][j] = st[i][j] w[j] + v[i] k[j] + sa b[j];
+ *  y[i] = sum_j st[i][j] r[j]. */
+struct gk_tensor * gk_rwkv_wkv7(struct gk_context * ctx, struct gk_tensor * r, struct gk_tensor * w,
+                                struct gk_tensor * k, struct gk_tensor * v, struct gk_tensor * a,
+                                struct gk_tensor * b, struct gk_tensor * state);
+/** Gated delta rule (Gated DeltaNet; KDA when g has S channels). v [S, H, n_tokens, n_seqs],
+ *  q and k [S, Hq, n_tokens, nq3] (dense rows; head h reads q/k head h % Hq, sequence i reads
+ *  i / (n_seqs / nq3)), g [1 or S, H, n_tokens, n_seqs], beta [1, H, n_tokens, n_seqs],
+ *  state [S, S, H, n_seqs] with st[i][j] at (i, j), K >= 1 snapshot slots (op_params i32 K).
+ *  Per token: st[i][j] *= exp(g[i]) (or exp(g)); delta[j] = (v[j] - sum_i st[i][j] k[i]) beta;
+ *  st[i][j] += k[i] delta[j]; y[j] = sum_i st[i][j] q[i] / sqrt(S).
+ *  Result F32 [S*H, n_tokens*n_seqs + K*S*n_seqs]: y [S, H, n_tokens, n_seqs], then K states
+ *  [S, S, H, n_seqs]: slot k is the state after token n_tokens-1-k, the initial state where
+ *  k >= n_tokens (ggml leaves those unwritten). */
+struct gk_tensor * gk_gated_delta_net(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
+                                      struct gk_tensor * v, struct gk_tensor * g, struct gk_tensor * beta,
+                                      struct gk_tensor * state, int64_t K);
+
+/* Custom ops (ggml's map_custom1/2/3, custom_4d, custom_inplace): a node computed by a
+ * callback. At compute time the threads 0 .. n-1 of the pass, n = n_tasks (or the thread
+ * count for GK_N_TASKS_MAX, and never more than it), each call it once with ith = their
+ * index and nth = n; the other threads skip it. The callback decides what each call
+ * writes: gk's guarantees (every output written, the same bits at every thread count) hold
+ * only when it writes all of dst and splits it so that nth changes no value. It must not
+ * abort or block on other threads. op_params: ggml's {callback, i32 n_tasks, userdata}.
+ * Errors: a NULL source or callback, n_tasks neither GK_N_TASKS_MAX nor > 0, n_args out of
+ * range. */
+#define GK_N_TASKS_MAX (-1)
+typedef void (*gk_custom1_op_t)(struct gk_tensor * dst, const struct gk_tensor * a, int ith, int nth, void * userdata);
+typedef void (*gk_custom2_op_t)(struct gk_tensor * dst, const struct gk_tensor * a, const struct gk_tensor * b,
+                                int ith, int nth, void * userdata);
+typedef void (*gk_custom3_op_t)(struct gk_tensor * dst, const struct gk_tensor * a, const struct gk_tensor * b,
+                                const struct gk_tensor * c, int ith, int nth, void * userdata);
+typedef void (*gk_custom_op_t)(struct gk_tensor * dst, int ith, int nth, void * userdata);
+/** A node of a's type and shape (the _inplace forms: a view of a) with sources a (, b, c). */
+struct gk_tensor * gk_map_custom1(struct gk_context * ctx, struct gk_tensor * a, gk_custom1_op_t fun, int n_tasks,
+                                  void * userdata);
+struct gk_tensor * gk_map_custom1_inplace(struct gk_context * ctx, struct gk_tensor * a, gk_custom1_op_t fun,
+                                          int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom2(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                  gk_custom2_op_t fun, int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom2_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                          gk_custom2_op_t fun, int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom3(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                  struct gk_tensor * c, gk_custom3_op_t fun, int n_tasks, void * userdata);
+struct gk_tensor * gk_map_custom3_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                          struct gk_tensor * c, gk_custom3_op_t fun, int n_tasks, void * userdata);
+/** A new [ne0, ne1, ne2, ne3] node of `type` (op CUSTOM) with sources args[0 .. n_args-1],
+ *  n_args < GK_MAX_SRC. */
+struct gk_tensor * gk_custom_4d(struct gk_context * ctx, enum gk_type type, int64_t ne0, int64_t ne1, int64_t ne2,
+                                int64_t ne3, struct gk_tensor ** args, int n_args, gk_custom_op_t fun, int n_tasks,
+                                void * userdata);
+/** A view of a (op CUSTOM) with sources a, args[0 .. n_args-1], n_args < GK_MAX_SRC - 1. */
+struct gk_tensor * gk_custom_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor ** args,
+                                     int n_args, gk_custom_op_t fun, int n_tasks, void * userdata);
 
 /* ------------------------------------------------------------------------------------ */
 /* Graphs                                                                                */

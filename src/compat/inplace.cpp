@@ -9,7 +9,7 @@
 // view of a with that node's op, op parameters and sources. The unused out-of-place node
 // costs one tensor struct in the context's arena (ggml_tensor_overhead() bytes), no data.
 // The ops gk has its own in-place builders for (add, sub, mul, div, scale, unary,
-// soft_max, diag_mask_inf) forward directly (forward.cpp).
+// soft_max, diag_mask_inf, set, acc, add1) forward directly (forward.cpp).
 #include "convert.h"
 
 #include <cstring>
@@ -119,6 +119,16 @@ struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, struct ggm
     return in_place(ctx, a, "ggml_rope_ext_inplace", [&](gk_context * g) {
         return gk_rope_ext(g, to_gk(a), to_gk(b), to_gk(c), n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
                            attn_factor, beta_fast, beta_slow);
+    });
+}
+
+struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                             struct ggml_tensor * c, int n_dims, int sections[GGML_MROPE_SECTIONS],
+                                             int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                             float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return in_place(ctx, a, "ggml_rope_multi_inplace", [&](gk_context * g) {
+        return gk_rope_multi(g, to_gk(a), to_gk(b), to_gk(c), n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale,
+                             ext_factor, attn_factor, beta_fast, beta_slow);
     });
 }
 

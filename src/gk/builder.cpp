@@ -53,6 +53,11 @@ bool builder::dims_at_most(const gk_tensor * t, int n_dims, const char * what) {
     return true;
 }
 
+bool builder::plain_type(const gk_tensor * t, const char * what) {
+    return gk_blck_size(t->type) == 1 ||
+           fail("%s has block type %s; this op moves single elements", what, gk_type_name(t->type));
+}
+
 gk_tensor * builder::result(gk_type type, const int64_t ne[4], gk_op op, gk_tensor * s0, gk_tensor * s1,
                             gk_tensor * s2, gk_tensor * s3) {
     gk_tensor * r = new_tensor(ctx_, type, ne, true);

@@ -104,6 +104,7 @@ public:
     bool contiguous(const gk_tensor * t, const char * what);
     bool same_shape(const gk_tensor * a, const gk_tensor * b);
     bool dims_at_most(const gk_tensor * t, int n_dims, const char * what);
+    bool plain_type(const gk_tensor * t, const char * what);  // one element per block (ops that move elements)
 
     /// A new result tensor of `type` and shape ne, with op and sources set.
     gk_tensor * result(gk_type type, const int64_t ne[4], gk_op op, gk_tensor * s0 = nullptr,

@@ -55,6 +55,81 @@ gk_tensor * diag_mask(gk_context * ctx, gk_op op, gk_tensor * a, int n_past, boo
     return r;
 }
 
+/// rope_multi's sections: each >= 0, s0 + s1 + s2 > 0, the sum at most ne0 (ggml's limits).
+bool sections_ok(builder & bd, const int * s, int64_t ne0) {
+    const int64_t sum = static_cast<int64_t>(s[0]) + s[1] + s[2] + s[3];
+    if (s[0] < 0 || s[1] < 0 || s[2] < 0 || s[3] < 0 || sum == s[3] || sum > ne0) {
+        return bd.fail("sections [%d, %d, %d, %d] must be >= 0, not all of the first three 0, and sum to <= ne0 %lld",
+                       s[0], s[1], s[2], s[3], static_cast<long long>(ne0));
+    }
+    return true;
+}
+
+/// rope_ext (sections NULL: mode normal or neox, positions [ne2]) and rope_multi
+/// (sections[4]: mode mrope, imrope or vision, positions [4 * ne2]).
+gk_tensor * rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, const int * sections,
+                 int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                 float beta_fast, float beta_slow) {
+    builder bd(ctx, sections ? "rope_multi" : "rope");
+    if (!bd.inputs(a, b) || !bd.float_type(a, "a") || !bd.type_is(b, GK_TYPE_I32, "positions b") ||
+        !bd.dims_at_most(b, 1, "positions b")) {
+        return nullptr;
+    }
+    if (!sections && mode != GK_ROPE_TYPE_NORMAL && mode != GK_ROPE_TYPE_NEOX) {
+        bd.fail("mode %d is not supported (normal = 0, neox = 2; the multi-section modes are rope_multi's)", mode);
+        return nullptr;
+    }
+    if (sections && mode != GK_ROPE_TYPE_MROPE && mode != GK_ROPE_TYPE_IMROPE && mode != GK_ROPE_TYPE_VISION) {
+        bd.fail("mode %d is not a multi-section mode (mrope = 8, vision = 24, imrope = 40)", mode);
+        return nullptr;
+    }
+    const int per_token = sections ? GK_MROPE_SECTIONS : 1;
+    if (b->ne[0] != per_token * a->ne[2]) {
+        bd.fail("positions b %s must have %d entries per a.ne2 of a %s", describe(b).c_str(), per_token,
+                describe(a).c_str());
+        return nullptr;
+    }
+    if (sections && !sections_ok(bd, sections, a->ne[0])) {
+        return nullptr;
+    }
+    if (mode == GK_ROPE_TYPE_VISION && 2 * static_cast<int64_t>(n_dims) != a->ne[0]) {
+        bd.fail("vision rope rotates pairs (x[i], x[i + n_dims]): n_dims = %d must be ne0/2 of a %s", n_dims,
+                describe(a).c_str());
+        return nullptr;
+    }
+    const int n_pairs = mode == GK_ROPE_TYPE_VISION ? n_dims : n_dims / 2;
+    if (n_dims <= 0 || n_dims % 2 != 0 || n_dims > a->ne[0]) {
+        bd.fail("n_dims = %d must be even and in 2..ne0 = %lld", n_dims, static_cast<long long>(a->ne[0]));
+        return nullptr;
+    }
+    if (c && (c->type != GK_TYPE_F32 || !gk_is_contiguous(c) || gk_nelements(c) < n_pairs)) {
+        bd.fail("frequency factors c %s must be contiguous f32 with one entry per rotated pair (%d)",
+                describe(c).c_str(), n_pairs);
+        return nullptr;
+    }
+    if (!(freq_base > 0.0f) || !(freq_scale > 0.0f) || !std::isfinite(ext_factor) || !std::isfinite(attn_factor)) {
+        bd.fail("freq_base %g and freq_scale %g must be > 0, ext_factor and attn_factor finite",
+                static_cast<double>(freq_base), static_cast<double>(freq_scale));
+        return nullptr;
+    }
+    gk_tensor * r = bd.result(a->type, a->ne, GK_OP_ROPE, a, b, c);
+    if (r) {
+        set_op_param_i32(r, 1, n_dims);
+        set_op_param_i32(r, 2, mode);
+        set_op_param_i32(r, 4, n_ctx_orig);
+        set_op_param_f32(r, 5, freq_base);
+        set_op_param_f32(r, 6, freq_scale);
+        set_op_param_f32(r, 7, ext_factor);
+        set_op_param_f32(r, 8, attn_factor);
+        set_op_param_f32(r, 9, beta_fast);
+        set_op_param_f32(r, 10, beta_slow);
+        for (int i = 0; sections && i < GK_MROPE_SECTIONS; ++i) {
+            set_op_param_i32(r, 11 + i, sections[i]);
+        }
+    }
+    return r;
+}
+
 } // namespace
 } // namespace gk
 
@@ -98,46 +173,19 @@ gk_tensor * gk_diag_mask_zero(gk_context * ctx, gk_tensor * a, int n_past) {
 gk_tensor * gk_rope_ext(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, int mode,
                         int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
                         float beta_fast, float beta_slow) {
-    builder bd(ctx, "rope");
-    if (!bd.inputs(a, b) || !bd.float_type(a, "a") || !bd.type_is(b, GK_TYPE_I32, "positions b") ||
-        !bd.dims_at_most(b, 1, "positions b")) {
+    return gk::rope(ctx, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+                    beta_fast, beta_slow);
+}
+
+gk_tensor * gk_rope_multi(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims,
+                          int sections[GK_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                          float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    if (!sections) {
+        gk::set_error(ctx, "rope_multi: sections is NULL");
         return nullptr;
     }
-    if (mode != GK_ROPE_TYPE_NORMAL && mode != GK_ROPE_TYPE_NEOX) {
-        bd.fail("mode %d is not supported (normal = 0, neox = 2)", mode);
-        return nullptr;
-    }
-    if (b->ne[0] != a->ne[2]) {
-        bd.fail("positions b %s must have one entry per a.ne2 of a %s", describe(b).c_str(), describe(a).c_str());
-        return nullptr;
-    }
-    if (n_dims <= 0 || n_dims % 2 != 0 || n_dims > a->ne[0]) {
-        bd.fail("n_dims = %d must be even and in 2..ne0 = %lld", n_dims, static_cast<long long>(a->ne[0]));
-        return nullptr;
-    }
-    if (c && (c->type != GK_TYPE_F32 || !gk_is_contiguous(c) || gk_nelements(c) < n_dims / 2)) {
-        bd.fail("frequency factors c %s must be contiguous f32 with >= n_dims/2 = %d entries", describe(c).c_str(),
-                n_dims / 2);
-        return nullptr;
-    }
-    if (!(freq_base > 0.0f) || !(freq_scale > 0.0f) || !std::isfinite(ext_factor) || !std::isfinite(attn_factor)) {
-        bd.fail("freq_base %g and freq_scale %g must be > 0, ext_factor and attn_factor finite",
-                static_cast<double>(freq_base), static_cast<double>(freq_scale));
-        return nullptr;
-    }
-    gk_tensor * r = bd.result(a->type, a->ne, GK_OP_ROPE, a, b, c);
-    if (r) {
-        gk::set_op_param_i32(r, 1, n_dims);
-        gk::set_op_param_i32(r, 2, mode);
-        gk::set_op_param_i32(r, 4, n_ctx_orig);
-        gk::set_op_param_f32(r, 5, freq_base);
-        gk::set_op_param_f32(r, 6, freq_scale);
-        gk::set_op_param_f32(r, 7, ext_factor);
-        gk::set_op_param_f32(r, 8, attn_factor);
-        gk::set_op_param_f32(r, 9, beta_fast);
-        gk::set_op_param_f32(r, 10, beta_slow);
-    }
-    return r;
+    return gk::rope(ctx, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+                    beta_fast, beta_slow);
 }
 
 gk_tensor * gk_rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, int n_dims, int mode) {

@@ -18,11 +18,6 @@ bool convertible(builder & bd, const gk_tensor * a, gk_type dst_type) {
     return true;
 }
 
-bool plain_type(builder & bd, const gk_tensor * t, const char * what) {
-    return gk_blck_size(t->type) == 1 ||
-           bd.fail("%s has block type %s; this op moves single elements", what, gk_type_name(t->type));
-}
-
 } // namespace
 } // namespace gk
 
@@ -98,7 +93,7 @@ gk_tensor * gk_set_rows(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tenso
 
 gk_tensor * gk_repeat(gk_context * ctx, gk_tensor * a, gk_tensor * b) {
     builder bd(ctx, "repeat");
-    if (!bd.inputs(a, b) || !gk::plain_type(bd, a, "a")) {
+    if (!bd.inputs(a, b) || !bd.plain_type(a, "a")) {
         return nullptr;
     }
     if (!gk_can_repeat(a, b)) {
@@ -110,7 +105,7 @@ gk_tensor * gk_repeat(gk_context * ctx, gk_tensor * a, gk_tensor * b) {
 
 gk_tensor * gk_concat(gk_context * ctx, gk_tensor * a, gk_tensor * b, int dim) {
     builder bd(ctx, "concat");
-    if (!bd.inputs(a, b) || !gk::plain_type(bd, a, "a") || !bd.type_is(b, a->type, "b")) {
+    if (!bd.inputs(a, b) || !bd.plain_type(a, "a") || !bd.type_is(b, a->type, "b")) {
         return nullptr;
     }
     if (dim < 0 || dim > 3) {

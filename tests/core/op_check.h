@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace gk_test {
@@ -160,6 +161,13 @@ inline void expect_close(const gk_tensor * out, const std::vector<double> & ref,
             ++reported;
         }
     }
+}
+
+/// A builder's refusal: r is NULL and ctx's last error contains `expect` (then cleared).
+inline void expect_refused(gk_context * ctx, const gk_tensor * r, const char * what, const char * expect) {
+    EXPECT_EQ(r, nullptr) << what;
+    EXPECT_NE(std::string(gk_last_error(ctx)).find(expect), std::string::npos) << what << ": " << gk_last_error(ctx);
+    gk_clear_error(ctx);
 }
 
 } // namespace gk_test

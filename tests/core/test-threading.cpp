@@ -29,6 +29,18 @@ struct op_case {
 
 gk_tensor * unary_case(env & e, gk_unary_op op) { return gk_unary(e.ctx, e.rand(GK_TYPE_F32, 33, 70, 1, 1, -4, 4), op); }
 
+/// A custom op whose callback splits dst's rows by ith / nth: dst = a * a.
+void square_rows(gk_tensor * dst, const gk_tensor * a, int ith, int nth, void *) {
+    const int64_t n = gk_nrows(dst);
+    for (int64_t r = ith * n / nth; r < (ith + 1) * n / nth; ++r) {
+        auto *       y = reinterpret_cast<float *>(static_cast<char *>(dst->data) + r * dst->nb[1]);
+        const auto * x = reinterpret_cast<const float *>(static_cast<const char *>(a->data) + r * a->nb[1]);
+        for (int64_t i = 0; i < dst->ne[0]; ++i) {
+            y[i] = x[i] * x[i];
+        }
+    }
+}
+
 // clang-format off
 const std::vector<op_case> k_cases = {
     {"add",            [](env & e) { return gk_add(e.ctx, e.f32(37, 10, 3, 2), e.f32(37, 1, 3, 1)); }},
@@ -137,6 +149,27 @@ const std::vector<op_case> k_cases = {
         gk_flash_attn_ext_add_sinks(r, e.f32(8));
         return r; }},
     {"flash_attn_q4_1_q5_0", [](env & e) { return gk_flash_attn_ext(e.ctx, e.f32(64, 9, 8), e.rand(GK_TYPE_Q4_1, 64, 12, 2), e.rand(GK_TYPE_Q5_0, 64, 12, 2), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 0.0f, 0.0f); }},
+    {"set",            [](env & e) { gk_tensor * a = e.f32(33, 70); return gk_set(e.ctx, a, e.f32(20, 30), a->nb[1] * 2, a->nb[2], a->nb[3], a->nb[1] + 12); }},
+    {"set_1d_inplace", [](env & e) { return gk_set_1d_inplace(e.ctx, e.f32(33, 70), e.f32(500), 400); }},
+    {"acc",            [](env & e) { gk_tensor * a = e.f32(33, 70); return gk_acc(e.ctx, a, e.f32(10, 60), a->nb[1], a->nb[2], a->nb[3], 40); }},
+    {"add1",           [](env & e) { return gk_add1(e.ctx, e.f32(33, 70), e.f32(1)); }},
+    {"ssm_conv",       [](env & e) { return gk_ssm_conv(e.ctx, e.f32(12, 40, 3), e.f32(4, 40)); }},
+    {"ssm_scan",       [](env & e) { return gk_ssm_scan(e.ctx, e.f32(16, 8, 6, 3), e.f32(8, 6, 5, 2), e.f32(6, 5, 2), e.rand(GK_TYPE_F32, 1, 6, 1, 1, -2, -0.1f), e.f32(16, 2, 5, 2), e.f32(16, 2, 5, 2), e.indices(3, 2), 3); }},
+    {"ssm_scan_mamba1", [](env & e) { return gk_ssm_scan(e.ctx, e.f32(16, 8, 6, 2), e.f32(8, 6, 5, 2), e.f32(6, 5, 2), e.rand(GK_TYPE_F32, 16, 6, 1, 1, -2, -0.1f), e.f32(16, 1, 5, 2), e.f32(16, 1, 5, 2), e.indices(2, 2), 1); }},
+    {"rwkv_wkv6",      [](env & e) { return gk_rwkv_wkv6(e.ctx, e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5), e.positive(8, 5, 6), e.f32(320, 2)); }},
+    {"gated_linear_attn", [](env & e) { return gk_gated_linear_attn(e.ctx, e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.positive(8, 5, 6), e.f32(320, 2), 0.3f); }},
+    {"rwkv_wkv7",      [](env & e) { return gk_rwkv_wkv7(e.ctx, e.f32(8, 5, 6), e.positive(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(8, 5, 6), e.f32(320, 2)); }},
+    {"gated_delta_net", [](env & e) { return gk_gated_delta_net(e.ctx, e.f32(8, 1, 4, 2), e.f32(8, 1, 4, 2), e.f32(8, 5, 4, 2), e.rand(GK_TYPE_F32, 1, 5, 4, 2, -1, 0), e.f32(1, 5, 4, 2), e.f32(8, 8, 5, 2), 2); }},
+    {"gated_delta_net_kda", [](env & e) { return gk_gated_delta_net(e.ctx, e.f32(8, 5, 4, 2), e.f32(8, 5, 4, 2), e.f32(8, 5, 4, 2), e.rand(GK_TYPE_F32, 8, 5, 4, 2, -1, 0), e.f32(1, 5, 4, 2), e.f32(8, 8, 5, 2), 6); }},
+    {"rope_mrope",     [](env & e) { int s[4] = {6, 5, 5, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), nullptr, 32, s, GK_ROPE_TYPE_MROPE, 0, 1000000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
+    {"rope_imrope",    [](env & e) { int s[4] = {4, 3, 3, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), nullptr, 24, s, GK_ROPE_TYPE_IMROPE, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f); }},
+    {"rope_vision",    [](env & e) { int s[4] = {8, 8, 0, 0}; return gk_rope_multi(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), e.positive(16), 16, s, GK_ROPE_TYPE_VISION, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
+    {"win_part",       [](env & e) { return gk_win_part(e.ctx, e.f32(5, 13, 11), 4); }},
+    {"win_unpart",     [](env & e) { return gk_win_unpart(e.ctx, e.f32(5, 4, 4, 12), 13, 11, 4); }},
+    {"get_rel_pos",    [](env & e) { return gk_get_rel_pos(e.ctx, e.rand(GK_TYPE_F16, 9, 27), 14, 14); }},
+    {"add_rel_pos",    [](env & e) { return gk_add_rel_pos(e.ctx, e.f32(36, 20, 3), e.f32(6, 5, 4, 3), e.f32(6, 5, 4, 3)); }},
+    {"map_custom1",    [](env & e) { return gk_map_custom1(e.ctx, e.f32(33, 70), square_rows, GK_N_TASKS_MAX, nullptr); }},
+    {"map_custom1_3_tasks", [](env & e) { return gk_map_custom1(e.ctx, e.f32(33, 70), square_rows, 3, nullptr); }},
 };
 // clang-format on
 

@@ -24,6 +24,11 @@ kernel_table build() {
     register_misc(t);
     register_matmul(t);
     register_attention(t);
+    register_set(t);
+    register_ssm(t);
+    register_linear_attn(t);
+    register_window(t);
+    register_custom(t);
     return t;
 }
 

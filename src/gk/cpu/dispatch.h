@@ -42,7 +42,7 @@ void register_unary(kernel_table & t);     // sqr sqrt log sin cos, unary, leaky
 void register_glu(kernel_table & t);       // glu (fused and split)                    (ops/glu.cpp)
 void register_norm(kernel_table & t);      // norm rms_norm l2_norm group_norm         (ops/norm.cpp)
 void register_softmax(kernel_table & t);   // soft_max                                 (ops/softmax.cpp)
-void register_rope(kernel_table & t);      // rope                                     (ops/rope.cpp)
+void register_rope(kernel_table & t);      // rope (and rope_multi's modes)            (ops/rope.cpp)
 void register_rows(kernel_table & t);      // get_rows set_rows                        (ops/rows.cpp)
 void register_copy(kernel_table & t);      // dup cpy cont                             (ops/copy.cpp)
 void register_reduce(kernel_table & t);    // sum sum_rows mean argmax cumsum          (ops/reduce.cpp)
@@ -51,5 +51,12 @@ void register_misc(kernel_table & t);      // repeat concat pad arange timestep_
                                            // scale clamp diag_mask_inf/zero          (ops/misc.cpp)
 void register_matmul(kernel_table & t);    // mul_mat mul_mat_id out_prod              (ops/matmul.cpp)
 void register_attention(kernel_table & t); // flash_attn_ext                           (ops/attention.cpp)
+void register_set(kernel_table & t);       // set acc add1                             (ops/set.cpp)
+void register_ssm(kernel_table & t);       // ssm_conv ssm_scan                        (ops/ssm.cpp)
+void register_linear_attn(kernel_table & t); // rwkv_wkv6 gated_linear_attn rwkv_wkv7
+                                           // gated_delta_net                          (ops/linear_attn.cpp)
+void register_window(kernel_table & t);    // win_part win_unpart get_rel_pos
+                                           // add_rel_pos                              (ops/window.cpp)
+void register_custom(kernel_table & t);    // map_custom1/2/3 custom                   (ops/custom.cpp)
 
 } // namespace gk::cpu
