@@ -471,7 +471,9 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const gk_gguf * g, std::string * erro
         case tokenizer_kind::bpe: {
             pre_tokenizer_spec spec;
             if (!find_pre_tokenizer(t->pre, spec)) {
-                fail(error, "tokenizer.ggml.pre: unsupported pre-tokenizer '" + t->pre + "'");
+                const char * why = pre_tokenizer_not_implemented(t->pre);
+                fail(error, "tokenizer.ggml.pre: unsupported pre-tokenizer '" + t->pre + "'" +
+                                (why ? std::string(" (") + why + ")" : std::string(" (not one llama.cpp knows)")));
                 return nullptr;
             }
             t->ignore_merges = spec.ignore_merges;

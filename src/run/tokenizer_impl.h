@@ -77,6 +77,10 @@ struct pre_tokenizer_spec {
     bool add_bos       = false;              // default of add_bos_token
 };
 
+/** Why pre-tokenizer `name`, which llama.cpp knows, is not implemented; nullptr for any
+ *  other name. */
+const char * pre_tokenizer_not_implemented(std::string_view name);
+
 /** The spec of pre-tokenizer `name` ("" = the default); false when it is unknown. */
 bool find_pre_tokenizer(std::string_view name, pre_tokenizer_spec & spec);
 

@@ -3,6 +3,11 @@
 //
 // The regex strings are those of the models' tokenizer.json files as llama.cpp states
 // them (src/llama-vocab.cpp), with case-insensitive groups spelt out as [sS] classes.
+// Where llama.cpp's regex engine reads a class otherwise than PCRE2 would, the entry
+// spells out what llama.cpp computes: it takes \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and
+// \p{Lo} each as any letter (youtu, tiny_aya), and \d and \b as ASCII in a regex without
+// \p{..} classes (tiny_aya, superbpe). Names llama.cpp knows that gk does not implement
+// are refused with the reason (pre_tokenizer_not_implemented).
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "tokenizer_impl.h"
 
@@ -36,6 +41,25 @@ constexpr const char * k_tekken =
     "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
     "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+// Qwen 3.5: Qwen 2's with combining marks kept in letter runs.
+constexpr const char * k_qwen35 =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}"
+    "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// DeepSeek V3's split after its digit and CJK/kana runs (also Hunyuan dense, JoyAI, HY v4).
+constexpr const char * k_deepseek3_words =
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+    "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+
+// GPT-4o's letter runs split at case changes, with marks counted as letters in the
+// lookaheads (Granite multilingual embeddings, 97M).
+constexpr const char * k_granite_multi =
+    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+"
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+    "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*"
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+    "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
 // BLOOM-style: everything up to a space or a sentence mark.
 constexpr const char * k_bloom = " ?[^(\\s|.,!?…。，、।۔،)]+";
 
@@ -49,11 +73,13 @@ struct pre_entry {
 const std::vector<pre_entry> & pre_table() {
     static const std::vector<pre_entry> table = {
         {{"", "default"}, {"[\\p{P}\\$\\+<=>\\^~\\|]+", k_gpt2, "\\p{N}+", "[0-9][0-9][0-9]"}},
-        {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"},
+        {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+          "jina-v5-nano"},
          {k_llama3}, true, true},
         {{"dbrx", "smaug-bpe", "chatglm-bpe"}, {k_llama3}},
         {{"glm4", "glm5"}, {k_llama3}, true},
-        {{"qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan"}, {k_qwen2}},
+        {{"qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan", "kormo", "f2llmv2", "grok-2", "solar-open"},
+         {k_qwen2}},
         {{"deepseek-llm"},
          {
           "[\r\n]",
@@ -71,18 +97,59 @@ const std::vector<pre_entry> & pre_table() {
           "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
          }},
         {{"falcon"}, {"[\\p{P}\\$\\+<=>\\^~\\|`]+", k_gpt2, "[0-9][0-9][0-9]"}},
-        {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"}, {"\\p{N}", k_gpt2}},
+        {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"},
+         {"\\p{N}", k_gpt2}},
         {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "trillion", "granite-docling", "exaone4", "jina-es", "jina-de",
           "jina-v2-es", "jina-v2-de", "gigachat", "a.x-4.0", "mellum", "modern-bert", "roberta-bpe", "jina-v1-en",
           "jina-v2-code"},
          {k_gpt2}},
-        {{"gpt-4o", "llama4"}, {k_gpt4o}},
+        {{"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"}, {k_gpt4o}},
         {{"tekken"}, {k_tekken}, true, true},
         {{"bloom", "poro-chat", "gpt3-finnish"}, {k_bloom}},
         {{"viking"}, {k_bloom, "\\p{N}"}},
         {{"seed-coder"},
          {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}"
           "| ?[^\\s\\p{L}\\p{N}\\r\\n]+|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"jais-2"},  // Llama 3's, with runs of white space cut into powers of two
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
+          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)"
+          "|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"}},
+        {{"minicpm5"},
+         {"\\p{N}{1,3}",
+          "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+"
+          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true},
+        {{"qwen35"}, {k_qwen35}},
+        {{"hunyuan-dense", "joyai-llm", "hy_v4"}, {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+", k_deepseek3_words}},
+        {{"spark2_5"},
+         {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
+          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+          "| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
+          "\\p{N}"}},
+        {{"youtu"},
+         {"[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
+          "[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+          "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true},
+        {{"exaone-moe"},  // letter runs go on over single spaces between letters
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: "
+          "\\p{L}\\p{M}*)*)+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"}},
+        {{"chameleon"},
+         {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
+          "[\\p{P}!-/:-@\\[-`{-~]", k_gpt2},
+         false, true},
+        {{"granite-embed-multi-97m"}, {k_granite_multi}, true},
+        {{"tiny_aya", "cohere2moe"},  // digits grouped in threes from the right, then GPT-4o's split
+         {"[0-9]{1,3}(?=(?:[0-9]{3})*(?![0-9A-Za-z_]))",
+          "[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+          "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"superbpe"}, {"\\p{N}+", "(?=([0-9]{3})+(?![0-9]))"}},
+        {{"bailingmoe", "bailingmoe2", "llada-moe"},
+         {"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
+          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"}},
+        {{"ufakzeka"},  // Qwen 2's without the contractions (Turkish suffixes stay on their word)
+         {"[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"laguna"}, {"[^\\n]+|[\\n]+", k_qwen2}},
     };
     return table;
 }
@@ -117,6 +184,26 @@ std::string with_next_line_as_space(std::string_view re) {
 }
 
 } // namespace
+
+const char * pre_tokenizer_not_implemented(std::string_view name) {
+    constexpr const char * k_raw_utf8 =
+        "llama.cpp runs it as SentencePiece-style BPE over raw UTF-8 with spaces as U+2581; gk's BPE is byte-level";
+    static const struct {
+        std::string_view name;
+        const char *     why;
+    } refused[] = {
+        {"kimi-k2", "llama.cpp splits it with hand-written code (Han runs apart from cased letter runs)"},
+        {"afmoe", "llama.cpp groups its digits with hand-written code"},
+        {"gemma4", k_raw_utf8},
+        {"granite-embed-multi-311m", k_raw_utf8},
+        {"sarvam-moe", k_raw_utf8},
+        {"whitespace", "llama.cpp splits at white space over raw UTF-8; gk's BPE is byte-level"},
+    };
+    for (const auto & r : refused) {
+        if (r.name == name) return r.why;
+    }
+    return nullptr;
+}
 
 bool find_pre_tokenizer(std::string_view name, pre_tokenizer_spec & spec) {
     for (const pre_entry & e : pre_table()) {
@@ -184,7 +271,11 @@ std::vector<std::string_view> pre_tokenizer::split(std::string_view text) const 
                 const int rc = pcre2_match(re.code.get(), subject, piece.size(), from, PCRE2_NO_UTF_CHECK, md, nullptr);
                 if (rc < 0) break;
                 const size_t b = ov[0], e = ov[1];
-                if (e == b) {  // an empty match cuts nothing; step over one character
+                if (e == b) {  // an empty match cuts there (superbpe's digit groups); step over one character
+                    if (b > done) {
+                        next.push_back(piece.substr(done, b - done));
+                        done = b;
+                    }
                     from = b + 1;
                     while (from < piece.size() && (static_cast<unsigned char>(piece[from]) & 0xC0) == 0x80) ++from;
                     continue;
