@@ -17,6 +17,7 @@ struct Tokenizer::impl {
     bool add_space_prefix = false;               // SentencePiece: " " in front of the text
     bool lowercase = true, strip_accents = true; // WordPiece normaliser
     bool ignore_merges = false;                  // BPE: a word that is a token is taken whole
+    bool raw_utf8 = false, newline_words = false; // BPE: gemma4's kind (pre_tokenizer_spec)
 
     bpe_ranks                      ranks;
     std::unique_ptr<pre_tokenizer> pretok;
@@ -273,7 +274,7 @@ void build_pieces(Tokenizer::impl & t) {
                 }
                 break;
             case token_type::normal:
-                if (t.kind == tokenizer_kind::bpe) {
+                if (t.kind == tokenizer_kind::bpe && !t.raw_utf8) {
                     // byte-level characters back to bytes; others pass through unchanged
                     for (size_t pos = 0; pos < text.size();) {
                         const size_t start = pos;
@@ -389,11 +390,33 @@ void Tokenizer::impl::encode_text(std::string_view text, bool after_special, std
         case tokenizer_kind::bpe: {
             std::string valid;
             utf8::append_valid(text, valid, false);
+            if (raw_utf8) {  // spaces as U+2581, before the split (llama.cpp's escape_whitespaces)
+                std::string escaped;
+                for (const char c : valid) {
+                    if (c == ' ') {
+                        escaped += k_space_mark;
+                    } else {
+                        escaped += c;
+                    }
+                }
+                valid.swap(escaped);
+            }
             std::string word;
             for (const std::string_view w : pretok->split(valid)) {
+                if (newline_words && w.find_first_not_of('\n') == std::string_view::npos) {
+                    const token_id whole = voc.find(w);
+                    if (whole != k_no_token) {
+                        out.push_back(whole);
+                        continue;
+                    }
+                }
                 word.clear();
-                for (const char c : w) word += utf8::byte_to_char(static_cast<uint8_t>(c));
-                encode_bpe_word(voc, ranks, word, ignore_merges, out);
+                if (raw_utf8) {
+                    word = w;
+                } else {
+                    for (const char c : w) word += utf8::byte_to_char(static_cast<uint8_t>(c));
+                }
+                encode_bpe_word(voc, ranks, word, ignore_merges, raw_utf8, out);
             }
             break;
         }
@@ -478,6 +501,8 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const gk_gguf * g, std::string * erro
             }
             t->ignore_merges = spec.ignore_merges;
             t->add_bos = spec.add_bos;
+            t->raw_utf8 = spec.raw_utf8;
+            t->newline_words = spec.newline_words;
             t->pretok = pre_tokenizer::compile(spec.regexes, error);
             if (!t->pretok) return nullptr;
             if (!load_merges(g, t->voc, t->ranks, error)) return nullptr;

@@ -70,6 +70,8 @@ struct pre_entry {
     std::vector<std::string>      regexes;
     bool ignore_merges = false;
     bool add_bos       = false;
+    bool raw_utf8      = false;
+    bool newline_words = false;
 };
 
 const std::vector<pre_entry> & pre_table() {
@@ -152,6 +154,9 @@ const std::vector<pre_entry> & pre_table() {
         {{"ufakzeka"},  // Qwen 2's without the contractions (Turkish suffixes stay on their word)
          {"[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
         {{"laguna"}, {"[^\\n]+|[\\n]+", k_qwen2}},
+        // SentencePiece-style BPE over raw UTF-8, spaces as U+2581: only lines are split
+        {{"gemma4", "granite-embed-multi-311m"}, {"[^\\n]+|[\\n]+"}, false, false, true, true},
+        {{"sarvam-moe"}, {"[^\\n]+|[\\n]+"}, false, false, true},
     };
     return table;
 }
@@ -188,17 +193,12 @@ std::string with_next_line_as_space(std::string_view re) {
 } // namespace
 
 const char * pre_tokenizer_not_implemented(std::string_view name) {
-    constexpr const char * k_raw_utf8 =
-        "llama.cpp runs it as SentencePiece-style BPE over raw UTF-8 with spaces as U+2581; gk's BPE is byte-level";
     static const struct {
         std::string_view name;
         const char *     why;
     } refused[] = {
         {"kimi-k2", "llama.cpp splits it with hand-written code (Han runs apart from cased letter runs)"},
         {"afmoe", "llama.cpp groups its digits with hand-written code"},
-        {"gemma4", k_raw_utf8},
-        {"granite-embed-multi-311m", k_raw_utf8},
-        {"sarvam-moe", k_raw_utf8},
         {"whitespace", "llama.cpp splits at white space over raw UTF-8; gk's BPE is byte-level"},
     };
     for (const auto & r : refused) {
@@ -214,6 +214,8 @@ bool find_pre_tokenizer(std::string_view name, pre_tokenizer_spec & spec) {
                 spec.regexes = e.regexes;
                 spec.ignore_merges = e.ignore_merges;
                 spec.add_bos = e.add_bos;
+                spec.raw_utf8 = e.raw_utf8;
+                spec.newline_words = e.newline_words;
                 return true;
             }
         }

@@ -28,12 +28,9 @@ using gk::run::Tokenizer;
 namespace {
 
 // Names gk refuses: llama.cpp tokenizes them with hand-written splitters (kimi-k2's Han
-// handling, afmoe's digit grouping) or as SentencePiece-style BPE over raw UTF-8 with
-// spaces as U+2581 (gemma4, granite-embed-multi-311m, sarvam-moe), which gk's byte-level
-// BPE does not do (whitespace: a split at white space over raw UTF-8, which llama.cpp
-// itself cannot load with GPT-2's vocabulary).
-const std::set<std::string> k_refused = {"kimi-k2",    "afmoe",     "gemma4", "granite-embed-multi-311m",
-                                         "sarvam-moe", "whitespace"};
+// handling, afmoe's digit grouping) or splits at white space over raw UTF-8 (whitespace,
+// which llama.cpp itself cannot load with GPT-2's vocabulary).
+const std::set<std::string> k_refused = {"kimi-k2", "afmoe", "whitespace"};
 
 const nlohmann::json & reference() {
     static const nlohmann::json j = [] {
