@@ -3,7 +3,8 @@
 // scripts/record-pretokenizers; llama.cpp is not needed here).
 //
 // The vocabulary is GPT-2's byte-level BPE (../shared/data/gguf/vocab/ggml-vocab-gpt-2.gguf)
-// with tokenizer.ggml.pre set to each name in turn; each of the recorded texts encodes
+// with tokenizer.ggml.pre set to each name in turn (and, for gemma4's names, also a small
+// raw-UTF-8 BPE vocabulary); each of the recorded texts encodes
 // with add_special = false and parse_special = false, as the recording did. A name gk
 // does not implement must be refused when the vocabulary loads, with a message naming
 // it, and be one of k_refused (documented in docs/tokenizers.md): nothing is skipped
@@ -44,15 +45,22 @@ struct closer {
     void operator()(gk_gguf * g) const { gk_gguf_free(g); }
 };
 
-TEST(PreTokenizer, EveryNameLlamaCppKnows) {
-    const fs::path vocab = fs::path(GK_SHARED_DATA) / reference()["vocab"].get<std::string>();
+/** The recorded set `index`: its vocabulary ("shared:PATH" under ../shared/data, "test:PATH"
+ *  under tests/data) under each of its names; with `round_trip`, the ids also decode back
+ *  to the text (a vocabulary with every <0xXX> byte token). */
+void check_set(size_t index, bool round_trip) {
+    const nlohmann::json & set  = reference()["sets"][index];
+    const std::string      spec = set["vocab"].get<std::string>();
+    const size_t           colon = spec.find(':');
+    const fs::path vocab = fs::path(spec.substr(0, colon) == "shared" ? GK_SHARED_DATA : GK_TEST_DATA) /
+                           spec.substr(colon + 1);
     if (!fs::exists(vocab)) GTEST_SKIP() << "GK-SKIP: " << vocab << " is missing";
     gk_gguf_error                     gerr{};
     std::unique_ptr<gk_gguf, closer>  g(gk_gguf_open(vocab.c_str(), &gerr));
     ASSERT_TRUE(g) << gerr.message;
     const auto & texts   = reference()["texts"];
     int          checked = 0;
-    for (const auto & [name, entry] : reference()["names"].items()) {
+    for (const auto & [name, entry] : set["names"].items()) {
         SCOPED_TRACE("pre-tokenizer '" + name + "'");
         if (entry.contains("llama_cpp_error") && !k_refused.count(name)) continue;
         // The absent key reads as the empty name, in llama.cpp as in gk.
@@ -73,11 +81,19 @@ TEST(PreTokenizer, EveryNameLlamaCppKnows) {
         ASSERT_EQ(ids.size(), texts.size());
         for (size_t i = 0; i < texts.size(); ++i) {
             const std::string text = texts[i].get<std::string>();
-            EXPECT_EQ(tok->encode(text, false, false), ids[i].get<std::vector<token_id>>()) << "text " << i << ": " << text;
+            const std::vector<token_id> want = ids[i].get<std::vector<token_id>>();
+            EXPECT_EQ(tok->encode(text, false, false), want) << "text " << i << ": " << text;
+            if (round_trip) EXPECT_EQ(tok->decode(want, false), text) << "text " << i;
         }
         ++checked;
     }
-    std::printf("%d pre-tokenizer names checked against llama.cpp, %zu refused by name\n", checked, k_refused.size());
+    std::printf("%s: %d pre-tokenizer names checked against llama.cpp\n", spec.c_str(), checked);
 }
+
+TEST(PreTokenizer, EveryNameOnGpt2Vocabulary) { check_set(0, false); }
+// gemma4's kind of BPE (raw UTF-8, U+2581, <0xXX> byte tokens) on a vocabulary of that
+// kind (tests/data/tokenizer/bpe-raw-utf8.gguf, written by the same script), which
+// decode back to the text (U+2581 to spaces, byte tokens to their bytes).
+TEST(PreTokenizer, RawUtf8NamesOnTheirKindOfVocabulary) { check_set(1, true); }
 
 } // namespace
