@@ -5,9 +5,11 @@
 // them (src/llama-vocab.cpp), with case-insensitive groups spelt out as [sS] classes.
 // Where llama.cpp's regex engine reads a class otherwise than PCRE2 would, the entry
 // spells out what llama.cpp computes: it takes \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and
-// \p{Lo} each as any letter (youtu, tiny_aya), and \d and \b as ASCII in a regex without
-// \p{..} classes (tiny_aya, superbpe). Names llama.cpp knows that gk does not implement
-// are refused with the reason (pre_tokenizer_not_implemented).
+// \p{Lo} each as any letter (youtu, tiny_aya), and \d as ASCII in a regex without \p{..}
+// classes (superbpe); where it splits with hand-written code instead of a regex (afmoe's
+// and tiny_aya's digits, kimi-k2), the entry is a regex that does the same. Names
+// llama.cpp knows that gk does not implement are refused with the reason
+// (pre_tokenizer_not_implemented).
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "tokenizer_impl.h"
 
@@ -61,6 +63,10 @@ constexpr const char * k_granite_multi =
     "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*"
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
     "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// Digit runs cut into groups of three from the right, the first of 1-3 (llama.cpp's
+// hand-written split for afmoe, also used for tiny_aya's digit regex).
+constexpr const char * k_digit_groups = "\\p{N}{1,3}(?=(?:\\p{N}{3})*(?!\\p{N}))";
 
 // BLOOM-style: everything up to a space or a sentence mark.
 constexpr const char * k_bloom = " ?[^(\\s|.,!?…。，、।۔،)]+";
@@ -144,7 +150,7 @@ const std::vector<pre_entry> & pre_table() {
          false, true},
         {{"granite-embed-multi-97m"}, {k_granite_multi}, true},
         {{"tiny_aya", "cohere2moe"},  // digits grouped in threes from the right, then GPT-4o's split
-         {"[0-9]{1,3}(?=(?:[0-9]{3})*(?![0-9A-Za-z_]))",
+         {k_digit_groups,
           "[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
           "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
         {{"superbpe"}, {"\\p{N}+", "(?=([0-9]{3})+(?![0-9]))"}},
@@ -153,6 +159,10 @@ const std::vector<pre_entry> & pre_table() {
           "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"}},
         {{"ufakzeka"},  // Qwen 2's without the contractions (Turkish suffixes stay on their word)
          {"[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"afmoe"}, {k_digit_groups, "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+", k_deepseek3_words}},
+        {{"kimi-k2"},  // llama.cpp's hand-written split: Han runs, then letter runs without Han or case
+         {"\\p{Han}+|[^\\r\\n\\p{L}\\p{N}]?(?:(?!\\p{Han})\\p{L})+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+          "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
         {{"laguna"}, {"[^\\n]+|[\\n]+", k_qwen2}},
         // SentencePiece-style BPE over raw UTF-8, spaces as U+2581: only lines are split
         {{"gemma4", "granite-embed-multi-311m"}, {"[^\\n]+|[\\n]+"}, false, false, true, true},
@@ -197,8 +207,6 @@ const char * pre_tokenizer_not_implemented(std::string_view name) {
         std::string_view name;
         const char *     why;
     } refused[] = {
-        {"kimi-k2", "llama.cpp splits it with hand-written code (Han runs apart from cased letter runs)"},
-        {"afmoe", "llama.cpp groups its digits with hand-written code"},
         {"whitespace", "llama.cpp splits at white space over raw UTF-8; gk's BPE is byte-level"},
     };
     for (const auto & r : refused) {

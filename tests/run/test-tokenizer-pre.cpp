@@ -28,10 +28,9 @@ using gk::run::Tokenizer;
 
 namespace {
 
-// Names gk refuses: llama.cpp tokenizes them with hand-written splitters (kimi-k2's Han
-// handling, afmoe's digit grouping) or splits at white space over raw UTF-8 (whitespace,
-// which llama.cpp itself cannot load with GPT-2's vocabulary).
-const std::set<std::string> k_refused = {"kimi-k2", "afmoe", "whitespace"};
+// Names gk refuses: whitespace (a split at white space over raw UTF-8, which llama.cpp
+// itself cannot load with GPT-2's vocabulary).
+const std::set<std::string> k_refused = {"whitespace"};
 
 const nlohmann::json & reference() {
     static const nlohmann::json j = [] {
