@@ -17,7 +17,8 @@ struct Tokenizer::impl {
     bool add_space_prefix = false;               // SentencePiece: " " in front of the text
     bool lowercase = true, strip_accents = true; // WordPiece normaliser
     bool ignore_merges = false;                  // BPE: a word that is a token is taken whole
-    bool raw_utf8 = false, newline_words = false; // BPE: gemma4's kind (pre_tokenizer_spec)
+    bool raw_utf8 = false, space_mark = false;   // BPE over raw UTF-8 (pre_tokenizer_spec)
+    bool newline_words = false;                  // BPE: gemma4's newline runs whole
 
     bpe_ranks                      ranks;
     std::unique_ptr<pre_tokenizer> pretok;
@@ -390,7 +391,7 @@ void Tokenizer::impl::encode_text(std::string_view text, bool after_special, std
         case tokenizer_kind::bpe: {
             std::string valid;
             utf8::append_valid(text, valid, false);
-            if (raw_utf8) {  // spaces as U+2581, before the split (llama.cpp's escape_whitespaces)
+            if (space_mark) {  // spaces as U+2581, before the split (llama.cpp's escape_whitespaces)
                 std::string escaped;
                 for (const char c : valid) {
                     if (c == ' ') {
@@ -494,14 +495,13 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const gk_gguf * g, std::string * erro
         case tokenizer_kind::bpe: {
             pre_tokenizer_spec spec;
             if (!find_pre_tokenizer(t->pre, spec)) {
-                const char * why = pre_tokenizer_not_implemented(t->pre);
-                fail(error, "tokenizer.ggml.pre: unsupported pre-tokenizer '" + t->pre + "'" +
-                                (why ? std::string(" (") + why + ")" : std::string(" (not one llama.cpp knows)")));
+                fail(error, "tokenizer.ggml.pre: unsupported pre-tokenizer '" + t->pre + "' (not one llama.cpp knows)");
                 return nullptr;
             }
             t->ignore_merges = spec.ignore_merges;
             t->add_bos = spec.add_bos;
             t->raw_utf8 = spec.raw_utf8;
+            t->space_mark = spec.space_mark;
             t->newline_words = spec.newline_words;
             t->pretok = pre_tokenizer::compile(spec.regexes, error);
             if (!t->pretok) return nullptr;

@@ -81,16 +81,12 @@ struct pre_tokenizer_spec {
     std::vector<std::string> regexes;        // applied one after the other
     bool ignore_merges = false;              // llama-3 family: whole-word tokens first
     bool add_bos       = false;              // default of add_bos_token
-    bool raw_utf8      = false;              // SentencePiece-style BPE (gemma4): spaces as
-                                             // U+2581, words not in the byte alphabet,
-                                             // <0xXX> byte tokens
+    bool raw_utf8      = false;              // BPE over raw UTF-8 (gemma4, whitespace): words
+                                             // not in the byte alphabet, <0xXX> byte tokens
+    bool space_mark    = false;              // spaces become U+2581 before the split (gemma4)
     bool newline_words = false;              // gemma4: a word of newlines that is a token
                                              // is taken whole
 };
-
-/** Why pre-tokenizer `name`, which llama.cpp knows, is not implemented; nullptr for any
- *  other name. */
-const char * pre_tokenizer_not_implemented(std::string_view name);
 
 /** The spec of pre-tokenizer `name` ("" = the default); false when it is unknown. */
 bool find_pre_tokenizer(std::string_view name, pre_tokenizer_spec & spec);

@@ -7,9 +7,8 @@
 // spells out what llama.cpp computes: it takes \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and
 // \p{Lo} each as any letter (youtu, tiny_aya), and \d as ASCII in a regex without \p{..}
 // classes (superbpe); where it splits with hand-written code instead of a regex (afmoe's
-// and tiny_aya's digits, kimi-k2), the entry is a regex that does the same. Names
-// llama.cpp knows that gk does not implement are refused with the reason
-// (pre_tokenizer_not_implemented).
+// and tiny_aya's digits, kimi-k2), the entry is a regex that does the same. The table
+// has every name llama.cpp knows.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "tokenizer_impl.h"
 
@@ -77,6 +76,7 @@ struct pre_entry {
     bool ignore_merges = false;
     bool add_bos       = false;
     bool raw_utf8      = false;
+    bool space_mark    = false;
     bool newline_words = false;
 };
 
@@ -165,8 +165,9 @@ const std::vector<pre_entry> & pre_table() {
           "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
         {{"laguna"}, {"[^\\n]+|[\\n]+", k_qwen2}},
         // SentencePiece-style BPE over raw UTF-8, spaces as U+2581: only lines are split
-        {{"gemma4", "granite-embed-multi-311m"}, {"[^\\n]+|[\\n]+"}, false, false, true, true},
-        {{"sarvam-moe"}, {"[^\\n]+|[\\n]+"}, false, false, true},
+        {{"gemma4", "granite-embed-multi-311m"}, {"[^\\n]+|[\\n]+"}, false, false, true, true, true},
+        {{"sarvam-moe"}, {"[^\\n]+|[\\n]+"}, false, false, true, true},
+        {{"whitespace"}, {"\\S+"}, false, false, true},  // runs of non-space and of space, raw UTF-8
     };
     return table;
 }
@@ -202,19 +203,6 @@ std::string with_next_line_as_space(std::string_view re) {
 
 } // namespace
 
-const char * pre_tokenizer_not_implemented(std::string_view name) {
-    static const struct {
-        std::string_view name;
-        const char *     why;
-    } refused[] = {
-        {"whitespace", "llama.cpp splits at white space over raw UTF-8; gk's BPE is byte-level"},
-    };
-    for (const auto & r : refused) {
-        if (r.name == name) return r.why;
-    }
-    return nullptr;
-}
-
 bool find_pre_tokenizer(std::string_view name, pre_tokenizer_spec & spec) {
     for (const pre_entry & e : pre_table()) {
         for (const std::string_view n : e.names) {
@@ -223,6 +211,7 @@ bool find_pre_tokenizer(std::string_view name, pre_tokenizer_spec & spec) {
                 spec.ignore_merges = e.ignore_merges;
                 spec.add_bos = e.add_bos;
                 spec.raw_utf8 = e.raw_utf8;
+                spec.space_mark = e.space_mark;
                 spec.newline_words = e.newline_words;
                 return true;
             }
