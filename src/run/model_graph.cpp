@@ -32,9 +32,9 @@ constexpr size_t k_nodes_per_layer = 64;
 constexpr size_t k_nodes_per_seq   = 16;  // per layer: views, cache writes, attention, concat
 
 // YaRN parameters in llama.cpp's defaults; with ext_factor 0 they change nothing.
-constexpr float k_ext_factor  = 0.0f;
-constexpr float k_beta_fast   = 32.0f;
-constexpr float k_beta_slow   = 1.0f;
+constexpr float k_ext_factor = 0.0f;
+constexpr float k_beta_fast  = 32.0f;
+constexpr float k_beta_slow  = 1.0f;
 
 struct graph_builder {
     gk_context *      ctx;
@@ -70,8 +70,8 @@ struct graph_builder {
         const float base  = swa ? hp.rope_base_swa : hp.rope_base;
         const float scale = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
         return gk_rope_ext(ctx, x, io.pos, rope_factors(), static_cast<int>(hp.n_rot), hp.rope_mode,
-                           static_cast<int>(hp.n_ctx_orig), base, scale, k_ext_factor, hp.rope_attn_factor,
-                           k_beta_fast, k_beta_slow);
+                           static_cast<int>(hp.n_ctx_orig), base, scale, k_ext_factor, hp.rope_attn_factor, k_beta_fast,
+                           k_beta_slow);
     }
 
     struct qkv_heads {

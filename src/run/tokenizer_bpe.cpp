@@ -29,8 +29,8 @@ int32_t bpe_ranks::rank(token_id left, token_id right) const {
     return it == ranks_.end() ? -1 : it->second;
 }
 
-void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges,
-                     bool raw_utf8, std::vector<token_id> & out) {
+void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges, bool raw_utf8,
+                     std::vector<token_id> & out) {
     if (ignore_merges) {
         const token_id whole = v.find(word);
         if (whole != k_no_token) {

@@ -71,8 +71,8 @@ private:
  *  taken whole (llama-3 style). A piece left that is not a token becomes its characters'
  *  tokens, or with `raw_utf8` one <0xXX> token per byte (none where the vocabulary has
  *  no such token), as llama.cpp does for gemma4's BPE. */
-void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges,
-                     bool raw_utf8, std::vector<token_id> & out);
+void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges, bool raw_utf8,
+                     std::vector<token_id> & out);
 
 // ---- pre-tokenizers (tokenizer_pretok.cpp) ------------------------------------------
 

@@ -42,14 +42,14 @@ struct closer {
  *  under tests/data) under each of its names; with `round_trip`, the ids also decode back
  *  to the text (a vocabulary with every <0xXX> byte token). */
 void check_set(size_t index, bool round_trip) {
-    const nlohmann::json & set  = reference()["sets"][index];
-    const std::string      spec = set["vocab"].get<std::string>();
+    const nlohmann::json & set   = reference()["sets"][index];
+    const std::string      spec  = set["vocab"].get<std::string>();
     const size_t           colon = spec.find(':');
-    const fs::path vocab = fs::path(spec.substr(0, colon) == "shared" ? GK_SHARED_DATA : GK_TEST_DATA) /
+    const fs::path         vocab = fs::path(spec.substr(0, colon) == "shared" ? GK_SHARED_DATA : GK_TEST_DATA) /
                            spec.substr(colon + 1);
     if (!fs::exists(vocab)) GTEST_SKIP() << "GK-SKIP: " << vocab << " is missing";
-    gk_gguf_error                     gerr{};
-    std::unique_ptr<gk_gguf, closer>  g(gk_gguf_open(vocab.c_str(), &gerr));
+    gk_gguf_error                    gerr{};
+    std::unique_ptr<gk_gguf, closer> g(gk_gguf_open(vocab.c_str(), &gerr));
     ASSERT_TRUE(g) << gerr.message;
     const auto & texts   = reference()["texts"];
     int          checked = 0;
@@ -69,7 +69,7 @@ void check_set(size_t index, bool round_trip) {
         ASSERT_EQ(ids.size(), texts.size());
         for (size_t i = 0; i < texts.size(); ++i) {
             if (ids[i].is_null()) continue;  // llama.cpp aborted on this text (whitespace's runs of spaces)
-            const std::string text = texts[i].get<std::string>();
+            const std::string           text = texts[i].get<std::string>();
             const std::vector<token_id> want = ids[i].get<std::vector<token_id>>();
             EXPECT_EQ(tok->encode(text, false, false), want) << "text " << i << ": " << text;
             if (round_trip) EXPECT_EQ(tok->decode(want, false), text) << "text " << i;
@@ -85,4 +85,4 @@ TEST(PreTokenizer, EveryNameOnGpt2Vocabulary) { check_set(0, false); }
 // decode back to the text (U+2581 to spaces, byte tokens to their bytes).
 TEST(PreTokenizer, RawUtf8NamesOnTheirKindOfVocabulary) { check_set(1, true); }
 
-} // namespace
+}  // namespace
