@@ -6,7 +6,13 @@
 //   gemma3  Gemma 3: embeddings scaled by sqrt(n_embd), q/k RMS norms, norms after
 //           attention and feed-forward, GELU(tanh) GLU, sliding-window layers with their
 //           own rope base (every sliding_window_pattern-th layer is global), neox rope;
-//   qwen3   Qwen 3 dense: q/k RMS norms, grouped-query attention, SwiGLU, neox rope.
+//   qwen3   Qwen 3 dense: q/k RMS norms, grouped-query attention, SwiGLU, neox rope;
+//   qwen2   Qwen 2 / 2.5: llama with q/k/v biases and neox rope (optional output bias);
+//   phi3    Phi-3 / 3.5: fused attn_qkv, fused ffn_up (gate | up), neox rope, q scaled
+//           before attention, LongRoPE factors (rope_factors_long / _short) when present;
+//   gemma2  Gemma 2: gemma3 without q/k norms, with attention logit softcapping, final
+//           logit softcapping and the sliding window on every other layer.
+// Any architecture takes a fused attn_qkv in place of attn_q/k/v, as llama.cpp does.
 // Hyperparameters come from the `{arch}.*` keys (llama.cpp's names and defaults); each
 // weight is checked against the shape its role needs before anything is computed.
 //
@@ -27,9 +33,9 @@
 
 namespace gk::run {
 
-enum class arch_kind { llama, gemma3, qwen3 };
+enum class arch_kind { llama, gemma3, qwen3, qwen2, phi3, gemma2 };
 
-/** "llama, gemma3, qwen3": the architectures this runtime implements. */
+/** "llama, gemma3, qwen3, qwen2, phi3, gemma2": the architectures this runtime implements. */
 const char * supported_architectures();
 
 /** What a forward pass needs to know about the network. Sizes are element counts. */
@@ -46,12 +52,15 @@ struct hparams {
     int64_t     head_dim_v = 0;     // attention.value_length, else n_embd / n_head
     int64_t     n_rot      = 0;     // rope.dimension_count, else head_dim_k
     int64_t     n_ctx_train = 0;    // context_length
+    int64_t     n_ctx_orig  = 0;    // rope.scaling.original_context_length, else n_ctx_train
     float       rms_eps     = 0.0f;
 
     int   rope_mode       = 0;      // GK_ROPE_TYPE_NORMAL (llama) or _NEOX
     float rope_base       = 10000.0f;
     float rope_freq_scale = 1.0f;   // 1 / rope.scaling.factor (linear scaling)
-    float rope_base_swa   = 10000.0f;  // sliding-window layers (gemma3)
+    float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: scales rope's output (LongRoPE)
+    float rope_base_swa   = 10000.0f;  // sliding-window layers (gemma3: own key; gemma2: rope_base)
+    float rope_freq_scale_swa = 1.0f;  // sliding-window layers (gemma2: rope_freq_scale)
 
     int64_t           n_swa = 0;    // sliding window in tokens; 0 = none
     std::vector<bool> swa_layer;    // per layer: uses the sliding window
@@ -60,8 +69,10 @@ struct hparams {
     float kq_scale      = 1.0f;     // scale of q.k inside attention
     float embd_scale    = 1.0f;     // gemma3: sqrt(n_embd)
     float logit_softcap = 0.0f;     // final_logit_softcapping; 0 = off
+    float attn_softcap  = 0.0f;     // attn_logit_softcapping of the q.k scores (gemma2); 0 = off
     bool  qk_norm       = false;    // q/k RMS norms (gemma3, qwen3)
-    bool  post_norms    = false;    // norms after attention and feed-forward (gemma3)
+    bool  post_norms    = false;    // norms after attention and feed-forward (gemma3, gemma2)
+    bool  ffn_fused_up  = false;    // ffn_up holds gate | up (2 n_ff rows) and there is no ffn_gate (phi3)
     enum gk_glu_op ffn_glu = GK_GLU_OP_SWIGLU;
 
     int64_t n_embd_q() const { return head_dim_k * n_head; }
@@ -74,6 +85,7 @@ struct layer_weights {
     gk_tensor * attn_norm = nullptr;
     gk_tensor * wq = nullptr, * wk = nullptr, * wv = nullptr, * wo = nullptr;
     gk_tensor * bq = nullptr, * bk = nullptr, * bv = nullptr, * bo = nullptr;
+    gk_tensor * wqkv = nullptr, * bqkv = nullptr;  // fused q | k | v rows, in place of wq, wk, wv
     gk_tensor * q_norm = nullptr, * k_norm = nullptr;
     gk_tensor * attn_post_norm = nullptr;
     gk_tensor * ffn_norm = nullptr;
@@ -85,7 +97,10 @@ struct model_weights {
     gk_tensor *                tok_embd    = nullptr;
     gk_tensor *                output_norm = nullptr;
     gk_tensor *                output      = nullptr;  // tok_embd when the file ties them
+    gk_tensor *                output_b    = nullptr;  // qwen2's optional output bias
     gk_tensor *                rope_freqs  = nullptr;  // llama 3.1 frequency factors
+    gk_tensor *                rope_long   = nullptr;  // phi3 LongRoPE factors, for contexts
+    gk_tensor *                rope_short  = nullptr;  // above / up to n_ctx_orig
     std::vector<layer_weights> layers;
 };
 

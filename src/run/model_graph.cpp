@@ -1,11 +1,15 @@
-// model_graph.cpp - the forward graph of llama, gemma3 and qwen3 (one builder: the three
-// differ only in the switches of hparams), over one or several sequences at once.
+// model_graph.cpp - the forward graph of every architecture of model.h (one builder: they
+// differ only in the switches of hparams and the weights present), over one or several
+// sequences at once.
 //
 // Per block:  x += [post_norm](attn(norm(x)));  x += [post_norm](ffn(norm(x)))
-// attn: q, k, v projections (+ bias), [q/k RMS norm per head], rope at the token
-// positions, [q * q_scale], k and v written to the cache, then fused attention of the
-// queries over cells [0, n_kv) with the causal (or sliding-window) mask.
-// ffn:  down(act(gate(x)) * up(x)), act = silu (llama, qwen3) or gelu-tanh (gemma3).
+// attn: q, k, v projections (+ bias; separate, or views of one fused q|k|v product),
+// [q/k RMS norm per head], rope at the token positions (with frequency factors: llama's
+// rope_freqs, phi3's LongRoPE long or short ones), [q * q_scale], k and v written to the
+// cache, then fused attention of the queries over cells [0, n_kv) with the causal (or
+// sliding-window) mask, the scores softcapped where attn_softcap > 0 (gemma2).
+// ffn:  down(act(gate(x)) * up(x)), act = silu (llama, qwen, phi3) or gelu-tanh (gemma);
+// phi3's gate and up are the two halves of one product.
 // Several sequences (continuous batching): their tokens lie side by side in the columns
 // of x, so the projections, norms and feed-forward read each weight once for all of
 // them; only the cache writes and the attention are per sequence, each over its own
@@ -28,10 +32,9 @@ constexpr size_t k_nodes_per_layer = 64;
 constexpr size_t k_nodes_per_seq   = 16;  // per layer: views, cache writes, attention, concat
 
 // YaRN parameters in llama.cpp's defaults; with ext_factor 0 they change nothing.
-constexpr float k_ext_factor  = 0.0f;
-constexpr float k_attn_factor = 1.0f;
-constexpr float k_beta_fast   = 32.0f;
-constexpr float k_beta_slow   = 1.0f;
+constexpr float k_ext_factor = 0.0f;
+constexpr float k_beta_fast  = 32.0f;
+constexpr float k_beta_slow  = 1.0f;
 
 struct graph_builder {
     gk_context *      ctx;
@@ -53,13 +56,51 @@ struct graph_builder {
         return b ? gk_add(ctx, y, b) : y;
     }
 
+    /** The rope frequency factors: llama's, or phi3's LongRoPE long ones when the
+     *  context (every sequence's cache has the batcher's size) is longer than the
+     *  original one, else the short ones (llama.cpp's choice); nullptr when none. */
+    gk_tensor * rope_factors() const {
+        const model_weights & w = model.weights();
+        if (w.rope_freqs) return w.rope_freqs;
+        return seqs.front().kv->n_ctx() > hp.n_ctx_orig ? w.rope_long : w.rope_short;
+    }
+
     gk_tensor * rope(gk_tensor * x, int64_t il) const {
         const bool  swa   = hp.swa_layer[il];
         const float base  = swa ? hp.rope_base_swa : hp.rope_base;
-        const float scale = swa ? 1.0f : hp.rope_freq_scale;
-        return gk_rope_ext(ctx, x, io.pos, model.weights().rope_freqs, static_cast<int>(hp.n_rot), hp.rope_mode,
-                           static_cast<int>(hp.n_ctx_train), base, scale, k_ext_factor, k_attn_factor, k_beta_fast,
+        const float scale = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
+        return gk_rope_ext(ctx, x, io.pos, rope_factors(), static_cast<int>(hp.n_rot), hp.rope_mode,
+                           static_cast<int>(hp.n_ctx_orig), base, scale, k_ext_factor, hp.rope_attn_factor, k_beta_fast,
                            k_beta_slow);
+    }
+
+    struct qkv_heads {
+        gk_tensor * q = nullptr, * k = nullptr, * v = nullptr;  // [head_dim, heads, T]
+    };
+
+    /** Layer il's k, v (and q when `with_q`) of the normalised input x [n_embd, T], before
+     *  norms and rope: from the separate projections, or as views of the rows of the
+     *  fused q|k|v product. Members are nullptr on a builder error. */
+    qkv_heads project(gk_tensor * x, int64_t il, bool with_q) const {
+        const layer_weights & l = model.weights().layers[il];
+        qkv_heads             h;
+        if (!l.wqkv) {
+            if (with_q) h.q = gk_reshape_3d(ctx, linear(l.wq, x, l.bq), hp.head_dim_k, hp.n_head, n_tokens);
+            h.k = gk_reshape_3d(ctx, linear(l.wk, x, l.bk), hp.head_dim_k, hp.n_head_kv, n_tokens);
+            h.v = gk_reshape_3d(ctx, linear(l.wv, x, l.bv), hp.head_dim_v, hp.n_head_kv, n_tokens);
+            return h;
+        }
+        gk_tensor * y = linear(l.wqkv, x, l.bqkv);
+        if (!y) return h;
+        const auto part = [&](int64_t head_dim, int64_t heads, int64_t row_offset) {
+            return gk_view_3d(ctx, y, head_dim, heads, n_tokens, static_cast<size_t>(head_dim) * y->nb[0], y->nb[1],
+                              static_cast<size_t>(row_offset) * y->nb[0]);
+        };
+        if (with_q) h.q = part(hp.head_dim_k, hp.n_head, 0);
+        h.k = part(hp.head_dim_k, hp.n_head_kv, hp.n_embd_q());
+        // v goes to the cache as it is (k through rope, which writes a new tensor): made dense.
+        h.v = gk_cont(ctx, part(hp.head_dim_v, hp.n_head_kv, hp.n_embd_q() + hp.n_embd_k_gqa()));
+        return h;
     }
 
     /** Tokens [first, first + n) of x [ne0, ne1, T]: a view, or x itself when that is all
@@ -69,13 +110,14 @@ struct graph_builder {
         return gk_view_3d(ctx, x, x->ne[0], x->ne[1], n, x->nb[1], x->nb[2], static_cast<size_t>(first) * x->nb[2]);
     }
 
-    /** Layer il's k and v of the normalised input x [n_embd, T], written to the cache
-     *  cells of each sequence's tokens: expanded into the graph, so that they come before
-     *  the attention that reads the cells. false on a builder error. */
-    bool store_kv(gk_tensor * x, int64_t il) const {
+    /** Layer il's k and v (project()'s), normed and roped, written to the cache cells of
+     *  each sequence's tokens: expanded into the graph, so that they come before the
+     *  attention that reads the cells. false on a builder error. */
+    bool store_kv(const qkv_heads & h, int64_t il) const {
         const layer_weights & l = model.weights().layers[il];
-        gk_tensor * k = gk_reshape_3d(ctx, linear(l.wk, x, l.bk), hp.head_dim_k, hp.n_head_kv, n_tokens);
-        gk_tensor * v = gk_reshape_3d(ctx, linear(l.wv, x, l.bv), hp.head_dim_v, hp.n_head_kv, n_tokens);
+        gk_tensor * k = h.k;
+        gk_tensor * v = h.v;
+        if (!k || !v) return false;
         if (hp.qk_norm) k = norm(k, l.k_norm);
         k = rope(k, il);
         if (!k || !v) return false;
@@ -98,8 +140,9 @@ struct graph_builder {
      *  sequence's queries over its own cache, the outputs side by side again. */
     gk_tensor * attention(gk_tensor * x, int64_t il) const {
         const layer_weights & l = model.weights().layers[il];
-        if (!store_kv(x, il)) return nullptr;
-        gk_tensor * q = gk_reshape_3d(ctx, linear(l.wq, x, l.bq), hp.head_dim_k, hp.n_head, n_tokens);
+        const qkv_heads       h = project(x, il, true);
+        if (!store_kv(h, il)) return nullptr;
+        gk_tensor * q = h.q;
         if (hp.qk_norm) q = norm(q, l.q_norm);
         q = rope(q, il);
         if (hp.q_scale != 1.0f) q = gk_scale(ctx, q, hp.q_scale);
@@ -112,7 +155,7 @@ struct graph_builder {
             gk_tensor *         qs   = columns(q, first, sq.n_tokens);
             gk_tensor *         o    = gk_flash_attn_ext(ctx, gk_permute(ctx, qs, 0, 2, 1, 3),
                                                          sq.kv->view_k(ctx, il, sq.n_kv), sq.kv->view_v(ctx, il, sq.n_kv),
-                                                         mask, hp.kq_scale, 0.0f, 0.0f);
+                                                         mask, hp.kq_scale, 0.0f, hp.attn_softcap);
             o   = gk_reshape_2d(ctx, o, hp.head_dim_v * hp.n_head, sq.n_tokens);  // [Dv, H, T] -> [Dv*H, T]
             out = out ? gk_concat(ctx, out, o, 1) : o;
             first += sq.n_tokens;
@@ -122,7 +165,9 @@ struct graph_builder {
 
     gk_tensor * feed_forward(gk_tensor * x, int64_t il) const {
         const layer_weights & l = model.weights().layers[il];
-        gk_tensor * h = gk_glu_split(ctx, gk_mul_mat(ctx, l.ffn_gate, x), gk_mul_mat(ctx, l.ffn_up, x), hp.ffn_glu);
+        gk_tensor * h = l.ffn_gate ? gk_glu_split(ctx, gk_mul_mat(ctx, l.ffn_gate, x), gk_mul_mat(ctx, l.ffn_up, x),
+                                                  hp.ffn_glu)
+                                   : gk_glu(ctx, gk_mul_mat(ctx, l.ffn_up, x), hp.ffn_glu, false);
         return gk_mul_mat(ctx, l.ffn_down, h);
     }
 
@@ -166,7 +211,7 @@ struct graph_builder {
             x = gk_add(ctx, cur, x);
         }
         if (!x) return false;
-        if (!want_logits) return store_kv(norm(x, w.layers[n_attn].attn_norm), n_attn);
+        if (!want_logits) return store_kv(project(norm(x, w.layers[n_attn].attn_norm), n_attn, false), n_attn);
         // The last token of each sequence that asks, side by side.
         gk_tensor * last  = nullptr;
         int64_t     first = 0;
@@ -176,7 +221,7 @@ struct graph_builder {
             gk_tensor * col = gk_view_2d(ctx, x, hp.n_embd, 1, x->nb[1], static_cast<size_t>(first - 1) * x->nb[1]);
             last            = last ? gk_concat(ctx, last, col, 1) : col;
         }
-        gk_tensor * logits = gk_mul_mat(ctx, w.output, norm(last, w.output_norm));
+        gk_tensor * logits = linear(w.output, norm(last, w.output_norm), w.output_b);
         if (hp.logit_softcap > 0.0f) {
             logits = gk_scale(ctx, gk_tanh(ctx, gk_scale(ctx, logits, 1.0f / hp.logit_softcap)), hp.logit_softcap);
         }

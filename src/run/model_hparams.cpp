@@ -10,7 +10,7 @@
 
 namespace gk::run {
 
-const char * supported_architectures() { return "llama, gemma3, qwen3"; }
+const char * supported_architectures() { return "llama, gemma3, qwen3, qwen2, phi3, gemma2"; }
 
 namespace {
 
@@ -158,6 +158,9 @@ std::optional<arch_kind> parse_arch(std::string_view name) {
     if (name == "llama") return arch_kind::llama;
     if (name == "gemma3") return arch_kind::gemma3;
     if (name == "qwen3") return arch_kind::qwen3;
+    if (name == "qwen2") return arch_kind::qwen2;
+    if (name == "phi3") return arch_kind::phi3;
+    if (name == "gemma2") return arch_kind::gemma2;
     return std::nullopt;
 }
 
@@ -246,7 +249,7 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
                 std::to_string(hp.head_dim_k));
         return false;
     }
-    if (hp.arch != arch_kind::gemma3 && hp.n_rot != hp.head_dim_k) {
+    if (hp.arch != arch_kind::gemma3 && hp.arch != arch_kind::phi3 && hp.n_rot != hp.head_dim_k) {
         kr.fail("rope.dimension_count " + std::to_string(hp.n_rot) + " differs from the head size " +
                 std::to_string(hp.head_dim_k) + " (partial rope is not supported for " + hp.arch_name + ")");
         return false;
@@ -270,31 +273,61 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
         return false;
     }
 
+    hp.rope_attn_factor = kr.real("rope.scaling.attn_factor", false).value_or(1.0f);
+    hp.n_ctx_orig       = kr.count("rope.scaling.original_context_length", false).value_or(hp.n_ctx_train);
+    if (kr.failed()) return false;
+    if (!std::isfinite(hp.rope_attn_factor) || hp.rope_attn_factor <= 0.0f || hp.n_ctx_orig <= 0 ||
+        hp.n_ctx_orig > k_max) {
+        kr.fail("rope.scaling.attn_factor / rope.scaling.original_context_length out of range");
+        return false;
+    }
+
     hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
     hp.swa_layer.assign(hp.n_layer, false);
     switch (hp.arch) {
         case arch_kind::llama:
             hp.rope_mode = GK_ROPE_TYPE_NORMAL;
             break;
+        case arch_kind::qwen2:
+            hp.rope_mode = GK_ROPE_TYPE_NEOX;
+            break;
         case arch_kind::qwen3:
             hp.rope_mode = GK_ROPE_TYPE_NEOX;
             hp.qk_norm   = true;
             break;
+        case arch_kind::phi3:
+            // llama.cpp scales q before attention and ignores phi3's sliding window
+            // (attention.sliding_window): every layer attends to the whole context.
+            hp.rope_mode    = GK_ROPE_TYPE_NEOX;
+            hp.q_scale      = hp.kq_scale;
+            hp.kq_scale     = 1.0f;
+            hp.ffn_fused_up = true;
+            break;
+        case arch_kind::gemma2:
         case arch_kind::gemma3: {
+            const bool g2 = hp.arch == arch_kind::gemma2;
             hp.rope_mode  = GK_ROPE_TYPE_NEOX;
-            hp.qk_norm    = true;
+            hp.qk_norm    = !g2;
             hp.post_norms = true;
             hp.ffn_glu    = GK_GLU_OP_GEGLU;
             hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
-            // Gemma 3 27B (62 layers) scales queries by n_embd / n_head, the others by the
-            // head size (query_pre_attn_scalar of the original configurations).
-            hp.q_scale = hp.n_layer == 62 ? 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head))
-                                          : 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+            // The largest models (Gemma 2 27B: 46 layers, Gemma 3 27B: 62) scale queries by
+            // n_embd / n_head, the others by the head size (query_pre_attn_scalar of the
+            // original configurations, which GGUF does not carry).
+            hp.q_scale = hp.n_layer == (g2 ? 46 : 62) ? 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head))
+                                                      : 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
             hp.kq_scale      = 1.0f;
-            hp.logit_softcap = kr.real("final_logit_softcapping", false).value_or(0.0f);
-            hp.n_swa         = kr.count("attention.sliding_window", false).value_or(0);
+            // Gemma 2 softcaps the attention scores and the logits (defaults 50 and 30);
+            // Gemma 3 the logits only when the key says so.
+            hp.logit_softcap = kr.real("final_logit_softcapping", false).value_or(g2 ? 30.0f : 0.0f);
+            hp.attn_softcap  = g2 ? kr.real("attn_logit_softcapping", false).value_or(50.0f) : 0.0f;
+            // Gemma 2 always has the window (4096 by default), on every other layer, with
+            // the global rope; Gemma 3 when the key gives one, on 5 of 6 layers, with its
+            // own rope base.
+            hp.n_swa = kr.count("attention.sliding_window", false).value_or(g2 ? 4096 : 0);
             if (hp.n_swa > 0) {
-                hp.rope_base_swa = kr.real("rope.freq_base_swa", false).value_or(10000.0f);
+                hp.rope_base_swa       = kr.real("rope.freq_base_swa", false).value_or(g2 ? hp.rope_base : 10000.0f);
+                hp.rope_freq_scale_swa = g2 ? hp.rope_freq_scale : 1.0f;
                 if (auto pattern = kr.bool_array("attention.sliding_window_pattern")) {
                     if (static_cast<int64_t>(pattern->size()) != hp.n_layer) {
                         kr.fail("key " + kr.key("attention.sliding_window_pattern") + " has " +
@@ -304,17 +337,17 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
                     }
                     hp.swa_layer = *pattern;
                 } else {
-                    // Every n-th layer (n = 6 unless the key says otherwise) is global.
-                    const int64_t n = kr.count("attention.sliding_window_pattern", false).value_or(6);
+                    // Every n-th layer is global.
+                    const int64_t n = kr.count("attention.sliding_window_pattern", false).value_or(g2 ? 2 : 6);
                     for (int64_t il = 0; il < hp.n_layer; ++il) {
                         hp.swa_layer[il] = n == 0 || il % n < n - 1;
                     }
                 }
             }
             if (kr.failed()) return false;
-            if (!std::isfinite(hp.logit_softcap) || hp.logit_softcap < 0.0f || !std::isfinite(hp.rope_base_swa) ||
-                hp.rope_base_swa <= 0.0f) {
-                kr.fail("final_logit_softcapping / rope.freq_base_swa out of range");
+            if (!std::isfinite(hp.logit_softcap) || hp.logit_softcap < 0.0f || !std::isfinite(hp.attn_softcap) ||
+                hp.attn_softcap < 0.0f || !std::isfinite(hp.rope_base_swa) || hp.rope_base_swa <= 0.0f) {
+                kr.fail("final_logit_softcapping / attn_logit_softcapping / rope.freq_base_swa out of range");
                 return false;
             }
             break;

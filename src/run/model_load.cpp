@@ -170,25 +170,45 @@ void bind_weights(model_loader & ld, const hparams & hp, model_weights & w) {
     if (hp.arch == arch_kind::llama) {
         w.rope_freqs = ld.vec("rope_freqs.weight", hp.n_rot / 2, "rope frequency factors", false);
     }
+    if (hp.arch == arch_kind::qwen2) {
+        w.output_b = ld.vec("output.bias", hp.n_vocab, "output bias", false);
+    }
+    if (hp.arch == arch_kind::phi3) {
+        w.rope_long  = ld.vec("rope_factors_long.weight", hp.n_rot / 2, "LongRoPE long factors", false);
+        w.rope_short = ld.vec("rope_factors_short.weight", hp.n_rot / 2, "LongRoPE short factors", false);
+        if (!w.rope_long != !w.rope_short && !ld.failed()) {
+            ld.fail("LongRoPE needs both rope_factors_long.weight and rope_factors_short.weight; the file has one");
+        }
+    }
     w.layers.resize(hp.n_layer);
     for (int64_t il = 0; il < hp.n_layer && !ld.failed(); ++il) {
         layer_weights & l = w.layers[il];
         l.attn_norm = ld.vec(blk(il, "attn_norm.weight"), n_embd, "attention norm");
-        l.wq        = ld.matrix(blk(il, "attn_q.weight"), n_embd, n_q, "attention query");
-        l.wk        = ld.matrix(blk(il, "attn_k.weight"), n_embd, n_k, "attention key");
-        l.wv        = ld.matrix(blk(il, "attn_v.weight"), n_embd, n_v, "attention value");
+        // q, k and v: one fused matrix (rows q | k | v) when the file has it, as llama.cpp takes it.
+        l.wqkv = ld.matrix(blk(il, "attn_qkv.weight"), n_embd, n_q + n_k + n_v, "attention query|key|value", false);
+        if (l.wqkv) {
+            l.bqkv = ld.vec(blk(il, "attn_qkv.bias"), n_q + n_k + n_v, "query|key|value bias", false);
+        } else {
+            l.wq = ld.matrix(blk(il, "attn_q.weight"), n_embd, n_q, "attention query");
+            l.wk = ld.matrix(blk(il, "attn_k.weight"), n_embd, n_k, "attention key");
+            l.wv = ld.matrix(blk(il, "attn_v.weight"), n_embd, n_v, "attention value");
+            l.bq = ld.vec(blk(il, "attn_q.bias"), n_q, "query bias", false);
+            l.bk = ld.vec(blk(il, "attn_k.bias"), n_k, "key bias", false);
+            l.bv = ld.vec(blk(il, "attn_v.bias"), n_v, "value bias", false);
+        }
         l.wo        = ld.matrix(blk(il, "attn_output.weight"), hp.head_dim_v * hp.n_head, n_embd, "attention output");
-        l.bq        = ld.vec(blk(il, "attn_q.bias"), n_q, "query bias", false);
-        l.bk        = ld.vec(blk(il, "attn_k.bias"), n_k, "key bias", false);
-        l.bv        = ld.vec(blk(il, "attn_v.bias"), n_v, "value bias", false);
         l.bo        = ld.vec(blk(il, "attn_output.bias"), n_embd, "attention output bias", false);
         if (hp.qk_norm) {
             l.q_norm = ld.vec(blk(il, "attn_q_norm.weight"), hp.head_dim_k, "query norm");
             l.k_norm = ld.vec(blk(il, "attn_k_norm.weight"), hp.head_dim_k, "key norm");
         }
         l.ffn_norm = ld.vec(blk(il, "ffn_norm.weight"), n_embd, "feed-forward norm");
-        l.ffn_gate = ld.matrix(blk(il, "ffn_gate.weight"), n_embd, hp.n_ff, "feed-forward gate");
-        l.ffn_up   = ld.matrix(blk(il, "ffn_up.weight"), n_embd, hp.n_ff, "feed-forward up");
+        if (hp.ffn_fused_up) {
+            l.ffn_up = ld.matrix(blk(il, "ffn_up.weight"), n_embd, 2 * hp.n_ff, "feed-forward gate|up");
+        } else {
+            l.ffn_gate = ld.matrix(blk(il, "ffn_gate.weight"), n_embd, hp.n_ff, "feed-forward gate");
+            l.ffn_up   = ld.matrix(blk(il, "ffn_up.weight"), n_embd, hp.n_ff, "feed-forward up");
+        }
         l.ffn_down = ld.matrix(blk(il, "ffn_down.weight"), hp.n_ff, n_embd, "feed-forward down");
         if (hp.post_norms) {
             l.attn_post_norm = ld.vec(blk(il, "post_attention_norm.weight"), n_embd, "post-attention norm");

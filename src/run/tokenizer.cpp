@@ -17,6 +17,8 @@ struct Tokenizer::impl {
     bool add_space_prefix = false;               // SentencePiece: " " in front of the text
     bool lowercase = true, strip_accents = true; // WordPiece normaliser
     bool ignore_merges = false;                  // BPE: a word that is a token is taken whole
+    bool raw_utf8 = false, space_mark = false;   // BPE over raw UTF-8 (pre_tokenizer_spec)
+    bool newline_words = false;                  // BPE: gemma4's newline runs whole
 
     bpe_ranks                      ranks;
     std::unique_ptr<pre_tokenizer> pretok;
@@ -273,7 +275,7 @@ void build_pieces(Tokenizer::impl & t) {
                 }
                 break;
             case token_type::normal:
-                if (t.kind == tokenizer_kind::bpe) {
+                if (t.kind == tokenizer_kind::bpe && !t.raw_utf8) {
                     // byte-level characters back to bytes; others pass through unchanged
                     for (size_t pos = 0; pos < text.size();) {
                         const size_t start = pos;
@@ -389,11 +391,33 @@ void Tokenizer::impl::encode_text(std::string_view text, bool after_special, std
         case tokenizer_kind::bpe: {
             std::string valid;
             utf8::append_valid(text, valid, false);
+            if (space_mark) {  // spaces as U+2581, before the split (llama.cpp's escape_whitespaces)
+                std::string escaped;
+                for (const char c : valid) {
+                    if (c == ' ') {
+                        escaped += k_space_mark;
+                    } else {
+                        escaped += c;
+                    }
+                }
+                valid.swap(escaped);
+            }
             std::string word;
             for (const std::string_view w : pretok->split(valid)) {
+                if (newline_words && w.find_first_not_of('\n') == std::string_view::npos) {
+                    const token_id whole = voc.find(w);
+                    if (whole != k_no_token) {
+                        out.push_back(whole);
+                        continue;
+                    }
+                }
                 word.clear();
-                for (const char c : w) word += utf8::byte_to_char(static_cast<uint8_t>(c));
-                encode_bpe_word(voc, ranks, word, ignore_merges, out);
+                if (raw_utf8) {
+                    word = w;
+                } else {
+                    for (const char c : w) word += utf8::byte_to_char(static_cast<uint8_t>(c));
+                }
+                encode_bpe_word(voc, ranks, word, ignore_merges, raw_utf8, out);
             }
             break;
         }
@@ -471,11 +495,14 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const gk_gguf * g, std::string * erro
         case tokenizer_kind::bpe: {
             pre_tokenizer_spec spec;
             if (!find_pre_tokenizer(t->pre, spec)) {
-                fail(error, "tokenizer.ggml.pre: unsupported pre-tokenizer '" + t->pre + "'");
+                fail(error, "tokenizer.ggml.pre: unsupported pre-tokenizer '" + t->pre + "' (not one llama.cpp knows)");
                 return nullptr;
             }
             t->ignore_merges = spec.ignore_merges;
             t->add_bos = spec.add_bos;
+            t->raw_utf8 = spec.raw_utf8;
+            t->space_mark = spec.space_mark;
+            t->newline_words = spec.newline_words;
             t->pretok = pre_tokenizer::compile(spec.regexes, error);
             if (!t->pretok) return nullptr;
             if (!load_merges(g, t->voc, t->ranks, error)) return nullptr;

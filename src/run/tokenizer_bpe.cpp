@@ -1,4 +1,5 @@
-// Byte-level BPE: ranked merges over the characters of one pre-tokenized word.
+// Byte-level BPE (and gemma4's BPE over raw UTF-8): ranked merges over the characters of
+// one pre-tokenized word.
 #include "tokenizer_impl.h"
 #include "tokenizer_merge.h"
 
@@ -28,7 +29,7 @@ int32_t bpe_ranks::rank(token_id left, token_id right) const {
     return it == ranks_.end() ? -1 : it->second;
 }
 
-void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges,
+void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges, bool raw_utf8,
                      std::vector<token_id> & out) {
     if (ignore_merges) {
         const token_id whole = v.find(word);
@@ -49,6 +50,13 @@ void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view 
         const token_id id = v.find(piece);
         if (id != k_no_token) {
             out.push_back(id);
+            continue;
+        }
+        if (raw_utf8) {  // a character outside the vocabulary: its bytes
+            for (const char c : piece) {
+                const token_id b = hex_byte_token(v, static_cast<unsigned char>(c));
+                if (b != k_no_token) out.push_back(b);
+            }
             continue;
         }
         // a merge result that is not a token (a broken vocabulary): its characters

@@ -43,6 +43,9 @@ struct vocab {
  *  vocabulary lacks one, nothing when there is no `unk` either). */
 void encode_spm(const vocab & v, std::string_view text, token_id unk, std::vector<token_id> & out);
 
+/** The id of byte token <0xXX> for `b`, k_no_token if none. */
+token_id hex_byte_token(const vocab & v, unsigned char b);
+
 /** The id of byte token <0xXX> for `b` (or of the one-byte text), k_no_token if none. */
 token_id spm_byte_token(const vocab & v, unsigned char b);
 
@@ -63,9 +66,12 @@ private:
 };
 
 /** Append the ids of one pre-tokenized `word` that is already in the byte-level
- *  alphabet: characters are merged by rank, lowest first (leftmost on a tie). With
- *  `ignore_merges`, a word that is itself a token is taken whole (llama-3 style). */
-void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges,
+ *  alphabet (or, `raw_utf8`, is the text itself): characters are merged by rank, lowest
+ *  first (leftmost on a tie). With `ignore_merges`, a word that is itself a token is
+ *  taken whole (llama-3 style). A piece left that is not a token becomes its characters'
+ *  tokens, or with `raw_utf8` one <0xXX> token per byte (none where the vocabulary has
+ *  no such token), as llama.cpp does for gemma4's BPE. */
+void encode_bpe_word(const vocab & v, const bpe_ranks & ranks, std::string_view word, bool ignore_merges, bool raw_utf8,
                      std::vector<token_id> & out);
 
 // ---- pre-tokenizers (tokenizer_pretok.cpp) ------------------------------------------
@@ -75,6 +81,11 @@ struct pre_tokenizer_spec {
     std::vector<std::string> regexes;        // applied one after the other
     bool ignore_merges = false;              // llama-3 family: whole-word tokens first
     bool add_bos       = false;              // default of add_bos_token
+    bool raw_utf8      = false;              // BPE over raw UTF-8 (gemma4, whitespace): words
+                                             // not in the byte alphabet, <0xXX> byte tokens
+    bool space_mark    = false;              // spaces become U+2581 before the split (gemma4)
+    bool newline_words = false;              // gemma4: a word of newlines that is a token
+                                             // is taken whole
 };
 
 /** The spec of pre-tokenizer `name` ("" = the default); false when it is unknown. */

@@ -3,6 +3,12 @@
 //
 // The regex strings are those of the models' tokenizer.json files as llama.cpp states
 // them (src/llama-vocab.cpp), with case-insensitive groups spelt out as [sS] classes.
+// Where llama.cpp's regex engine reads a class otherwise than PCRE2 would, the entry
+// spells out what llama.cpp computes: it takes \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and
+// \p{Lo} each as any letter (youtu, tiny_aya), and \d as ASCII in a regex without \p{..}
+// classes (superbpe); where it splits with hand-written code instead of a regex (afmoe's
+// and tiny_aya's digits, kimi-k2), the entry is a regex that does the same. The table
+// has every name llama.cpp knows.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "tokenizer_impl.h"
 
@@ -24,17 +30,42 @@ constexpr const char * k_qwen2 =
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
     "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-// GPT-4o / Llama 4 and Tekken (Mistral Nemo): letter runs split at case changes.
+// GPT-4o / Llama 4 and Tekken (Mistral Nemo): letter runs split at case changes. llama.cpp
+// writes "upper" as a letter other than a-z and "lower" as one other than A-Z (lookaheads),
+// which its engine needs; so a letter outside ASCII counts as both, and "aÉ" is one run.
 constexpr const char * k_gpt4o =
-    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
-    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*"
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
     "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 constexpr const char * k_tekken =
-    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
-    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
+    "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*"
     "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// Qwen 3.5: Qwen 2's with combining marks kept in letter runs.
+constexpr const char * k_qwen35 =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}"
+    "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// DeepSeek V3's split after its digit and CJK/kana runs (also Hunyuan dense, JoyAI, HY v4).
+constexpr const char * k_deepseek3_words =
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+    "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+
+// GPT-4o's letter runs split at case changes, with marks counted as letters in the
+// lookaheads (Granite multilingual embeddings, 97M).
+constexpr const char * k_granite_multi =
+    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+"
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+    "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*"
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+    "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// Digit runs cut into groups of three from the right, the first of 1-3 (llama.cpp's
+// hand-written split for afmoe, also used for tiny_aya's digit regex).
+constexpr const char * k_digit_groups = "\\p{N}{1,3}(?=(?:\\p{N}{3})*(?!\\p{N}))";
 
 // BLOOM-style: everything up to a space or a sentence mark.
 constexpr const char * k_bloom = " ?[^(\\s|.,!?…。，、।۔،)]+";
@@ -44,16 +75,21 @@ struct pre_entry {
     std::vector<std::string>      regexes;
     bool ignore_merges = false;
     bool add_bos       = false;
+    bool raw_utf8      = false;
+    bool space_mark    = false;
+    bool newline_words = false;
 };
 
 const std::vector<pre_entry> & pre_table() {
     static const std::vector<pre_entry> table = {
         {{"", "default"}, {"[\\p{P}\\$\\+<=>\\^~\\|]+", k_gpt2, "\\p{N}+", "[0-9][0-9][0-9]"}},
-        {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"},
+        {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+          "jina-v5-nano"},
          {k_llama3}, true, true},
         {{"dbrx", "smaug-bpe", "chatglm-bpe"}, {k_llama3}},
         {{"glm4", "glm5"}, {k_llama3}, true},
-        {{"qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan"}, {k_qwen2}},
+        {{"qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan", "kormo", "f2llmv2", "grok-2", "solar-open"},
+         {k_qwen2}},
         {{"deepseek-llm"},
          {
           "[\r\n]",
@@ -71,18 +107,67 @@ const std::vector<pre_entry> & pre_table() {
           "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
          }},
         {{"falcon"}, {"[\\p{P}\\$\\+<=>\\^~\\|`]+", k_gpt2, "[0-9][0-9][0-9]"}},
-        {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"}, {"\\p{N}", k_gpt2}},
+        {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"},
+         {"\\p{N}", k_gpt2}},
         {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "trillion", "granite-docling", "exaone4", "jina-es", "jina-de",
           "jina-v2-es", "jina-v2-de", "gigachat", "a.x-4.0", "mellum", "modern-bert", "roberta-bpe", "jina-v1-en",
           "jina-v2-code"},
          {k_gpt2}},
-        {{"gpt-4o", "llama4"}, {k_gpt4o}},
+        {{"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"}, {k_gpt4o}},
         {{"tekken"}, {k_tekken}, true, true},
         {{"bloom", "poro-chat", "gpt3-finnish"}, {k_bloom}},
         {{"viking"}, {k_bloom, "\\p{N}"}},
         {{"seed-coder"},
          {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}"
           "| ?[^\\s\\p{L}\\p{N}\\r\\n]+|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"jais-2"},  // Llama 3's, with runs of white space cut into powers of two
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
+          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)"
+          "|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"}},
+        {{"minicpm5"},
+         {"\\p{N}{1,3}",
+          "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+"
+          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true},
+        {{"qwen35"}, {k_qwen35}},
+        {{"hunyuan-dense", "joyai-llm", "hy_v4"}, {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+", k_deepseek3_words}},
+        {{"spark2_5"},
+         {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
+          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+          "| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
+          "\\p{N}"}},
+        {{"youtu"},
+         {"[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
+          "[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+          "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true},
+        {{"exaone-moe"},  // letter runs go on over single spaces between letters
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: "
+          "\\p{L}\\p{M}*)*)+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"}},
+        {{"chameleon"},
+         {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
+          "[\\p{P}!-/:-@\\[-`{-~]", k_gpt2},
+         false, true},
+        {{"granite-embed-multi-97m"}, {k_granite_multi}, true},
+        {{"tiny_aya", "cohere2moe"},  // digits grouped in threes from the right, then GPT-4o's split
+         {k_digit_groups,
+          "[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+          "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"superbpe"}, {"\\p{N}+", "(?=([0-9]{3})+(?![0-9]))"}},
+        {{"bailingmoe", "bailingmoe2", "llada-moe"},
+         {"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
+          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"}},
+        {{"ufakzeka"},  // Qwen 2's without the contractions (Turkish suffixes stay on their word)
+         {"[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"afmoe"}, {k_digit_groups, "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+", k_deepseek3_words}},
+        {{"kimi-k2"},  // llama.cpp's hand-written split: Han runs, then letter runs without Han or case
+         {"\\p{Han}+|[^\\r\\n\\p{L}\\p{N}]?(?:(?!\\p{Han})\\p{L})+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+          "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+        {{"laguna"}, {"[^\\n]+|[\\n]+", k_qwen2}},
+        // SentencePiece-style BPE over raw UTF-8, spaces as U+2581: only lines are split
+        {{"gemma4", "granite-embed-multi-311m"}, {"[^\\n]+|[\\n]+"}, false, false, true, true, true},
+        {{"sarvam-moe"}, {"[^\\n]+|[\\n]+"}, false, false, true, true},
+        {{"whitespace"}, {"\\S+"}, false, false, true},  // runs of non-space and of space, raw UTF-8
     };
     return table;
 }
@@ -125,6 +210,9 @@ bool find_pre_tokenizer(std::string_view name, pre_tokenizer_spec & spec) {
                 spec.regexes = e.regexes;
                 spec.ignore_merges = e.ignore_merges;
                 spec.add_bos = e.add_bos;
+                spec.raw_utf8 = e.raw_utf8;
+                spec.space_mark = e.space_mark;
+                spec.newline_words = e.newline_words;
                 return true;
             }
         }
@@ -184,7 +272,11 @@ std::vector<std::string_view> pre_tokenizer::split(std::string_view text) const 
                 const int rc = pcre2_match(re.code.get(), subject, piece.size(), from, PCRE2_NO_UTF_CHECK, md, nullptr);
                 if (rc < 0) break;
                 const size_t b = ov[0], e = ov[1];
-                if (e == b) {  // an empty match cuts nothing; step over one character
+                if (e == b) {  // an empty match cuts there (superbpe's digit groups); step over one character
+                    if (b > done) {
+                        next.push_back(piece.substr(done, b - done));
+                        done = b;
+                    }
                     from = b + 1;
                     while (from < piece.size() && (static_cast<unsigned char>(piece[from]) & 0xC0) == 0x80) ++from;
                     continue;

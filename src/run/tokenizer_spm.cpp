@@ -4,10 +4,14 @@
 
 namespace gk::run {
 
-token_id spm_byte_token(const vocab & v, unsigned char b) {
+token_id hex_byte_token(const vocab & v, unsigned char b) {
     static const char hex[] = "0123456789ABCDEF";
     const char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
-    const token_id id = v.find(std::string_view(name, 6));
+    return v.find(std::string_view(name, 6));
+}
+
+token_id spm_byte_token(const vocab & v, unsigned char b) {
+    const token_id id = hex_byte_token(v, b);
     if (id != k_no_token) return id;
     const char one = static_cast<char>(b);
     return v.find(std::string_view(&one, 1));

@@ -119,7 +119,8 @@ TEST_P(BatchedModels, EachSessionGetsTheBitsItGetsAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Bundled, BatchedModels,
                          ::testing::Values("stories260K.gguf", "llama-random-q8_0.gguf", "qwen3-random.gguf",
-                                           "gemma3-random.gguf"));
+                                           "gemma3-random.gguf", "qwen2-random.gguf", "phi3-random.gguf",
+                                           "gemma2-random.gguf"));
 
 TEST(Batcher, ABadRequestFailsAlone) {
     auto model = load("stories260K.gguf");

@@ -108,4 +108,7 @@ TEST(GkRunReference, Stories260K) { check_model("stories260K"); }
 TEST(GkRunReference, LlamaRandomQ8_0) { check_model("llama-random-q8_0"); }
 TEST(GkRunReference, Gemma3Random) { check_model("gemma3-random"); }
 TEST(GkRunReference, Qwen3Random) { check_model("qwen3-random"); }
+TEST(GkRunReference, Qwen2Random) { check_model("qwen2-random"); }
+TEST(GkRunReference, Phi3Random) { check_model("phi3-random"); }
+TEST(GkRunReference, Gemma2Random) { check_model("gemma2-random"); }
 TEST(GkRunReference, Gemma3_270M) { check_model("gemma3-270m"); }

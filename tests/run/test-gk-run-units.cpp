@@ -253,3 +253,38 @@ TEST(Hparams, Qwen3HeadSize) {
     EXPECT_EQ(hp.rope_mode, GK_ROPE_TYPE_NEOX);
     EXPECT_TRUE(hp.qk_norm);
 }
+
+TEST(Hparams, Qwen2Biases) {
+    const hparams hp = read("qwen2-random.gguf");
+    EXPECT_EQ(hp.arch, arch_kind::qwen2);
+    EXPECT_EQ(hp.rope_mode, GK_ROPE_TYPE_NEOX);
+    EXPECT_FALSE(hp.qk_norm);
+    EXPECT_FLOAT_EQ(hp.kq_scale, 1.0f / std::sqrt(16.0f));
+}
+
+TEST(Hparams, Phi3LongRope) {
+    const hparams hp = read("phi3-random.gguf");
+    EXPECT_EQ(hp.arch, arch_kind::phi3);
+    EXPECT_EQ(hp.rope_mode, GK_ROPE_TYPE_NEOX);
+    EXPECT_EQ(hp.n_rot, 12);  // partial rope: 12 of 16
+    EXPECT_EQ(hp.n_ctx_train, 4096);
+    EXPECT_EQ(hp.n_ctx_orig, 256);
+    EXPECT_FLOAT_EQ(hp.rope_attn_factor, 1.2f);
+    EXPECT_FLOAT_EQ(hp.q_scale, 1.0f / std::sqrt(16.0f));  // q scaled before attention
+    EXPECT_FLOAT_EQ(hp.kq_scale, 1.0f);
+    EXPECT_TRUE(hp.ffn_fused_up);
+    EXPECT_EQ(hp.n_swa, 0);
+}
+
+TEST(Hparams, Gemma2Softcaps) {
+    const hparams hp = read("gemma2-random.gguf");
+    EXPECT_EQ(hp.arch, arch_kind::gemma2);
+    EXPECT_EQ(hp.n_swa, 8);
+    EXPECT_EQ(hp.swa_layer, (std::vector<bool>{true, false, true, false}));  // every other layer
+    EXPECT_FLOAT_EQ(hp.rope_base_swa, hp.rope_base);
+    EXPECT_FLOAT_EQ(hp.attn_softcap, 5.0f);
+    EXPECT_FLOAT_EQ(hp.logit_softcap, 8.0f);
+    EXPECT_FLOAT_EQ(hp.q_scale, 1.0f / std::sqrt(32.0f));
+    EXPECT_FALSE(hp.qk_norm);
+    EXPECT_TRUE(hp.post_norms);
+}

@@ -90,7 +90,7 @@ TEST(GkRun, UnknownArchitecture) {
         gk_gguf_set_str(g, "general.architecture", "mamba", 5, &err);
     });
     expect_one_line_error(run_gk_run(greedy(p, "x", 4)),
-                          "unsupported architecture 'mamba' (supported: llama, gemma3, qwen3)");
+                          "unsupported architecture 'mamba' (supported: llama, gemma3, qwen3, qwen2, phi3, gemma2)");
 }
 
 TEST(GkRun, MissingKey) {
@@ -225,14 +225,15 @@ TEST(GkRun, DumpLogits) {
 // Batch invariance: the logits of every step (the prompt's last token, then each
 // generated one) have the same bits whatever the micro-batch size and thread count. The
 // prompt (147 tokens) spans several micro-batches of 7 and 64 and, on gemma3-random,
-// many sliding windows of 8.
+// many sliding windows of 8 (gemma2-random: the same on every other layer).
 TEST(GkRun, LogitsDoNotDependOnTheMicroBatchSize) {
     const std::string prompt = [] {
         std::string p;
         for (int i = 0; i < 5; ++i) p += "The quick brown fox jumps over the lazy dog. ";
         return p;
     }();
-    for (const char * model : {"stories260K.gguf", "llama-random-q8_0.gguf", "gemma3-random.gguf", "qwen3-random.gguf"}) {
+    for (const char * model : {"stories260K.gguf", "llama-random-q8_0.gguf", "gemma3-random.gguf", "qwen3-random.gguf",
+                               "qwen2-random.gguf", "phi3-random.gguf", "gemma2-random.gguf"}) {
         SCOPED_TRACE(model);
         std::string first;
         for (const auto & [ub, threads] : {std::pair{"512", "2"}, {"1", "1"}, {"7", "2"}, {"64", "3"}}) {
