@@ -24,6 +24,9 @@ kernel_table build() {
     register_misc(t);
     register_matmul(t);
     register_attention(t);
+    register_conv(t);
+    register_pool(t);
+    register_resample(t);
     return t;
 }
 
