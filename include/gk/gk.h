@@ -578,7 +578,9 @@ struct gk_tensor * gk_im2col(struct gk_context * ctx, struct gk_tensor * a, stru
 struct gk_tensor * gk_im2col_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t * ne,
                                   int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D);
 /** 1-D convolution as ggml composes it: im2col (F16, F32 for a BF16 kernel) then mul_mat
- *  -> F32 [OL, OC, N]. _ph: p0 = K/2. Kernel and input contiguous. */
+ *  -> F32 [OL, OC, N]. As in ggml, mul_mat's [N*OL, OC] product is only reshaped, so for
+ *  N > 1 output (ol, oc, n) sits at flat index n*OL + ol + oc*N*OL. _ph: p0 = K/2. Kernel
+ *  and input contiguous. */
 struct gk_tensor * gk_conv_1d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0, int p0,
                               int d0);
 struct gk_tensor * gk_conv_1d_ph(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s, int d);
