@@ -137,6 +137,27 @@ const std::vector<op_case> k_cases = {
         gk_flash_attn_ext_add_sinks(r, e.f32(8));
         return r; }},
     {"flash_attn_q4_1_q5_0", [](env & e) { return gk_flash_attn_ext(e.ctx, e.f32(64, 9, 8), e.rand(GK_TYPE_Q4_1, 64, 12, 2), e.rand(GK_TYPE_Q5_0, 64, 12, 2), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 0.0f, 0.0f); }},
+    {"im2col_f16",     [](env & e) { return gk_im2col(e.ctx, e.f32(3, 3, 4, 2), e.f32(12, 10, 4, 2), 1, 2, 1, 1, 1, 1, true, GK_TYPE_F16); }},
+    {"im2col_1d",      [](env & e) { return gk_im2col(e.ctx, e.f32(5, 3, 2), e.f32(40, 3, 2), 2, 0, 2, 0, 1, 0, false, GK_TYPE_F32); }},
+    {"im2col_back",    [](env & e) { int64_t ne[4] = {12, 10, 4, 2}; return gk_im2col_back(e.ctx, e.f32(36, 12, 5, 2), e.f32(3, 3, 4, 2), ne, 1, 2, 1, 1, 1, 1, true); }},
+    {"conv_1d",        [](env & e) { return gk_conv_1d(e.ctx, e.f32(5, 3, 4), e.f32(40, 3, 2), 2, 1, 1); }},
+    {"conv_1d_dw",     [](env & e) { return gk_conv_1d_dw(e.ctx, e.f32(3, 1, 6), e.f32(40, 6), 1, 1, 1); }},
+    {"conv_2d",        [](env & e) { return gk_conv_2d(e.ctx, e.rand(GK_TYPE_F16, 3, 3, 4, 6), e.f32(12, 10, 4, 2), 1, 1, 1, 1, 1, 1); }},
+    {"conv_2d_dw",     [](env & e) { return gk_conv_2d_dw(e.ctx, e.f32(3, 3, 1, 5), e.f32(12, 10, 5, 2), 2, 1, 1, 1, 1, 1); }},
+    {"conv_2d_direct", [](env & e) { return gk_conv_2d_direct(e.ctx, e.f32(3, 3, 4, 6), e.f32(12, 10, 4, 2), 1, 2, 1, 1, 2, 1); }},
+    {"conv_2d_dw_direct", [](env & e) { return gk_conv_2d_dw_direct(e.ctx, e.f32(3, 3, 1, 5), e.rand(GK_TYPE_F16, 12, 10, 5, 2), 1, 1, 1, 1, 1, 1); }},
+    {"conv_transpose_1d", [](env & e) { return gk_conv_transpose_1d(e.ctx, e.f32(4, 70, 5), e.f32(9, 5), 3, 0, 1); }},
+    {"conv_transpose_1d_f16", [](env & e) { return gk_conv_transpose_1d(e.ctx, e.rand(GK_TYPE_F16, 4, 70, 5), e.f32(9, 5), 2, 0, 1); }},
+    {"conv_transpose_2d", [](env & e) { return gk_conv_transpose_2d_p0(e.ctx, e.rand(GK_TYPE_F16, 3, 3, 6, 4), e.f32(7, 6, 4, 2), 2); }},
+    {"pool_1d_avg",    [](env & e) { return gk_pool_1d(e.ctx, e.f32(33, 70), GK_OP_POOL_AVG, 3, 2, 1); }},
+    {"pool_2d_max",    [](env & e) { return gk_pool_2d(e.ctx, e.rand(GK_TYPE_F16, 15, 14, 5, 2), GK_OP_POOL_MAX, 3, 2, 2, 2, 1.0f, 1.0f); }},
+    {"pool_2d_back",   [](env & e) { return gk_pool_2d_back(e.ctx, e.f32(8, 8, 5, 2), e.f32(15, 14, 5, 2), GK_OP_POOL_MAX, 3, 2, 2, 2, 1.0f, 1.0f); }},
+    {"upscale_nearest", [](env & e) { return gk_upscale(e.ctx, e.f32(7, 5, 4, 2), 3, GK_SCALE_MODE_NEAREST); }},
+    {"interp_bilinear", [](env & e) { return gk_interpolate(e.ctx, e.f32(7, 5, 4, 2), 17, 12, 4, 2, GK_SCALE_MODE_BILINEAR); }},
+    {"interp_align",   [](env & e) { return gk_interpolate(e.ctx, e.f32(7, 5, 4, 2), 17, 12, 8, 2, GK_SCALE_MODE_BILINEAR | static_cast<uint32_t>(GK_SCALE_FLAG_ALIGN_CORNERS)); }},
+    {"interp_bicubic", [](env & e) { return gk_interpolate(e.ctx, e.f32(7, 5, 4, 2), 11, 12, 4, 2, GK_SCALE_MODE_BICUBIC); }},
+    {"interp_antialias", [](env & e) { return gk_interpolate(e.ctx, e.f32(17, 15, 4, 2), 5, 6, 4, 2, GK_SCALE_MODE_BILINEAR | static_cast<uint32_t>(GK_SCALE_FLAG_ANTIALIAS)); }},
+    {"pad_reflect_1d", [](env & e) { return gk_pad_reflect_1d(e.ctx, e.f32(9, 70), 4, 8); }},
 };
 // clang-format on
 
