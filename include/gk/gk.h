@@ -556,6 +556,11 @@ struct gk_tensor * gk_concat(struct gk_context * ctx, struct gk_tensor * a, stru
 struct gk_tensor * gk_pad(struct gk_context * ctx, struct gk_tensor * a, int p0, int p1, int p2, int p3);
 struct gk_tensor * gk_pad_ext(struct gk_context * ctx, struct gk_tensor * a, int lp0, int rp0, int lp1, int rp1,
                               int lp2, int rp2, int lp3, int rp3);
+/** pad / pad_ext wrapping around (op_params[8] = 1): element i of dim d is a's element
+ *  (i - lp_d) mod ne_d (ggml's circular padding, for any padding size). */
+struct gk_tensor * gk_pad_circular(struct gk_context * ctx, struct gk_tensor * a, int p0, int p1, int p2, int p3);
+struct gk_tensor * gk_pad_ext_circular(struct gk_context * ctx, struct gk_tensor * a, int lp0, int rp0, int lp1,
+                                       int rp1, int lp2, int rp2, int lp3, int rp3);
 /** F32 [ceil((stop - start) / step)]: start, start + step, ...; step != 0. */
 struct gk_tensor * gk_arange(struct gk_context * ctx, float start, float stop, float step);
 /** timesteps F32 [T] -> F32 [dim, T]: [cos(t f_0) .. cos(t f_h-1), sin(t f_0) .. sin(t f_h-1) (, 0 when dim is odd)]

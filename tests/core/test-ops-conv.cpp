@@ -487,6 +487,16 @@ TEST(OpsConv, InterpolateEveryMode) {
     expect_close(up, interpolate_ref(values(a), a->ne, out, GK_SCALE_MODE_NEAREST), 0, 0, "upscale");
 }
 
+bool refused(gk_context * ctx, const gk_tensor * t, const char * part) {
+    if (t != nullptr) {
+        ADD_FAILURE() << "built where it should have refused (" << part << ")";
+        return false;
+    }
+    const bool ok = std::strstr(gk_last_error(ctx), part) != nullptr;
+    EXPECT_TRUE(ok) << "message '" << gk_last_error(ctx) << "' lacks '" << part << "'";
+    return ok;
+}
+
 TEST(OpsConv, PadReflect) {
     env         e;
     gk_tensor * a = e.f32(6, 3, 2);
@@ -501,16 +511,22 @@ TEST(OpsConv, PadReflect) {
         }
     }
     expect_close(y, ref, 0, 0, "pad_reflect_1d");
-}
 
-bool refused(gk_context * ctx, const gk_tensor * t, const char * part) {
-    if (t != nullptr) {
-        ADD_FAILURE() << "built where it should have refused (" << part << ")";
-        return false;
+    // Circular padding: element i of each dim is a's element (i - lp) mod ne, even past a whole turn.
+    gk_tensor * b = e.f32(4, 3, 2);
+    gk_tensor * z = gk_pad_ext_circular(e.ctx, b, 5, 2, 1, 1, 0, 1, 0, 0);
+    ASSERT_TRUE(compute(e.ctx, z));
+    const auto          vb = values(b);
+    std::vector<double> rc;
+    for (int64_t i2 = 0; i2 < 3; ++i2) {
+        for (int64_t i1 = 0; i1 < 5; ++i1) {
+            for (int64_t i0 = 0; i0 < 11; ++i0) {
+                rc.push_back(vb[flat(b->ne, (i0 - 5 + 8) % 4, (i1 - 1 + 3) % 3, i2 % 2)]);
+            }
+        }
     }
-    const bool ok = std::strstr(gk_last_error(ctx), part) != nullptr;
-    EXPECT_TRUE(ok) << "message '" << gk_last_error(ctx) << "' lacks '" << part << "'";
-    return ok;
+    expect_close(z, rc, 0, 0, "pad_ext_circular");
+    refused(e.ctx, gk_pad_circular(e.ctx, gk_new_tensor_1d(e.ctx, GK_TYPE_F32, 0), 2, 0, 0, 0), "empty");
 }
 
 TEST(OpsConv, BadInputIsRefusedWithAMessage) {

@@ -158,6 +158,7 @@ const std::vector<op_case> k_cases = {
     {"interp_bicubic", [](env & e) { return gk_interpolate(e.ctx, e.f32(7, 5, 4, 2), 11, 12, 4, 2, GK_SCALE_MODE_BICUBIC); }},
     {"interp_antialias", [](env & e) { return gk_interpolate(e.ctx, e.f32(17, 15, 4, 2), 5, 6, 4, 2, GK_SCALE_MODE_BILINEAR | static_cast<uint32_t>(GK_SCALE_FLAG_ANTIALIAS)); }},
     {"pad_reflect_1d", [](env & e) { return gk_pad_reflect_1d(e.ctx, e.f32(9, 70), 4, 8); }},
+    {"pad_circular",   [](env & e) { return gk_pad_ext_circular(e.ctx, e.f32(9, 30, 2), 3, 11, 4, 2, 0, 1, 0, 0); }},
 };
 // clang-format on
 
