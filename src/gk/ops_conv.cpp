@@ -23,11 +23,19 @@ bool steps_ok(builder & bd, int s0, int s1, int d0, int d1, bool is_2d) {
 /// The element type im2col produces for a conv kernel of `type` (ggml: F32 for BF16, else F16).
 gk_type im2col_type(gk_type kernel_type) { return kernel_type == GK_TYPE_BF16 ? GK_TYPE_F32 : GK_TYPE_F16; }
 
-void set_conv_params(gk_tensor * r, int s0, int s1, int p0, int p1, int d0, int d1) {
-    const int32_t v[6] = {s0, s1, p0, p1, d0, d1};
-    for (int i = 0; i < 6; ++i) {
-        set_op_param_i32(r, i, v[i]);
+/// The op node of a convolution: op_params s0, s1, p0, p1, d0, d1 (and is_2D when >= 0).
+gk_tensor * conv_node(builder & bd, gk_type type, const int64_t ne[4], gk_op op, gk_tensor * a, gk_tensor * b,
+                      const int32_t (&params)[6], int is_2d = -1) {
+    gk_tensor * r = bd.result(type, ne, op, a, b);
+    if (r) {
+        for (int i = 0; i < 6; ++i) {
+            set_op_param_i32(r, i, params[i]);
+        }
+        if (is_2d >= 0) {
+            set_op_param_i32(r, 6, is_2d);
+        }
     }
+    return r;
 }
 
 /// Checks of the direct 2-D convolutions: a, b float, steps valid, output >= 1x1.
@@ -45,8 +53,8 @@ bool direct_ok(builder & bd, const gk_tensor * a, const gk_tensor * b, int s0, i
     return true;
 }
 
-} // namespace
-} // namespace gk
+}  // namespace
+}  // namespace gk
 
 using gk::builder;
 using gk::describe;
@@ -76,16 +84,11 @@ gk_tensor * gk_im2col(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, in
     }
     const int64_t ne[4] = {is_2D ? a->ne[2] * a->ne[1] * a->ne[0] : a->ne[1] * a->ne[0], ow, is_2D ? oh : b->ne[2],
                            is_2D ? b->ne[3] : 1};
-    gk_tensor * r = bd.result(dst_type, ne, GK_OP_IM2COL, a, b);
-    if (r) {
-        gk::set_conv_params(r, s0, s1, p0, p1, d0, d1);
-        gk::set_op_param_i32(r, 6, is_2D ? 1 : 0);
-    }
-    return r;
+    return gk::conv_node(bd, dst_type, ne, GK_OP_IM2COL, a, b, {s0, s1, p0, p1, d0, d1}, is_2D ? 1 : 0);
 }
 
-gk_tensor * gk_im2col_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64_t * ne, int s0, int s1, int p0,
-                           int p1, int d0, int d1, bool is_2D) {
+gk_tensor * gk_im2col_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64_t * ne, int s0, int s1, int p0, int p1,
+                           int d0, int d1, bool is_2D) {
     builder bd(ctx, "im2col_back");
     if (!bd.inputs(a, b) || !bd.float_type(a, "a") || !gk::steps_ok(bd, s0, s1, d0, d1, is_2D)) {
         return nullptr;
@@ -98,19 +101,14 @@ gk_tensor * gk_im2col_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64
     const int64_t ic = is_2D ? ne[2] : ne[1];
     const int64_t n  = is_2D ? ne[3] : ne[2];
     const int64_t kh = is_2D ? b->ne[1] : 1;
-    if (ne[0] < 1 || ne[1] < 1 || ne[2] < 1 || ne[3] < 1 || (!is_2D && ne[3] != 1) ||
-        a->ne[0] != ic * kh * b->ne[0] || a->ne[is_2D ? 3 : 2] != n || (!is_2D && a->ne[3] != 1)) {
+    if (ne[0] < 1 || ne[1] < 1 || ne[2] < 1 || ne[3] < 1 || (!is_2D && ne[3] != 1) || a->ne[0] != ic * kh * b->ne[0] ||
+        a->ne[is_2D ? 3 : 2] != n || (!is_2D && a->ne[3] != 1)) {
         bd.fail("gradient a %s does not match im2col of kernel b %s over [%lld, %lld, %lld, %lld]", describe(a).c_str(),
                 describe(b).c_str(), static_cast<long long>(ne[0]), static_cast<long long>(ne[1]),
                 static_cast<long long>(ne[2]), static_cast<long long>(ne[3]));
         return nullptr;
     }
-    gk_tensor * r = bd.result(GK_TYPE_F32, ne, GK_OP_IM2COL_BACK, a, b);
-    if (r) {
-        gk::set_conv_params(r, s0, s1, p0, p1, d0, d1);
-        gk::set_op_param_i32(r, 6, is_2D ? 1 : 0);
-    }
-    return r;
+    return gk::conv_node(bd, GK_TYPE_F32, ne, GK_OP_IM2COL_BACK, a, b, {s0, s1, p0, p1, d0, d1}, is_2D ? 1 : 0);
 }
 
 gk_tensor * gk_conv_1d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int p0, int d0) {
@@ -144,12 +142,12 @@ gk_tensor * gk_conv_1d_dw_ph(gk_context * ctx, gk_tensor * a, gk_tensor * b, int
     return gk_conv_1d_dw(ctx, a, b, s0, a ? static_cast<int>(a->ne[0] / 2) : 0, d0);
 }
 
-gk_tensor * gk_conv_2d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int s1, int p0, int p1, int d0,
-                       int d1) {
+gk_tensor * gk_conv_2d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int s1, int p0, int p1, int d0, int d1) {
     if (!builder(ctx, "conv_2d").inputs(a, b)) {
         return nullptr;
     }
-    gk_tensor * cols = gk_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true, gk::im2col_type(a->type));  // [IC*KH*KW, OW, OH, N]
+    gk_tensor * cols = gk_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true,
+                                 gk::im2col_type(a->type));  // [IC*KH*KW, OW, OH, N]
     if (!cols) {
         return nullptr;
     }
@@ -183,11 +181,7 @@ gk_tensor * gk_conv_2d_direct(gk_context * ctx, gk_tensor * a, gk_tensor * b, in
         return nullptr;
     }
     const int64_t ne[4] = {ow, oh, a->ne[3], b->ne[3]};
-    gk_tensor *   r     = bd.result(b->type, ne, GK_OP_CONV_2D, a, b);
-    if (r) {
-        gk::set_conv_params(r, s0, s1, p0, p1, d0, d1);
-    }
-    return r;
+    return gk::conv_node(bd, b->type, ne, GK_OP_CONV_2D, a, b, {s0, s1, p0, p1, d0, d1});
 }
 
 gk_tensor * gk_conv_2d_dw(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int s1, int p0, int p1, int d0,
@@ -196,8 +190,8 @@ gk_tensor * gk_conv_2d_dw(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0
         return nullptr;
     }
     gk_tensor * ka   = gk_reshape_4d(ctx, a, a->ne[0], a->ne[1], 1, a->ne[2] * a->ne[3]);
-    gk_tensor * cols = gk_im2col(ctx, ka, gk_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, b->ne[2] * b->ne[3]), s0, s1,
-                                 p0, p1, d0, d1, true, gk::im2col_type(a->type));  // [KH*KW, OW, OH, N*C]
+    gk_tensor * cols = gk_im2col(ctx, ka, gk_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, b->ne[2] * b->ne[3]), s0, s1, p0,
+                                 p1, d0, d1, true, gk::im2col_type(a->type));  // [KH*KW, OW, OH, N*C]
     if (!cols) {
         return nullptr;
     }
@@ -210,8 +204,7 @@ gk_tensor * gk_conv_2d_dw_direct(gk_context * ctx, gk_tensor * a, gk_tensor * b,
                                  int pad1, int dilation0, int dilation1) {
     builder bd(ctx, "conv_2d_dw_direct");
     int64_t ow = 0, oh = 0;
-    if (!bd.inputs(a, b) ||
-        !gk::direct_ok(bd, a, b, stride0, stride1, pad0, pad1, dilation0, dilation1, &ow, &oh)) {
+    if (!bd.inputs(a, b) || !gk::direct_ok(bd, a, b, stride0, stride1, pad0, pad1, dilation0, dilation1, &ow, &oh)) {
         return nullptr;
     }
     if (a->ne[2] != 1 || a->ne[3] != b->ne[2]) {
@@ -220,11 +213,7 @@ gk_tensor * gk_conv_2d_dw_direct(gk_context * ctx, gk_tensor * a, gk_tensor * b,
         return nullptr;
     }
     const int64_t ne[4] = {ow, oh, b->ne[2], b->ne[3]};
-    gk_tensor *   r     = bd.result(b->type, ne, GK_OP_CONV_2D_DW, a, b);
-    if (r) {
-        gk::set_conv_params(r, stride0, stride1, pad0, pad1, dilation0, dilation1);
-    }
-    return r;
+    return gk::conv_node(bd, b->type, ne, GK_OP_CONV_2D_DW, a, b, {stride0, stride1, pad0, pad1, dilation0, dilation1});
 }
 
 gk_tensor * gk_conv_transpose_1d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int p0, int d0) {
@@ -282,4 +271,4 @@ gk_tensor * gk_conv_transpose_2d_p0(gk_context * ctx, gk_tensor * a, gk_tensor *
     return r;
 }
 
-} // extern "C"
+}  // extern "C"

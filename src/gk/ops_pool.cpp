@@ -43,8 +43,8 @@ void set_pool_2d_params(gk_tensor * r, gk_op_pool op, int k0, int k1, int s0, in
     }
 }
 
-} // namespace
-} // namespace gk
+}  // namespace
+}  // namespace gk
 
 using gk::builder;
 using gk::describe;
@@ -106,4 +106,4 @@ gk_tensor * gk_pool_2d_back(gk_context * ctx, gk_tensor * a, gk_tensor * af, gk_
     return r;
 }
 
-} // extern "C"
+}  // extern "C"

@@ -15,7 +15,8 @@ gk_tensor * gk_interpolate(gk_context * ctx, gk_tensor * a, int64_t ne0, int64_t
     }
     const uint32_t base  = mode & 0xFFu;
     const uint32_t flags = mode & ~0xFFu;
-    if (base >= GK_SCALE_MODE_COUNT || (flags & ~static_cast<uint32_t>(GK_SCALE_FLAG_ALIGN_CORNERS | GK_SCALE_FLAG_ANTIALIAS)) != 0 ||
+    if (base >= GK_SCALE_MODE_COUNT ||
+        (flags & ~static_cast<uint32_t>(GK_SCALE_FLAG_ALIGN_CORNERS | GK_SCALE_FLAG_ANTIALIAS)) != 0 ||
         ((flags & GK_SCALE_FLAG_ANTIALIAS) != 0 && base != GK_SCALE_MODE_BILINEAR)) {
         bd.fail("mode 0x%x: need a gk_scale_mode with align-corners / antialias flags (antialias for bilinear only)",
                 mode);
@@ -68,4 +69,4 @@ gk_tensor * gk_pad_reflect_1d(gk_context * ctx, gk_tensor * a, int p0, int p1) {
     return r;
 }
 
-} // extern "C"
+}  // extern "C"

@@ -13,7 +13,7 @@ int main(void) {
     struct ggml_tensor *    img    = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 4, 4, 1, 1);
     struct ggml_tensor *    ker    = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 2, 2, 1, 1);
     for (int i = 0; i < 16; ++i) {
-        ggml_set_f32_1d(img, i, (float) (i + 1));
+        ggml_set_f32_1d(img, i, (float)(i + 1));
     }
     for (int i = 0; i < 4; ++i) {
         ggml_set_f32_1d(ker, i, 1.0f);
@@ -32,9 +32,11 @@ int main(void) {
     ggml_build_forward_expand(graph, up);
     ggml_build_forward_expand(graph, refl);
     CHECK(ggml_graph_compute_with_ctx(ctx, graph, 2) == GGML_STATUS_SUCCESS, "compute");
-    CHECK(ggml_get_f32_1d(conv, 0) == 14.0f && ggml_get_f32_1d(conv, 3) == 54.0f, "window sums 1+2+5+6 and 11+12+15+16");
+    CHECK(ggml_get_f32_1d(conv, 0) == 14.0f && ggml_get_f32_1d(conv, 3) == 54.0f,
+          "window sums 1+2+5+6 and 11+12+15+16");
     CHECK(ggml_get_f32_1d(pool, 0) == 6.0f && ggml_get_f32_1d(pool, 3) == 16.0f, "window maxima 6 and 16");
-    CHECK(ggml_get_f32_1d(up, 0) == 1.0f && ggml_get_f32_1d(up, 1) == 1.0f && ggml_get_f32_1d(up, 2) == 2.0f, "nearest repeats");
+    CHECK(ggml_get_f32_1d(up, 0) == 1.0f && ggml_get_f32_1d(up, 1) == 1.0f && ggml_get_f32_1d(up, 2) == 2.0f,
+          "nearest repeats");
     CHECK(ggml_get_f32_1d(refl, 0) == 3.0f && ggml_get_f32_1d(refl, 2) == 1.0f && ggml_get_f32_1d(refl, 6) == 3.0f,
           "row 1 2 3 4 reflects to 3 2 1 2 3 4 3");
     ggml_free(ctx);

@@ -122,7 +122,7 @@ TEST(OpsConv, Im2col1dAndItsGradient) {
     // im2col_back of a gradient g: the image element at i gets every g entry im2col copied from i.
     for (bool is_2d : {false, true}) {
         env           f;
-        gk_tensor *   k   = is_2d ? f.f32(3, 2, 2, 1) : f.f32(3, 2, 1);
+        gk_tensor *   k     = is_2d ? f.f32(3, 2, 2, 1) : f.f32(3, 2, 1);
         int64_t       ne[4] = {8, is_2d ? 6 : 2, is_2d ? 2 : 1, 1};
         const geom    g{2, 2, 1, 1, 1, 2};
         const int64_t ow = conv_out(8, 3, g.s0, g.p0, g.d0);
@@ -223,14 +223,14 @@ TEST(OpsConv, Conv1dAndDepthwise) {
     gk_tensor * y2 = gk_conv_2d_dw(e.ctx, a2, b2, 2, 1, 1, 1, 1, 1);
     ASSERT_TRUE(compute(e.ctx, y2));
     // Here the kernel is mul_mat's weight (kept f32) and the f16 columns its activations.
-    expect_close(y2, conv_ref(values(a2), a2->ne, rounded16(values(b2)), b2->ne, {2, 1, 1, 1, 1, 1}, true), 1e-4,
-                 1e-4, "conv_2d_dw");
+    expect_close(y2, conv_ref(values(a2), a2->ne, rounded16(values(b2)), b2->ne, {2, 1, 1, 1, 1, 1}, true), 1e-4, 1e-4,
+                 "conv_2d_dw");
 }
 
 TEST(OpsConv, DirectConvolutions) {
     env         e;
-    gk_tensor * a  = e.f32(3, 2, 4, 5);
-    gk_tensor * b  = e.f32(11, 7, 4, 2);
+    gk_tensor * a = e.f32(3, 2, 4, 5);
+    gk_tensor * b = e.f32(11, 7, 4, 2);
     const geom  g{2, 1, 1, 2, 1, 2};
     gk_tensor * y  = gk_conv_2d_direct(e.ctx, a, b, g.s0, g.s1, g.p0, g.p1, g.d0, g.d1);
     gk_tensor * ad = e.f32(3, 3, 1, 4);
@@ -263,8 +263,8 @@ TEST(OpsConv, TransposedConvolutions) {
             for (int64_t k = 0; k < 4; ++k) {
                 for (int64_t oc = 0; oc < 3; ++oc) {
                     for (int64_t ic = 0; ic < 5; ++ic) {
-                        ref[static_cast<size_t>(oc * y->ne[0] + l * 3 + k)] +=
-                            va[flat(a->ne, k, oc, ic)] * vb[flat(b->ne, l, ic)];
+                        ref[static_cast<size_t>(oc * y->ne[0] + l * 3 + k)] += va[flat(a->ne, k, oc, ic)] *
+                                                                               vb[flat(b->ne, l, ic)];
                     }
                 }
             }
@@ -275,8 +275,8 @@ TEST(OpsConv, TransposedConvolutions) {
         gk_tensor * b2 = e.f32(5, 4, 6, 2);
         gk_tensor * y2 = gk_conv_transpose_2d_p0(e.ctx, a2, b2, 2);
         ASSERT_TRUE(compute(e.ctx, y2));
-        const auto va2 = values(a2);
-        const auto vb2 = kt == GK_TYPE_F16 ? rounded16(values(b2)) : values(b2);
+        const auto          va2 = values(a2);
+        const auto          vb2 = kt == GK_TYPE_F16 ? rounded16(values(b2)) : values(b2);
         std::vector<double> ref2(static_cast<size_t>(gk_nelements(y2)), 0.0);
         for (int64_t n = 0; n < 2; ++n) {
             for (int64_t iy = 0; iy < 4; ++iy) {
@@ -285,8 +285,9 @@ TEST(OpsConv, TransposedConvolutions) {
                         for (int64_t ky = 0; ky < 2; ++ky) {
                             for (int64_t kx = 0; kx < 3; ++kx) {
                                 for (int64_t ic = 0; ic < 6; ++ic) {
-                                    ref2[flat(y2->ne, ix * 2 + kx, iy * 2 + ky, oc, n)] +=
-                                        va2[flat(a2->ne, kx, ky, oc, ic)] * vb2[flat(b2->ne, ix, iy, ic, n)];
+                                    ref2[flat(y2->ne, ix * 2 + kx, iy * 2 + ky, oc,
+                                              n)] += va2[flat(a2->ne, kx, ky, oc, ic)] *
+                                                     vb2[flat(b2->ne, ix, iy, ic, n)];
                                 }
                             }
                         }
@@ -319,7 +320,8 @@ TEST(OpsConv, Pooling) {
                 int    n   = 0;
                 for (int64_t j = o * 2 - 1; j < o * 2 + 2; ++j) {
                     if (j >= 0 && j < 13) {
-                        acc = mx ? std::max(acc, va[static_cast<size_t>(r * 13 + j)]) : acc + va[static_cast<size_t>(r * 13 + j)];
+                        acc = mx ? std::max(acc, va[static_cast<size_t>(r * 13 + j)])
+                                 : acc + va[static_cast<size_t>(r * 13 + j)];
                         ++n;
                     }
                 }
@@ -391,10 +393,10 @@ double clampi(double v, int64_t n) { return std::max(0.0, std::min(v, static_cas
 std::vector<double> interpolate_ref(const std::vector<double> & v, const int64_t in[4], const int64_t out[4],
                                     uint32_t mode) {
     const bool align = (mode & GK_SCALE_FLAG_ALIGN_CORNERS) != 0, aa = (mode & GK_SCALE_FLAG_ANTIALIAS) != 0;
-    double     sf[2], off = align ? 0.0 : 0.5;
+    double     sf[2], off                                            = align ? 0.0 : 0.5;
     for (int d = 0; d < 2; ++d) {
         sf[d] = align && out[d] > 1 && in[d] > 1 ? static_cast<double>(out[d] - 1) / (in[d] - 1)
-                                                   : static_cast<double>(out[d]) / in[d];
+                                                 : static_cast<double>(out[d]) / in[d];
     }
     const auto px = [&](int64_t x, int64_t y, int64_t i2, int64_t i3) {
         return v[flat(in, static_cast<int64_t>(clampi(static_cast<double>(x), in[0])),
@@ -444,9 +446,11 @@ std::vector<double> interpolate_ref(const std::vector<double> & v, const int64_t
                             }
                             r.push_back(tw > 0 ? s / tw : 0);
                         } else {
-                            const double cx0 = clampi(static_cast<double>(x0), in[0]), cy0 = clampi(static_cast<double>(y0), in[1]);
+                            const double cx0 = clampi(static_cast<double>(x0), in[0]),
+                                         cy0 = clampi(static_cast<double>(y0), in[1]);
                             const double dx = std::clamp(x - cx0, 0.0, 1.0), dy = std::clamp(y - cy0, 0.0, 1.0);
-                            r.push_back(px(x0, y0, j2, j3) * (1 - dx) * (1 - dy) + px(x0 + 1, y0, j2, j3) * dx * (1 - dy) +
+                            r.push_back(px(x0, y0, j2, j3) * (1 - dx) * (1 - dy) +
+                                        px(x0 + 1, y0, j2, j3) * dx * (1 - dy) +
                                         px(x0, y0 + 1, j2, j3) * (1 - dx) * dy + px(x0 + 1, y0 + 1, j2, j3) * dx * dy);
                         }
                     }
@@ -463,10 +467,12 @@ constexpr uint32_t flagged(gk_scale_mode mode, gk_scale_flag flag) {
 }
 
 TEST(OpsConv, InterpolateEveryMode) {
-    const uint32_t modes[] = {GK_SCALE_MODE_NEAREST, GK_SCALE_MODE_BILINEAR,
-                              flagged(GK_SCALE_MODE_BILINEAR, GK_SCALE_FLAG_ALIGN_CORNERS), GK_SCALE_MODE_BICUBIC,
-                              flagged(GK_SCALE_MODE_BICUBIC, GK_SCALE_FLAG_ALIGN_CORNERS),
-                              flagged(GK_SCALE_MODE_BILINEAR, GK_SCALE_FLAG_ANTIALIAS)};
+    const uint32_t modes[]    = {GK_SCALE_MODE_NEAREST,
+                                 GK_SCALE_MODE_BILINEAR,
+                                 flagged(GK_SCALE_MODE_BILINEAR, GK_SCALE_FLAG_ALIGN_CORNERS),
+                                 GK_SCALE_MODE_BICUBIC,
+                                 flagged(GK_SCALE_MODE_BICUBIC, GK_SCALE_FLAG_ALIGN_CORNERS),
+                                 flagged(GK_SCALE_MODE_BILINEAR, GK_SCALE_FLAG_ANTIALIAS)};
     const int64_t  sizes[][4] = {{16, 12, 3, 2}, {2, 3, 3, 1}, {5, 4, 6, 2}};  // up, down, mixed (and dims 2, 3)
     for (uint32_t mode : modes) {
         for (const auto & out : sizes) {
@@ -530,11 +536,11 @@ TEST(OpsConv, PadReflect) {
 }
 
 TEST(OpsConv, BadInputIsRefusedWithAMessage) {
-    env         e;
-    gk_context * c = e.ctx;
-    gk_tensor * k  = e.f32(3, 3, 4, 2);
-    gk_tensor * x  = e.f32(8, 8, 4, 1);
-    gk_tensor * x5 = e.f32(8, 8, 5, 1);
+    env          e;
+    gk_context * c  = e.ctx;
+    gk_tensor *  k  = e.f32(3, 3, 4, 2);
+    gk_tensor *  x  = e.f32(8, 8, 4, 1);
+    gk_tensor *  x5 = e.f32(8, 8, 5, 1);
     refused(c, gk_im2col(c, k, x5, 1, 1, 0, 0, 1, 1, true, GK_TYPE_F32), "im2col: kernel a");
     refused(c, gk_im2col(c, k, x, 1, 1, 0, 0, 1, 1, true, GK_TYPE_Q8_0), "dst_type");
     refused(c, gk_im2col(c, k, x, 0, 1, 0, 0, 1, 1, true, GK_TYPE_F32), "strides");
@@ -570,4 +576,4 @@ TEST(OpsConv, BadInputIsRefusedWithAMessage) {
     refused(c, gk_pad_reflect_1d(c, gk_transpose(c, x), 1, 1), "contiguous");
 }
 
-} // namespace
+}  // namespace

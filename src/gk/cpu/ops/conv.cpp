@@ -10,6 +10,7 @@
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_dot.h"
+#include "windows.h"
 
 #include <cstring>
 
@@ -23,8 +24,8 @@ struct conv_params {
 };
 
 conv_params get_conv_params(const gk_tensor * dst) {
-    return {gk_get_op_params_i32(dst, 0), gk_get_op_params_i32(dst, 1), gk_get_op_params_i32(dst, 2),
-            gk_get_op_params_i32(dst, 3), gk_get_op_params_i32(dst, 4), gk_get_op_params_i32(dst, 5),
+    return {gk_get_op_params_i32(dst, 0),     gk_get_op_params_i32(dst, 1), gk_get_op_params_i32(dst, 2),
+            gk_get_op_params_i32(dst, 3),     gk_get_op_params_i32(dst, 4), gk_get_op_params_i32(dst, 5),
             gk_get_op_params_i32(dst, 6) == 1};
 }
 
@@ -151,7 +152,7 @@ struct transpose_scratch {
     size_t                 row_bytes;  // IC elements of the kernel's type
     char *                 ker;
     char *                 src;
-    float *                tmp;        // IC floats
+    float *                tmp;  // IC floats
     int64_t                ker_oc = -1;
     int64_t                src_n  = -1;
 };
@@ -182,15 +183,9 @@ void put_channels(transpose_scratch & s, char * buf, int64_t pos, int64_t ic, F 
 
 float dot_at(const transpose_scratch & s, int64_t ic, int64_t kpos, int64_t ipos) {
     float v = 0.0f;
-    s.dot->vec_dot(ic, &v, s.ker + static_cast<size_t>(kpos) * s.row_bytes, s.src + static_cast<size_t>(ipos) * s.row_bytes);
+    s.dot->vec_dot(ic, &v, s.ker + static_cast<size_t>(kpos) * s.row_bytes,
+                   s.src + static_cast<size_t>(ipos) * s.row_bytes);
     return v;
-}
-
-/// First input position l >= 0 with o - l*s < k, and the last with l*s <= o (< n).
-row_range reaching_inputs(int64_t o, int64_t k, int64_t s, int64_t n) {
-    const int64_t lo = o >= k ? (o - k + s) / s : 0;
-    const int64_t hi = o / s + 1 < n ? o / s + 1 : n;
-    return {lo, hi};
 }
 
 /// a [K, OC, IC], b [L, IC] -> [(L-1)*s + K, OC]; row oc.
@@ -214,7 +209,7 @@ void conv_transpose_1d(const compute_params & p, gk_tensor * dst) {
         }
         auto * y = reinterpret_cast<float *>(element_ptr(dst, 0, oc, 0, 0));
         for (int64_t o = 0; o < dst->ne[0]; ++o) {
-            const row_range r   = reaching_inputs(o, k, s, b->ne[0]);
+            const row_range r   = windows_holding(o, k, s, b->ne[0]);
             float           acc = 0.0f;
             for (int64_t l = r.begin; l < r.end; ++l) {
                 acc += dot_at(t, ic, o - l * s, l);
@@ -231,8 +226,8 @@ void conv_transpose_2d(const compute_params & p, gk_tensor * dst) {
     const int64_t     s  = gk_get_op_params_i32(dst, 0);
     const int64_t     kw = a->ne[0], kh = a->ne[1], ic = a->ne[3];
     const int64_t     iw = b->ne[0], ih = b->ne[1];
-    scratch           w  = p.work();
-    transpose_scratch t  = take_transpose_scratch(w, a->type, kw * kh, iw * ih, ic);
+    scratch           w = p.work();
+    transpose_scratch t = take_transpose_scratch(w, a->type, kw * kh, iw * ih, ic);
     for_each_row(p, dst, [&](int64_t oy, int64_t oc, int64_t n) {
         if (t.src_n != n) {
             for (int64_t pos = 0; pos < iw * ih; ++pos) {
@@ -242,14 +237,15 @@ void conv_transpose_2d(const compute_params & p, gk_tensor * dst) {
         }
         if (t.ker_oc != oc) {
             for (int64_t pos = 0; pos < kw * kh; ++pos) {
-                put_channels(t, t.ker, pos, ic, [&](int64_t ch) { return read_element(a, pos % kw, pos / kw, oc, ch); });
+                put_channels(t, t.ker, pos, ic,
+                             [&](int64_t ch) { return read_element(a, pos % kw, pos / kw, oc, ch); });
             }
             t.ker_oc = oc;
         }
         auto *          y  = reinterpret_cast<float *>(element_ptr(dst, 0, oy, oc, n));
-        const row_range ry = reaching_inputs(oy, kh, s, ih);
+        const row_range ry = windows_holding(oy, kh, s, ih);
         for (int64_t ox = 0; ox < dst->ne[0]; ++ox) {
-            const row_range rx  = reaching_inputs(ox, kw, s, iw);
+            const row_range rx  = windows_holding(ox, kw, s, iw);
             float           acc = 0.0f;
             for (int64_t yi = ry.begin; yi < ry.end; ++yi) {
                 for (int64_t xi = rx.begin; xi < rx.end; ++xi) {
@@ -271,7 +267,7 @@ size_t conv_transpose_2d_work(const gk_tensor * dst) {
     return transpose_work(a->type, a->ne[0] * a->ne[1], b->ne[0] * b->ne[1], a->ne[3]);
 }
 
-} // namespace
+}  // namespace
 
 void register_conv(kernel_table & t) {
     t.ops[GK_OP_IM2COL]            = {im2col, nullptr};
@@ -282,4 +278,4 @@ void register_conv(kernel_table & t) {
     t.ops[GK_OP_CONV_TRANSPOSE_2D] = {conv_transpose_2d, conv_transpose_2d_work};
 }
 
-} // namespace gk::cpu
+}  // namespace gk::cpu

@@ -5,6 +5,7 @@
 // element it is) - the terms and order in which ggml's scattering kernel adds them.
 #include "../dispatch.h"
 #include "../rows.h"
+#include "windows.h"
 
 #include <cfloat>
 
@@ -87,14 +88,6 @@ size_t pool_2d_work(const gk_tensor * dst) {
            scratch_bytes(sizeof(float *) * static_cast<size_t>(k1));
 }
 
-/// First outputs o >= 0 whose window [o*s - p, o*s - p + k) holds i, and one past the last (< n).
-row_range covering_outputs(int64_t i, int64_t k, int64_t s, int64_t pd, int64_t n) {
-    const int64_t t  = i + pd;  // o*s <= t < o*s + k
-    const int64_t lo = t >= k ? (t - k + s) / s : 0;
-    const int64_t hi = t / s + 1 < n ? t / s + 1 : n;
-    return {lo, hi};
-}
-
 /// Row (iy, i2, i3) of the input gradient.
 void pool_2d_back(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * g  = dst->src[0];
@@ -122,9 +115,9 @@ void pool_2d_back(const compute_params & p, gk_tensor * dst) {
     };
     for_each_row(p, dst, [&](int64_t iy, int64_t i2, int64_t i3) {
         float *         y  = out_row(dst, iy, i2, i3, yb);
-        const row_range ry = covering_outputs(iy, q.k1, q.s1, q.p1, g->ne[1]);
+        const row_range ry = windows_holding(iy + q.p1, q.k1, q.s1, g->ne[1]);
         for (int64_t ix = 0; ix < dst->ne[0]; ++ix) {
-            const row_range rx  = covering_outputs(ix, q.k0, q.s0, q.p0, g->ne[0]);
+            const row_range rx  = windows_holding(ix + q.p0, q.k0, q.s0, g->ne[0]);
             float           sum = 0.0f;
             for (int64_t oy = ry.begin; oy < ry.end; ++oy) {
                 for (int64_t ox = rx.begin; ox < rx.end; ++ox) {
@@ -142,7 +135,7 @@ void pool_2d_back(const compute_params & p, gk_tensor * dst) {
     });
 }
 
-} // namespace
+}  // namespace
 
 void register_pool(kernel_table & t) {
     t.ops[GK_OP_POOL_1D]      = {pool_1d, nullptr};
@@ -150,4 +143,4 @@ void register_pool(kernel_table & t) {
     t.ops[GK_OP_POOL_2D_BACK] = {pool_2d_back, nullptr};
 }
 
-} // namespace gk::cpu
+}  // namespace gk::cpu

@@ -25,17 +25,19 @@ int64_t clamp_index(int64_t i, int64_t n) { return std::max<int64_t>(0, std::min
 
 float bilinear(const resample & r, float x, float y, int64_t i2, int64_t i3) {
     const int64_t w = r.a->ne[0], h = r.a->ne[1];
-    const int64_t x0 = clamp_index(static_cast<int64_t>(std::floor(x)), w), x1 = clamp_index(static_cast<int64_t>(std::floor(x)) + 1, w);
-    const int64_t y0 = clamp_index(static_cast<int64_t>(std::floor(y)), h), y1 = clamp_index(static_cast<int64_t>(std::floor(y)) + 1, h);
-    const float   dx = std::max(0.0f, std::min(x - static_cast<float>(x0), 1.0f));
-    const float   dy = std::max(0.0f, std::min(y - static_cast<float>(y0), 1.0f));
+    const int64_t x0 = clamp_index(static_cast<int64_t>(std::floor(x)), w),
+                  x1 = clamp_index(static_cast<int64_t>(std::floor(x)) + 1, w);
+    const int64_t y0 = clamp_index(static_cast<int64_t>(std::floor(y)), h),
+                  y1 = clamp_index(static_cast<int64_t>(std::floor(y)) + 1, h);
+    const float dx   = std::max(0.0f, std::min(x - static_cast<float>(x0), 1.0f));
+    const float dy   = std::max(0.0f, std::min(y - static_cast<float>(y0), 1.0f));
     return r.at(x0, y0, i2, i3) * (1 - dx) * (1 - dy) + r.at(x1, y0, i2, i3) * dx * (1 - dy) +
            r.at(x0, y1, i2, i3) * (1 - dx) * dy + r.at(x1, y1, i2, i3) * dx * dy;
 }
 
 /// Keys' cubic convolution with a = -0.75 (PyTorch's), taps at x0-1 .. x0+2.
 float cubic(float p0, float p1, float p2, float p3, float t) {
-    const float a     = -0.75f;
+    const float a      = -0.75f;
     const auto  w_near = [a](float x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
     const auto  w_far  = [a](float x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
     return p0 * w_far(t + 1) + p1 * w_near(t) + p2 * w_near(1 - t) + p3 * w_far(2 - t);
@@ -57,7 +59,7 @@ float bicubic(const resample & r, float x, float y, int64_t i2, int64_t i3) {
 float antialiased(const resample & r, float x, float y, int64_t i2, int64_t i3) {
     const float   support0 = std::max(1.0f, 1.0f / r.sf[0]), inv0 = 1.0f / support0;
     const float   support1 = std::max(1.0f, 1.0f / r.sf[1]), inv1 = 1.0f / support1;
-    const float   off      = r.offset;
+    const float   off  = r.offset;
     const int64_t x_lo = std::max<int64_t>(static_cast<int64_t>(x - support0 + off), 0);
     const int64_t x_hi = std::min<int64_t>(static_cast<int64_t>(x + support0 + off), r.a->ne[0]);
     const int64_t y_lo = std::max<int64_t>(static_cast<int64_t>(y - support1 + off), 0);
@@ -122,7 +124,7 @@ void upscale(const compute_params & p, gk_tensor * dst) {
 void pad_reflect_1d(const compute_params & p, gk_tensor * dst) {
     const int64_t p0 = gk_get_op_params_i32(dst, 0);
     const int64_t n  = dst->src[0]->ne[0];
-    scratch w = p.work();
+    scratch       w  = p.work();
     transform_rows(p, w, dst, [&](const float * x, float * y, int64_t, int64_t, int64_t) {
         for (int64_t i = 0; i < dst->ne[0]; ++i) {
             int64_t j = i - p0;
@@ -132,11 +134,11 @@ void pad_reflect_1d(const compute_params & p, gk_tensor * dst) {
     });
 }
 
-} // namespace
+}  // namespace
 
 void register_resample(kernel_table & t) {
     t.ops[GK_OP_UPSCALE]        = {upscale, nullptr};
     t.ops[GK_OP_PAD_REFLECT_1D] = {pad_reflect_1d, nullptr};
 }
 
-} // namespace gk::cpu
+}  // namespace gk::cpu
