@@ -607,7 +607,9 @@ struct gk_tensor * gk_conv_2d_direct(struct gk_context * ctx, struct gk_tensor *
                                      int s1, int p0, int p1, int d0, int d1);
 /** Depthwise 2-D convolution: a [KW, KH, 1, C], b [W, H, C, N] -> [OW, OH, C, N]. gk_conv_2d_dw
  *  is ggml's im2col + mul_mat composition (F32 result); _direct is GK_OP_CONV_2D_DW (result
- *  b's type, sum over ky, kx in f32; op_params as conv_2d_direct). */
+ *  b's type, sum over ky, kx in f32; op_params as conv_2d_direct; when b is a permuted
+ *  [C, W, H, N] tensor - nb[2] the element size, nb[0] > nb[2], nb[1] > nb[0] - the result
+ *  has the same channel-innermost strides, as ggml's). */
 struct gk_tensor * gk_conv_2d_dw(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0, int s1,
                                  int p0, int p1, int d0, int d1);
 struct gk_tensor * gk_conv_2d_dw_direct(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,

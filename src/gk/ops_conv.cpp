@@ -213,7 +213,16 @@ gk_tensor * gk_conv_2d_dw_direct(gk_context * ctx, gk_tensor * a, gk_tensor * b,
         return nullptr;
     }
     const int64_t ne[4] = {ow, oh, b->ne[2], b->ne[3]};
-    return gk::conv_node(bd, b->type, ne, GK_OP_CONV_2D_DW, a, b, {stride0, stride1, pad0, pad1, dilation0, dilation1});
+    gk_tensor *   r =
+        gk::conv_node(bd, b->type, ne, GK_OP_CONV_2D_DW, a, b, {stride0, stride1, pad0, pad1, dilation0, dilation1});
+    const size_t ts = gk_type_size(b->type);
+    if (r && b->nb[2] == ts && b->nb[0] > b->nb[2] && b->nb[1] > b->nb[0]) {
+        // b is a permuted [C, W, H, N] image (ggml's contiguous channels): so is the result.
+        r->nb[0] = static_cast<size_t>(r->ne[2]) * ts;
+        r->nb[1] = static_cast<size_t>(r->ne[0]) * r->nb[0];
+        r->nb[2] = ts;
+    }
+    return r;
 }
 
 gk_tensor * gk_conv_transpose_1d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int p0, int d0) {

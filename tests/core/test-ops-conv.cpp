@@ -244,6 +244,14 @@ TEST(OpsConv, DirectConvolutions) {
     expect_close(y, conv_ref(values(a), a->ne, values(b), b->ne, g, false), 1e-5, 1e-5, "conv_2d_direct");
     expect_close(yd, conv_ref(values(ad), ad->ne, values(bd), bd->ne, {1, 2, 1, 0, 2, 1}, true), 1e-5, 1e-5,
                  "conv_2d_dw_direct");
+    // A channel-innermost input (a permuted [C, W, H, N] tensor) gives a result laid out the same way.
+    gk_tensor * cw = gk_permute(e.ctx, e.f32(4, 10, 9, 2), 2, 0, 1, 3);  // [10, 9, 4, 2] viewed
+    gk_tensor * yc = gk_conv_2d_dw_direct(e.ctx, ad, cw, 1, 2, 1, 0, 2, 1);
+    ASSERT_TRUE(compute(e.ctx, yc));
+    EXPECT_EQ(yc->nb[2], sizeof(float));
+    EXPECT_EQ(yc->nb[0], 4 * sizeof(float));
+    expect_close(yc, conv_ref(values(ad), ad->ne, values(cw), cw->ne, {1, 2, 1, 0, 2, 1}, true), 1e-5, 1e-5,
+                 "conv_2d_dw_direct channels innermost");
     EXPECT_EQ(yh->type, GK_TYPE_F16);
     expect_close(yh, conv_ref(values(a), a->ne, values(bh), bh->ne, g, false), 2e-3, 2e-3, "conv_2d_direct f16");
 }

@@ -146,6 +146,7 @@ const std::vector<op_case> k_cases = {
     {"conv_2d_dw",     [](env & e) { return gk_conv_2d_dw(e.ctx, e.f32(3, 3, 1, 5), e.f32(12, 10, 5, 2), 2, 1, 1, 1, 1, 1); }},
     {"conv_2d_direct", [](env & e) { return gk_conv_2d_direct(e.ctx, e.f32(3, 3, 4, 6), e.f32(12, 10, 4, 2), 1, 2, 1, 1, 2, 1); }},
     {"conv_2d_dw_direct", [](env & e) { return gk_conv_2d_dw_direct(e.ctx, e.f32(3, 3, 1, 5), e.rand(GK_TYPE_F16, 12, 10, 5, 2), 1, 1, 1, 1, 1, 1); }},
+    {"conv_2d_dw_cwhn", [](env & e) { return gk_conv_2d_dw_direct(e.ctx, e.f32(3, 3, 1, 5), gk_permute(e.ctx, e.f32(5, 12, 10, 2), 2, 0, 1, 3), 1, 1, 1, 1, 1, 1); }},
     {"conv_transpose_1d", [](env & e) { return gk_conv_transpose_1d(e.ctx, e.f32(4, 70, 5), e.f32(9, 5), 3, 0, 1); }},
     {"conv_transpose_1d_f16", [](env & e) { return gk_conv_transpose_1d(e.ctx, e.rand(GK_TYPE_F16, 4, 70, 5), e.f32(9, 5), 2, 0, 1); }},
     {"conv_transpose_2d", [](env & e) { return gk_conv_transpose_2d_p0(e.ctx, e.rand(GK_TYPE_F16, 3, 3, 6, 4), e.f32(7, 6, 4, 2), 2); }},
