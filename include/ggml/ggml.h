@@ -1642,7 +1642,7 @@ GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct
                                                struct ggml_tensor * b, int64_t * ne, int s0, int s1, int p0,
                                                int p1, int d0, int d1, bool is_2D);
 
-/** Folds rows back into a 1-D signal (inverse of im2col). Aborts: gk does not compute this op yet. */
+/** Folds rows back into a 1-D signal (inverse of im2col). */
 GGML_API struct ggml_tensor * ggml_col2im_1d(struct ggml_context * ctx, struct ggml_tensor * a, int s0,
                                              int oc, int p0);
 

@@ -582,6 +582,11 @@ struct gk_tensor * gk_im2col(struct gk_context * ctx, struct gk_tensor * a, stru
  *  kx) of the entries of a that im2col copied from it. */
 struct gk_tensor * gk_im2col_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t * ne,
                                   int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D);
+/** Fold columns back into a signal (the overlap-add of a transposed 1-D convolution): a
+ *  float [K*oc, T_in] -> a's type [T_out = (T_in-1)*s0 + K - 2*p0, oc]; out[t, c] = sum over
+ *  t_in ascending with k = t + p0 - t_in*s0 in [0, K) of a[c*K + k, t_in] (f32 sum).
+ *  op_params: i32 s0, oc, p0. s0, oc >= 1, p0 >= 0, oc divides ne0. */
+struct gk_tensor * gk_col2im_1d(struct gk_context * ctx, struct gk_tensor * a, int s0, int oc, int p0);
 /** 1-D convolution as ggml composes it: im2col (F16, F32 for a BF16 kernel) then mul_mat
  *  -> F32 [OL, OC, N]. As in ggml, mul_mat's [N*OL, OC] product is only reshaped, so for
  *  N > 1 output (ol, oc, n) sits at flat index n*OL + ol + oc*N*OL. _ph: p0 = K/2. Kernel

@@ -111,6 +111,32 @@ gk_tensor * gk_im2col_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64
     return gk::conv_node(bd, GK_TYPE_F32, ne, GK_OP_IM2COL_BACK, a, b, {s0, s1, p0, p1, d0, d1}, is_2D ? 1 : 0);
 }
 
+gk_tensor * gk_col2im_1d(gk_context * ctx, gk_tensor * a, int s0, int oc, int p0) {
+    builder bd(ctx, "col2im_1d");
+    if (!bd.inputs(a) || !bd.float_type(a, "a") || !bd.dims_at_most(a, 2, "a")) {
+        return nullptr;
+    }
+    if (s0 < 1 || oc < 1 || p0 < 0 || a->ne[0] % oc != 0) {
+        bd.fail("s0 = %d and oc = %d must be >= 1, p0 = %d >= 0, and oc must divide ne0 of a %s", s0, oc, p0,
+                describe(a).c_str());
+        return nullptr;
+    }
+    const int64_t k     = a->ne[0] / oc;
+    const int64_t t_out = (a->ne[1] - 1) * s0 + k - 2 * static_cast<int64_t>(p0);
+    if (k < 1 || t_out < 1) {
+        bd.fail("a %s with s0 = %d, oc = %d, p0 = %d gives no output", describe(a).c_str(), s0, oc, p0);
+        return nullptr;
+    }
+    const int64_t ne[4] = {t_out, oc, 1, 1};
+    gk_tensor *   r     = bd.result(a->type, ne, GK_OP_COL2IM_1D, a);
+    if (r) {
+        gk::set_op_param_i32(r, 0, s0);
+        gk::set_op_param_i32(r, 1, oc);
+        gk::set_op_param_i32(r, 2, p0);
+    }
+    return r;
+}
+
 gk_tensor * gk_conv_1d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int p0, int d0) {
     if (!builder(ctx, "conv_1d").inputs(a, b)) {
         return nullptr;
@@ -213,9 +239,9 @@ gk_tensor * gk_conv_2d_dw_direct(gk_context * ctx, gk_tensor * a, gk_tensor * b,
         return nullptr;
     }
     const int64_t ne[4] = {ow, oh, b->ne[2], b->ne[3]};
-    gk_tensor *   r =
-        gk::conv_node(bd, b->type, ne, GK_OP_CONV_2D_DW, a, b, {stride0, stride1, pad0, pad1, dilation0, dilation1});
-    const size_t ts = gk_type_size(b->type);
+    gk_tensor *   r     = gk::conv_node(bd, b->type, ne, GK_OP_CONV_2D_DW, a, b,
+                                        {stride0, stride1, pad0, pad1, dilation0, dilation1});
+    const size_t  ts    = gk_type_size(b->type);
     if (r && b->nb[2] == ts && b->nb[0] > b->nb[2] && b->nb[1] > b->nb[0]) {
         // b is a permuted [C, W, H, N] image (ggml's contiguous channels): so is the result.
         r->nb[0] = static_cast<size_t>(r->ne[2]) * ts;

@@ -155,6 +155,33 @@ TEST(OpsConv, Im2col1dAndItsGradient) {
     }
 }
 
+TEST(OpsConv, Col2im1dOverlapAdds) {
+    for (gk_type t : {GK_TYPE_F32, GK_TYPE_F16}) {
+        env         e;
+        gk_tensor * a = e.rand(t, 4 * 3, 7);  // K 4, OC 3, T_in 7
+        gk_tensor * y = gk_col2im_1d(e.ctx, a, 2, 3, 1);
+        ASSERT_TRUE(compute(e.ctx, y));
+        ASSERT_EQ(y->ne[0], 6 * 2 + 4 - 2);
+        EXPECT_EQ(y->type, t);
+        const auto          va = values(a);
+        std::vector<double> full(static_cast<size_t>(3 * 16), 0.0);  // uncropped [16, 3]
+        for (int64_t ti = 0; ti < 7; ++ti) {
+            for (int64_t oc = 0; oc < 3; ++oc) {
+                for (int64_t k = 0; k < 4; ++k) {
+                    full[static_cast<size_t>(oc * 16 + ti * 2 + k)] += va[flat(a->ne, oc * 4 + k, ti)];
+                }
+            }
+        }
+        std::vector<double> ref;
+        for (int64_t oc = 0; oc < 3; ++oc) {
+            for (int64_t i = 0; i < 14; ++i) {
+                ref.push_back(full[static_cast<size_t>(oc * 16 + i + 1)]);
+            }
+        }
+        expect_close(y, t == GK_TYPE_F16 ? rounded16(ref) : ref, 1e-6, t == GK_TYPE_F16 ? 1e-3 : 1e-6, gk_type_name(t));
+    }
+}
+
 TEST(OpsConv, Conv2dAsGgmlComposesIt) {
     for (gk_type kt : {GK_TYPE_F32, GK_TYPE_F16}) {
         env         e;
@@ -558,6 +585,9 @@ TEST(OpsConv, BadInputIsRefusedWithAMessage) {
     refused(c, gk_im2col_back(c, e.f32(35, 6, 6, 1), k, ne, 1, 1, 0, 0, 1, 1, true), "does not match");
     refused(c, gk_im2col_back(c, e.f32(36, 6, 6, 1), k, nullptr, 1, 1, 0, 0, 1, 1, true), "ne is NULL");
     refused(c, gk_conv_2d(c, k, x5, 1, 1, 0, 0, 1, 1), "im2col");
+    refused(c, gk_col2im_1d(c, e.f32(12, 7), 2, 5, 0), "oc must divide");
+    refused(c, gk_col2im_1d(c, e.f32(12, 7, 2), 2, 3, 0), "at most 2 dimensions");
+    refused(c, gk_col2im_1d(c, e.f32(4, 1), 1, 2, 2), "gives no output");
     refused(c, gk_conv_2d_direct(c, k, x5, 1, 1, 0, 0, 1, 1), "channels");
     refused(c, gk_conv_2d_direct(c, k, x, 1, 1, 0, 0, 5, 1), "too small");
     refused(c, gk_conv_2d_dw_direct(c, k, x, 1, 1, 0, 0, 1, 1), "[KW, KH, 1, C]");

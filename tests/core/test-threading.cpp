@@ -140,6 +140,7 @@ const std::vector<op_case> k_cases = {
     {"im2col_f16",     [](env & e) { return gk_im2col(e.ctx, e.f32(3, 3, 4, 2), e.f32(12, 10, 4, 2), 1, 2, 1, 1, 1, 1, true, GK_TYPE_F16); }},
     {"im2col_1d",      [](env & e) { return gk_im2col(e.ctx, e.f32(5, 3, 2), e.f32(40, 3, 2), 2, 0, 2, 0, 1, 0, false, GK_TYPE_F32); }},
     {"im2col_back",    [](env & e) { int64_t ne[4] = {12, 10, 4, 2}; return gk_im2col_back(e.ctx, e.f32(36, 12, 5, 2), e.f32(3, 3, 4, 2), ne, 1, 2, 1, 1, 1, 1, true); }},
+    {"col2im_1d",      [](env & e) { return gk_col2im_1d(e.ctx, e.rand(GK_TYPE_F16, 4 * 70, 9), 3, 70, 1); }},
     {"conv_1d",        [](env & e) { return gk_conv_1d(e.ctx, e.f32(5, 3, 4), e.f32(40, 3, 2), 2, 1, 1); }},
     {"conv_1d_dw",     [](env & e) { return gk_conv_1d_dw(e.ctx, e.f32(3, 1, 6), e.f32(40, 6), 1, 1, 1); }},
     {"conv_2d",        [](env & e) { return gk_conv_2d(e.ctx, e.rand(GK_TYPE_F16, 3, 3, 4, 6), e.f32(12, 10, 4, 2), 1, 1, 1, 1, 1, 1); }},

@@ -51,7 +51,7 @@ void register_misc(kernel_table & t);      // repeat concat pad arange timestep_
                                            // scale clamp diag_mask_inf/zero          (ops/misc.cpp)
 void register_matmul(kernel_table & t);    // mul_mat mul_mat_id out_prod              (ops/matmul.cpp)
 void register_attention(kernel_table & t); // flash_attn_ext                           (ops/attention.cpp)
-void register_conv(kernel_table & t);      // im2col im2col_back conv_2d conv_2d_dw
+void register_conv(kernel_table & t);      // im2col im2col_back col2im_1d conv_2d conv_2d_dw
                                            // conv_transpose_1d/2d                     (ops/conv.cpp)
 void register_pool(kernel_table & t);      // pool_1d pool_2d pool_2d_back             (ops/pool.cpp)
 void register_resample(kernel_table & t);  // upscale pad_reflect_1d                   (ops/resample.cpp)

@@ -1,4 +1,4 @@
-// conv.cpp - im2col, im2col_back, the direct 2-D convolutions (conv_2d, conv_2d_dw) and
+// conv.cpp - im2col, im2col_back, col2im_1d, the direct 2-D convolutions (conv_2d, conv_2d_dw) and
 // the transposed convolutions (conv_transpose_1d, conv_transpose_2d).
 //
 // Every kernel splits by destination row and computes each output element whole, in the
@@ -100,6 +100,29 @@ void im2col_back(const compute_params & p, gk_tensor * dst) {
             y[x_in] = sum;
         }
         store_row(dst, i1, i2, i3, y);
+    });
+}
+
+/// Row oc of col2im_1d's [T_out, OC]: output t sums, for the columns t_in (ascending) whose
+/// window [t_in*s, t_in*s + K) holds t + p, element (oc*K + t + p - t_in*s, t_in) of a.
+void col2im_1d(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a  = dst->src[0];
+    const int64_t     s  = gk_get_op_params_i32(dst, 0);
+    const int64_t     pd = gk_get_op_params_i32(dst, 2);
+    const int64_t     k  = a->ne[0] / dst->ne[1];
+    scratch           w  = p.work();
+    float *           yb = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t oc, int64_t, int64_t) {
+        float * y = out_row(dst, oc, 0, 0, yb);
+        for (int64_t t = 0; t < dst->ne[0]; ++t) {
+            const row_range r   = windows_holding(t + pd, k, s, a->ne[1]);
+            float           sum = 0.0f;
+            for (int64_t t_in = r.begin; t_in < r.end; ++t_in) {
+                sum += read_element(a, oc * k + t + pd - t_in * s, t_in, 0, 0);
+            }
+            y[t] = sum;
+        }
+        store_row(dst, oc, 0, 0, y);
     });
 }
 
@@ -272,6 +295,7 @@ size_t conv_transpose_2d_work(const gk_tensor * dst) {
 void register_conv(kernel_table & t) {
     t.ops[GK_OP_IM2COL]            = {im2col, nullptr};
     t.ops[GK_OP_IM2COL_BACK]       = {im2col_back, nullptr};
+    t.ops[GK_OP_COL2IM_1D]         = {col2im_1d, nullptr};
     t.ops[GK_OP_CONV_2D]           = {conv_2d_rows<false>, nullptr};
     t.ops[GK_OP_CONV_2D_DW]        = {conv_2d_rows<true>, nullptr};
     t.ops[GK_OP_CONV_TRANSPOSE_1D] = {conv_transpose_1d, conv_transpose_1d_work};
