@@ -1671,13 +1671,13 @@ GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggm
                                            struct ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
                                            int d1);
 
-/** Unfolds 3-D convolution windows into rows. Aborts: gk does not compute this op yet. */
+/** Unfolds 3-D convolution windows into rows. */
 GGML_API struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b, int64_t IC, int s0, int s1, int s2,
                                              int p0, int p1, int p2, int d0, int d1, int d2,
                                              enum ggml_type dst_type);
 
-/** 3-D convolution. Aborts: gk does not compute this op yet. */
+/** 3-D convolution. */
 GGML_API struct ggml_tensor * ggml_conv_3d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b, int64_t IC, int s0, int s1, int s2, int p0,
                                            int p1, int p2, int d0, int d1, int d2);
@@ -1709,7 +1709,7 @@ GGML_API struct ggml_tensor * ggml_conv_2d_direct(struct ggml_context * ctx, str
                                                   struct ggml_tensor * b, int s0, int s1, int p0, int p1,
                                                   int d0, int d1);
 
-/** 3-D convolution without im2col. Aborts: gk does not compute this op yet. */
+/** 3-D convolution without im2col. */
 GGML_API struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, int s0, int s1, int s2, int p0,
                                                   int p1, int p2, int d0, int d1, int d2, int n_channels,

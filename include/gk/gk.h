@@ -619,6 +619,23 @@ struct gk_tensor * gk_conv_2d_dw(struct gk_context * ctx, struct gk_tensor * a, 
                                  int p0, int p1, int d0, int d1);
 struct gk_tensor * gk_conv_2d_dw_direct(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
                                         int stride0, int stride1, int pad0, int pad1, int dilation0, int dilation1);
+/** 3-D convolution (ggml's layouts: channels folded into dim 3). im2col_3d: a [KW, KH, KD,
+ *  OC*IC] (shape only), b float [W, H, D, N*IC] -> dst_type (F32/F16) [IC*KD*KH*KW, OW, OH,
+ *  OD*N], element (ic, kz, ky, kx) of row (ox, oy, n*OD + oz) being b[ox*s0 + kx*d0 - p0,
+ *  oy*s1 + ky*d1 - p1, oz*s2 + kz*d2 - p2, n*IC + ic], 0 outside (op_params i32 s0, s1, s2,
+ *  p0, p1, p2, d0, d1, d2, IC). conv_3d: ggml's im2col_3d + mul_mat composition -> F32
+ *  [OW, OH, OD, OC*N], output channel oc of batch n at dim-3 index n*OC + oc.
+ *  conv_3d_direct: GK_OP_CONV_3D, a float [KW, KH, KD, oc*c] (kernel of (out o, in i) at
+ *  o*c + i), b float [W, H, D, n*c] -> F32 [OW, OH, OD, n*oc], each output the f32 sum over
+ *  input channel, kz, ky, kx in that order (op_params as im2col_3d, then c, n, oc). */
+struct gk_tensor * gk_im2col_3d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t IC,
+                                int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2,
+                                enum gk_type dst_type);
+struct gk_tensor * gk_conv_3d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t IC, int s0,
+                              int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2);
+struct gk_tensor * gk_conv_3d_direct(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0,
+                                     int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2, int c, int n,
+                                     int oc);
 /** Transposed 1-D convolution: a F32/F16 [K, OC, IC], b F32 [L, IC] -> F32 [(L-1)*s0 + K, OC];
  *  out[o, oc] = sum over l ascending (k = o - l*s0 in [0, K)) of dot_ic(a[k, oc, :], b[l, :]),
  *  the dot that of mul_mat for a's type (b rounded to F16 for an F16 a). p0 must be 0 and

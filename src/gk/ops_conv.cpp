@@ -4,6 +4,8 @@
 // result is the same computation.
 #include "internal.h"
 
+#include <cstdint>
+
 namespace gk {
 namespace {
 
@@ -51,6 +53,34 @@ bool direct_ok(builder & bd, const gk_tensor * a, const gk_tensor * b, int s0, i
                        describe(a).c_str(), static_cast<long long>(*ow), static_cast<long long>(*oh));
     }
     return true;
+}
+
+/// Checks of the 3-D ops: strides and dilations >= 1, ic >= 1 dividing a.ne3 and b.ne3,
+/// every output size >= 1 (into out[3]). w: s0, s1, s2, p0, p1, p2, d0, d1, d2.
+bool window_3d_ok(builder & bd, const gk_tensor * a, const gk_tensor * b, int64_t ic, const int32_t (&w)[9],
+                  int64_t out[3]) {
+    if (w[0] < 1 || w[1] < 1 || w[2] < 1 || w[6] < 1 || w[7] < 1 || w[8] < 1) {
+        return bd.fail("strides (%d, %d, %d) and dilations (%d, %d, %d) must be >= 1", w[0], w[1], w[2], w[6], w[7],
+                       w[8]);
+    }
+    if (ic < 1 || ic > INT32_MAX || a->ne[3] < ic || b->ne[3] < ic || a->ne[3] % ic != 0 || b->ne[3] % ic != 0) {
+        return bd.fail("channels %lld must be >= 1 and divide ne3 (>= 1 times it) of kernel a %s and input b %s",
+                       static_cast<long long>(ic), describe(a).c_str(), describe(b).c_str());
+    }
+    for (int i = 0; i < 3; ++i) {
+        out[i] = conv_out_size(b->ne[i], a->ne[i], w[i], w[3 + i], w[6 + i]);
+        if (out[i] < 1) {
+            return bd.fail("input b %s is too small for kernel a %s in dim %d", describe(b).c_str(),
+                           describe(a).c_str(), i);
+        }
+    }
+    return true;
+}
+
+void set_window_3d_params(gk_tensor * r, const int32_t (&w)[9]) {
+    for (int i = 0; i < 9; ++i) {
+        set_op_param_i32(r, i, w[i]);
+    }
 }
 
 }  // namespace
@@ -247,6 +277,69 @@ gk_tensor * gk_conv_2d_dw_direct(gk_context * ctx, gk_tensor * a, gk_tensor * b,
         r->nb[0] = static_cast<size_t>(r->ne[2]) * ts;
         r->nb[1] = static_cast<size_t>(r->ne[0]) * r->nb[0];
         r->nb[2] = ts;
+    }
+    return r;
+}
+
+gk_tensor * gk_im2col_3d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64_t IC, int s0, int s1, int s2, int p0,
+                         int p1, int p2, int d0, int d1, int d2, gk_type dst_type) {
+    builder bd(ctx, "im2col_3d");
+    int64_t out[3];
+    if (!bd.inputs(a, b) || !bd.float_type(b, "b") ||
+        !gk::window_3d_ok(bd, a, b, IC, {s0, s1, s2, p0, p1, p2, d0, d1, d2}, out)) {
+        return nullptr;
+    }
+    if (dst_type != GK_TYPE_F32 && dst_type != GK_TYPE_F16) {
+        bd.fail("dst_type must be f32 or f16, got %s", gk_type_name(dst_type));
+        return nullptr;
+    }
+    const int64_t ne[4] = {a->ne[0] * a->ne[1] * a->ne[2] * IC, out[0], out[1], out[2] * (b->ne[3] / IC)};
+    gk_tensor *   r     = bd.result(dst_type, ne, GK_OP_IM2COL_3D, a, b);
+    if (r) {
+        gk::set_window_3d_params(r, {s0, s1, s2, p0, p1, p2, d0, d1, d2});
+        gk::set_op_param_i32(r, 9, static_cast<int32_t>(IC));
+    }
+    return r;
+}
+
+gk_tensor * gk_conv_3d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64_t IC, int s0, int s1, int s2, int p0,
+                       int p1, int p2, int d0, int d1, int d2) {
+    if (!builder(ctx, "conv_3d").inputs(a, b)) {
+        return nullptr;
+    }
+    gk_tensor * cols = gk_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2,
+                                    gk::im2col_type(a->type));  // [IC*KD*KH*KW, OW, OH, N*OD]
+    if (!cols) {
+        return nullptr;
+    }
+    const int64_t oc = a->ne[3] / IC, n = b->ne[3] / IC, od = cols->ne[3] / n;
+    gk_tensor *   r = gk_mul_mat(ctx, gk_reshape_2d(ctx, cols, cols->ne[0], cols->ne[3] * cols->ne[2] * cols->ne[1]),
+                                 gk_reshape_2d(ctx, a, a->ne[0] * a->ne[1] * a->ne[2] * IC, oc));  // [N*OD*OH*OW, OC]
+    r               = r ? gk_reshape_4d(ctx, r, cols->ne[1] * cols->ne[2], od, n, oc) : nullptr;   // [OH*OW, OD, N, OC]
+    r               = r ? gk_cont(ctx, gk_permute(ctx, r, 0, 1, 3, 2)) : nullptr;                  // [OH*OW, OD, OC, N]
+    return r ? gk_reshape_4d(ctx, r, cols->ne[1], cols->ne[2], od, oc * n) : nullptr;              // [OW, OH, OD, OC*N]
+}
+
+gk_tensor * gk_conv_3d_direct(gk_context * ctx, gk_tensor * a, gk_tensor * b, int s0, int s1, int s2, int p0, int p1,
+                              int p2, int d0, int d1, int d2, int c, int n, int oc) {
+    builder bd(ctx, "conv_3d_direct");
+    int64_t out[3];
+    if (!bd.inputs(a, b) || !bd.float_type(a, "kernel a") || !bd.float_type(b, "input b") ||
+        !gk::window_3d_ok(bd, a, b, c, {s0, s1, s2, p0, p1, p2, d0, d1, d2}, out)) {
+        return nullptr;
+    }
+    if (n < 1 || oc < 1 || a->ne[3] != static_cast<int64_t>(c) * oc || b->ne[3] != static_cast<int64_t>(c) * n) {
+        bd.fail("kernel a %s and input b %s: need a.ne3 == c*oc and b.ne3 == c*n (c %d, n %d, oc %d)",
+                describe(a).c_str(), describe(b).c_str(), c, n, oc);
+        return nullptr;
+    }
+    const int64_t ne[4] = {out[0], out[1], out[2], static_cast<int64_t>(oc) * n};
+    gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_CONV_3D, a, b);
+    if (r) {
+        gk::set_window_3d_params(r, {s0, s1, s2, p0, p1, p2, d0, d1, d2});
+        gk::set_op_param_i32(r, 9, c);
+        gk::set_op_param_i32(r, 10, n);
+        gk::set_op_param_i32(r, 11, oc);
     }
     return r;
 }

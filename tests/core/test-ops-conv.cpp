@@ -254,6 +254,93 @@ TEST(OpsConv, Conv1dAndDepthwise) {
                  "conv_2d_dw");
 }
 
+/// 3-D convolution in ggml's folded layout: kernel [KW, KH, KD, OC*IC] (o*IC + i), input
+/// [W, H, D, N*IC] (n*IC + i) -> [OW, OH, OD, N*OC] (n*OC + o).
+std::vector<double> conv_3d_ref(const std::vector<double> & k, const int64_t kn[4], const std::vector<double> & x,
+                                const int64_t xn[4], int64_t ic_n, const int s[3], const int pd[3], const int d[3]) {
+    const int64_t oc_n = kn[3] / ic_n, n_n = xn[3] / ic_n;
+    int64_t       o[3];
+    for (int i = 0; i < 3; ++i) {
+        o[i] = conv_out(xn[i], kn[i], s[i], pd[i], d[i]);
+    }
+    std::vector<double> out;
+    for (int64_t n = 0; n < n_n; ++n) {
+        for (int64_t oc = 0; oc < oc_n; ++oc) {
+            for (int64_t oz = 0; oz < o[2]; ++oz) {
+                for (int64_t oy = 0; oy < o[1]; ++oy) {
+                    for (int64_t ox = 0; ox < o[0]; ++ox) {
+                        double acc = 0;
+                        for (int64_t ic = 0; ic < ic_n; ++ic) {
+                            for (int64_t kz = 0; kz < kn[2]; ++kz) {
+                                for (int64_t ky = 0; ky < kn[1]; ++ky) {
+                                    for (int64_t kx = 0; kx < kn[0]; ++kx) {
+                                        const int64_t ix = ox * s[0] + kx * d[0] - pd[0];
+                                        const int64_t iy = oy * s[1] + ky * d[1] - pd[1];
+                                        const int64_t iz = oz * s[2] + kz * d[2] - pd[2];
+                                        if (ix >= 0 && ix < xn[0] && iy >= 0 && iy < xn[1] && iz >= 0 && iz < xn[2]) {
+                                            acc += k[flat(kn, kx, ky, kz, oc * ic_n + ic)] *
+                                                   x[flat(xn, ix, iy, iz, n * ic_n + ic)];
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        out.push_back(acc);
+                    }
+                }
+            }
+        }
+    }
+    return out;
+}
+
+TEST(OpsConv, ThreeDimensional) {
+    env         e;
+    const int   s[3] = {1, 2, 1}, pd[3] = {1, 0, 1}, d[3] = {1, 1, 2};
+    gk_tensor * a    = e.f32(3, 2, 2, 3 * 2);  // KW 3, KH 2, KD 2, OC 3 * IC 2
+    gk_tensor * b    = e.f32(6, 5, 7, 2 * 2);  // W 6, H 5, D 7, N 2 * IC 2
+    gk_tensor * cols = gk_im2col_3d(e.ctx, a, b, 2, s[0], s[1], s[2], pd[0], pd[1], pd[2], d[0], d[1], d[2],
+                                    GK_TYPE_F32);
+    gk_tensor * y    = gk_conv_3d(e.ctx, a, b, 2, s[0], s[1], s[2], pd[0], pd[1], pd[2], d[0], d[1], d[2]);
+    gk_tensor * yd   = gk_conv_3d_direct(e.ctx, a, b, s[0], s[1], s[2], pd[0], pd[1], pd[2], d[0], d[1], d[2], 2, 2, 3);
+    for (gk_tensor * t : {cols, y, yd}) {
+        ASSERT_TRUE(compute(e.ctx, t));
+    }
+    int64_t o[3];
+    for (int i = 0; i < 3; ++i) {
+        o[i] = conv_out(b->ne[i], a->ne[i], s[i], pd[i], d[i]);
+    }
+    ASSERT_EQ(cols->ne[0], 24);
+    ASSERT_EQ(cols->ne[3], o[2] * 2);
+    const auto          vb = values(b);
+    std::vector<double> rc;
+    for (int64_t n = 0; n < 2; ++n) {
+        for (int64_t oz = 0; oz < o[2]; ++oz) {
+            for (int64_t oy = 0; oy < o[1]; ++oy) {
+                for (int64_t ox = 0; ox < o[0]; ++ox) {
+                    for (int64_t ic = 0; ic < 2; ++ic) {
+                        for (int64_t kz = 0; kz < 2; ++kz) {
+                            for (int64_t ky = 0; ky < 2; ++ky) {
+                                for (int64_t kx = 0; kx < 3; ++kx) {
+                                    const int64_t ix = ox * s[0] + kx * d[0] - pd[0];
+                                    const int64_t iy = oy * s[1] + ky * d[1] - pd[1];
+                                    const int64_t iz = oz * s[2] + kz * d[2] - pd[2];
+                                    const bool    in = ix >= 0 && ix < 6 && iy >= 0 && iy < 5 && iz >= 0 && iz < 7;
+                                    rc.push_back(in ? vb[flat(b->ne, ix, iy, iz, n * 2 + ic)] : 0.0);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    expect_close(cols, rc, 0, 0, "im2col_3d");
+    expect_close(yd, conv_3d_ref(values(a), a->ne, vb, b->ne, 2, s, pd, d), 1e-5, 1e-5, "conv_3d_direct");
+    // The composition rounds both to f16 (im2col_3d's columns, mul_mat's activations).
+    expect_close(y, conv_3d_ref(rounded16(values(a)), a->ne, rounded16(vb), b->ne, 2, s, pd, d), 1e-4, 1e-4, "conv_3d");
+}
+
 TEST(OpsConv, DirectConvolutions) {
     env         e;
     gk_tensor * a = e.f32(3, 2, 4, 5);
@@ -588,6 +675,12 @@ TEST(OpsConv, BadInputIsRefusedWithAMessage) {
     refused(c, gk_col2im_1d(c, e.f32(12, 7), 2, 5, 0), "oc must divide");
     refused(c, gk_col2im_1d(c, e.f32(12, 7, 2), 2, 3, 0), "at most 2 dimensions");
     refused(c, gk_col2im_1d(c, e.f32(4, 1), 1, 2, 2), "gives no output");
+    refused(c, gk_im2col_3d(c, e.f32(2, 2, 2, 6), e.f32(5, 5, 5, 4), 4, 1, 1, 1, 0, 0, 0, 1, 1, 1, GK_TYPE_F32),
+            "channels 4");
+    refused(c, gk_im2col_3d(c, e.f32(2, 2, 2, 4), e.f32(5, 5, 5, 4), 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, GK_TYPE_F32),
+            "strides");
+    refused(c, gk_conv_3d(c, e.f32(2, 2, 6, 4), e.f32(5, 5, 5, 4), 2, 1, 1, 1, 0, 0, 0, 1, 1, 1), "in dim 2");
+    refused(c, gk_conv_3d_direct(c, e.f32(2, 2, 2, 4), e.f32(5, 5, 5, 4), 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 3), "c*oc");
     refused(c, gk_conv_2d_direct(c, k, x5, 1, 1, 0, 0, 1, 1), "channels");
     refused(c, gk_conv_2d_direct(c, k, x, 1, 1, 0, 0, 5, 1), "too small");
     refused(c, gk_conv_2d_dw_direct(c, k, x, 1, 1, 0, 0, 1, 1), "[KW, KH, 1, C]");

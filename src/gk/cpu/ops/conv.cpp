@@ -1,5 +1,6 @@
-// conv.cpp - im2col, im2col_back, col2im_1d, the direct 2-D convolutions (conv_2d, conv_2d_dw) and
-// the transposed convolutions (conv_transpose_1d, conv_transpose_2d).
+// conv.cpp - im2col (1-, 2- and 3-D), im2col_back, col2im_1d, the direct convolutions
+// (conv_2d, conv_2d_dw, conv_3d) and the transposed convolutions (conv_transpose_1d,
+// conv_transpose_2d).
 //
 // Every kernel splits by destination row and computes each output element whole, in the
 // order its builder documents (gk.h), so the thread count never changes a bit. The
@@ -29,36 +30,84 @@ conv_params get_conv_params(const gk_tensor * dst) {
             gk_get_op_params_i32(dst, 6) == 1};
 }
 
-/// Row (ow, oh, n) of dst [IC*KH*KW, OW, OH, N] (2-D) or (ow, n) of [IC*K, OW, N] (1-D).
-void im2col(const compute_params & p, gk_tensor * dst) {
-    const gk_tensor * a  = dst->src[0];
-    const gk_tensor * b  = dst->src[1];
-    const conv_params c  = get_conv_params(dst);
-    const int64_t     kw = a->ne[0];
-    const int64_t     kh = c.is_2d ? a->ne[1] : 1;
-    const int64_t     ic = c.is_2d ? b->ne[2] : b->ne[1];
-    const int64_t     iw = b->ne[0];
-    const int64_t     ih = c.is_2d ? b->ne[1] : 1;
-    scratch           w  = p.work();
-    float *           yb = w.floats(dst->ne[0]);
-    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        const int64_t oh = c.is_2d ? i2 : 0;
-        const int64_t n  = c.is_2d ? i3 : i2;
-        float *       y  = out_row(dst, i1, i2, i3, yb);
-        for (int64_t ch = 0; ch < ic; ++ch) {
-            for (int64_t ky = 0; ky < kh; ++ky) {
-                const int64_t y_in = oh * c.s1 + ky * c.d1 - c.p1;
-                for (int64_t kx = 0; kx < kw; ++kx) {
-                    const int64_t x_in = i1 * c.s0 + kx * c.d0 - c.p0;
-                    const bool    in   = x_in >= 0 && x_in < iw && y_in >= 0 && y_in < ih;
-                    float         v    = 0.0f;
-                    if (in) {
-                        v = c.is_2d ? read_element(b, x_in, y_in, ch, n) : read_element(b, x_in, ch, n, 0);
-                    }
-                    y[(ch * kh + ky) * kw + kx] = v;
+/// The windows of a convolution over up to three dims (x, y, z; an unused dim has k = in
+/// = 1): kernel size, input size, stride, padding, dilation.
+struct window3 {
+    int64_t k[3], in[3], s[3], p[3], d[3];
+
+    /// Input coordinate of kernel tap t of output o in dim i.
+    int64_t at(int i, int64_t o, int64_t t) const { return o * s[i] + t * d[i] - p[i]; }
+    bool    inside(int i, int64_t c) const { return c >= 0 && c < in[i]; }
+};
+
+/// im2col's row for output position o: element ((ch*KZ + kz)*KY + ky)*KX + kx is
+/// read(x, y, z, ch) at the tap's input coordinates, 0 outside the input.
+template <class Read>
+void unfold(const window3 & g, int64_t n_ch, const int64_t o[3], float * row, Read && read) {
+    int64_t j = 0;
+    for (int64_t ch = 0; ch < n_ch; ++ch) {
+        for (int64_t kz = 0; kz < g.k[2]; ++kz) {
+            const int64_t z = g.at(2, o[2], kz);
+            for (int64_t ky = 0; ky < g.k[1]; ++ky) {
+                const int64_t y = g.at(1, o[1], ky);
+                for (int64_t kx = 0; kx < g.k[0]; ++kx, ++j) {
+                    const int64_t x = g.at(0, o[0], kx);
+                    row[j]          = g.inside(0, x) && g.inside(1, y) && g.inside(2, z) ? read(x, y, z, ch) : 0.0f;
                 }
             }
         }
+    }
+}
+
+/// Row (ow, oh, n) of dst [IC*KH*KW, OW, OH, N] (2-D) or (ow, n) of [IC*K, OW, N] (1-D).
+void im2col(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a = dst->src[0];
+    const gk_tensor * b = dst->src[1];
+    const conv_params c = get_conv_params(dst);
+    const window3     g{{a->ne[0], c.is_2d ? a->ne[1] : 1, 1},
+                    {b->ne[0], c.is_2d ? b->ne[1] : 1, 1},
+                    {c.s0, c.s1, 1},
+                    {c.p0, c.p1, 0},
+                    {c.d0, c.d1, 1}};
+    scratch           w  = p.work();
+    float *           yb = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const int64_t o[3] = {i1, c.is_2d ? i2 : 0, 0};
+        const int64_t n    = c.is_2d ? i3 : i2;
+        float *       y    = out_row(dst, i1, i2, i3, yb);
+        unfold(g, c.is_2d ? b->ne[2] : b->ne[1], o, y, [&](int64_t x, int64_t yy, int64_t, int64_t ch) {
+            return c.is_2d ? read_element(b, x, yy, ch, n) : read_element(b, x, ch, n, 0);
+        });
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+/// op_params of im2col_3d and conv_3d: i32 s0, s1, s2, p0, p1, p2, d0, d1, d2, then the
+/// channel count(s).
+window3 get_window3(const gk_tensor * dst, const gk_tensor * a, const gk_tensor * b) {
+    window3 g{{a->ne[0], a->ne[1], a->ne[2]}, {b->ne[0], b->ne[1], b->ne[2]}, {}, {}, {}};
+    for (int i = 0; i < 3; ++i) {
+        g.s[i] = gk_get_op_params_i32(dst, i);
+        g.p[i] = gk_get_op_params_i32(dst, 3 + i);
+        g.d[i] = gk_get_op_params_i32(dst, 6 + i);
+    }
+    return g;
+}
+
+/// Row (ow, oh, n*OD + od) of dst [IC*KD*KH*KW, OW, OH, OD*N] from b [W, H, D, N*IC].
+void im2col_3d(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * b  = dst->src[1];
+    const window3     g  = get_window3(dst, dst->src[0], b);
+    const int64_t     ic = gk_get_op_params_i32(dst, 9);
+    const int64_t     od = dst->ne[3] / (b->ne[3] / ic);
+    scratch           w  = p.work();
+    float *           yb = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const int64_t o[3] = {i1, i2, i3 % od};
+        const int64_t n    = i3 / od;
+        float *       y    = out_row(dst, i1, i2, i3, yb);
+        unfold(g, ic, o, y,
+               [&](int64_t x, int64_t yy, int64_t z, int64_t ch) { return read_element(b, x, yy, z, n * ic + ch); });
         store_row(dst, i1, i2, i3, y);
     });
 }
@@ -126,45 +175,122 @@ void col2im_1d(const compute_params & p, gk_tensor * dst) {
     });
 }
 
-/// Row (oh, oc, n) of a direct 2-D convolution [OW, OH, OC, N]: every output accumulates
-/// kernel * input over ic, ky, kx in that order (Depthwise: ic is the output channel and
-/// the kernel's ne2 is 1).
-template <bool Depthwise>
-void conv_2d_rows(const compute_params & p, gk_tensor * dst) {
-    const gk_tensor * a   = dst->src[0];
-    const gk_tensor * b   = dst->src[1];
-    const conv_params c   = get_conv_params(dst);
-    scratch           w   = p.work();
-    float *           yb  = w.floats(dst->ne[0]);
-    float *           kb  = w.floats(a->ne[0]);
-    float *           xb  = w.floats(b->ne[0]);
-    const int64_t     n_c = Depthwise ? 1 : a->ne[2];
+/// A destination row of a direct convolution: output row oy of depth oz, channel oc, batch n.
+struct conv_out {
+    int64_t oy, oz, oc, n;
+};
+
+/// One destination row of a direct convolution: every output accumulates kernel * input
+/// in f32 over its input channels, then kz, ky, kx, in that order. rows(i1, i2, i3) gives
+/// {oy, oz, oc, n}; chans(oc) the input channels [begin, end); krow / xrow the rows of a
+/// (taps ky, kz of channel ic for oc) and of b (input y, z of channel ic, batch n).
+template <class Rows, class Chans, class KRow, class XRow>
+void conv_direct(const compute_params & p, gk_tensor * dst, const window3 & g, Rows && rows, Chans && chans,
+                 KRow && krow, XRow && xrow) {
+    const gk_tensor * a  = dst->src[0];
+    const gk_tensor * b  = dst->src[1];
+    scratch           w  = p.work();
+    float *           yb = w.floats(dst->ne[0]);
+    float *           kb = w.floats(a->ne[0]);
+    float *           xb = w.floats(b->ne[0]);
     for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        float * y = out_row(dst, i1, i2, i3, yb);
+        const conv_out  o = rows(i1, i2, i3);
+        const row_range r = chans(o.oc);
+        float *         y = out_row(dst, i1, i2, i3, yb);
         std::memset(y, 0, static_cast<size_t>(dst->ne[0]) * sizeof(float));
-        for (int64_t j = 0; j < n_c; ++j) {
-            const int64_t ch = Depthwise ? i2 : j;
-            for (int64_t ky = 0; ky < a->ne[1]; ++ky) {
-                const int64_t y_in = i1 * c.s1 + ky * c.d1 - c.p1;
-                if (y_in < 0 || y_in >= b->ne[1]) {
-                    continue;
-                }
-                const float * kr = read_row(a, ky, Depthwise ? 0 : ch, i2, kb);
-                const float * xr = read_row(b, y_in, ch, i3, xb);
-                for (int64_t ox = 0; ox < dst->ne[0]; ++ox) {
-                    float acc = y[ox];
-                    for (int64_t kx = 0; kx < a->ne[0]; ++kx) {
-                        const int64_t x_in = ox * c.s0 + kx * c.d0 - c.p0;
-                        if (x_in >= 0 && x_in < b->ne[0]) {
-                            acc += kr[kx] * xr[x_in];
-                        }
+        for (int64_t ic = r.begin; ic < r.end; ++ic) {
+            for (int64_t kz = 0; kz < g.k[2]; ++kz) {
+                const int64_t z = g.at(2, o.oz, kz);
+                for (int64_t ky = 0; ky < g.k[1]; ++ky) {
+                    const int64_t yy = g.at(1, o.oy, ky);
+                    if (!g.inside(2, z) || !g.inside(1, yy)) {
+                        continue;
                     }
-                    y[ox] = acc;
+                    const row_index ki = krow(ky, kz, ic, o.oc);
+                    const row_index xi = xrow(yy, z, ic, o.n);
+                    const float *   kr = read_row(a, ki.i1, ki.i2, ki.i3, kb);
+                    const float *   xr = read_row(b, xi.i1, xi.i2, xi.i3, xb);
+                    for (int64_t ox = 0; ox < dst->ne[0]; ++ox) {
+                        float acc = y[ox];
+                        for (int64_t kx = 0; kx < g.k[0]; ++kx) {
+                            const int64_t x = g.at(0, ox, kx);
+                            if (g.inside(0, x)) {
+                                acc += kr[kx] * xr[x];
+                            }
+                        }
+                        y[ox] = acc;
+                    }
                 }
             }
         }
         store_row(dst, i1, i2, i3, y);
     });
+}
+
+/// The 2-D window of a direct 2-D convolution (op_params s0, s1, p0, p1, d0, d1).
+window3 window_2d(const gk_tensor * dst) {
+    const gk_tensor * a = dst->src[0];
+    const gk_tensor * b = dst->src[1];
+    const conv_params c = get_conv_params(dst);
+    return {{a->ne[0], a->ne[1], 1}, {b->ne[0], b->ne[1], 1}, {c.s0, c.s1, 1}, {c.p0, c.p1, 0}, {c.d0, c.d1, 1}};
+}
+
+/// a [KW, KH, IC, OC], b [W, H, IC, N] -> [OW, OH, OC, N]; row (oh, oc, n).
+void conv_2d(const compute_params & p, gk_tensor * dst) {
+    const int64_t n_ic = dst->src[0]->ne[2];
+    conv_direct(
+        p, dst, window_2d(dst),
+        [](int64_t i1, int64_t i2, int64_t i3) {
+            return conv_out{i1, 0, i2, i3};
+        },
+        [n_ic](int64_t) {
+            return row_range{0, n_ic};
+        },
+        [](int64_t ky, int64_t, int64_t ic, int64_t oc) {
+            return row_index{ky, ic, oc};
+        },
+        [](int64_t y, int64_t, int64_t ic, int64_t n) {
+            return row_index{y, ic, n};
+        });
+}
+
+/// a [KW, KH, 1, C], b [W, H, C, N] -> [OW, OH, C, N]; row (oh, c, n) reads channel c only.
+void conv_2d_dw(const compute_params & p, gk_tensor * dst) {
+    conv_direct(
+        p, dst, window_2d(dst),
+        [](int64_t i1, int64_t i2, int64_t i3) {
+            return conv_out{i1, 0, i2, i3};
+        },
+        [](int64_t c) {
+            return row_range{c, c + 1};
+        },
+        [](int64_t ky, int64_t, int64_t, int64_t c) {
+            return row_index{ky, 0, c};
+        },
+        [](int64_t y, int64_t, int64_t c, int64_t n) {
+            return row_index{y, c, n};
+        });
+}
+
+/// a [KW, KH, KD, OC*IC], b [W, H, D, N*IC] -> [OW, OH, OD, N*OC] (op_params i32 s0..d2, then
+/// IC, N, OC); row (oh, od, n*OC + oc).
+void conv_3d(const compute_params & p, gk_tensor * dst) {
+    const int64_t ic = gk_get_op_params_i32(dst, 9);
+    const int64_t oc = gk_get_op_params_i32(dst, 11);
+    conv_direct(
+        p, dst, get_window3(dst, dst->src[0], dst->src[1]),
+        [oc](int64_t i1, int64_t i2, int64_t i3) {
+            return conv_out{i1, i2, i3 % oc, i3 / oc};
+        },
+        [ic](int64_t) {
+            return row_range{0, ic};
+        },
+        [ic](int64_t ky, int64_t kz, int64_t c, int64_t o) {
+            return row_index{ky, kz, o * ic + c};
+        },
+        [ic](int64_t y, int64_t z, int64_t c, int64_t n) {
+            return row_index{y, z, n * ic + c};
+        });
 }
 
 /// The channel-major copies a transposed convolution dots: ker holds the kernel slice of
@@ -296,8 +422,10 @@ void register_conv(kernel_table & t) {
     t.ops[GK_OP_IM2COL]            = {im2col, nullptr};
     t.ops[GK_OP_IM2COL_BACK]       = {im2col_back, nullptr};
     t.ops[GK_OP_COL2IM_1D]         = {col2im_1d, nullptr};
-    t.ops[GK_OP_CONV_2D]           = {conv_2d_rows<false>, nullptr};
-    t.ops[GK_OP_CONV_2D_DW]        = {conv_2d_rows<true>, nullptr};
+    t.ops[GK_OP_IM2COL_3D]         = {im2col_3d, nullptr};
+    t.ops[GK_OP_CONV_2D]           = {conv_2d, nullptr};
+    t.ops[GK_OP_CONV_2D_DW]        = {conv_2d_dw, nullptr};
+    t.ops[GK_OP_CONV_3D]           = {conv_3d, nullptr};
     t.ops[GK_OP_CONV_TRANSPOSE_1D] = {conv_transpose_1d, conv_transpose_1d_work};
     t.ops[GK_OP_CONV_TRANSPOSE_2D] = {conv_transpose_2d, conv_transpose_2d_work};
 }
