@@ -607,7 +607,8 @@ struct gk_tensor * gk_conv_2d_sk_p0(struct gk_context * ctx, struct gk_tensor * 
 struct gk_tensor * gk_conv_2d_s1_ph(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
 /** Direct 2-D convolution (GK_OP_CONV_2D; op_params i32 s0, s1, p0, p1, d0, d1): a float
  *  [KW, KH, IC, OC], b float [W, H, IC, N] -> b's type [OW, OH, OC, N], each output the
- *  f32 sum over ic, ky, kx in that order. */
+ *  f32 sum over ic, ky, kx in that order (with an F16 kernel the input is rounded to f16
+ *  first, as ggml's CPU kernel converts it to the kernel's type). */
 struct gk_tensor * gk_conv_2d_direct(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0,
                                      int s1, int p0, int p1, int d0, int d1);
 /** Depthwise 2-D convolution: a [KW, KH, 1, C], b [W, H, C, N] -> [OW, OH, C, N]. gk_conv_2d_dw
@@ -627,7 +628,8 @@ struct gk_tensor * gk_conv_2d_dw_direct(struct gk_context * ctx, struct gk_tenso
  *  [OW, OH, OD, OC*N], output channel oc of batch n at dim-3 index n*OC + oc.
  *  conv_3d_direct: GK_OP_CONV_3D, a float [KW, KH, KD, oc*c] (kernel of (out o, in i) at
  *  o*c + i), b float [W, H, D, n*c] -> F32 [OW, OH, OD, n*oc], each output the f32 sum over
- *  input channel, kz, ky, kx in that order (op_params as im2col_3d, then c, n, oc). */
+ *  input channel, kz, ky, kx in that order, the input rounded to f16 for an F16 kernel
+ *  (op_params as im2col_3d, then c, n, oc). */
 struct gk_tensor * gk_im2col_3d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t IC,
                                 int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2,
                                 enum gk_type dst_type);

@@ -366,6 +366,12 @@ TEST(OpsConv, DirectConvolutions) {
     EXPECT_EQ(yc->nb[0], 4 * sizeof(float));
     expect_close(yc, conv_ref(values(ad), ad->ne, values(cw), cw->ne, {1, 2, 1, 0, 2, 1}, true), 1e-5, 1e-5,
                  "conv_2d_dw_direct channels innermost");
+    // An f16 kernel takes the input rounded to f16 (as ggml's CPU kernel).
+    gk_tensor * a16 = e.rand(GK_TYPE_F16, 3, 2, 4, 5);
+    gk_tensor * y16 = gk_conv_2d_direct(e.ctx, a16, b, g.s0, g.s1, g.p0, g.p1, g.d0, g.d1);
+    ASSERT_TRUE(compute(e.ctx, y16));
+    expect_close(y16, conv_ref(values(a16), a16->ne, rounded16(values(b)), b->ne, g, false), 1e-5, 1e-5,
+                 "conv_2d_direct f16 kernel");
     EXPECT_EQ(yh->type, GK_TYPE_F16);
     expect_close(yh, conv_ref(values(a), a->ne, values(bh), bh->ne, g, false), 2e-3, 2e-3, "conv_2d_direct f16");
 }

@@ -11,6 +11,7 @@
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_dot.h"
+#include "quant/fp16.h"
 #include "windows.h"
 
 #include <cstring>
@@ -181,12 +182,13 @@ struct conv_out {
 };
 
 /// One destination row of a direct convolution: every output accumulates kernel * input
-/// in f32 over its input channels, then kz, ky, kx, in that order. rows(i1, i2, i3) gives
+/// in f32 over its input channels, then kz, ky, kx, in that order; input_to_f16 rounds the
+/// input to f16 first (ggml's CPU kernel converts it to an f16 kernel's type). rows(i1, i2, i3) gives
 /// {oy, oz, oc, n}; chans(oc) the input channels [begin, end); krow / xrow the rows of a
 /// (taps ky, kz of channel ic for oc) and of b (input y, z of channel ic, batch n).
 template <class Rows, class Chans, class KRow, class XRow>
-void conv_direct(const compute_params & p, gk_tensor * dst, const window3 & g, Rows && rows, Chans && chans,
-                 KRow && krow, XRow && xrow) {
+void conv_direct(const compute_params & p, gk_tensor * dst, const window3 & g, bool input_to_f16, Rows && rows,
+                 Chans && chans, KRow && krow, XRow && xrow) {
     const gk_tensor * a  = dst->src[0];
     const gk_tensor * b  = dst->src[1];
     scratch           w  = p.work();
@@ -210,6 +212,12 @@ void conv_direct(const compute_params & p, gk_tensor * dst, const window3 & g, R
                     const row_index xi = xrow(yy, z, ic, o.n);
                     const float *   kr = read_row(a, ki.i1, ki.i2, ki.i3, kb);
                     const float *   xr = read_row(b, xi.i1, xi.i2, xi.i3, xb);
+                    if (input_to_f16) {
+                        for (int64_t i = 0; i < b->ne[0]; ++i) {
+                            xb[i] = fp16_to_fp32(fp32_to_fp16(xr[i]));
+                        }
+                        xr = xb;
+                    }
                     for (int64_t ox = 0; ox < dst->ne[0]; ++ox) {
                         float acc = y[ox];
                         for (int64_t kx = 0; kx < g.k[0]; ++kx) {
@@ -239,7 +247,7 @@ window3 window_2d(const gk_tensor * dst) {
 void conv_2d(const compute_params & p, gk_tensor * dst) {
     const int64_t n_ic = dst->src[0]->ne[2];
     conv_direct(
-        p, dst, window_2d(dst),
+        p, dst, window_2d(dst), dst->src[0]->type == GK_TYPE_F16,
         [](int64_t i1, int64_t i2, int64_t i3) {
             return conv_out{i1, 0, i2, i3};
         },
@@ -257,7 +265,7 @@ void conv_2d(const compute_params & p, gk_tensor * dst) {
 /// a [KW, KH, 1, C], b [W, H, C, N] -> [OW, OH, C, N]; row (oh, c, n) reads channel c only.
 void conv_2d_dw(const compute_params & p, gk_tensor * dst) {
     conv_direct(
-        p, dst, window_2d(dst),
+        p, dst, window_2d(dst), false,
         [](int64_t i1, int64_t i2, int64_t i3) {
             return conv_out{i1, 0, i2, i3};
         },
@@ -278,7 +286,7 @@ void conv_3d(const compute_params & p, gk_tensor * dst) {
     const int64_t ic = gk_get_op_params_i32(dst, 9);
     const int64_t oc = gk_get_op_params_i32(dst, 11);
     conv_direct(
-        p, dst, get_window3(dst, dst->src[0], dst->src[1]),
+        p, dst, get_window3(dst, dst->src[0], dst->src[1]), dst->src[0]->type == GK_TYPE_F16,
         [oc](int64_t i1, int64_t i2, int64_t i3) {
             return conv_out{i1, i2, i3 % oc, i3 / oc};
         },

@@ -1,8 +1,9 @@
 // resample.cpp - upscale (ggml's interpolate: nearest, bilinear with or without aligned
 // corners or antialiasing, bicubic) and pad_reflect_1d, split by destination row.
 //
-// The coordinate formulas are ggml's (ggml-cpu/ops.cpp), evaluated in f32 in the same
-// order, so that every output is the value ggml's CPU backend computes.
+// The coordinate and weight formulas are ggml's (ggml-cpu/ops.cpp), evaluated in f32 in
+// the same order without fused multiply-adds: nearest gives ggml's values exactly, the
+// interpolating modes differ from a ggml build that fuses (-march=native) in the last bits.
 #include "../dispatch.h"
 #include "../rows.h"
 
