@@ -14,6 +14,11 @@ int64_t conv_out_size(int64_t in, int64_t k, int s, int p, int d) {
     return (in + 2 * static_cast<int64_t>(p) - static_cast<int64_t>(d) * (k - 1) - 1) / s + 1;
 }
 
+/// (in - 1)*s + k, a transposed convolution's output size, into *out; false on overflow.
+bool transposed_size(int64_t in, int64_t k, int s, int64_t * out) {
+    return !__builtin_mul_overflow(in - 1, static_cast<int64_t>(s), out) && !__builtin_add_overflow(*out, k, out);
+}
+
 /// Strides and dilations >= 1 (dimension 1 only for a 2-D op).
 bool steps_ok(builder & bd, int s0, int s1, int d0, int d1, bool is_2d) {
     if (s0 < 1 || d0 < 1 || (is_2d && (s1 < 1 || d1 < 1))) {
@@ -363,8 +368,12 @@ gk_tensor * gk_conv_transpose_1d(gk_context * ctx, gk_tensor * a, gk_tensor * b,
                 describe(b).c_str());
         return nullptr;
     }
-    const int64_t ne[4] = {(b->ne[0] - 1) * s0 + a->ne[0], a->ne[1], 1, 1};
-    gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_CONV_TRANSPOSE_1D, a, b);
+    int64_t ne[4] = {0, a->ne[1], 1, 1};
+    if (!gk::transposed_size(b->ne[0], a->ne[0], s0, &ne[0])) {
+        bd.fail("the output size of input b %s at stride %d overflows", describe(b).c_str(), s0);
+        return nullptr;
+    }
+    gk_tensor * r = bd.result(GK_TYPE_F32, ne, GK_OP_CONV_TRANSPOSE_1D, a, b);
     if (r) {
         gk::set_op_param_i32(r, 0, s0);
         gk::set_op_param_i32(r, 1, p0);
@@ -391,8 +400,13 @@ gk_tensor * gk_conv_transpose_2d_p0(gk_context * ctx, gk_tensor * a, gk_tensor *
                 describe(b).c_str());
         return nullptr;
     }
-    const int64_t ne[4] = {(b->ne[0] - 1) * stride + a->ne[0], (b->ne[1] - 1) * stride + a->ne[1], a->ne[2], b->ne[3]};
-    gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_CONV_TRANSPOSE_2D, a, b);
+    int64_t ne[4] = {0, 0, a->ne[2], b->ne[3]};
+    if (!gk::transposed_size(b->ne[0], a->ne[0], stride, &ne[0]) ||
+        !gk::transposed_size(b->ne[1], a->ne[1], stride, &ne[1])) {
+        bd.fail("the output size of input b %s at stride %d overflows", describe(b).c_str(), stride);
+        return nullptr;
+    }
+    gk_tensor * r = bd.result(GK_TYPE_F32, ne, GK_OP_CONV_TRANSPOSE_2D, a, b);
     if (r) {
         gk::set_op_param_i32(r, 0, stride);
     }

@@ -40,11 +40,13 @@ gk_tensor * gk_upscale(gk_context * ctx, gk_tensor * a, int scale_factor, gk_sca
     if (!bd.inputs(a)) {
         return nullptr;
     }
-    if (scale_factor < 2) {
-        bd.fail("scale_factor = %d must be > 1", scale_factor);
+    int64_t ne0 = 0, ne1 = 0;
+    if (scale_factor < 2 || __builtin_mul_overflow(a->ne[0], static_cast<int64_t>(scale_factor), &ne0) ||
+        __builtin_mul_overflow(a->ne[1], static_cast<int64_t>(scale_factor), &ne1)) {
+        bd.fail("scale_factor = %d must be > 1 and keep the size of a %s in range", scale_factor, describe(a).c_str());
         return nullptr;
     }
-    return gk_interpolate(ctx, a, a->ne[0] * scale_factor, a->ne[1] * scale_factor, a->ne[2], a->ne[3], mode);
+    return gk_interpolate(ctx, a, ne0, ne1, a->ne[2], a->ne[3], mode);
 }
 
 gk_tensor * gk_upscale_ext(gk_context * ctx, gk_tensor * a, int ne0, int ne1, int ne2, int ne3, gk_scale_mode mode) {

@@ -695,6 +695,12 @@ TEST(OpsConv, BadInputIsRefusedWithAMessage) {
     refused(c, gk_conv_transpose_1d(c, e.f32(3, 2, 4), e.rand(GK_TYPE_F16, 9, 4), 1, 0, 1), "input b must be f32");
     refused(c, gk_conv_transpose_1d(c, e.rand(GK_TYPE_BF16, 3, 2, 4), e.f32(9, 4), 1, 0, 1), "f32 or f16");
     refused(c, gk_conv_transpose_2d_p0(c, k, e.f32(5, 5, 2, 1), 0), "stride = 0");
+    gk_context * meta = gk_init({1 << 20, nullptr, true});  // shapes only: sizes no memory could hold
+    gk_tensor *  huge = gk_new_tensor_2d(meta, GK_TYPE_F32, int64_t{1} << 40, 1);
+    refused(meta, gk_conv_transpose_1d(meta, gk_new_tensor_3d(meta, GK_TYPE_F32, 3, 2, 1), huge, 1 << 30, 0, 1),
+            "overflows");
+    refused(meta, gk_upscale(meta, huge, 1 << 30, GK_SCALE_MODE_NEAREST), "in range");
+    gk_free(meta);
     refused(c, gk_conv_transpose_2d_p0(c, k, e.f32(5, 5, 3, 1), 1), "input channels");
     refused(c, gk_pool_1d(c, x, GK_OP_POOL_COUNT, 2, 2, 0), "GK_OP_POOL_MAX");
     refused(c, gk_pool_1d(c, x, GK_OP_POOL_MAX, 0, 2, 0), "kernel (0, 1)");
