@@ -1624,117 +1624,114 @@ GGML_API struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n
 /* ---------------------------------------------------------------------------------------------- */
 /* Convolution, pooling, resampling, padding                                                      */
 
-/** Unfolds convolution windows of b for kernel a into rows (1-D or 2-D). Aborts: gk does not
- *  compute this op yet. */
+/** Unfolds convolution windows of b for kernel a into rows (1-D or 2-D). */
 GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
                                           int d1, bool is_2D, enum ggml_type dst_type);
 
-/** Gradient of im2col. Aborts: gk does not compute this op yet. */
+/** Gradient of im2col. */
 GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b, int64_t * ne, int s0, int s1, int p0,
                                                int p1, int d0, int d1, bool is_2D);
 
-/** Folds rows back into a 1-D signal (inverse of im2col). Aborts: gk does not compute this op yet. */
+/** Folds rows back into a 1-D signal (inverse of im2col). */
 GGML_API struct ggml_tensor * ggml_col2im_1d(struct ggml_context * ctx, struct ggml_tensor * a, int s0,
                                              int oc, int p0);
 
-/** 1-D convolution of b with kernel a. Aborts: gk does not compute this op yet. */
+/** 1-D convolution of b with kernel a. */
 GGML_API struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b, int s0, int p0, int d0);
 
-/** 1-D convolution with half padding. Aborts: gk does not compute this op yet. */
+/** 1-D convolution with half padding. */
 GGML_API struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, int s, int d);
 
-/** Depthwise 1-D convolution. Aborts: gk does not compute this op yet. */
+/** Depthwise 1-D convolution. */
 GGML_API struct ggml_tensor * ggml_conv_1d_dw(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, int s0, int p0, int d0);
 
-/** Depthwise 1-D convolution with half padding. Aborts: gk does not compute this op yet. */
+/** Depthwise 1-D convolution with half padding. */
 GGML_API struct ggml_tensor * ggml_conv_1d_dw_ph(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, int s0, int d0);
 
-/** Transposed 1-D convolution. Aborts: gk does not compute this op yet. */
+/** Transposed 1-D convolution. */
 GGML_API struct ggml_tensor * ggml_conv_transpose_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                                      struct ggml_tensor * b, int s0, int p0, int d0);
 
-/** 2-D convolution of b with kernel a. Aborts: gk does not compute this op yet. */
+/** 2-D convolution of b with kernel a. */
 GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
                                            int d1);
 
-/** Unfolds 3-D convolution windows into rows. Aborts: gk does not compute this op yet. */
+/** Unfolds 3-D convolution windows into rows. */
 GGML_API struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b, int64_t IC, int s0, int s1, int s2,
                                              int p0, int p1, int p2, int d0, int d1, int d2,
                                              enum ggml_type dst_type);
 
-/** 3-D convolution. Aborts: gk does not compute this op yet. */
+/** 3-D convolution. */
 GGML_API struct ggml_tensor * ggml_conv_3d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            struct ggml_tensor * b, int64_t IC, int s0, int s1, int s2, int p0,
                                            int p1, int p2, int d0, int d1, int d2);
 
-/** 2-D convolution, stride = kernel size, no padding. Aborts: gk does not compute this op yet. */
+/** 2-D convolution, stride = kernel size, no padding. */
 GGML_API struct ggml_tensor * ggml_conv_2d_sk_p0(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b);
 
-/** 2-D convolution, stride 1, half padding. Aborts: gk does not compute this op yet. */
+/** 2-D convolution, stride 1, half padding. */
 GGML_API struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b);
 
-/** Depthwise 2-D convolution. Aborts: gk does not compute this op yet. */
+/** Depthwise 2-D convolution. */
 GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
                                               int d1);
 
-/** Depthwise 2-D convolution without im2col. Aborts: gk does not compute this op yet. */
+/** Depthwise 2-D convolution without im2col. */
 GGML_API struct ggml_tensor * ggml_conv_2d_dw_direct(struct ggml_context * ctx, struct ggml_tensor * a,
                                                      struct ggml_tensor * b, int stride0, int stride1,
                                                      int pad0, int pad1, int dilation0, int dilation1);
 
-/** Transposed 2-D convolution without padding. Aborts: gk does not compute this op yet. */
+/** Transposed 2-D convolution without padding. */
 GGML_API struct ggml_tensor * ggml_conv_transpose_2d_p0(struct ggml_context * ctx, struct ggml_tensor * a,
                                                         struct ggml_tensor * b, int stride);
 
-/** 2-D convolution without im2col. Aborts: gk does not compute this op yet. */
+/** 2-D convolution without im2col. */
 GGML_API struct ggml_tensor * ggml_conv_2d_direct(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, int s0, int s1, int p0, int p1,
                                                   int d0, int d1);
 
-/** 3-D convolution without im2col. Aborts: gk does not compute this op yet. */
+/** 3-D convolution without im2col. */
 GGML_API struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * b, int s0, int s1, int s2, int p0,
                                                   int p1, int p2, int d0, int d1, int d2, int n_channels,
                                                   int n_batch, int n_channels_out);
 
-/** 1-D max or average pooling. Aborts: gk does not compute this op yet. */
+/** 1-D max or average pooling. */
 GGML_API struct ggml_tensor * ggml_pool_1d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            enum ggml_op_pool op, int k0, int s0, int p0);
 
-/** 2-D max or average pooling. Aborts: gk does not compute this op yet. */
+/** 2-D max or average pooling. */
 GGML_API struct ggml_tensor * ggml_pool_2d(struct ggml_context * ctx, struct ggml_tensor * a,
                                            enum ggml_op_pool op, int k0, int k1, int s0, int s1, float p0,
                                            float p1);
 
-/** Gradient of pool_2d. Aborts: gk does not compute this op yet. */
+/** Gradient of pool_2d. */
 GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                 struct ggml_tensor * af, enum ggml_op_pool op, int k0, int k1,
                                                 int s0, int s1, float p0, float p1);
 
-/** a scaled up by an integer factor in dimensions 0 and 1. Aborts: gk does not compute this op yet. */
+/** a scaled up by an integer factor in dimensions 0 and 1. */
 GGML_API struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a,
                                            int scale_factor, enum ggml_scale_mode mode);
 
-/** a resized to [ne0, ne1, ne2, ne3]. Deprecated: use ggml_interpolate instead. Aborts: gk does not
- *  compute this op yet. */
+/** a resized to [ne0, ne1, ne2, ne3]. Deprecated: use ggml_interpolate instead. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx,
                                                                struct ggml_tensor * a, int ne0, int ne1,
                                                                int ne2, int ne3,
                                                                enum ggml_scale_mode mode), "use ggml_interpolate instead");
 
-/** a resized to [ne0, ne1, ne2, ne3] with mode (enum ggml_scale_mode and flags). Aborts: gk does
- *  not compute this op yet. */
+/** a resized to [ne0, ne1, ne2, ne3] with mode (enum ggml_scale_mode and flags). */
 GGML_API struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0,
                                                int64_t ne1, int64_t ne2, int64_t ne3, uint32_t mode);
 
@@ -1742,7 +1739,7 @@ GGML_API struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct
 GGML_API struct ggml_tensor * ggml_pad(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1,
                                        int p2, int p3);
 
-/** a padded at the end, wrapping around. Aborts: gk does not compute this op yet. */
+/** a padded at the end, wrapping around. */
 GGML_API struct ggml_tensor * ggml_pad_circular(struct ggml_context * ctx, struct ggml_tensor * a, int p0,
                                                 int p1, int p2, int p3);
 
@@ -1750,12 +1747,12 @@ GGML_API struct ggml_tensor * ggml_pad_circular(struct ggml_context * ctx, struc
 GGML_API struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a, int lp0,
                                            int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3);
 
-/** a padded before and after, wrapping around. Aborts: gk does not compute this op yet. */
+/** a padded before and after, wrapping around. */
 GGML_API struct ggml_tensor * ggml_pad_ext_circular(struct ggml_context * ctx, struct ggml_tensor * a,
                                                     int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
                                                     int lp3, int rp3);
 
-/** a padded in dimension 0 by reflection. Aborts: gk does not compute this op yet. */
+/** a padded in dimension 0 by reflection. */
 GGML_API struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_tensor * a, int p0,
                                                   int p1);
 

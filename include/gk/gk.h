@@ -225,6 +225,27 @@ enum gk_sort_order {
     GK_SORT_ORDER_DESC
 };
 
+/** Pooling function of gk_pool_1d / gk_pool_2d (op_params[0]); ggml's enum ggml_op_pool. */
+enum gk_op_pool {
+    GK_OP_POOL_MAX,
+    GK_OP_POOL_AVG,
+    GK_OP_POOL_COUNT
+};
+
+/** Interpolation of gk_interpolate (op_params[0] bits 0-7); ggml's enum ggml_scale_mode. */
+enum gk_scale_mode {
+    GK_SCALE_MODE_NEAREST  = 0,
+    GK_SCALE_MODE_BILINEAR = 1,
+    GK_SCALE_MODE_BICUBIC  = 2,
+    GK_SCALE_MODE_COUNT
+};
+
+/** Flags or-ed into gk_interpolate's mode; ggml's enum ggml_scale_flag. */
+enum gk_scale_flag {
+    GK_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
+    GK_SCALE_FLAG_ANTIALIAS     = (1 << 9)
+};
+
 /** rope modes (op_params[2]); values are ggml's GGML_ROPE_TYPE_*. */
 #define GK_ROPE_TYPE_NORMAL 0   /* rotate adjacent pairs (x[2i], x[2i+1])          */
 #define GK_ROPE_TYPE_NEOX   2   /* rotate halves (x[i], x[i + n_dims/2])           */
@@ -539,11 +560,127 @@ struct gk_tensor * gk_concat(struct gk_context * ctx, struct gk_tensor * a, stru
 struct gk_tensor * gk_pad(struct gk_context * ctx, struct gk_tensor * a, int p0, int p1, int p2, int p3);
 struct gk_tensor * gk_pad_ext(struct gk_context * ctx, struct gk_tensor * a, int lp0, int rp0, int lp1, int rp1,
                               int lp2, int rp2, int lp3, int rp3);
+/** pad / pad_ext wrapping around (op_params[8] = 1): element i of dim d is a's element
+ *  (i - lp_d) mod ne_d (ggml's circular padding, for any padding size). */
+struct gk_tensor * gk_pad_circular(struct gk_context * ctx, struct gk_tensor * a, int p0, int p1, int p2, int p3);
+struct gk_tensor * gk_pad_ext_circular(struct gk_context * ctx, struct gk_tensor * a, int lp0, int rp0, int lp1,
+                                       int rp1, int lp2, int rp2, int lp3, int rp3);
 /** F32 [ceil((stop - start) / step)]: start, start + step, ...; step != 0. */
 struct gk_tensor * gk_arange(struct gk_context * ctx, float start, float stop, float step);
 /** timesteps F32 [T] -> F32 [dim, T]: [cos(t f_0) .. cos(t f_h-1), sin(t f_0) .. sin(t f_h-1) (, 0 when dim is odd)]
  *  with h = dim/2, f_i = exp(-ln(max_period) i / h). */
 struct gk_tensor * gk_timestep_embedding(struct gk_context * ctx, struct gk_tensor * timesteps, int dim, int max_period);
+
+/* Convolution (ggml's layouts and composition; sizes out = (in + 2p - d(k-1) - 1)/s + 1).
+ * Kernels a are [KW, KH, IC, OC] (2-D) or [K, IC, OC] (1-D), inputs b [W, H, IC, N] or
+ * [L, IC, N]. Strides s and dilations d are >= 1 and every output size must be >= 1.
+ * im2col op_params: i32 s0, s1, p0, p1, d0, d1, is_2D. */
+/** The windows of b as rows: 2-D -> dst_type [IC*KH*KW, OW, OH, N], 1-D (is_2D false,
+ *  b [L, IC, N], a->ne[1] == IC) -> [IC*K, OL, N]; element (ic, ky, kx) of row (ox, oy,
+ *  n) is b[ox*s0 + kx*d0 - p0, oy*s1 + ky*d1 - p1, ic, n], 0 outside b. Only a's shape is
+ *  read. b float, dst_type F32 or F16 (rounded to nearest even). */
+struct gk_tensor * gk_im2col(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0, int s1,
+                             int p0, int p1, int d0, int d1, bool is_2D, enum gk_type dst_type);
+/** Gradient of im2col: a float, shaped as im2col's result, b the kernel (shape only),
+ *  ne the shape of im2col's input -> F32 ne, each element the sum (in window order ky,
+ *  kx) of the entries of a that im2col copied from it. */
+struct gk_tensor * gk_im2col_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t * ne,
+                                  int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D);
+/** Fold columns back into a signal (the overlap-add of a transposed 1-D convolution): a
+ *  float [K*oc, T_in] -> a's type [T_out = (T_in-1)*s0 + K - 2*p0, oc]; out[t, c] = sum over
+ *  t_in ascending with k = t + p0 - t_in*s0 in [0, K) of a[c*K + k, t_in] (f32 sum).
+ *  op_params: i32 s0, oc, p0. s0, oc >= 1, p0 >= 0, oc divides ne0. */
+struct gk_tensor * gk_col2im_1d(struct gk_context * ctx, struct gk_tensor * a, int s0, int oc, int p0);
+/** 1-D convolution as ggml composes it: im2col (F16, F32 for a BF16 kernel) then mul_mat
+ *  -> F32 [OL, OC, N]. As in ggml, mul_mat's [N*OL, OC] product is only reshaped, so for
+ *  N > 1 output (ol, oc, n) sits at flat index n*OL + ol + oc*N*OL. _ph: p0 = K/2. Kernel
+ *  and input contiguous. */
+struct gk_tensor * gk_conv_1d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0, int p0,
+                              int d0);
+struct gk_tensor * gk_conv_1d_ph(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s, int d);
+/** Depthwise 1-D convolution (ggml's composition): a [K, 1, C], b [L, C] -> F32 [OL, C]. */
+struct gk_tensor * gk_conv_1d_dw(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0, int p0,
+                                 int d0);
+struct gk_tensor * gk_conv_1d_dw_ph(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0,
+                                    int d0);
+/** 2-D convolution as ggml composes it (im2col, mul_mat, permute, cont) -> F32 [OW, OH,
+ *  OC, N]. _sk_p0: stride = kernel size, no padding; _s1_ph: stride 1, half padding. */
+struct gk_tensor * gk_conv_2d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0, int s1,
+                              int p0, int p1, int d0, int d1);
+struct gk_tensor * gk_conv_2d_sk_p0(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+struct gk_tensor * gk_conv_2d_s1_ph(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** Direct 2-D convolution (GK_OP_CONV_2D; op_params i32 s0, s1, p0, p1, d0, d1): a float
+ *  [KW, KH, IC, OC], b float [W, H, IC, N] -> b's type [OW, OH, OC, N], each output the
+ *  f32 sum over ic, ky, kx in that order (with an F16 kernel the input is rounded to f16
+ *  first, as ggml's CPU kernel converts it to the kernel's type). */
+struct gk_tensor * gk_conv_2d_direct(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0,
+                                     int s1, int p0, int p1, int d0, int d1);
+/** Depthwise 2-D convolution: a [KW, KH, 1, C], b [W, H, C, N] -> [OW, OH, C, N]. gk_conv_2d_dw
+ *  is ggml's im2col + mul_mat composition (F32 result); _direct is GK_OP_CONV_2D_DW (result
+ *  b's type, sum over ky, kx in f32; op_params as conv_2d_direct; when b is a permuted
+ *  [C, W, H, N] tensor - nb[2] the element size, nb[0] > nb[2], nb[1] > nb[0] - the result
+ *  has the same channel-innermost strides, as ggml's). */
+struct gk_tensor * gk_conv_2d_dw(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0, int s1,
+                                 int p0, int p1, int d0, int d1);
+struct gk_tensor * gk_conv_2d_dw_direct(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                        int stride0, int stride1, int pad0, int pad1, int dilation0, int dilation1);
+/** 3-D convolution (ggml's layouts: channels folded into dim 3). im2col_3d: a [KW, KH, KD,
+ *  OC*IC] (shape only), b float [W, H, D, N*IC] -> dst_type (F32/F16) [IC*KD*KH*KW, OW, OH,
+ *  OD*N], element (ic, kz, ky, kx) of row (ox, oy, n*OD + oz) being b[ox*s0 + kx*d0 - p0,
+ *  oy*s1 + ky*d1 - p1, oz*s2 + kz*d2 - p2, n*IC + ic], 0 outside (op_params i32 s0, s1, s2,
+ *  p0, p1, p2, d0, d1, d2, IC). conv_3d: ggml's im2col_3d + mul_mat composition -> F32
+ *  [OW, OH, OD, OC*N], output channel oc of batch n at dim-3 index n*OC + oc.
+ *  conv_3d_direct: GK_OP_CONV_3D, a float [KW, KH, KD, oc*c] (kernel of (out o, in i) at
+ *  o*c + i), b float [W, H, D, n*c] -> F32 [OW, OH, OD, n*oc], each output the f32 sum over
+ *  input channel, kz, ky, kx in that order, the input rounded to f16 for an F16 kernel
+ *  (op_params as im2col_3d, then c, n, oc). */
+struct gk_tensor * gk_im2col_3d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t IC,
+                                int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2,
+                                enum gk_type dst_type);
+struct gk_tensor * gk_conv_3d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int64_t IC, int s0,
+                              int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2);
+struct gk_tensor * gk_conv_3d_direct(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0,
+                                     int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2, int c, int n,
+                                     int oc);
+/** Transposed 1-D convolution: a F32/F16 [K, OC, IC], b F32 [L, IC] -> F32 [(L-1)*s0 + K, OC];
+ *  out[o, oc] = sum over l ascending (k = o - l*s0 in [0, K)) of dot_ic(a[k, oc, :], b[l, :]),
+ *  the dot that of mul_mat for a's type (b rounded to F16 for an F16 a). p0 must be 0 and
+ *  d0 1 (as ggml). op_params: i32 s0, p0, d0. */
+struct gk_tensor * gk_conv_transpose_1d(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int s0,
+                                        int p0, int d0);
+/** Transposed 2-D convolution without padding: a F32/F16 [KW, KH, OC, IC], b F32 [W, H, IC, N]
+ *  -> F32 [(W-1)*s + KW, (H-1)*s + KH, OC, N]; terms added in input order (y, then x) as in
+ *  conv_transpose_1d. op_params: i32 stride. */
+struct gk_tensor * gk_conv_transpose_2d_p0(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                           int stride);
+
+/* Pooling; a float -> F32. Windows start at o*s - p; elements outside a are skipped (max
+ * starts at -FLT_MAX). pool_1d's average divides by the elements inside a, pool_2d's by
+ * k0*k1 (as ggml). Sizes out = (in + 2p - k)/s + 1 (in float, truncated, as ggml).
+ * op_params: i32 op, k0, s0, p0 / i32 op, k0, k1, s0, s1, p0, p1 (p truncated to int). */
+struct gk_tensor * gk_pool_1d(struct gk_context * ctx, struct gk_tensor * a, enum gk_op_pool op, int k0, int s0,
+                              int p0);
+struct gk_tensor * gk_pool_2d(struct gk_context * ctx, struct gk_tensor * a, enum gk_op_pool op, int k0, int k1,
+                              int s0, int s1, float p0, float p1);
+/** Gradient of pool_2d: a F32 (pool_2d's output shape), af its input -> F32 af's shape. Max
+ *  sends each gradient to the first largest element of its window, avg spreads grad/(k0*k1). */
+struct gk_tensor * gk_pool_2d_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * af,
+                                   enum gk_op_pool op, int k0, int k1, int s0, int s1, float p0, float p1);
+
+/* Resampling (GK_OP_UPSCALE; op_params: i32 mode). a F32 -> F32 [ne0, ne1, ne2, ne3].
+ * Dims 2 and 3 (and 0, 1 in nearest) take source index i*in/out; bilinear and bicubic
+ * interpolate dims 0 and 1 at (i + 0.5)*in/out - 0.5, or with GK_SCALE_FLAG_ALIGN_CORNERS at
+ * i*(in-1)/(out-1); GK_SCALE_FLAG_ANTIALIAS (bilinear only) uses a triangle filter as wide
+ * as the scale. The formulas are ggml's (ggml-cpu/ops.cpp, upscale). */
+struct gk_tensor * gk_interpolate(struct gk_context * ctx, struct gk_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                                  int64_t ne3, uint32_t mode);
+/** interpolate to [ne0*f, ne1*f, ne2, ne3], scale_factor f > 1. */
+struct gk_tensor * gk_upscale(struct gk_context * ctx, struct gk_tensor * a, int scale_factor, enum gk_scale_mode mode);
+struct gk_tensor * gk_upscale_ext(struct gk_context * ctx, struct gk_tensor * a, int ne0, int ne1, int ne2, int ne3,
+                                  enum gk_scale_mode mode);
+/** Reflect-pad dim 0: p0 (< ne0) elements before, p1 (< ne0) after, mirrored about the
+ *  edge element (a F32 contiguous; op_params i32 p0, p1). */
+struct gk_tensor * gk_pad_reflect_1d(struct gk_context * ctx, struct gk_tensor * a, int p0, int p1);
 
 /* Attention building blocks. */
 /** softmax along dim 0 of (a*scale + slope*mask); mask F16/F32 [ne0, >= ne1, M2, M3] broadcast

@@ -183,6 +183,15 @@ static_assert(GGML_GLU_OP_SWIGLU_CLAMP == static_cast<int>(GK_GLU_OP_SWIGLU_CLAM
 static_assert(GGML_GLU_OP_COUNT == static_cast<int>(GK_GLU_OP_COUNT));
 static_assert(GGML_SORT_ORDER_ASC == static_cast<int>(GK_SORT_ORDER_ASC));
 static_assert(GGML_SORT_ORDER_DESC == static_cast<int>(GK_SORT_ORDER_DESC));
+static_assert(GGML_OP_POOL_MAX == static_cast<int>(GK_OP_POOL_MAX));
+static_assert(GGML_OP_POOL_AVG == static_cast<int>(GK_OP_POOL_AVG));
+static_assert(GGML_OP_POOL_COUNT == static_cast<int>(GK_OP_POOL_COUNT));
+static_assert(GGML_SCALE_MODE_NEAREST == static_cast<int>(GK_SCALE_MODE_NEAREST));
+static_assert(GGML_SCALE_MODE_BILINEAR == static_cast<int>(GK_SCALE_MODE_BILINEAR));
+static_assert(GGML_SCALE_MODE_BICUBIC == static_cast<int>(GK_SCALE_MODE_BICUBIC));
+static_assert(GGML_SCALE_MODE_COUNT == static_cast<int>(GK_SCALE_MODE_COUNT));
+static_assert(GGML_SCALE_FLAG_ALIGN_CORNERS == static_cast<int>(GK_SCALE_FLAG_ALIGN_CORNERS));
+static_assert(GGML_SCALE_FLAG_ANTIALIAS == static_cast<int>(GK_SCALE_FLAG_ANTIALIAS));
 static_assert(GGML_TENSOR_FLAG_INPUT == static_cast<int>(GK_TENSOR_FLAG_INPUT));
 static_assert(GGML_TENSOR_FLAG_OUTPUT == static_cast<int>(GK_TENSOR_FLAG_OUTPUT));
 static_assert(GGML_TENSOR_FLAG_PARAM == static_cast<int>(GK_TENSOR_FLAG_PARAM));

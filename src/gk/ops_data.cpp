@@ -155,6 +155,23 @@ gk_tensor * gk_pad(gk_context * ctx, gk_tensor * a, int p0, int p1, int p2, int 
     return gk_pad_ext(ctx, a, 0, p0, 0, p1, 0, p2, 0, p3);
 }
 
+gk_tensor * gk_pad_ext_circular(gk_context * ctx, gk_tensor * a, int lp0, int rp0, int lp1, int rp1, int lp2, int rp2,
+                                int lp3, int rp3) {
+    if (a && gk_nelements(a) == 0) {
+        builder(ctx, "pad").fail("a %s is empty: nothing to wrap around", describe(a).c_str());
+        return nullptr;
+    }
+    gk_tensor * r = gk_pad_ext(ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3);
+    if (r) {
+        gk::set_op_param_i32(r, 8, 1);
+    }
+    return r;
+}
+
+gk_tensor * gk_pad_circular(gk_context * ctx, gk_tensor * a, int p0, int p1, int p2, int p3) {
+    return gk_pad_ext_circular(ctx, a, 0, p0, 0, p1, 0, p2, 0, p3);
+}
+
 gk_tensor * gk_arange(gk_context * ctx, float start, float stop, float step) {
     if (!ctx) {
         return nullptr;

@@ -29,6 +29,9 @@ kernel_table build() {
     register_linear_attn(t);
     register_window(t);
     register_custom(t);
+    register_conv(t);
+    register_pool(t);
+    register_resample(t);
     return t;
 }
 

@@ -58,5 +58,9 @@ void register_linear_attn(kernel_table & t); // rwkv_wkv6 gated_linear_attn rwkv
 void register_window(kernel_table & t);    // win_part win_unpart get_rel_pos
                                            // add_rel_pos                              (ops/window.cpp)
 void register_custom(kernel_table & t);    // map_custom1/2/3 custom                   (ops/custom.cpp)
+void register_conv(kernel_table & t);      // im2col im2col_back col2im_1d conv_2d conv_2d_dw
+                                           // conv_transpose_1d/2d                     (ops/conv.cpp)
+void register_pool(kernel_table & t);      // pool_1d pool_2d pool_2d_back             (ops/pool.cpp)
+void register_resample(kernel_table & t);  // upscale pad_reflect_1d                   (ops/resample.cpp)
 
 } // namespace gk::cpu

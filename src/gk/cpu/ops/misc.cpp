@@ -64,22 +64,28 @@ void concat(const compute_params & p, gk_tensor * dst) {
     });
 }
 
+/// Zero padding, or with op_params[8] set (circular) the source index taken modulo the size.
 void pad(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * a = dst->src[0];
+    const bool        circular = gk_get_op_params_i32(dst, 8) != 0;
     int32_t           lp[4];
     for (int d = 0; d < 4; ++d) {
         lp[d] = gk_get_op_params_i32(dst, 2 * d);
     }
+    const auto src_index = [&](int64_t i, int d) {
+        const int64_t j = i - lp[d];
+        return circular ? ((j % a->ne[d]) + a->ne[d]) % a->ne[d] : j;
+    };
     scratch w    = p.work();
     float * xbuf = w.floats(a->ne[0]);
     float * ybuf = w.floats(dst->ne[0]);
     for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
         float *       y  = out_row(dst, i1, i2, i3, ybuf);
-        const int64_t j1 = i1 - lp[1], j2 = i2 - lp[2], j3 = i3 - lp[3];
+        const int64_t j1 = src_index(i1, 1), j2 = src_index(i2, 2), j3 = src_index(i3, 3);
         const bool    row_in = j1 >= 0 && j1 < a->ne[1] && j2 >= 0 && j2 < a->ne[2] && j3 >= 0 && j3 < a->ne[3];
         const float * x  = row_in ? read_row(a, j1, j2, j3, xbuf) : nullptr;
         for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
-            const int64_t j0 = i0 - lp[0];
+            const int64_t j0 = src_index(i0, 0);
             y[i0]            = x && j0 >= 0 && j0 < a->ne[0] ? x[j0] : 0.0f;
         }
         store_row(dst, i1, i2, i3, y);
