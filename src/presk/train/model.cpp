@@ -66,40 +66,28 @@ private:
 
 const char* const kGroups[3] = {"params", "m", "s"};
 
-// ---------------------------------------------------------------------------------------------
-// The reference interpreter.
+/// The three entries of a run, indexing the engines that run them.
+enum Entry { Loss, Grad, Adamw };
 
-class InterpModel final : public Model {
+/// The state and the loop's operations over values of type V, the same for every backend;
+/// Derived (CRTP) runs an entry (call), converts an input and a scalar, sums a leaf's squares,
+/// and turns a leaf into a checkpoint tensor and back (to_blob, from_blob).
+template <class V, class Derived>
+class TreeModel : public Model {
 public:
-    InterpModel(const Programs& p, long bits, uint64_t seed)
-        : p_(p), bits_(bits), loss_(p.loss, {bits, seed, false}), grad_(p.grad, {bits, seed, false}),
-          adamw_(p.adamw, {bits, seed, false}), self_(adamw_.init_params()) {}
-
-    void start(const ref::Value& theta0) override {
-        theta_ = theta0;
-        m_ = s_ = map_leaves(theta0, "", [&](const ref::Value& leaf, const std::string&) {
-            ref::Tensor t;
-            t.type = leaf.type;
-            t.re.assign(leaf.t->re.size(), ref::Real(bits_));  // zeros
-            return ref::make_tensor(std::move(t));
-        });
-    }
-
     double loss(const std::vector<ref::Value>& inputs) override {
-        return loss_.call(p_.loss.entry, with_params(inputs)).t->re.at(0).to_double();
+        return Derived::first(d().call(Loss, with_params(inputs)));
     }
 
     double gradient(const std::vector<ref::Value>& inputs) override {
-        g_ = grad_.call(p_.grad.entry, with_params(inputs));
+        g_ = d().call(Grad, with_params(inputs));
         double sum = 0;
-        each_leaf(g_, "", [&](const ref::Value& leaf, const std::string&) {
-            for (const ref::Real& x : leaf.t->re) sum += x.to_double() * x.to_double();
-        });
+        each_leaf(g_, "", [&](const V& leaf, const std::string&) { sum += Derived::sum_squares(leaf); });
         return std::sqrt(sum);
     }
 
     void update(int64_t t, double lr) override {
-        ref::Value out = adamw_.call(p_.adamw.entry, {self_, theta_, g_, m_, s_, scalar((double)t), scalar(lr)});
+        V out = d().call(Adamw, {self_, theta_, g_, m_, s_, d().scalar((double)t), d().scalar(lr)});
         theta_ = out.items.at(0);
         m_ = out.items.at(1);
         s_ = out.items.at(2);
@@ -107,51 +95,69 @@ public:
 
     std::vector<Blob> save() const override {
         std::vector<Blob> blobs;
-        const ref::Value* trees[3] = {&theta_, &m_, &s_};
+        const V* trees[3] = {&theta_, &m_, &s_};
         for (int k = 0; k < 3; ++k)
-            each_leaf(*trees[k], "", [&](const ref::Value& leaf, const std::string& path) {
-                Blob b{std::string(kGroups[k]) + "." + path, "mpfr", (int64_t)leaf.t->re.size(), {}};
-                for (const ref::Real& x : leaf.t->re) b.bytes += exact_text(x) + '\0';
-                blobs.push_back(std::move(b));
+            each_leaf(*trees[k], "", [&](const V& leaf, const std::string& path) {
+                blobs.push_back(Derived::to_blob(std::string(kGroups[k]) + "." + path, leaf));
             });
         return blobs;
     }
 
     void load(const std::vector<Blob>& blobs) override {
         BlobIndex index(blobs);
-        ref::Value* trees[3] = {&theta_, &m_, &s_};
+        V* trees[3] = {&theta_, &m_, &s_};
         for (int k = 0; k < 3; ++k)
-            *trees[k] = map_leaves(*trees[k], "", [&](const ref::Value& leaf, const std::string& path) {
-                const std::string name = std::string(kGroups[k]) + "." + path;
-                const Blob& b = index.take(name, "mpfr", (int64_t)leaf.t->re.size());
-                ref::Tensor t;
-                t.type = leaf.type;
-                size_t at = 0;
-                for (size_t i = 0; i < leaf.t->re.size(); ++i) {
-                    const size_t end = b.bytes.find('\0', at);
-                    t.re.emplace_back(bits_);
-                    if (end == std::string::npos || mpfr_set_str(t.re.back().get(), b.bytes.substr(at, end - at).c_str(), 16, MPFR_RNDN) != 0)
-                        throw Error({}, "the checkpoint's tensor " + name + " has a malformed number at element " + std::to_string(i));
-                    at = end + 1;
-                }
-                if (at != b.bytes.size()) throw Error({}, "the checkpoint's tensor " + name + " has bytes after its last number");
-                return ref::make_tensor(std::move(t));
+            *trees[k] = map_leaves(*trees[k], "", [&](const V& leaf, const std::string& path) {
+                return d().from_blob(index, std::string(kGroups[k]) + "." + path, leaf);
             });
         index.finish();
     }
 
-private:
-    const Programs& p_;
-    long bits_;
-    ref::Interp loss_, grad_, adamw_;
-    ref::Value self_;  // the AdamW module's parameters: none
-    ref::Value theta_, m_, s_, g_;
+protected:
+    V self_;  // the AdamW module's parameters: none
+    V theta_, m_, s_, g_;
 
-    std::vector<ref::Value> with_params(const std::vector<ref::Value>& inputs) const {
-        std::vector<ref::Value> args{theta_};
-        args.insert(args.end(), inputs.begin(), inputs.end());
+    /// θ = theta, m = s = zeros(leaf) of each leaf.
+    template <class Zeros>
+    void begin(V theta, Zeros zeros) {
+        theta_ = std::move(theta);
+        m_ = s_ = map_leaves(theta_, "", [&](const V& leaf, const std::string&) { return zeros(leaf); });
+    }
+
+private:
+    Derived& d() { return static_cast<Derived&>(*this); }
+    const Derived& d() const { return static_cast<const Derived&>(*this); }
+
+    std::vector<V> with_params(const std::vector<ref::Value>& inputs) const {
+        std::vector<V> args{theta_};
+        for (const ref::Value& v : inputs) args.push_back(d().input(v));
         return args;
     }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The reference interpreter.
+
+class InterpModel final : public TreeModel<ref::Value, InterpModel> {
+public:
+    InterpModel(const Programs& p, long bits, uint64_t seed)
+        : p_{&p.loss, &p.grad, &p.adamw}, bits_(bits),
+          interp_{ref::Interp(p.loss, {bits, seed, false}), ref::Interp(p.grad, {bits, seed, false}),
+                  ref::Interp(p.adamw, {bits, seed, false})} {
+        self_ = interp_[Adamw].init_params();
+    }
+
+    void start(const ref::Value& theta0) override {
+        begin(theta0, [&](const ref::Value& leaf) {
+            ref::Tensor t;
+            t.type = leaf.type;
+            t.re.assign(leaf.t->re.size(), ref::Real(bits_));  // zeros
+            return ref::make_tensor(std::move(t));
+        });
+    }
+
+    ref::Value call(Entry e, const std::vector<ref::Value>& args) { return interp_[e].call(p_[e]->entry, args); }
+    ref::Value input(const ref::Value& v) const { return v; }
 
     ref::Value scalar(double x) const {
         ref::Tensor t;
@@ -160,6 +166,41 @@ private:
         mpfr_set_d(t.re.back().get(), x, MPFR_RNDN);  // exact: bits >= 53
         return ref::make_tensor(std::move(t));
     }
+
+    static double first(const ref::Value& v) { return v.t->re.at(0).to_double(); }
+
+    static double sum_squares(const ref::Value& leaf) {
+        double sum = 0;
+        for (const ref::Real& x : leaf.t->re) sum += x.to_double() * x.to_double();
+        return sum;
+    }
+
+    static Blob to_blob(const std::string& name, const ref::Value& leaf) {
+        Blob b{name, "mpfr", (int64_t)leaf.t->re.size(), {}};
+        for (const ref::Real& x : leaf.t->re) b.bytes += exact_text(x) + '\0';
+        return b;
+    }
+
+    ref::Value from_blob(BlobIndex& index, const std::string& name, const ref::Value& leaf) const {
+        const Blob& b = index.take(name, "mpfr", (int64_t)leaf.t->re.size());
+        ref::Tensor t;
+        t.type = leaf.type;
+        size_t at = 0;
+        for (size_t i = 0; i < leaf.t->re.size(); ++i) {
+            const size_t end = b.bytes.find('\0', at);
+            t.re.emplace_back(bits_);
+            if (end == std::string::npos || mpfr_set_str(t.re.back().get(), b.bytes.substr(at, end - at).c_str(), 16, MPFR_RNDN) != 0)
+                throw Error({}, "the checkpoint's tensor " + name + " has a malformed number at element " + std::to_string(i));
+            at = end + 1;
+        }
+        if (at != b.bytes.size()) throw Error({}, "the checkpoint's tensor " + name + " has bytes after its last number");
+        return ref::make_tensor(std::move(t));
+    }
+
+private:
+    const core::Program* p_[3];
+    long bits_;
+    ref::Interp interp_[3];
 
     /// `x` exactly, in base 16 ("-0.1f@3" is −0x0.1f·16³), as mpfr_set_str reads it back.
     static std::string exact_text(const ref::Real& x) {
@@ -198,17 +239,18 @@ realize::Realization default_only(const realize::Realization& r) {
     return d;
 }
 
-class KernelModel final : public Model {
+class KernelModel final : public TreeModel<realize::Value, KernelModel> {
 public:
     KernelModel(const Programs& p, const std::string& backend, const realize::Realization& r, uint64_t seed, int threads)
-        : p_(p), type_(r.default_type), loss_(p.loss, default_only(r), exec_options(backend, seed, threads)),
-          grad_(p.grad, r, exec_options(backend, seed, threads)),
-          adamw_(p.adamw, default_only(r), exec_options(backend, seed, threads)),
-          self_(realize::from_ref(ref::Interp(p.adamw, {}).init_params(), type_)) {}
+        : p_{&p.loss, &p.grad, &p.adamw}, type_(r.default_type) {
+        ex_[Loss] = std::make_unique<realize::Executor>(p.loss, default_only(r), exec_options(backend, seed, threads));
+        ex_[Grad] = std::make_unique<realize::Executor>(p.grad, r, exec_options(backend, seed, threads));
+        ex_[Adamw] = std::make_unique<realize::Executor>(p.adamw, default_only(r), exec_options(backend, seed, threads));
+        self_ = realize::from_ref(ref::Interp(p.adamw, {}).init_params(), type_);
+    }
 
     void start(const ref::Value& theta0) override {
-        theta_ = realize::from_ref(theta0, type_);
-        m_ = s_ = map_leaves(theta_, "", [](const realize::Value& leaf, const std::string&) {
+        begin(realize::from_ref(theta0, type_), [](const realize::Value& leaf) {
             realize::Value z;
             z.type = leaf.type;
             z.t = kernel::Data::from_reals(leaf.t->dtype(), std::vector<double>((size_t)leaf.t->size(), 0.0));
@@ -216,67 +258,8 @@ public:
         });
     }
 
-    double loss(const std::vector<ref::Value>& inputs) override {
-        return loss_.call_values(p_.loss.entry, with_params(inputs)).t->real(0);
-    }
-
-    double gradient(const std::vector<ref::Value>& inputs) override {
-        g_ = grad_.call_values(p_.grad.entry, with_params(inputs));
-        double sum = 0;
-        each_leaf(g_, "", [&](const realize::Value& leaf, const std::string&) {
-            for (int64_t i = 0; i < leaf.t->size(); ++i) sum += leaf.t->real(i) * leaf.t->real(i);
-        });
-        return std::sqrt(sum);
-    }
-
-    void update(int64_t t, double lr) override {
-        realize::Value out = adamw_.call_values(p_.adamw.entry, {self_, theta_, g_, m_, s_, scalar((double)t), scalar(lr)});
-        theta_ = out.items.at(0);
-        m_ = out.items.at(1);
-        s_ = out.items.at(2);
-    }
-
-    std::vector<Blob> save() const override {
-        static_assert(std::endian::native == std::endian::little, "checkpoints hold the host's little-endian buffers");
-        std::vector<Blob> blobs;
-        const realize::Value* trees[3] = {&theta_, &m_, &s_};
-        for (int k = 0; k < 3; ++k)
-            each_leaf(*trees[k], "", [&](const realize::Value& leaf, const std::string& path) {
-                const kernel::Data& d = *leaf.t;
-                blobs.push_back({std::string(kGroups[k]) + "." + path, kernel::dtype_name(d.dtype()), d.size(),
-                                 std::string((const char*)d.raw(), (size_t)d.size() * kernel::element_size(d.dtype()))});
-            });
-        return blobs;
-    }
-
-    void load(const std::vector<Blob>& blobs) override {
-        BlobIndex index(blobs);
-        realize::Value* trees[3] = {&theta_, &m_, &s_};
-        for (int k = 0; k < 3; ++k)
-            *trees[k] = map_leaves(*trees[k], "", [&](const realize::Value& leaf, const std::string& path) {
-                const kernel::DType t = leaf.t->dtype();
-                const Blob& b = index.take(std::string(kGroups[k]) + "." + path, kernel::dtype_name(t), leaf.t->size());
-                realize::Value v;
-                v.type = leaf.type;
-                v.t = kernel::Data(t, leaf.t->size());
-                if (!b.bytes.empty()) std::memcpy(v.t->raw(), b.bytes.data(), b.bytes.size());
-                return v;
-            });
-        index.finish();
-    }
-
-private:
-    const Programs& p_;
-    kernel::DType type_;
-    realize::Executor loss_, grad_, adamw_;
-    realize::Value self_;  // the AdamW module's parameters: none
-    realize::Value theta_, m_, s_, g_;
-
-    std::vector<realize::Value> with_params(const std::vector<ref::Value>& inputs) const {
-        std::vector<realize::Value> args{theta_};
-        for (const ref::Value& v : inputs) args.push_back(realize::from_ref(v, type_));
-        return args;
-    }
+    realize::Value call(Entry e, const std::vector<realize::Value>& args) { return ex_[e]->call_values(p_[e]->entry, args); }
+    realize::Value input(const ref::Value& v) const { return realize::from_ref(v, type_); }
 
     realize::Value scalar(double x) const {
         realize::Value v;
@@ -284,6 +267,36 @@ private:
         v.t = kernel::Data::from_reals(type_, {x});
         return v;
     }
+
+    static double first(const realize::Value& v) { return v.t->real(0); }
+
+    static double sum_squares(const realize::Value& leaf) {
+        double sum = 0;
+        for (int64_t i = 0; i < leaf.t->size(); ++i) sum += leaf.t->real(i) * leaf.t->real(i);
+        return sum;
+    }
+
+    static Blob to_blob(const std::string& name, const realize::Value& leaf) {
+        static_assert(std::endian::native == std::endian::little, "checkpoints hold the host's little-endian buffers");
+        const kernel::Data& d = *leaf.t;
+        return {name, kernel::dtype_name(d.dtype()), d.size(),
+                std::string((const char*)d.raw(), (size_t)d.size() * kernel::element_size(d.dtype()))};
+    }
+
+    realize::Value from_blob(BlobIndex& index, const std::string& name, const realize::Value& leaf) const {
+        const kernel::DType t = leaf.t->dtype();
+        const Blob& b = index.take(name, kernel::dtype_name(t), leaf.t->size());
+        realize::Value v;
+        v.type = leaf.type;
+        v.t = kernel::Data(t, leaf.t->size());
+        if (!b.bytes.empty()) std::memcpy(v.t->raw(), b.bytes.data(), b.bytes.size());
+        return v;
+    }
+
+private:
+    const core::Program* p_[3];
+    kernel::DType type_;
+    std::unique_ptr<realize::Executor> ex_[3];
 };
 
 } // namespace
