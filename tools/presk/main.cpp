@@ -503,7 +503,8 @@ int main(int argc, char** argv) {
     trainc->add_option("--backend", train.backend, "interp | kernel | native | cc")->required();
     realize(trainc);
     trainc->add_option("--steps", train.steps, "the steps of the run (and of the schedule)")->required();
-    trainc->add_option("--batch", train.batch, "the size of the inputs' first (named) axis");
+    trainc->add_option("--batch", train.batch, "the size of the inputs' first (named) axis")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
     trainc->add_option("--data", train.data, "a token file: whitespace-separated naturals below V")->check(nonempty);
     trainc->add_option("--lr", train.lr, "the peak learning rate (default 0.001)");
     trainc->add_option("--warmup", train.warmup, "steps of linear warm-up (default 0)");
