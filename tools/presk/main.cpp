@@ -9,6 +9,9 @@
 //             [--backend B] [--threads N] [--lanes N] [--bits N] [--seed S] [--input k=v]...
 //   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--seed S]
 //             [--input k=v]... [--digits D] [--train] --target c -o DIR
+//   presk train FILE [--entry E] --backend native|kernel|interp|cc [--realize R] --steps N --seed S
+//             [--batch B] [--data FILE] [--lr X] [--warmup W] [--checkpoint DIR] [--save-every K]
+//             [--resume DIR] [--threads N] [--log-every K] [--bits N] [--dim k=v]... [--const k=v]...
 //   presk conformance [--backend kernel|native|cc] [--realize R]... [--examples DIR] [--zeros-drawn]
 //             [--only primitives|examples] [--seed S] [--bits N]
 #include <CLI/CLI.hpp>
@@ -34,6 +37,7 @@
 #include "realize/export_c.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
+#include "train/trainer.h"
 
 namespace {
 
@@ -306,6 +310,17 @@ void bench(const presk::core::Program& prog, const Args& a, bool realize_given, 
     for (const Row& row : rows) std::printf("%-24s %12.2f %9.1fx\n", row.name.c_str(), row.us, rows[0].us / std::max(row.us, 1e-9));
 }
 
+/// `presk train`: the options the command line shares with the others (the file, --dim,
+/// --const, --seed, --realize, --bits, --threads) into train's own.
+void train_model(presk::Source& src, const Args& a, presk::train::TrainOptions t) {
+    t.entry = a.entry;
+    t.seed = a.seed;
+    t.realize = a.realize;
+    t.bits = a.bits;
+    t.threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
+    presk::train::train(src, t, options(a), std::cout);
+}
+
 struct SuiteArgs {
     std::string backend = "kernel", examples = PRESK_EXAMPLES_DIR, only;
     std::vector<std::string> realize;
@@ -361,7 +376,7 @@ int conformance(const Args& a, const SuiteArgs& s) {
     }
 }
 
-int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_given) {
+int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_given, const presk::train::TrainOptions& t) {
     presk::Source src;
     src.path = a.file;
     std::error_code ec;
@@ -387,6 +402,10 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
         if (cmd == "run" && a.backend != "interp" && a.backend != "kernel" && a.backend != "native" && a.backend != "cc")
             throw presk::Error({}, "--backend " + a.backend + ": the backends are interp, kernel, native and cc");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
+        if (cmd == "train") {
+            train_model(src, a, t);
+            return 0;
+        }
         presk::ast::File file = presk::parse(src);
         presk::CheckOptions opts = options(a);
         if (cmd == "check" && a.entry.empty()) return check_all(src, file, a) ? 0 : 1;
@@ -477,6 +496,25 @@ int main(int argc, char** argv) {
         ->check(nonempty);
     exportc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     exportc->add_flag("--train", a.train, "draw dropout masks");
+    presk::train::TrainOptions train;
+    auto* trainc = app.add_subcommand("train", "train a module's parameters with AdamW (its gradient entry on a backend)");
+    common(trainc, false);
+    trainc->add_option("--seed", a.seed, "the random seed: parameters, batches")->check(natural);
+    trainc->add_option("--backend", train.backend, "interp | kernel | native | cc")->required();
+    realize(trainc);
+    trainc->add_option("--steps", train.steps, "the steps of the run (and of the schedule)")->required();
+    trainc->add_option("--batch", train.batch, "the size of the inputs' first (named) axis")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+    trainc->add_option("--data", train.data, "a token file: whitespace-separated naturals below V")->check(nonempty);
+    trainc->add_option("--lr", train.lr, "the peak learning rate (default 0.001)");
+    trainc->add_option("--warmup", train.warmup, "steps of linear warm-up (default 0)");
+    trainc->add_option("--log-every", train.log_every, "a log line every K steps and at the last (default 1)");
+    trainc->add_option("--checkpoint", train.checkpoint, "save checkpoints into DIR/step-N")->check(nonempty);
+    trainc->add_option("--save-every", train.save_every, "a checkpoint every K steps (default: the last step only)");
+    trainc->add_option("--resume", train.resume, "continue from the checkpoint folder DIR")->check(nonempty);
+    trainc->add_option("--bits", a.bits, "MPFR precision of the interpreter and of the draw of the parameters (default 256)");
+    trainc->add_option("--threads", a.threads, "workers of native and cc kernels (default: the machine's cores)")
+        ->check(CLI::Range(1, 1024));
     SuiteArgs suite;
     auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
     conf->add_option("--backend", suite.backend,
@@ -505,8 +543,8 @@ int main(int argc, char** argv) {
             rc = conformance(a, suite);
             return;
         }
-        for (auto* s : {check, dump, runc, benchc, exportc})
-            if (s->parsed()) rc = run(s->get_name(), a, bench_realize->count() > 0, bench_backend->count() > 0);
+        for (auto* s : {check, dump, runc, benchc, exportc, trainc})
+            if (s->parsed()) rc = run(s->get_name(), a, bench_realize->count() > 0, bench_backend->count() > 0, train);
     });
     return rc;
 }

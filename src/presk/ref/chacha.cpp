@@ -12,12 +12,6 @@ void quarter(std::array<uint32_t, 16>& s, int a, int b, int c, int d) {
     s[c] += s[d]; s[b] ^= s[c]; s[b] = rotl(s[b], 7);
 }
 
-uint64_t fnv1a(const std::string& s) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : s) { h ^= c; h *= 0x100000001b3ull; }
-    return h;
-}
-
 } // namespace
 
 std::array<uint32_t, 16> ChaCha::block(const std::array<uint32_t, 8>& key, uint32_t counter,
@@ -35,10 +29,16 @@ std::array<uint32_t, 16> ChaCha::block(const std::array<uint32_t, 8>& key, uint3
     return w;
 }
 
+uint64_t fnv1a64(const std::string& s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s) { h ^= c; h *= 0x100000001b3ull; }
+    return h;
+}
+
 ChaCha::ChaCha(uint64_t seed, const std::string& path) {
     key_[0] = (uint32_t)seed;
     key_[1] = (uint32_t)(seed >> 32);
-    uint64_t h = fnv1a(path);
+    uint64_t h = fnv1a64(path);
     nonce_ = {0, (uint32_t)h, (uint32_t)(h >> 32)};
 }
 

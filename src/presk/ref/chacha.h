@@ -7,6 +7,10 @@
 
 namespace presk::ref {
 
+/// The FNV-1a 64-bit hash of `s`'s bytes (a stream's nonce; presk train's data and checkpoint
+/// checksums).
+uint64_t fnv1a64(const std::string& s);
+
 /// The stream of (seed, path): key = seed as 8 little-endian bytes then 24 zero bytes; nonce =
 /// 4 zero bytes then the FNV-1a 64-bit hash of `path`, little-endian; block counter from 0.
 class ChaCha {
