@@ -124,7 +124,27 @@ void gguf_free(struct gguf_context * ctx) {
     }
 }
 
-const char * gguf_type_name(enum gguf_type type) { return gk_gguf_type_name(static_cast<gk_gguf_type>(type)); }
+// ggml's short names ("u32", "str", "arr", ...; gk's reader says "uint32", "string", ...);
+// NULL for a value out of range, as ggml. The switch names every value (-Wswitch).
+const char * gguf_type_name(enum gguf_type type) {
+    switch (type) {
+        case GGUF_TYPE_UINT8: return "u8";
+        case GGUF_TYPE_INT8: return "i8";
+        case GGUF_TYPE_UINT16: return "u16";
+        case GGUF_TYPE_INT16: return "i16";
+        case GGUF_TYPE_UINT32: return "u32";
+        case GGUF_TYPE_INT32: return "i32";
+        case GGUF_TYPE_FLOAT32: return "f32";
+        case GGUF_TYPE_BOOL: return "bool";
+        case GGUF_TYPE_STRING: return "str";
+        case GGUF_TYPE_ARRAY: return "arr";
+        case GGUF_TYPE_UINT64: return "u64";
+        case GGUF_TYPE_INT64: return "i64";
+        case GGUF_TYPE_FLOAT64: return "f64";
+        case GGUF_TYPE_COUNT: break;
+    }
+    return nullptr;
+}
 
 uint32_t gguf_get_version(const struct gguf_context * ctx) { return gk_gguf_version(ctx->g); }
 size_t   gguf_get_alignment(const struct gguf_context * ctx) { return gk_gguf_alignment(ctx->g); }
