@@ -48,7 +48,8 @@ private:
     std::vector<gk_tensor *>                   saved_;
 };
 
-gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
+/// Assign, split and place g; with `measure`, only grow the buffers to hold it.
+gk_status alloc_graph(gk_sched & s, gk_cgraph * g, bool measure) {
     s.graph = nullptr;
     s.splits.clear();
     assignment a;
@@ -101,10 +102,13 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
         redirected r(lists);
         // With one memory every id is 0, which the allocator assumes without them.
         const bool one_memory = s.mems.size() == 1;
-        if ((!one_memory && !gk_gallocr_reserve_n(s.galloc, &ag, node_ids.data(), leaf_ids.data())) ||
-            !gk_gallocr_alloc_graph(s.galloc, &ag)) {
+        if (((measure || !one_memory) && !gk_gallocr_reserve_n(s.galloc, &ag, node_ids.data(), leaf_ids.data())) ||
+            (!measure && !gk_gallocr_alloc_graph(s.galloc, &ag))) {
             return GK_STATUS_ALLOC_FAILED;  // the allocator's message stands
         }
+    }
+    if (measure) {
+        return GK_STATUS_SUCCESS;
     }
     s.assigned    = std::move(a);
     s.splits      = std::move(splits);
@@ -113,18 +117,12 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
     return GK_STATUS_SUCCESS;
 }
 
-gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
-    const split & sp = s.splits[k];
-    for (const stage & t : sp.stages) {
-        if (gk_nbytes(t.root) > 0 && gk_backend_tensor_copy(t.root, t.copy) != GK_STATUS_SUCCESS) {
-            backend_error("sched: split %zu: staging '%s': %s", k, t.root->name,
-                          std::string(gk_backend_last_error()).c_str());
-            return GK_STATUS_FAILED;
-        }
-    }
-    gk_cgraph sub        = *g;
-    sub.nodes            = g->nodes + sp.first;
-    sub.n_nodes          = sp.n;
+/// Nodes [first, first + n) of split k on its backend, its staged reads redirected.
+gk_status compute_nodes(const gk_sched & s, gk_cgraph * g, size_t k, int first, int n) {
+    const split & sp     = s.splits[k];
+    gk_cgraph     sub    = *g;
+    sub.nodes            = g->nodes + first;
+    sub.n_nodes          = n;
     sub.leafs            = nullptr;
     sub.n_leafs          = 0;
     gk_backend_t backend = s.backends[static_cast<size_t>(sp.backend)];
@@ -134,10 +132,43 @@ gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
         st = gk_backend_graph_compute(backend, &sub);
     }
     if (st != GK_STATUS_SUCCESS) {
-        backend_error("sched: split %zu (%s, nodes %d..%d): %s", k, gk_backend_name(backend), sp.first,
-                      sp.first + sp.n - 1, gk_last_error(g->ctx));
+        backend_error("sched: split %zu (%s, nodes %d..%d): %s", k, gk_backend_name(backend), first, first + n - 1,
+                      gk_last_error(g->ctx));
     }
     return st;
+}
+
+/// Split k: its staging copies, then its nodes - in one compute, or, with an eval
+/// callback, in runs that end at each node the callback asks to observe.
+gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
+    const split & sp = s.splits[k];
+    for (const stage & t : sp.stages) {
+        if (gk_nbytes(t.root) > 0 && gk_backend_tensor_copy(t.root, t.copy) != GK_STATUS_SUCCESS) {
+            backend_error("sched: split %zu: staging '%s': %s", k, t.root->name,
+                          std::string(gk_backend_last_error()).c_str());
+            return GK_STATUS_FAILED;
+        }
+    }
+    if (!s.eval_callback) {
+        return compute_nodes(s, g, k, sp.first, sp.n);
+    }
+    const int end = sp.first + sp.n;
+    for (int j0 = sp.first; j0 < end;) {
+        int  j1   = j0;
+        bool need = s.eval_callback(g->nodes[j1], true, s.eval_user_data);
+        while (!need && j1 + 1 < end) {
+            need = s.eval_callback(g->nodes[++j1], true, s.eval_user_data);
+        }
+        const gk_status st = compute_nodes(s, g, k, j0, j1 - j0 + 1);
+        if (st != GK_STATUS_SUCCESS) {
+            return st;
+        }
+        if (need && !s.eval_callback(g->nodes[j1], false, s.eval_user_data)) {
+            return GK_STATUS_ABORTED;
+        }
+        j0 = j1 + 1;
+    }
+    return GK_STATUS_SUCCESS;
 }
 
 } // namespace
@@ -204,11 +235,57 @@ gk_status gk_sched_alloc_graph(gk_sched_t sched, gk_cgraph * graph) {
         return GK_STATUS_INVALID_ARGUMENT;
     }
     try {
-        return gk::sched::alloc_graph(*sched, graph);
+        return gk::sched::alloc_graph(*sched, graph, false);
     } catch (const std::bad_alloc &) {
         sched->graph = nullptr;
         backend_error("sched_alloc_graph: out of memory");
         return GK_STATUS_ALLOC_FAILED;
+    }
+}
+
+gk_status gk_sched_reserve(gk_sched_t sched, gk_cgraph * graph) {
+    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_reserve")) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    try {
+        return gk::sched::alloc_graph(*sched, graph, true);
+    } catch (const std::bad_alloc &) {
+        sched->graph = nullptr;
+        backend_error("sched_reserve: out of memory");
+        return GK_STATUS_ALLOC_FAILED;
+    }
+}
+
+bool gk_sched_set_tensor_backend(gk_sched_t sched, const gk_tensor * node, gk_backend_t backend) {
+    if (!sched || !node || !backend) {
+        backend_error("sched_set_tensor_backend: %s is NULL", !sched ? "scheduler" : !node ? "node" : "backend");
+        return false;
+    }
+    const auto it = std::find(sched->backends.begin(), sched->backends.end(), backend);
+    if (it == sched->backends.end()) {
+        backend_error("sched_set_tensor_backend: backend %s is not one of the scheduler's", gk_backend_name(backend));
+        return false;
+    }
+    try {
+        sched->overrides[node] = static_cast<int>(it - sched->backends.begin());
+    } catch (const std::bad_alloc &) {
+        backend_error("sched_set_tensor_backend: out of memory");
+        return false;
+    }
+    return true;
+}
+
+void gk_sched_reset(gk_sched_t sched) {
+    if (sched) {
+        sched->graph = nullptr;
+        sched->overrides.clear();
+    }
+}
+
+void gk_sched_set_eval_callback(gk_sched_t sched, gk_sched_eval_callback callback, void * user_data) {
+    if (sched) {
+        sched->eval_callback  = callback;
+        sched->eval_user_data = user_data;
     }
 }
 
