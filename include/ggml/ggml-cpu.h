@@ -146,7 +146,8 @@ GGML_BACKEND_API int ggml_cpu_has_wasm_simd(void);
 /** 0: gk has no LLAMAFILE kernels. */
 GGML_BACKEND_API int ggml_cpu_has_llamafile(void);
 
-/** Aborts: gk does not provide this yet. */
+/** The activation encoder and dot product gk's mul_mat uses for a weight type (one row per call);
+ *  an empty entry for a type without one. */
 GGML_BACKEND_API const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type type);
 
 /** Prepares the CPU kernels (gk chooses its kernel level when it starts). */
