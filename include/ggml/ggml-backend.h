@@ -490,7 +490,8 @@ GGML_API void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, 
 GGML_API ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched,
                                                               struct ggml_tensor * node);
 
-/** Nothing: gk_sched assigns and splits when the graph is allocated. */
+/** Assigns the graph's nodes to backends and cuts the splits (gk_sched_split_graph), placing
+ *  nothing: ggml_backend_sched_get_tensor_backend then answers. */
 GGML_API void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 
 /** Allocates the graph's tensors in the compute buffers; false on failure. */

@@ -82,8 +82,14 @@ enum gk_status gk_sched_graph_compute(gk_sched_t sched, struct gk_cgraph * graph
 
 /** Measure graph as gk_sched_alloc_graph would place it and grow the buffers to hold it,
  *  placing nothing (the graph is not modified): reserve the largest graph once so that
- *  later ones do not grow the buffers (ggml_backend_sched_reserve). Same statuses. */
+ *  later ones do not grow the buffers (ggml_backend_sched_reserve). The assignment is
+ *  kept (gk_sched_get_tensor_backend answers); a compute allocates first. Same statuses. */
 enum gk_status gk_sched_reserve(gk_sched_t sched, struct gk_cgraph * graph);
+
+/** Assign every node a backend and cut the splits, placing and measuring nothing
+ *  (ggml_backend_sched_split_graph): then gk_sched_get_tensor_backend and the split
+ *  queries answer for graph; a compute allocates first. Same statuses. */
+enum gk_status gk_sched_split_graph(gk_sched_t sched, struct gk_cgraph * graph);
 
 /** Compute `node` (and everything the scheduler computes with it) on `backend`, one of
  *  the scheduler's, in the graphs allocated from now until gk_sched_reset: rule 0 above.
@@ -91,7 +97,7 @@ enum gk_status gk_sched_reserve(gk_sched_t sched, struct gk_cgraph * graph);
  *  A node whose backend does not support its op fails the allocation (UNSUPPORTED). */
 bool gk_sched_set_tensor_backend(gk_sched_t sched, const struct gk_tensor * node, gk_backend_t backend);
 
-/** Forget the last allocated graph and the backends set with gk_sched_set_tensor_backend;
+/** Forget the last assigned graph and the backends set with gk_sched_set_tensor_backend;
  *  the buffers stay (ggml_backend_sched_reset). The next compute allocates again. */
 void gk_sched_reset(gk_sched_t sched);
 
@@ -109,14 +115,14 @@ void gk_sched_set_eval_callback(gk_sched_t sched, gk_sched_eval_callback callbac
 int          gk_sched_get_n_backends(gk_sched_t sched);
 gk_backend_t gk_sched_get_backend(gk_sched_t sched, int i);
 
-/** The backend a node of the last allocated graph computes on, or the backend whose
- *  memory a leaf was placed in; NULL for a tensor the scheduler did not assign (a weight
- *  read where it lies, a tensor of another graph). */
+/** The backend a node of the last assigned graph (allocated, reserved or split) computes
+ *  on, or the backend whose memory a leaf was placed in; NULL for a tensor the scheduler
+ *  did not assign (a weight read where it lies, a tensor of another graph). */
 gk_backend_t gk_sched_get_tensor_backend(gk_sched_t sched, const struct gk_tensor * tensor);
 /** True when rule 1 or 2 (its own or a source's memory) placed that node. */
 bool         gk_sched_is_pinned(gk_sched_t sched, const struct gk_tensor * node);
 
-/** One split of the last allocated graph: its backend (index in priority order), its
+/** One split of the last assigned graph: its backend (index in priority order), its
  *  nodes [first_node, first_node + n_nodes) of the graph, and the staging copies
  *  filled before it runs. */
 struct gk_sched_split {
@@ -128,7 +134,7 @@ struct gk_sched_split {
 int  gk_sched_get_n_splits(gk_sched_t sched);
 /** Split `i` into *split; false when i is out of range or split is NULL. */
 bool gk_sched_get_split(gk_sched_t sched, int i, struct gk_sched_split * split);
-/** Staging copies of the last allocated graph, over all splits. */
+/** Staging copies of the last assigned graph, over all splits. */
 int  gk_sched_get_n_copies(gk_sched_t sched);
 
 /** Bytes of the compute buffer in backend's memory (its default buffer type): the

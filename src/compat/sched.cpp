@@ -103,7 +103,10 @@ ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched,
     return compat::to_ggml(gk_sched_get_tensor_backend(sched->s, compat::to_gk(node)));
 }
 
-void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {}
+void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {
+    compat::check(gk_sched_split_graph(sched->s, compat::to_gk(graph)), "ggml_backend_sched_split_graph");
+    sched->allocated = false;
+}
 
 bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {
     sched->allocated = gk_sched_alloc_graph(sched->s, compat::to_gk(graph)) == GK_STATUS_SUCCESS;

@@ -53,6 +53,11 @@ int main(void) {
           "reserve sizes the compute buffer");
     CHECK(a->data == NULL && e->data == NULL, "reserve places nothing");
 
+    ggml_backend_sched_split_graph(sched, graph);
+    CHECK(ggml_backend_sched_get_tensor_backend(sched, e) == cpu && e->data == NULL,
+          "split_graph assigns the nodes, places nothing");
+    ggml_backend_sched_reset(sched);
+
     ggml_backend_sched_set_tensor_backend(sched, d, cpu);
     CHECK(ggml_backend_sched_alloc_graph(sched, graph), "allocated");
     CHECK(ggml_backend_sched_get_tensor_backend(sched, d) == cpu && ggml_backend_sched_get_n_splits(sched) == 1,

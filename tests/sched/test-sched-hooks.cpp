@@ -3,7 +3,7 @@
 //     the value it has when the whole graph is computed with every tensor in its own
 //     storage, and the output keeps its bits; returning false cancels (ABORTED);
 //   - gk_sched_reserve grows the buffers and places nothing; a later allocation of the
-//     same graph does not grow them;
+//     same graph does not grow them; gk_sched_split_graph assigns only, a compute places;
 //   - gk_sched_set_tensor_backend pins a node to a backend until gk_sched_reset; a backend
 //     that is not the scheduler's, or does not support the op, is refused.
 #include "../backend/backend_util.h"
@@ -139,11 +139,41 @@ TEST(SchedHooks, ReservePlacesNothingAndLaterAllocationsFit) {
     EXPECT_GT(reserved, 0u);
     EXPECT_EQ(g.out->data, nullptr);
     EXPECT_EQ(g.x->data, nullptr);
-    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), g.out), nullptr);  // nothing allocated
+    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), g.out), cpu.get());  // assigned, not placed
     ASSERT_EQ(gk_sched_alloc_graph(s.get(), g.graph), GK_STATUS_SUCCESS);
     EXPECT_NE(g.out->data, nullptr);
     EXPECT_EQ(gk_sched_get_buffer_size(s.get(), cpu.get()), reserved);
     EXPECT_EQ(gk_sched_reserve(s.get(), nullptr), GK_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(SchedHooks, SplitGraphAssignsAndAComputeThenPlaces) {
+    const transformer_dims d = small_dims();
+    transformer_weights    w(d);
+    auto                   ctx = graph_ctx();
+    transformer_graph      g   = build_transformer(ctx.get(), w, d);
+    backend_double         dev("FIRST", GK_OP_ROPE, false);
+    backend_ptr            cpu(gk_backend_cpu_init());
+    gk_backend_t           list[] = {dev.backend(), cpu.get()};
+    sched_ptr              s(gk_sched_new(list, 2));
+    ASSERT_EQ(gk_sched_split_graph(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    EXPECT_EQ(g.out->data, nullptr);
+    EXPECT_EQ(gk_sched_get_buffer_size(s.get(), cpu.get()), 0u);
+    EXPECT_GT(gk_sched_get_n_splits(s.get()), 2);
+    EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), g.out), dev.backend());
+    for (int i = 0; i < gk_graph_n_nodes(g.graph); ++i) {
+        const gk_tensor * n = gk_graph_node(g.graph, i);
+        if (n->op == GK_OP_ROPE) {
+            EXPECT_EQ(gk_sched_get_tensor_backend(s.get(), n), cpu.get());
+        }
+    }
+    // Inputs are set after placing; a compute of a graph only split places it first.
+    ASSERT_EQ(gk_sched_alloc_graph(s.get(), g.graph), GK_STATUS_SUCCESS);
+    set_transformer_inputs(g, 5);
+    ASSERT_EQ(gk_sched_graph_compute(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    ASSERT_EQ(gk_sched_split_graph(s.get(), g.graph), GK_STATUS_SUCCESS);
+    ASSERT_EQ(gk_sched_graph_compute(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    EXPECT_NE(g.out->data, nullptr);
+    EXPECT_EQ(gk_sched_split_graph(nullptr, g.graph), GK_STATUS_INVALID_ARGUMENT);
 }
 
 TEST(SchedHooks, ASetBackendPinsTheNodeUntilReset) {

@@ -48,9 +48,14 @@ private:
     std::vector<gk_tensor *>                   saved_;
 };
 
-/// Assign, split and place g; with `measure`, only grow the buffers to hold it.
-gk_status alloc_graph(gk_sched & s, gk_cgraph * g, bool measure) {
-    s.graph = nullptr;
+/// What alloc_graph does after assigning and splitting g.
+enum class then { place, measure, nothing };
+
+/// Assign and split g, then place it, or only grow the buffers to hold it (measure), or
+/// nothing more. The assignment is kept in every case (gk_sched_get_tensor_backend).
+gk_status alloc_graph(gk_sched & s, gk_cgraph * g, then what) {
+    s.graph  = nullptr;
+    s.placed = false;
     s.splits.clear();
     assignment a;
     gk_status  st = assign(s, g, a);
@@ -65,6 +70,18 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g, bool measure) {
     if ((st = make_splits(s, g, a, splits)) != GK_STATUS_SUCCESS) {
         return st;
     }
+    const auto keep = [&] {
+        s.assigned    = std::move(a);
+        s.splits      = std::move(splits);
+        s.graph       = g;
+        s.graph_nodes = g->n_nodes;
+        s.placed      = what == then::place;
+        return GK_STATUS_SUCCESS;
+    };
+    if (what == then::nothing) {
+        return keep();
+    }
+    const bool measure = what == then::measure;
     const auto               mem = [&s](int backend) { return s.mem_of_backend[static_cast<size_t>(backend)]; };
     std::vector<gk_tensor *> nodes;
     std::vector<int>         node_ids;
@@ -107,14 +124,7 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g, bool measure) {
             return GK_STATUS_ALLOC_FAILED;  // the allocator's message stands
         }
     }
-    if (measure) {
-        return GK_STATUS_SUCCESS;
-    }
-    s.assigned    = std::move(a);
-    s.splits      = std::move(splits);
-    s.graph       = g;
-    s.graph_nodes = g->n_nodes;
-    return GK_STATUS_SUCCESS;
+    return keep();
 }
 
 /// Nodes [first, first + n) of split k on its backend, its staged reads redirected.
@@ -235,7 +245,7 @@ gk_status gk_sched_alloc_graph(gk_sched_t sched, gk_cgraph * graph) {
         return GK_STATUS_INVALID_ARGUMENT;
     }
     try {
-        return gk::sched::alloc_graph(*sched, graph, false);
+        return gk::sched::alloc_graph(*sched, graph, gk::sched::then::place);
     } catch (const std::bad_alloc &) {
         sched->graph = nullptr;
         backend_error("sched_alloc_graph: out of memory");
@@ -248,7 +258,7 @@ gk_status gk_sched_reserve(gk_sched_t sched, gk_cgraph * graph) {
         return GK_STATUS_INVALID_ARGUMENT;
     }
     try {
-        return gk::sched::alloc_graph(*sched, graph, true);
+        return gk::sched::alloc_graph(*sched, graph, gk::sched::then::measure);
     } catch (const std::bad_alloc &) {
         sched->graph = nullptr;
         backend_error("sched_reserve: out of memory");
@@ -275,9 +285,23 @@ bool gk_sched_set_tensor_backend(gk_sched_t sched, const gk_tensor * node, gk_ba
     return true;
 }
 
+gk_status gk_sched_split_graph(gk_sched_t sched, gk_cgraph * graph) {
+    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_split_graph")) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    try {
+        return gk::sched::alloc_graph(*sched, graph, gk::sched::then::nothing);
+    } catch (const std::bad_alloc &) {
+        sched->graph = nullptr;
+        backend_error("sched_split_graph: out of memory");
+        return GK_STATUS_ALLOC_FAILED;
+    }
+}
+
 void gk_sched_reset(gk_sched_t sched) {
     if (sched) {
-        sched->graph = nullptr;
+        sched->graph  = nullptr;
+        sched->placed = false;
         sched->overrides.clear();
     }
 }
@@ -293,7 +317,7 @@ gk_status gk_sched_graph_compute(gk_sched_t sched, gk_cgraph * graph) {
     if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_graph_compute")) {
         return GK_STATUS_INVALID_ARGUMENT;
     }
-    if (sched->graph != graph || sched->graph_nodes != graph->n_nodes) {
+    if (sched->graph != graph || sched->graph_nodes != graph->n_nodes || !sched->placed) {
         const gk_status st = gk_sched_alloc_graph(sched, graph);
         if (st != GK_STATUS_SUCCESS) {
             return st;

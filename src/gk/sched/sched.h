@@ -55,8 +55,9 @@ struct gk_sched {
     gk_sched_eval_callback                     eval_callback  = nullptr;
     void *                                     eval_user_data = nullptr;
 
-    const gk_cgraph *             graph       = nullptr;  // the graph last allocated
+    const gk_cgraph *             graph       = nullptr;  // the graph last assigned
     int                           graph_nodes = -1;
+    bool                          placed      = false;  // graph is placed, not only assigned
     gk::sched::assignment         assigned;
     std::vector<gk::sched::split> splits;
 };
