@@ -44,7 +44,7 @@ typedef void (*ggml_vec_dot_t)(int n, float * GGML_RESTRICT s, size_t bs, const 
 
 /** The CPU kernels of a type. */
 struct ggml_type_traits_cpu {
-    ggml_from_float_t from_float;   /* encoder of the other operand of vec_dot */
+    ggml_from_float_t from_float;   /* f32 -> this type (of vec_dot_type: activations) */
     ggml_vec_dot_t    vec_dot;
     enum ggml_type    vec_dot_type; /* type the other operand is converted to  */
     int64_t           nrows;        /* rows vec_dot computes at once           */

@@ -360,3 +360,9 @@ struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, v
 }
 
 } // extern "C"
+
+// ggml's private gguf_type_size (declared with C++ linkage in its ggml-impl.h, not in
+// gguf.h): llama.cpp's test-gguf calls it. Bytes of a fixed-size value type; 0 for
+// string, array and invalid ids, as ggml.
+size_t gguf_type_size(enum gguf_type type);
+size_t gguf_type_size(enum gguf_type type) { return gk_gguf_type_size(static_cast<gk_gguf_type>(type)); }

@@ -1,13 +1,14 @@
 /* compat_cpu_traits.c - ggml_get_type_traits_cpu (what llama.cpp's test-quantize-fns
  * and test-quantize-perf call): for f32, f16, q8_0, q4_0 and q4_K weights, the weight
- * row encoded with ggml_quantize_chunk, the activations with the type's from_float, and
- * vec_dot close to the f32 dot of the decoded weights. */
+ * row encoded with the type's own from_float, the activations with the from_float of its
+ * vec_dot_type, and vec_dot close to the f32 dot of the decoded weights. */
 #include "check.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 enum { N = 256 };
 
@@ -24,9 +25,13 @@ int main(void) {
         snprintf(what, sizeof what, "%s has a dot and an activation encoder, one row a call", ggml_type_name(types[t]));
         CHECK(cpu->vec_dot && cpu->from_float && cpu->nrows == 1, what);
         static unsigned char wq[N * 4], xq[N * 4];
-        ggml_quantize_chunk(types[t], w, wq, 0, 1, N, NULL);
-        ggml_get_type_traits(types[t])->to_float(wq, wd, N);
-        cpu->from_float(x, xq, N);
+        cpu->from_float(w, wq, N);  /* into the type itself, as ggml's CPU stores a row */
+        if (types[t] == GGML_TYPE_F32) {
+            memcpy(wd, wq, sizeof wd);
+        } else {
+            ggml_get_type_traits(types[t])->to_float(wq, wd, N);
+        }
+        ggml_get_type_traits_cpu(cpu->vec_dot_type)->from_float(x, xq, N);
         float  s   = 0.0f;
         double ref = 0.0, mag = 0.0;
         cpu->vec_dot(N, &s, 0, wq, 0, xq, 0, 1);
