@@ -127,6 +127,21 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g, then what) {
     return keep();
 }
 
+/// alloc_graph behind a public entry point `fn`: the argument checks, out of memory as a
+/// status.
+gk_status checked_alloc(gk_sched_t sched, gk_cgraph * graph, then what, const char * fn) {
+    if (!gk::graph_call_args_ok(sched, "scheduler", graph, fn)) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    try {
+        return alloc_graph(*sched, graph, what);
+    } catch (const std::bad_alloc &) {
+        sched->graph = nullptr;
+        backend_error("%s: out of memory", fn);
+        return GK_STATUS_ALLOC_FAILED;
+    }
+}
+
 /// Nodes [first, first + n) of split k on its backend, its staged reads redirected.
 gk_status compute_nodes(const gk_sched & s, gk_cgraph * g, size_t k, int first, int n) {
     const split & sp     = s.splits[k];
@@ -241,29 +256,11 @@ void gk_sched_free(gk_sched_t sched) {
 }
 
 gk_status gk_sched_alloc_graph(gk_sched_t sched, gk_cgraph * graph) {
-    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_alloc_graph")) {
-        return GK_STATUS_INVALID_ARGUMENT;
-    }
-    try {
-        return gk::sched::alloc_graph(*sched, graph, gk::sched::then::place);
-    } catch (const std::bad_alloc &) {
-        sched->graph = nullptr;
-        backend_error("sched_alloc_graph: out of memory");
-        return GK_STATUS_ALLOC_FAILED;
-    }
+    return gk::sched::checked_alloc(sched, graph, gk::sched::then::place, "sched_alloc_graph");
 }
 
 gk_status gk_sched_reserve(gk_sched_t sched, gk_cgraph * graph) {
-    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_reserve")) {
-        return GK_STATUS_INVALID_ARGUMENT;
-    }
-    try {
-        return gk::sched::alloc_graph(*sched, graph, gk::sched::then::measure);
-    } catch (const std::bad_alloc &) {
-        sched->graph = nullptr;
-        backend_error("sched_reserve: out of memory");
-        return GK_STATUS_ALLOC_FAILED;
-    }
+    return gk::sched::checked_alloc(sched, graph, gk::sched::then::measure, "sched_reserve");
 }
 
 bool gk_sched_set_tensor_backend(gk_sched_t sched, const gk_tensor * node, gk_backend_t backend) {
@@ -286,16 +283,7 @@ bool gk_sched_set_tensor_backend(gk_sched_t sched, const gk_tensor * node, gk_ba
 }
 
 gk_status gk_sched_split_graph(gk_sched_t sched, gk_cgraph * graph) {
-    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_split_graph")) {
-        return GK_STATUS_INVALID_ARGUMENT;
-    }
-    try {
-        return gk::sched::alloc_graph(*sched, graph, gk::sched::then::nothing);
-    } catch (const std::bad_alloc &) {
-        sched->graph = nullptr;
-        backend_error("sched_split_graph: out of memory");
-        return GK_STATUS_ALLOC_FAILED;
-    }
+    return gk::sched::checked_alloc(sched, graph, gk::sched::then::nothing, "sched_split_graph");
 }
 
 void gk_sched_reset(gk_sched_t sched) {
