@@ -46,9 +46,9 @@ ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_back
     }
     gk_sched_t s = gk_sched_new(list.data(), n_backends);
     compat::check_backend(s != nullptr, "ggml_backend_sched_new");
-    auto * sched     = new ggml_backend_sched;
-    sched->s         = s;
-    sched->backends  = {backends, backends + n_backends};
+    auto * sched    = new ggml_backend_sched;
+    sched->s        = s;
+    sched->backends = {backends, backends + n_backends};
     return sched;
 }
 

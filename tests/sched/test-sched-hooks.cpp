@@ -33,6 +33,27 @@ transformer_dims small_dims() {
 
 ctx_ptr graph_ctx() { return make_ctx(4096 * gk_tensor_overhead() + gk_graph_overhead_custom(4096, false), true); }
 
+/// The transformer's graph (tensors without storage) and a scheduler over the CPU backend
+/// alone, or over a double that refuses rope ("FIRST") and then the CPU.
+struct scheduled {
+    transformer_dims    d = small_dims();
+    transformer_weights w{d};
+    ctx_ptr             ctx = graph_ctx();
+    transformer_graph   g   = build_transformer(ctx.get(), w, d);
+    backend_double      dev{"FIRST", GK_OP_ROPE, false};
+    backend_ptr         cpu{gk_backend_cpu_init()};
+    sched_ptr           s;
+
+    explicit scheduled(bool with_double) {
+        std::vector<gk_backend_t> list{cpu.get()};
+        if (with_double) {
+            list.insert(list.begin(), dev.backend());
+        }
+        s.reset(gk_sched_new(list.data(), static_cast<int>(list.size())));
+        EXPECT_NE(s, nullptr) << gk_backend_last_error();
+    }
+};
+
 /// What the eval callback saw: the nodes offered, the values of those observed.
 struct observer {
     const gk_cgraph *                       graph = nullptr;
@@ -64,20 +85,17 @@ struct observer {
 };
 
 TEST(SchedHooks, EvalCallbackSeesEachAskedNodeInOrderWithItsValue) {
-    const transformer_dims d = small_dims();
-    transformer_weights    w(d);
+    scheduled                 t(false);
+    const transformer_dims &  d = t.d;
+    const transformer_graph & g = t.g;
+    sched_ptr &               s = t.s;
     // The reference: every tensor in its own storage, so each node keeps its value.
     ctx_ptr                 rctx = make_ctx(graph_ctx_bytes(d, true), false);
-    const transformer_graph ref  = build_transformer(rctx.get(), w, d);
+    const transformer_graph ref  = build_transformer(rctx.get(), t.w, d);
     set_transformer_inputs(ref, 3);
     ASSERT_EQ(gk_graph_compute(ref.graph, 1), GK_STATUS_SUCCESS) << gk_last_error(rctx.get());
 
-    auto              ctx = graph_ctx();
-    transformer_graph g   = build_transformer(ctx.get(), w, d);
-    backend_ptr       cpu(gk_backend_cpu_init());
-    gk_backend_t      list[] = {cpu.get()};
-    sched_ptr         s(gk_sched_new(list, 1));
-    observer          o;
+    observer o;
     o.graph = g.graph;
     gk_sched_set_eval_callback(s.get(), observer::callback, &o);
     ASSERT_EQ(gk_sched_alloc_graph(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
@@ -108,14 +126,10 @@ TEST(SchedHooks, EvalCallbackSeesEachAskedNodeInOrderWithItsValue) {
 }
 
 TEST(SchedHooks, ReturningFalseCancelsTheCompute) {
-    const transformer_dims d = small_dims();
-    transformer_weights    w(d);
-    auto                   ctx = graph_ctx();
-    transformer_graph      g   = build_transformer(ctx.get(), w, d);
-    backend_ptr            cpu(gk_backend_cpu_init());
-    gk_backend_t           list[] = {cpu.get()};
-    sched_ptr              s(gk_sched_new(list, 1));
-    observer               o;
+    scheduled                 t(false);
+    const transformer_graph & g = t.g;
+    sched_ptr &               s = t.s;
+    observer                  o;
     o.graph      = g.graph;
     o.stop_after = 2;
     gk_sched_set_eval_callback(s.get(), observer::callback, &o);
@@ -127,13 +141,10 @@ TEST(SchedHooks, ReturningFalseCancelsTheCompute) {
 }
 
 TEST(SchedHooks, ReservePlacesNothingAndLaterAllocationsFit) {
-    const transformer_dims d = small_dims();
-    transformer_weights    w(d);
-    auto                   ctx = graph_ctx();
-    transformer_graph      g   = build_transformer(ctx.get(), w, d);
-    backend_ptr            cpu(gk_backend_cpu_init());
-    gk_backend_t           list[] = {cpu.get()};
-    sched_ptr              s(gk_sched_new(list, 1));
+    scheduled                 t(false);
+    const transformer_graph & g   = t.g;
+    sched_ptr &               s   = t.s;
+    backend_ptr &             cpu = t.cpu;
     ASSERT_EQ(gk_sched_reserve(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
     const size_t reserved = gk_sched_get_buffer_size(s.get(), cpu.get());
     EXPECT_GT(reserved, 0u);
@@ -147,14 +158,11 @@ TEST(SchedHooks, ReservePlacesNothingAndLaterAllocationsFit) {
 }
 
 TEST(SchedHooks, SplitGraphAssignsAndAComputeThenPlaces) {
-    const transformer_dims d = small_dims();
-    transformer_weights    w(d);
-    auto                   ctx = graph_ctx();
-    transformer_graph      g   = build_transformer(ctx.get(), w, d);
-    backend_double         dev("FIRST", GK_OP_ROPE, false);
-    backend_ptr            cpu(gk_backend_cpu_init());
-    gk_backend_t           list[] = {dev.backend(), cpu.get()};
-    sched_ptr              s(gk_sched_new(list, 2));
+    scheduled                 t(true);
+    const transformer_graph & g   = t.g;
+    sched_ptr &               s   = t.s;
+    backend_ptr &             cpu = t.cpu;
+    backend_double &          dev = t.dev;
     ASSERT_EQ(gk_sched_split_graph(s.get(), g.graph), GK_STATUS_SUCCESS) << gk_backend_last_error();
     EXPECT_EQ(g.out->data, nullptr);
     EXPECT_EQ(gk_sched_get_buffer_size(s.get(), cpu.get()), 0u);
@@ -177,15 +185,11 @@ TEST(SchedHooks, SplitGraphAssignsAndAComputeThenPlaces) {
 }
 
 TEST(SchedHooks, ASetBackendPinsTheNodeUntilReset) {
-    const transformer_dims d = small_dims();
-    transformer_weights    w(d);
-    auto                   ctx = graph_ctx();
-    transformer_graph      g   = build_transformer(ctx.get(), w, d);
-    backend_double         dev("FIRST", GK_OP_ROPE, false);
-    backend_ptr            cpu(gk_backend_cpu_init());
-    gk_backend_t           list[] = {dev.backend(), cpu.get()};
-    sched_ptr              s(gk_sched_new(list, 2));
-    ASSERT_NE(s, nullptr) << gk_backend_last_error();
+    scheduled                 t(true);
+    const transformer_graph & g   = t.g;
+    sched_ptr &               s   = t.s;
+    backend_ptr &             cpu = t.cpu;
+    backend_double &          dev = t.dev;
     // The final rms_norm would go to the first backend (rule 3: its source's backend).
     gk_tensor * norm = g.out->src[0];
     ASSERT_EQ(norm->op, GK_OP_RMS_NORM);
