@@ -446,8 +446,8 @@ GGML_API void ggml_backend_load_all_from_path(const char * dir_path);
 /* ---------------------------------------------------------------------------------------------- */
 /* Scheduler                                                                                      */
 
-/** Scheduler over backends (gk: exactly one backend, the CPU) with graphs of up to graph_size
- *  nodes; parallel and op_offload are ignored. */
+/** Scheduler over backends, highest priority first, the CPU last (gk_sched); bufts (each backend's
+ *  default buffer type is used), graph_size, parallel and op_offload are ignored. */
 GGML_API ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends,
                                                      ggml_backend_buffer_type_t * bufts, int n_backends,
                                                      size_t graph_size, bool parallel, bool op_offload);
@@ -455,11 +455,11 @@ GGML_API ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends,
 /** Frees a scheduler. */
 GGML_API void ggml_backend_sched_free(ggml_backend_sched_t sched);
 
-/** Buffer bytes per backend that measure_graph needs. */
+/** Sizes the compute buffers for measure_graph; sizes[i] gets backend i's bytes. */
 GGML_API void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph,
                                               size_t * sizes);
 
-/** Sizes the compute buffers for measure_graph; false on failure. */
+/** Sizes the compute buffers for measure_graph without placing it, then resets; false on failure. */
 GGML_API bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph);
 
 /** Number of backends. */
@@ -468,10 +468,10 @@ GGML_API int ggml_backend_sched_get_n_backends(ggml_backend_sched_t sched);
 /** Backend i. */
 GGML_API ggml_backend_t ggml_backend_sched_get_backend(ggml_backend_sched_t sched, int i);
 
-/** Number of graph splits of the last graph (1). */
+/** Number of graph splits of the last allocated graph. */
 GGML_API int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched);
 
-/** Number of input copies (1). */
+/** Number of input copies (1: gk_sched keeps no pipeline copies). */
 GGML_API int ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched);
 
 /** Buffer type the scheduler uses for backend. */
@@ -481,22 +481,24 @@ GGML_API ggml_backend_buffer_type_t ggml_backend_sched_get_buffer_type(ggml_back
 /** Bytes of backend's compute buffer. */
 GGML_API size_t ggml_backend_sched_get_buffer_size(ggml_backend_sched_t sched, ggml_backend_t backend);
 
-/** Pins a node to a backend; any backend but the scheduler's one aborts. */
+/** Pins a node (or input) to one of the scheduler's backends until the next reset; another backend
+ *  aborts. */
 GGML_API void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor * node,
                                                     ggml_backend_t backend);
 
-/** The backend a node runs on: the scheduler's one backend. */
+/** The backend a node of the last allocated graph runs on (NULL when none). */
 GGML_API ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched,
                                                               struct ggml_tensor * node);
 
-/** Assigns the graph's nodes to backends. */
+/** Assigns the graph's nodes to backends and cuts the splits (gk_sched_split_graph), placing
+ *  nothing: ggml_backend_sched_get_tensor_backend then answers. */
 GGML_API void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 
 /** Allocates the graph's tensors in the compute buffers; false on failure. */
 GGML_API bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph * graph);
 
-/** Allocates (if needed) and computes a graph; with an eval callback, shows the asked nodes after
- *  compute. */
+/** Allocates (if needed) and computes a graph split by split; with an eval callback, computes up to
+ *  each node it asks for and shows it (a false return cancels the rest, and is not a failure). */
 GGML_API enum ggml_status ggml_backend_sched_graph_compute(ggml_backend_sched_t sched,
                                                            struct ggml_cgraph * graph);
 
@@ -504,13 +506,14 @@ GGML_API enum ggml_status ggml_backend_sched_graph_compute(ggml_backend_sched_t 
 GGML_API enum ggml_status ggml_backend_sched_graph_compute_async(ggml_backend_sched_t sched,
                                                                  struct ggml_cgraph * graph);
 
-/** Waits for the backends (nothing to wait for on gk). */
+/** Waits for every backend (nothing to wait for on gk's CPU backend). */
 GGML_API void ggml_backend_sched_synchronize(ggml_backend_sched_t sched);
 
 /** Forgets the last graph's allocation and tensor assignments. */
 GGML_API void ggml_backend_sched_reset(ggml_backend_sched_t sched);
 
-/** Callback asked for each node whether it wants to see it, then shown it after compute. */
+/** Callback asked for each node, in graph order, whether it wants to see it; an observed node is
+ *  shown as soon as it is computed. */
 GGML_API void ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched,
                                                    ggml_backend_sched_eval_callback callback,
                                                    void * user_data);

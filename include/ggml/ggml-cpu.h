@@ -44,7 +44,7 @@ typedef void (*ggml_vec_dot_t)(int n, float * GGML_RESTRICT s, size_t bs, const 
 
 /** The CPU kernels of a type. */
 struct ggml_type_traits_cpu {
-    ggml_from_float_t from_float;   /* encoder of the other operand of vec_dot */
+    ggml_from_float_t from_float;   /* f32 -> this type (of vec_dot_type: activations) */
     ggml_vec_dot_t    vec_dot;
     enum ggml_type    vec_dot_type; /* type the other operand is converted to  */
     int64_t           nrows;        /* rows vec_dot computes at once           */
@@ -146,7 +146,8 @@ GGML_BACKEND_API int ggml_cpu_has_wasm_simd(void);
 /** 0: gk has no LLAMAFILE kernels. */
 GGML_BACKEND_API int ggml_cpu_has_llamafile(void);
 
-/** Aborts: gk does not provide this yet. */
+/** The activation encoder and dot product gk's mul_mat uses for a weight type (one row per call);
+ *  an empty entry for a type without one. */
 GGML_BACKEND_API const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type type);
 
 /** Prepares the CPU kernels (gk chooses its kernel level when it starts). */

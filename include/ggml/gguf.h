@@ -232,13 +232,17 @@ GGML_API void gguf_set_arr_str(struct gguf_context * ctx, const char * key, cons
 /** Copies every key-value pair of src into ctx. */
 GGML_API void gguf_set_kv(struct gguf_context * ctx, const struct gguf_context * src);
 
-/** Adds a tensor's info (name, type, shape) and its data (copied when written). */
+/** Adds a tensor's info (name, type, shape) and its data (copied now; a tensor without data is
+ *  written as zeros until gguf_set_tensor_data). */
 GGML_API void gguf_add_tensor(struct gguf_context * ctx, const struct ggml_tensor * tensor);
 
-/** Would change a tensor info's type. Aborts: gk does not provide this yet. */
+/** Changes a tensor info's type: its size follows, every later tensor's offset moves; its data is
+ *  unset unless the type stays (aborts for an unknown name or a row that is not whole blocks of the
+ *  type). */
 GGML_API void gguf_set_tensor_type(struct gguf_context * ctx, const char * name, enum ggml_type type);
 
-/** Would point a tensor info at new data. Aborts: gk does not provide this yet. */
+/** Gives a tensor info its data: gguf_get_tensor_size bytes, copied now (ggml keeps the pointer
+ *  until written); aborts for an unknown name. */
 GGML_API void gguf_set_tensor_data(struct gguf_context * ctx, const char * name, const void * data);
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -170,7 +170,8 @@ int64_t        gk_gguf_tensor_nelements(const gk_gguf * ctx, int64_t i);
 uint64_t       gk_gguf_tensor_offset(const gk_gguf * ctx, int64_t i);
 /** Bytes of the tensor's data (whole rows of whole blocks). */
 uint64_t       gk_gguf_tensor_size(const gk_gguf * ctx, int64_t i);
-/** The tensor's bytes as stored (may be NULL for an empty tensor). */
+/** The tensor's bytes as stored; NULL for an empty tensor and for one whose data is
+ *  not set (added with NULL data, or retyped, and not given data since). */
 const void *   gk_gguf_tensor_data(const gk_gguf * ctx, int64_t i);
 
 /** Rows of the tensor: ne[1] * ne[2] * ne[3] (each row holds ne[0] elements). */
@@ -216,10 +217,24 @@ enum gk_gguf_status gk_gguf_remove_key(gk_gguf * ctx, const char * key, gk_gguf_
 
 /** Append a tensor: `ne` holds `n_dims` (1..4) sizes, `data` its `size` bytes, which
  *  must equal the byte size of that shape in `type` (copied). Its offset is the end of
- *  the previous tensor rounded up to the alignment. */
+ *  the previous tensor rounded up to the alignment. `data` may be NULL: the tensor's data
+ *  is then not set (written as zeros) until gk_gguf_set_tensor_data. */
 enum gk_gguf_status gk_gguf_add_tensor(gk_gguf * ctx, const char * name, enum gk_type type, uint32_t n_dims,
                                        const int64_t * ne, const void * data, uint64_t size,
                                        gk_gguf_error * err);
+
+/** Change the type of tensor `i` (its shape stays): its size becomes that shape's in
+ *  `type`, and every later tensor's offset moves to the end of the one before it rounded
+ *  up to the alignment (ggml's gguf_set_tensor_type; llama-quantize's use). Its data is
+ *  no longer set unless `type` is its type already: give the new bytes with
+ *  gk_gguf_set_tensor_data. GK_GGUF_ERR_ARG for a bad index or type, or when ne[0] is
+ *  not a multiple of the new type's block size. */
+enum gk_gguf_status gk_gguf_set_tensor_type(gk_gguf * ctx, int64_t i, enum gk_type type, gk_gguf_error * err);
+
+/** Set the data of tensor `i`: `size` bytes (copied), which must equal
+ *  gk_gguf_tensor_size(ctx, i) (ggml's gguf_set_tensor_data, which takes no size). */
+enum gk_gguf_status gk_gguf_set_tensor_data(gk_gguf * ctx, int64_t i, const void * data, uint64_t size,
+                                            gk_gguf_error * err);
 
 /** Bytes gk_gguf_write would produce. */
 uint64_t gk_gguf_write_size(const gk_gguf * ctx);
@@ -238,6 +253,11 @@ enum gk_gguf_status gk_gguf_write_fd(const gk_gguf * ctx, int fd, const char * n
 
 /** The same bytes into `dst` of `size` bytes (>= gk_gguf_write_size). */
 enum gk_gguf_status gk_gguf_write_memory(const gk_gguf * ctx, void * dst, uint64_t size, gk_gguf_error * err);
+
+/** The file's first gk_gguf_data_offset() bytes (header, pairs, tensor infos, zero
+ *  padding to the alignment: ggml's gguf_get_meta_data) into `dst` of `size` bytes
+ *  (>= gk_gguf_data_offset), without the tensor data. */
+enum gk_gguf_status gk_gguf_write_meta_memory(const gk_gguf * ctx, void * dst, uint64_t size, gk_gguf_error * err);
 
 #ifdef __cplusplus
 }

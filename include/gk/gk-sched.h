@@ -10,6 +10,8 @@
  *
  * Assignment. Every node of the graph gets one backend, by the first rule that gives one
  * supporting the node's op (gk_backend_supports_op), in this order:
+ *   0. the backend set for it with gk_sched_set_tensor_backend (which also places a leaf
+ *      or input without storage in that backend's memory);
  *   1. the memory the node already lives in (its storage was placed before: a tensor of a
  *      weights or cache buffer, or a view of one) - the first backend that can address
  *      that memory (gk_backend_supports_buft);
@@ -17,7 +19,7 @@
  *      is) - the first backend that can address it;
  *   3. the backend of the first source that has one;
  *   4. the first backend, in priority order, that supports the op.
- * Rules 1 and 2 pin a node. A view (a node whose storage is another tensor's) goes with
+ * Rules 0, 1 and 2 pin a node. A view (a node whose storage is another tensor's) goes with
  * its storage: to that tensor's backend, or the first backend that can address it. A
  * leaf or input without storage lives with the first node that reads it. Then one
  * smoothing pass: a node whose neighbours (the previous and next nodes that do work)
@@ -78,18 +80,49 @@ enum gk_status gk_sched_alloc_graph(gk_sched_t sched, struct gk_cgraph * graph);
  *  split and carries the backend's. */
 enum gk_status gk_sched_graph_compute(gk_sched_t sched, struct gk_cgraph * graph);
 
+/** Measure graph as gk_sched_alloc_graph would place it and grow the buffers to hold it,
+ *  placing nothing (the graph is not modified): reserve the largest graph once so that
+ *  later ones do not grow the buffers (ggml_backend_sched_reserve). The assignment is
+ *  kept (gk_sched_get_tensor_backend answers); a compute allocates first. Same statuses. */
+enum gk_status gk_sched_reserve(gk_sched_t sched, struct gk_cgraph * graph);
+
+/** Assign every node a backend and cut the splits, placing and measuring nothing
+ *  (ggml_backend_sched_split_graph): then gk_sched_get_tensor_backend and the split
+ *  queries answer for graph; a compute allocates first. Same statuses. */
+enum gk_status gk_sched_split_graph(gk_sched_t sched, struct gk_cgraph * graph);
+
+/** Compute `node` (and everything the scheduler computes with it) on `backend`, one of
+ *  the scheduler's, in the graphs allocated from now until gk_sched_reset: rule 0 above.
+ *  False with a message when an argument is NULL or the backend is not the scheduler's.
+ *  A node whose backend does not support its op fails the allocation (UNSUPPORTED). */
+bool gk_sched_set_tensor_backend(gk_sched_t sched, const struct gk_tensor * node, gk_backend_t backend);
+
+/** Forget the last assigned graph and the backends set with gk_sched_set_tensor_backend;
+ *  the buffers stay (ggml_backend_sched_reset). The next compute allocates again. */
+void gk_sched_reset(gk_sched_t sched);
+
+/** The eval callback (ggml_backend_sched_eval_callback's contract): while a graph
+ *  computes, each node is first offered with ask = true - return true to observe it; the
+ *  nodes up to and including an observed one are computed, then it is shown with
+ *  ask = false, its value in memory - return false to cancel the rest of the compute
+ *  (gk_sched_graph_compute then returns GK_STATUS_ABORTED). Nodes are offered split by
+ *  split, in graph order; results do not depend on the callback. */
+typedef bool (*gk_sched_eval_callback)(struct gk_tensor * node, bool ask, void * user_data);
+/** Set (or, with NULL, clear) the eval callback of later computes. */
+void gk_sched_set_eval_callback(gk_sched_t sched, gk_sched_eval_callback callback, void * user_data);
+
 /** Backend `i` in priority order (NULL when out of range), and how many there are. */
 int          gk_sched_get_n_backends(gk_sched_t sched);
 gk_backend_t gk_sched_get_backend(gk_sched_t sched, int i);
 
-/** The backend a node of the last allocated graph computes on, or the backend whose
- *  memory a leaf was placed in; NULL for a tensor the scheduler did not assign (a weight
- *  read where it lies, a tensor of another graph). */
+/** The backend a node of the last assigned graph (allocated, reserved or split) computes
+ *  on, or the backend whose memory a leaf was placed in; NULL for a tensor the scheduler
+ *  did not assign (a weight read where it lies, a tensor of another graph). */
 gk_backend_t gk_sched_get_tensor_backend(gk_sched_t sched, const struct gk_tensor * tensor);
 /** True when rule 1 or 2 (its own or a source's memory) placed that node. */
 bool         gk_sched_is_pinned(gk_sched_t sched, const struct gk_tensor * node);
 
-/** One split of the last allocated graph: its backend (index in priority order), its
+/** One split of the last assigned graph: its backend (index in priority order), its
  *  nodes [first_node, first_node + n_nodes) of the graph, and the staging copies
  *  filled before it runs. */
 struct gk_sched_split {
@@ -101,7 +134,7 @@ struct gk_sched_split {
 int  gk_sched_get_n_splits(gk_sched_t sched);
 /** Split `i` into *split; false when i is out of range or split is NULL. */
 bool gk_sched_get_split(gk_sched_t sched, int i, struct gk_sched_split * split);
-/** Staging copies of the last allocated graph, over all splits. */
+/** Staging copies of the last assigned graph, over all splits. */
 int  gk_sched_get_n_copies(gk_sched_t sched);
 
 /** Bytes of the compute buffer in backend's memory (its default buffer type): the

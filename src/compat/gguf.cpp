@@ -124,7 +124,27 @@ void gguf_free(struct gguf_context * ctx) {
     }
 }
 
-const char * gguf_type_name(enum gguf_type type) { return gk_gguf_type_name(static_cast<gk_gguf_type>(type)); }
+// ggml's short names ("u32", "str", "arr", ...; gk's reader says "uint32", "string", ...);
+// NULL for a value out of range, as ggml. The switch names every value (-Wswitch).
+const char * gguf_type_name(enum gguf_type type) {
+    switch (type) {
+        case GGUF_TYPE_UINT8: return "u8";
+        case GGUF_TYPE_INT8: return "i8";
+        case GGUF_TYPE_UINT16: return "u16";
+        case GGUF_TYPE_INT16: return "i16";
+        case GGUF_TYPE_UINT32: return "u32";
+        case GGUF_TYPE_INT32: return "i32";
+        case GGUF_TYPE_FLOAT32: return "f32";
+        case GGUF_TYPE_BOOL: return "bool";
+        case GGUF_TYPE_STRING: return "str";
+        case GGUF_TYPE_ARRAY: return "arr";
+        case GGUF_TYPE_UINT64: return "u64";
+        case GGUF_TYPE_INT64: return "i64";
+        case GGUF_TYPE_FLOAT64: return "f64";
+        case GGUF_TYPE_COUNT: break;
+    }
+    return nullptr;
+}
 
 uint32_t gguf_get_version(const struct gguf_context * ctx) { return gk_gguf_version(ctx->g); }
 size_t   gguf_get_alignment(const struct gguf_context * ctx) { return gk_gguf_alignment(ctx->g); }
@@ -200,6 +220,15 @@ const char * gguf_get_arr_str(const struct gguf_context * ctx, int64_t key_id, s
 
 int64_t gguf_get_n_tensors(const struct gguf_context * ctx) { return gk_gguf_tensor_count(ctx->g); }
 int64_t gguf_find_tensor(const struct gguf_context * ctx, const char * name) { return gk_gguf_find_tensor(ctx->g, name); }
+
+// The id of the tensor called `name`; aborts, as ggml does, when there is none.
+static int64_t tensor_id(const struct gguf_context * ctx, const char * name, const char * fn) {
+    const int64_t id = gk_gguf_find_tensor(ctx->g, name);
+    if (id < 0) {
+        ggml_abort(__FILE__, __LINE__, "%s: tensor not found: %s", fn, name ? name : "(null)");
+    }
+    return id;
+}
 
 static void check_tensor_id(const struct gguf_context * ctx, int64_t id, const char * fn) {
     if (id < 0 || id >= gk_gguf_tensor_count(ctx->g)) {
@@ -278,44 +307,41 @@ void gguf_set_kv(struct gguf_context * ctx, const struct gguf_context * src) {
 
 void gguf_add_tensor(struct gguf_context * ctx, const struct ggml_tensor * tensor) {
     const gk_tensor * t = compat::to_gk(tensor);
-    const size_t      size = gk_nbytes(t);
-    std::vector<uint8_t> zeros;
-    const void *      data = t->data;
-    if (!data) {  // no_alloc tensors: the data section gets zeros of the right size
-        zeros.assign(size, 0);
-        data = zeros.data();
-    }
-    gk_gguf_error err{};
-    checked(gk_gguf_add_tensor(ctx->g, t->name, t->type, static_cast<uint32_t>(gk_n_dims(t)), t->ne, data, size, &err), err,
-            "gguf_add_tensor");
+    gk_gguf_error     err{};
+    checked(gk_gguf_add_tensor(ctx->g, t->name, t->type, static_cast<uint32_t>(gk_n_dims(t)), t->ne, t->data, gk_nbytes(t),
+                               &err),
+            err, "gguf_add_tensor");
 }
 
 void gguf_set_tensor_type(struct gguf_context * ctx, const char * name, enum ggml_type type) {
-    compat::unsupported("gguf_set_tensor_type");
+    gk_gguf_error err{};
+    checked(gk_gguf_set_tensor_type(ctx->g, tensor_id(ctx, name, "gguf_set_tensor_type"), compat::to_gk(type), &err), err,
+            "gguf_set_tensor_type");
 }
 
 void gguf_set_tensor_data(struct gguf_context * ctx, const char * name, const void * data) {
-    compat::unsupported("gguf_set_tensor_data");
+    const int64_t id = tensor_id(ctx, name, "gguf_set_tensor_data");
+    gk_gguf_error err{};
+    checked(gk_gguf_set_tensor_data(ctx->g, id, data, gk_gguf_tensor_size(ctx->g, id), &err), err, "gguf_set_tensor_data");
 }
 
 size_t gguf_get_meta_size(const struct gguf_context * ctx) { return gk_gguf_data_offset(ctx->g); }
 
 void gguf_get_meta_data(const struct gguf_context * ctx, void * data) {
-    std::vector<uint8_t> all(gk_gguf_write_size(ctx->g));
-    gk_gguf_error        err{};
-    checked(gk_gguf_write_memory(ctx->g, all.data(), all.size(), &err), err, "gguf_get_meta_data");
-    std::memcpy(data, all.data(), gguf_get_meta_size(ctx));
+    gk_gguf_error err{};
+    checked(gk_gguf_write_meta_memory(ctx->g, data, gguf_get_meta_size(ctx), &err), err, "gguf_get_meta_data");
 }
 
 bool gguf_write_to_file_ptr(const struct gguf_context * ctx, FILE * file, bool only_meta) {
-    std::vector<uint8_t> all(gk_gguf_write_size(ctx->g));
+    std::vector<uint8_t> bytes(only_meta ? gguf_get_meta_size(ctx) : gk_gguf_write_size(ctx->g));
     gk_gguf_error        err{};
-    if (gk_gguf_write_memory(ctx->g, all.data(), all.size(), &err) != GK_GGUF_OK) {
+    const gk_gguf_status status = only_meta ? gk_gguf_write_meta_memory(ctx->g, bytes.data(), bytes.size(), &err)
+                                            : gk_gguf_write_memory(ctx->g, bytes.data(), bytes.size(), &err);
+    if (status != GK_GGUF_OK) {
         std::fprintf(stderr, "gguf_write_to_file: %s\n", err.message);
         return false;
     }
-    const size_t n = only_meta ? gguf_get_meta_size(ctx) : all.size();
-    return std::fwrite(all.data(), 1, n, file) == n;
+    return std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
 }
 
 bool gguf_write_to_file(const struct gguf_context * ctx, const char * fname, bool only_meta) {
@@ -334,3 +360,9 @@ struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, v
 }
 
 } // extern "C"
+
+// ggml's private gguf_type_size (declared with C++ linkage in its ggml-impl.h, not in
+// gguf.h): llama.cpp's test-gguf calls it. Bytes of a fixed-size value type; 0 for
+// string, array and invalid ids, as ggml.
+size_t gguf_type_size(enum gguf_type type);
+size_t gguf_type_size(enum gguf_type type) { return gk_gguf_type_size(static_cast<gk_gguf_type>(type)); }

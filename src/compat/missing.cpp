@@ -83,7 +83,6 @@ struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, s
 void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) { compat::unsupported("ggml_backend_graph_copy_free"); }
 bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph, ggml_backend_eval_callback callback, void * user_data, struct ggml_tensor const * const * test_nodes, size_t num_test_nodes) { compat::unsupported("ggml_backend_compare_graph_backend"); }
 int ggml_cpu_has_sme2(void) { compat::unsupported("ggml_cpu_has_sme2"); }
-const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type type) { compat::unsupported("ggml_get_type_traits_cpu"); }
 ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_type type_label, int64_t ne_datapoint, int64_t ne_label, int64_t ndata, int64_t ndata_shard) { compat::unsupported("ggml_opt_dataset_init"); }
 int64_t ggml_opt_dataset_ndata(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_ndata"); }
 struct ggml_tensor * ggml_opt_dataset_data(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_data"); }

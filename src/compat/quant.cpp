@@ -34,8 +34,13 @@ std::array<ggml_type_traits, GGML_TYPE_COUNT> make_traits(std::index_sequence<I.
         r.blck_size      = tt->blck_size;
         r.type_size      = tt->type_size;
         r.is_quantized   = gk_is_quantized(static_cast<gk_type>(t));
-        r.to_float       = tt->to_float;
-        r.from_float_ref = tt->from_float ? encoders[t] : nullptr;
+        // ggml has no to_float for f32, the integers, f64, q8_1 and q8_K (callers, such as
+        // llama.cpp's test-quantize-fns, test for NULL), nor a from_float_ref for f32.
+        const bool no_decoder = t == GGML_TYPE_F32 || t == GGML_TYPE_F64 || t == GGML_TYPE_Q8_1 ||
+                                t == GGML_TYPE_Q8_K || t == GGML_TYPE_I8 || t == GGML_TYPE_I16 ||
+                                t == GGML_TYPE_I32 || t == GGML_TYPE_I64;
+        r.to_float       = no_decoder ? nullptr : tt->to_float;
+        r.from_float_ref = tt->from_float && t != GGML_TYPE_F32 ? encoders[t] : nullptr;
     }
     return out;
 }

@@ -1,41 +1,34 @@
-// sched.cpp - ggml_backend_sched over one backend (gk's CPU backend): graphs are placed by
-// a gk gallocr in the backend's default buffer type and computed by the backend.
+// sched.cpp - ggml_backend_sched on gk's scheduler (include/gk/gk-sched.h): every entry
+// point forwards to gk_sched, which assigns nodes to the backends (ggml's order: highest
+// priority first, the CPU last), cuts the splits, stages what crosses memories, and places
+// the compute buffers in each backend's default buffer type.
 //
-// FORWARDING POINT (gk_sched): gk's multi-backend scheduler (include/gk/gk-sched.h,
-// src/gk/sched/) has landed but is not used here yet: ggml_backend_sched_* are to forward
-// to it (it still lacks the per-node eval callback, reserve and a node's backend override,
-// which these entry points need), and then the single-backend restriction of
-// ggml_backend_sched_new goes away.
+// What is ggml's and kept here: the "allocated since the last reset" state (a compute
+// allocates first when the graph was not allocated), and the eval callback's cancel,
+// which ggml does not count as a failure (gk_sched reports it as ABORTED).
 #include "convert.h"
+
+#include "gk/gk-sched.h"
 
 #include <vector>
 
 struct ggml_backend_sched {
-    ggml_backend_t                  backend = nullptr;
-    gk_gallocr_t                    galloc  = nullptr;
-    ggml_backend_sched_eval_callback eval_callback = nullptr;
-    void *                          eval_user_data = nullptr;
-    std::vector<ggml_tensor *>      observed;  // nodes the eval callback asked for
-    bool                            allocated = false;
+    gk_sched_t                       s = nullptr;
+    std::vector<ggml_backend_t>      backends;
+    ggml_backend_sched_eval_callback eval_callback  = nullptr;
+    void *                           eval_user_data = nullptr;
+    bool                             cancelled      = false;  // the callback returned false
+    bool                             allocated      = false;
 };
 
 namespace {
 
-// Ask the eval callback which nodes it wants to see; those are flagged as outputs so that
-// the allocator keeps their storage until the whole graph has run.
-void ask_eval_callback(ggml_backend_sched_t sched, ggml_cgraph * graph) {
-    sched->observed.clear();
-    if (!sched->eval_callback) {
-        return;
-    }
-    gk_cgraph * g = compat::to_gk(graph);
-    for (int i = 0; i < gk_graph_n_nodes(g); ++i) {
-        gk_tensor * node = gk_graph_node(g, i);
-        if (sched->eval_callback(compat::to_ggml(node), true, sched->eval_user_data)) {
-            node->flags |= GK_TENSOR_FLAG_OUTPUT;
-            sched->observed.push_back(compat::to_ggml(node));
-        }
-    }
+// gk_sched's callback: the user's, with the gk tensor seen as the ggml tensor it is.
+bool eval_trampoline(gk_tensor * node, bool ask, void * user_data) {
+    auto *     sched = static_cast<ggml_backend_sched *>(user_data);
+    const bool r     = sched->eval_callback(compat::to_ggml(node), ask, sched->eval_user_data);
+    sched->cancelled = sched->cancelled || (!ask && !r);
+    return r;
 }
 
 } // namespace
@@ -44,73 +37,79 @@ extern "C" {
 
 ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_backend_buffer_type_t * bufts, int n_backends,
                                             size_t graph_size, bool parallel, bool op_offload) {
-    if (!backends || n_backends < 1 || !backends[0]) {
+    if (!backends || n_backends < 1) {
         ggml_abort(__FILE__, __LINE__, "ggml_backend_sched_new: no backend given");
     }
-    if (n_backends != 1) {
-        ggml_abort(__FILE__, __LINE__,
-                   "ggml_backend_sched_new: %d backends given; gk's compat scheduler runs one backend until gk_sched lands",
-                   n_backends);
+    std::vector<gk_backend_t> list;
+    for (int i = 0; i < n_backends; ++i) {
+        list.push_back(compat::to_gk(backends[i]));
     }
-    ggml_backend_buffer_type_t buft = bufts && bufts[0] ? bufts[0] : ggml_backend_get_default_buffer_type(backends[0]);
+    gk_sched_t s = gk_sched_new(list.data(), n_backends);
+    compat::check_backend(s != nullptr, "ggml_backend_sched_new");
     auto * sched    = new ggml_backend_sched;
-    sched->backend  = backends[0];
-    sched->galloc   = gk_gallocr_new(compat::to_gk(buft));
-    compat::check_backend(sched->galloc != nullptr, "ggml_backend_sched_new");
+    sched->s        = s;
+    sched->backends = {backends, backends + n_backends};
     return sched;
 }
 
 void ggml_backend_sched_free(ggml_backend_sched_t sched) {
-    if (!sched) {
-        return;
+    if (sched) {
+        gk_sched_free(sched->s);
+        delete sched;
     }
-    gk_gallocr_free(sched->galloc);
-    delete sched;
 }
 
 void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, ggml_cgraph * measure_graph, size_t * sizes) {
-    compat::check_backend(gk_gallocr_reserve(sched->galloc, compat::to_gk(measure_graph)), "ggml_backend_sched_reserve_size");
-    if (sizes) {
-        sizes[0] = gk_gallocr_get_buffer_size(sched->galloc, 0);
+    compat::check(gk_sched_reserve(sched->s, compat::to_gk(measure_graph)), "ggml_backend_sched_reserve_size");
+    for (size_t i = 0; sizes && i < sched->backends.size(); ++i) {
+        sizes[i] = gk_sched_get_buffer_size(sched->s, compat::to_gk(sched->backends[i]));
     }
 }
 
 bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, ggml_cgraph * measure_graph) {
-    return gk_gallocr_reserve(sched->galloc, compat::to_gk(measure_graph));
+    const bool ok = gk_sched_reserve(sched->s, compat::to_gk(measure_graph)) == GK_STATUS_SUCCESS;
+    ggml_backend_sched_reset(sched);
+    return ok;
 }
 
-int ggml_backend_sched_get_n_backends(ggml_backend_sched_t sched) { return 1; }
+int ggml_backend_sched_get_n_backends(ggml_backend_sched_t sched) { return gk_sched_get_n_backends(sched->s); }
 
 ggml_backend_t ggml_backend_sched_get_backend(ggml_backend_sched_t sched, int i) {
-    return i == 0 || i == -1 ? sched->backend : nullptr;
+    return compat::to_ggml(gk_sched_get_backend(sched->s, i));
 }
 
-int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched) { return 1; }
-int ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched) { return 1; }
+int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched) { return gk_sched_get_n_splits(sched->s); }
+int ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched) { return 1; }  // gk_sched keeps one copy of each input
 
 ggml_backend_buffer_type_t ggml_backend_sched_get_buffer_type(ggml_backend_sched_t sched, ggml_backend_t backend) {
-    return backend == sched->backend ? ggml_backend_get_default_buffer_type(backend) : nullptr;
+    for (ggml_backend_t b : sched->backends) {
+        if (b == backend) {
+            return ggml_backend_get_default_buffer_type(backend);
+        }
+    }
+    return nullptr;
 }
 
 size_t ggml_backend_sched_get_buffer_size(ggml_backend_sched_t sched, ggml_backend_t backend) {
-    return backend == sched->backend ? gk_gallocr_get_buffer_size(sched->galloc, 0) : 0;
+    return gk_sched_get_buffer_size(sched->s, compat::to_gk(backend));
 }
 
 void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, ggml_tensor * node, ggml_backend_t backend) {
-    if (backend != sched->backend) {
-        ggml_abort(__FILE__, __LINE__, "ggml_backend_sched_set_tensor_backend: backend is not the scheduler's one backend");
-    }
+    compat::check_backend(gk_sched_set_tensor_backend(sched->s, compat::to_gk(node), compat::to_gk(backend)),
+                          "ggml_backend_sched_set_tensor_backend");
 }
 
 ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched, ggml_tensor * node) {
-    return sched->backend;
+    return compat::to_ggml(gk_sched_get_tensor_backend(sched->s, compat::to_gk(node)));
 }
 
-void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {}
+void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {
+    compat::check(gk_sched_split_graph(sched->s, compat::to_gk(graph)), "ggml_backend_sched_split_graph");
+    sched->allocated = false;
+}
 
 bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {
-    ask_eval_callback(sched, graph);
-    sched->allocated = gk_gallocr_alloc_graph(sched->galloc, compat::to_gk(graph));
+    sched->allocated = gk_sched_alloc_graph(sched->s, compat::to_gk(graph)) == GK_STATUS_SUCCESS;
     return sched->allocated;
 }
 
@@ -118,29 +117,31 @@ enum ggml_status ggml_backend_sched_graph_compute_async(ggml_backend_sched_t sch
     if (!sched->allocated && !ggml_backend_sched_alloc_graph(sched, graph)) {
         return GGML_STATUS_ALLOC_FAILED;
     }
-    const enum ggml_status status = compat::to_ggml(gk_backend_graph_compute(compat::to_gk(sched->backend), compat::to_gk(graph)));
-    if (status == GGML_STATUS_SUCCESS) {
-        for (ggml_tensor * t : sched->observed) {
-            if (!sched->eval_callback(t, false, sched->eval_user_data)) {
-                break;
-            }
-        }
-    }
-    return status;
+    sched->cancelled   = false;
+    const gk_status st = gk_sched_graph_compute(sched->s, compat::to_gk(graph));
+    return st == GK_STATUS_ABORTED && sched->cancelled ? GGML_STATUS_SUCCESS : compat::to_ggml(st);
 }
 
 enum ggml_status ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, ggml_cgraph * graph) {
     return ggml_backend_sched_graph_compute_async(sched, graph);
 }
 
-void ggml_backend_sched_synchronize(ggml_backend_sched_t sched) { ggml_backend_synchronize(sched->backend); }
+void ggml_backend_sched_synchronize(ggml_backend_sched_t sched) {
+    for (ggml_backend_t b : sched->backends) {
+        ggml_backend_synchronize(b);
+    }
+}
 
-void ggml_backend_sched_reset(ggml_backend_sched_t sched) { sched->allocated = false; }
+void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
+    gk_sched_reset(sched->s);
+    sched->allocated = false;
+}
 
 void ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched, ggml_backend_sched_eval_callback callback,
                                           void * user_data) {
     sched->eval_callback  = callback;
     sched->eval_user_data = user_data;
+    gk_sched_set_eval_callback(sched->s, callback ? eval_trampoline : nullptr, sched);
 }
 
 } // extern "C"

@@ -3,6 +3,7 @@
 // here and reports them through gk_gguf_error; nothing throws past this file.
 #include "context.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -70,6 +71,14 @@ bool get_scalar(const gk_gguf_value * v, gk_gguf_type type, T * out) {
         std::memcpy(out, &v->bits, sizeof(T));
     }
     return true;
+}
+
+// Data given for tensor `t` must be exactly its bytes.
+void require_size(const tensor_info & t, uint64_t size) {
+    if (size != t.nbytes) {
+        gk::gguf::fail(GK_GGUF_ERR_ARG, "tensor " + gk::gguf::quoted(t.name) + " has " + std::to_string(t.nbytes) +
+                                            " bytes, " + std::to_string(size) + " given");
+    }
 }
 
 bool is_power_of_two(uint64_t a) { return a != 0 && (a & (a - 1)) == 0; }
@@ -428,13 +437,11 @@ enum gk_gguf_status gk_gguf_add_tensor(gk_gguf * ctx, const char * name, enum gk
         if (!problem.empty()) {
             gk::gguf::fail(GK_GGUF_ERR_ARG, "tensor " + gk::gguf::quoted(t.name) + ": " + problem);
         }
-        if (size != t.nbytes) {
-            gk::gguf::fail(GK_GGUF_ERR_ARG, "tensor " + gk::gguf::quoted(t.name) + " has " + std::to_string(t.nbytes) +
-                                                " bytes, " + std::to_string(size) + " given");
+        require_size(t, size);
+        if (data) {
+            const auto * p = static_cast<const uint8_t *>(data);
+            t.owned.assign(p, p + size);
         }
-        require(data != nullptr || size == 0, "tensor data is NULL");
-        const auto * p = static_cast<const uint8_t *>(data);
-        t.owned.assign(p, p + size);
         ctx->tensors.push_back(std::move(t));
         try {
             ctx->tensor_index.emplace(ctx->tensors.back().name, static_cast<int64_t>(ctx->tensors.size() - 1));
@@ -443,6 +450,42 @@ enum gk_gguf_status gk_gguf_add_tensor(gk_gguf * ctx, const char * name, enum gk
             throw;
         }
         gk::gguf::relayout(*ctx);
+    });
+}
+
+enum gk_gguf_status gk_gguf_set_tensor_type(gk_gguf * ctx, int64_t i, enum gk_type type, gk_gguf_error * err) {
+    return guarded(err, [&] {
+        require(tensor_at(ctx, i) != nullptr, "tensor index out of range");
+        require(gk_type_is_valid(type), "not a tensor type");
+        tensor_info & t = ctx->tensors[static_cast<size_t>(i)];
+        if (type == t.type) {
+            return;
+        }
+        tensor_info retyped;
+        retyped.name   = t.name;
+        retyped.type   = type;
+        retyped.n_dims = t.n_dims;
+        std::copy(t.ne, t.ne + GK_GGUF_MAX_DIMS, retyped.ne);
+        const std::string problem = gk::gguf::size_tensor(retyped);
+        if (!problem.empty()) {
+            gk::gguf::fail(GK_GGUF_ERR_ARG, "tensor " + gk::gguf::quoted(t.name) + " as " + gk_type_name(type) + ": " +
+                                                problem);
+        }
+        t = std::move(retyped);
+        gk::gguf::relayout(*ctx);
+    });
+}
+
+enum gk_gguf_status gk_gguf_set_tensor_data(gk_gguf * ctx, int64_t i, const void * data, uint64_t size,
+                                            gk_gguf_error * err) {
+    return guarded(err, [&] {
+        require(tensor_at(ctx, i) != nullptr, "tensor index out of range");
+        tensor_info & t = ctx->tensors[static_cast<size_t>(i)];
+        require_size(t, size);
+        require(data != nullptr || size == 0, "tensor data is NULL");
+        const auto * p = static_cast<const uint8_t *>(data);
+        t.owned.assign(p, p + size);
+        t.mapped = nullptr;
     });
 }
 
@@ -468,7 +511,15 @@ enum gk_gguf_status gk_gguf_write_memory(const gk_gguf * ctx, void * dst, uint64
     return guarded(err, [&] {
         require(ctx != nullptr, "context is NULL");
         require(dst != nullptr || size == 0, "destination is NULL");
-        gk::gguf::write_memory(*ctx, dst, size);
+        gk::gguf::write_memory(*ctx, dst, size, false);
+    });
+}
+
+enum gk_gguf_status gk_gguf_write_meta_memory(const gk_gguf * ctx, void * dst, uint64_t size, gk_gguf_error * err) {
+    return guarded(err, [&] {
+        require(ctx != nullptr, "context is NULL");
+        require(dst != nullptr || size == 0, "destination is NULL");
+        gk::gguf::write_memory(*ctx, dst, size, true);
     });
 }
 

@@ -110,12 +110,14 @@ public:
     virtual ~sink() = default;
     virtual void put(const void * p, size_t n) = 0;
 };
-void write_to(const gk_gguf & ctx, sink & out);
+/// The whole file, or with `meta_only` its first data_offset bytes (no tensor data).
+void write_to(const gk_gguf & ctx, sink & out, bool meta_only);
 
 /// Write the context to `path` through a temporary file renamed over it, or into
-/// `dst` of `size` bytes (output.cpp). Throw failures.
+/// `dst` of `size` bytes (the whole file, or its metadata with `meta_only`) (output.cpp).
+/// Throw failures.
 void write_file(const gk_gguf & ctx, const char * path);
 void write_descriptor(const gk_gguf & ctx, int fd, const char * name);
-void write_memory(const gk_gguf & ctx, void * dst, uint64_t size);
+void write_memory(const gk_gguf & ctx, void * dst, uint64_t size, bool meta_only);
 
 } // namespace gk::gguf

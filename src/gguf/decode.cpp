@@ -19,6 +19,9 @@ void tensor_to_f32(const tensor_info & t, int64_t first_row, int64_t n_rows, flo
     if (n_rows == 0 || t.ne[0] == 0) {
         return;
     }
+    if (!t.data()) {
+        fail(GK_GGUF_ERR_ARG, "tensor " + quoted(t.name) + " has no data (not set since it was added or retyped)");
+    }
     const uint8_t * src = t.data() + static_cast<uint64_t>(first_row) * gk_row_size(t.type, t.ne[0]);
     if (!gk::quant::dequantize_rows(t.type, src, dst, n_rows, t.ne[0])) {
         fail(GK_GGUF_ERR_CODEC, std::string("cannot decode ") + gk_type_name(t.type) + " tensor " + quoted(t.name));

@@ -84,7 +84,7 @@ void write_fd(const gk_gguf & ctx, int fd, const std::string & name, const std::
     }
     file_sink out(f);
     try {
-        write_to(ctx, out);
+        write_to(ctx, out, false);
     } catch (...) {
         std::fclose(f);
         drop();
@@ -148,13 +148,14 @@ void write_descriptor(const gk_gguf & ctx, int fd, const char * name) {
     write_fd(ctx, copy, name, "");
 }
 
-void write_memory(const gk_gguf & ctx, void * dst, uint64_t size) {
-    if (size < file_bytes(ctx)) {
+void write_memory(const gk_gguf & ctx, void * dst, uint64_t size, bool meta_only) {
+    const uint64_t need = meta_only ? pad_to(meta_bytes(ctx), ctx.alignment) : file_bytes(ctx);
+    if (size < need) {
         fail(GK_GGUF_ERR_ARG, "output buffer of " + std::to_string(size) + " bytes is smaller than the " +
-                                  std::to_string(file_bytes(ctx)) + " bytes of the file");
+                                  std::to_string(need) + (meta_only ? " bytes of the metadata" : " bytes of the file"));
     }
     memory_sink out(dst, size);
-    write_to(ctx, out);
+    write_to(ctx, out, meta_only);
 }
 
 } // namespace gk::gguf

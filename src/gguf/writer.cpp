@@ -5,6 +5,7 @@
 // the alignment. The only freedom real writers take is the very end: gguf-py leaves
 // a file without tensors unpadded, ggml pads it. `tail_padded` records which the file
 // read did (created contexts pad), so that a file read and written back is identical.
+// A tensor whose data is not set is written as zeros.
 #include "context.h"
 
 #include <algorithm>
@@ -109,7 +110,7 @@ uint64_t file_bytes(const gk_gguf & ctx) {
     return ctx.tail_padded ? pad_to(end, ctx.alignment) : end;
 }
 
-void write_to(const gk_gguf & ctx, sink & out) {
+void write_to(const gk_gguf & ctx, sink & out, bool meta_only) {
     const std::vector<uint64_t> offsets = canonical_offsets(ctx);
     serializer s(out);
     s.bytes("GGUF", 4);
@@ -132,9 +133,18 @@ void write_to(const gk_gguf & ctx, sink & out) {
         s.put<uint64_t>(offsets[i]);
     }
     const uint64_t data_offset = pad_to(meta_bytes(ctx), ctx.alignment);
+    if (meta_only) {
+        s.zeros_to(data_offset);
+        return;
+    }
     for (size_t i = 0; i < ctx.tensors.size(); ++i) {
+        const tensor_info & t = ctx.tensors[i];
         s.zeros_to(data_offset + offsets[i]);
-        s.bytes(ctx.tensors[i].data(), ctx.tensors[i].nbytes);
+        if (t.data()) {
+            s.bytes(t.data(), t.nbytes);
+        } else {  // data not set: zeros
+            s.zeros_to(data_offset + offsets[i] + t.nbytes);
+        }
     }
     s.zeros_to(file_bytes(ctx));
 }

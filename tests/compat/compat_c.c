@@ -85,6 +85,9 @@ static void gguf_round_trip(const char * dir) {
     CHECK(gguf_get_arr_n(in, gguf_find_key(in, "words")) == 2 &&
               strcmp(gguf_get_arr_str(in, gguf_find_key(in, "words"), 1), "bc") == 0, "string array read back");
     CHECK(gguf_find_key(in, "absent") == -1, "absent key is -1");
+    CHECK(strcmp(gguf_type_name(gguf_get_kv_type(in, gguf_find_key(in, "answer"))), "u32") == 0 &&
+              strcmp(gguf_type_name(GGUF_TYPE_ARRAY), "arr") == 0 && gguf_type_name(GGUF_TYPE_COUNT) == NULL,
+          "value type names are ggml's");
     CHECK(gguf_get_n_tensors(in) == 1 && gguf_get_tensor_type(in, 0) == GGML_TYPE_F32 &&
               gguf_get_tensor_ne(in, 0)[1] == 3, "tensor info read back");
     struct ggml_tensor * back = ggml_get_tensor(tctx, "weights");

@@ -56,6 +56,8 @@ private:
     int                   nth_ = 1;
     std::atomic<int>      arrived_{0};
     std::atomic<uint32_t> phase_{0};
+
+    std::atomic<int> sleepers_{0};  // threads asleep on generation_, done_ or phase_
 };
 
 } // namespace gk::cpu

@@ -40,8 +40,25 @@ int view_backend(const gk_sched & s, const assignment & a, const gk_tensor * nod
     return b;
 }
 
-/// The backend of node `i` by rules 1-4; sets pinned. -1 with a message when none.
+/// The backend set for t with gk_sched_set_tensor_backend, else `otherwise`.
+int set_backend(const gk_sched & s, const gk_tensor * t, int otherwise) {
+    const auto it = s.overrides.find(t);
+    return it != s.overrides.end() ? it->second : otherwise;
+}
+
+/// The backend of node `i` by rules 0-4; sets pinned. -1 with a message when none.
 int by_rules(const gk_sched & s, const assignment & a, const gk_tensor * node, int i, char & pinned) {
+    const auto set = s.overrides.find(node);
+    if (set != s.overrides.end()) {  // 0. the backend set for the node
+        gk_backend_t b = s.backends[static_cast<size_t>(set->second)];
+        if (!gk_backend_supports_op(b, node)) {
+            backend_error("sched: node %d '%s' was set to backend %s, which does not support op %s", i, node->name,
+                          gk_backend_name(b), gk_op_name(node->op));
+            return -1;
+        }
+        pinned = 1;
+        return set->second;
+    }
     if (preplaced(s, node)) {  // 1. the memory the node already lives in
         const gk_backend_buffer_type_t m = preplaced_memory(storage(node));
         const int                      b = first_backend(s, m, node);
@@ -129,11 +146,11 @@ gk_status assign(const gk_sched & s, const gk_cgraph * g, assignment & a) {
         }
         a.node_backend[k] = b;
         a.backend[node]   = b;
-        // Storage nobody placed yet (a leaf, an input, a view's owner) lives where it is
-        // first needed.
+        // Storage nobody placed yet (a leaf, an input, a view's owner) lives where it was
+        // set to (rule 0), else where it is first needed.
         for (const gk_tensor * src : node->src) {
             if (src && !preplaced(s, src)) {
-                a.backend.try_emplace(storage(src), b);
+                a.backend.try_emplace(storage(src), set_backend(s, storage(src), b));
             }
         }
         if (node->view_src && !preplaced(s, node)) {
@@ -143,7 +160,7 @@ gk_status assign(const gk_sched & s, const gk_cgraph * g, assignment & a) {
     const int fallback = static_cast<int>(s.backends.size()) - 1;
     for (int i = 0; i < g->n_leafs; ++i) {  // a leaf no node reads
         if (!preplaced(s, g->leafs[i])) {
-            a.backend.try_emplace(g->leafs[i], fallback);
+            a.backend.try_emplace(g->leafs[i], set_backend(s, g->leafs[i], fallback));
         }
     }
     return GK_STATUS_SUCCESS;

@@ -48,8 +48,14 @@ private:
     std::vector<gk_tensor *>                   saved_;
 };
 
-gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
-    s.graph = nullptr;
+/// What alloc_graph does after assigning and splitting g.
+enum class then { place, measure, nothing };
+
+/// Assign and split g, then place it, or only grow the buffers to hold it (measure), or
+/// nothing more. The assignment is kept in every case (gk_sched_get_tensor_backend).
+gk_status alloc_graph(gk_sched & s, gk_cgraph * g, then what) {
+    s.graph  = nullptr;
+    s.placed = false;
     s.splits.clear();
     assignment a;
     gk_status  st = assign(s, g, a);
@@ -64,6 +70,18 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
     if ((st = make_splits(s, g, a, splits)) != GK_STATUS_SUCCESS) {
         return st;
     }
+    const auto keep = [&] {
+        s.assigned    = std::move(a);
+        s.splits      = std::move(splits);
+        s.graph       = g;
+        s.graph_nodes = g->n_nodes;
+        s.placed      = what == then::place;
+        return GK_STATUS_SUCCESS;
+    };
+    if (what == then::nothing) {
+        return keep();
+    }
+    const bool measure = what == then::measure;
     const auto               mem = [&s](int backend) { return s.mem_of_backend[static_cast<size_t>(backend)]; };
     std::vector<gk_tensor *> nodes;
     std::vector<int>         node_ids;
@@ -101,30 +119,35 @@ gk_status alloc_graph(gk_sched & s, gk_cgraph * g) {
         redirected r(lists);
         // With one memory every id is 0, which the allocator assumes without them.
         const bool one_memory = s.mems.size() == 1;
-        if ((!one_memory && !gk_gallocr_reserve_n(s.galloc, &ag, node_ids.data(), leaf_ids.data())) ||
-            !gk_gallocr_alloc_graph(s.galloc, &ag)) {
+        if (((measure || !one_memory) && !gk_gallocr_reserve_n(s.galloc, &ag, node_ids.data(), leaf_ids.data())) ||
+            (!measure && !gk_gallocr_alloc_graph(s.galloc, &ag))) {
             return GK_STATUS_ALLOC_FAILED;  // the allocator's message stands
         }
     }
-    s.assigned    = std::move(a);
-    s.splits      = std::move(splits);
-    s.graph       = g;
-    s.graph_nodes = g->n_nodes;
-    return GK_STATUS_SUCCESS;
+    return keep();
 }
 
-gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
-    const split & sp = s.splits[k];
-    for (const stage & t : sp.stages) {
-        if (gk_nbytes(t.root) > 0 && gk_backend_tensor_copy(t.root, t.copy) != GK_STATUS_SUCCESS) {
-            backend_error("sched: split %zu: staging '%s': %s", k, t.root->name,
-                          std::string(gk_backend_last_error()).c_str());
-            return GK_STATUS_FAILED;
-        }
+/// alloc_graph behind a public entry point `fn`: the argument checks, out of memory as a
+/// status.
+gk_status checked_alloc(gk_sched_t sched, gk_cgraph * graph, then what, const char * fn) {
+    if (!gk::graph_call_args_ok(sched, "scheduler", graph, fn)) {
+        return GK_STATUS_INVALID_ARGUMENT;
     }
-    gk_cgraph sub        = *g;
-    sub.nodes            = g->nodes + sp.first;
-    sub.n_nodes          = sp.n;
+    try {
+        return alloc_graph(*sched, graph, what);
+    } catch (const std::bad_alloc &) {
+        sched->graph = nullptr;
+        backend_error("%s: out of memory", fn);
+        return GK_STATUS_ALLOC_FAILED;
+    }
+}
+
+/// Nodes [first, first + n) of split k on its backend, its staged reads redirected.
+gk_status compute_nodes(const gk_sched & s, gk_cgraph * g, size_t k, int first, int n) {
+    const split & sp     = s.splits[k];
+    gk_cgraph     sub    = *g;
+    sub.nodes            = g->nodes + first;
+    sub.n_nodes          = n;
     sub.leafs            = nullptr;
     sub.n_leafs          = 0;
     gk_backend_t backend = s.backends[static_cast<size_t>(sp.backend)];
@@ -134,10 +157,43 @@ gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
         st = gk_backend_graph_compute(backend, &sub);
     }
     if (st != GK_STATUS_SUCCESS) {
-        backend_error("sched: split %zu (%s, nodes %d..%d): %s", k, gk_backend_name(backend), sp.first,
-                      sp.first + sp.n - 1, gk_last_error(g->ctx));
+        backend_error("sched: split %zu (%s, nodes %d..%d): %s", k, gk_backend_name(backend), first, first + n - 1,
+                      gk_last_error(g->ctx));
     }
     return st;
+}
+
+/// Split k: its staging copies, then its nodes - in one compute, or, with an eval
+/// callback, in runs that end at each node the callback asks to observe.
+gk_status run_split(const gk_sched & s, gk_cgraph * g, size_t k) {
+    const split & sp = s.splits[k];
+    for (const stage & t : sp.stages) {
+        if (gk_nbytes(t.root) > 0 && gk_backend_tensor_copy(t.root, t.copy) != GK_STATUS_SUCCESS) {
+            backend_error("sched: split %zu: staging '%s': %s", k, t.root->name,
+                          std::string(gk_backend_last_error()).c_str());
+            return GK_STATUS_FAILED;
+        }
+    }
+    if (!s.eval_callback) {
+        return compute_nodes(s, g, k, sp.first, sp.n);
+    }
+    const int end = sp.first + sp.n;
+    for (int j0 = sp.first; j0 < end;) {
+        int  j1   = j0;
+        bool need = s.eval_callback(g->nodes[j1], true, s.eval_user_data);
+        while (!need && j1 + 1 < end) {
+            need = s.eval_callback(g->nodes[++j1], true, s.eval_user_data);
+        }
+        const gk_status st = compute_nodes(s, g, k, j0, j1 - j0 + 1);
+        if (st != GK_STATUS_SUCCESS) {
+            return st;
+        }
+        if (need && !s.eval_callback(g->nodes[j1], false, s.eval_user_data)) {
+            return GK_STATUS_ABORTED;
+        }
+        j0 = j1 + 1;
+    }
+    return GK_STATUS_SUCCESS;
 }
 
 } // namespace
@@ -200,15 +256,48 @@ void gk_sched_free(gk_sched_t sched) {
 }
 
 gk_status gk_sched_alloc_graph(gk_sched_t sched, gk_cgraph * graph) {
-    if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_alloc_graph")) {
-        return GK_STATUS_INVALID_ARGUMENT;
+    return gk::sched::checked_alloc(sched, graph, gk::sched::then::place, "sched_alloc_graph");
+}
+
+gk_status gk_sched_reserve(gk_sched_t sched, gk_cgraph * graph) {
+    return gk::sched::checked_alloc(sched, graph, gk::sched::then::measure, "sched_reserve");
+}
+
+bool gk_sched_set_tensor_backend(gk_sched_t sched, const gk_tensor * node, gk_backend_t backend) {
+    if (!sched || !node || !backend) {
+        backend_error("sched_set_tensor_backend: %s is NULL", !sched ? "scheduler" : !node ? "node" : "backend");
+        return false;
+    }
+    const auto it = std::find(sched->backends.begin(), sched->backends.end(), backend);
+    if (it == sched->backends.end()) {
+        backend_error("sched_set_tensor_backend: backend %s is not one of the scheduler's", gk_backend_name(backend));
+        return false;
     }
     try {
-        return gk::sched::alloc_graph(*sched, graph);
+        sched->overrides[node] = static_cast<int>(it - sched->backends.begin());
     } catch (const std::bad_alloc &) {
-        sched->graph = nullptr;
-        backend_error("sched_alloc_graph: out of memory");
-        return GK_STATUS_ALLOC_FAILED;
+        backend_error("sched_set_tensor_backend: out of memory");
+        return false;
+    }
+    return true;
+}
+
+gk_status gk_sched_split_graph(gk_sched_t sched, gk_cgraph * graph) {
+    return gk::sched::checked_alloc(sched, graph, gk::sched::then::nothing, "sched_split_graph");
+}
+
+void gk_sched_reset(gk_sched_t sched) {
+    if (sched) {
+        sched->graph  = nullptr;
+        sched->placed = false;
+        sched->overrides.clear();
+    }
+}
+
+void gk_sched_set_eval_callback(gk_sched_t sched, gk_sched_eval_callback callback, void * user_data) {
+    if (sched) {
+        sched->eval_callback  = callback;
+        sched->eval_user_data = user_data;
     }
 }
 
@@ -216,7 +305,7 @@ gk_status gk_sched_graph_compute(gk_sched_t sched, gk_cgraph * graph) {
     if (!gk::graph_call_args_ok(sched, "scheduler", graph, "sched_graph_compute")) {
         return GK_STATUS_INVALID_ARGUMENT;
     }
-    if (sched->graph != graph || sched->graph_nodes != graph->n_nodes) {
+    if (sched->graph != graph || sched->graph_nodes != graph->n_nodes || !sched->placed) {
         const gk_status st = gk_sched_alloc_graph(sched, graph);
         if (st != GK_STATUS_SUCCESS) {
             return st;

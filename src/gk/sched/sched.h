@@ -51,8 +51,13 @@ struct gk_sched {
     gk_gallocr_t                          galloc = nullptr;
     gk_context *                          ctx    = nullptr;  // staging tensors of the last graph
 
-    const gk_cgraph *             graph       = nullptr;  // the graph last allocated
+    std::unordered_map<const gk_tensor *, int> overrides;  // rule 0, until gk_sched_reset
+    gk_sched_eval_callback                     eval_callback  = nullptr;
+    void *                                     eval_user_data = nullptr;
+
+    const gk_cgraph *             graph       = nullptr;  // the graph last assigned
     int                           graph_nodes = -1;
+    bool                          placed      = false;  // graph is placed, not only assigned
     gk::sched::assignment         assigned;
     std::vector<gk::sched::split> splits;
 };
@@ -74,7 +79,7 @@ int first_backend(const gk_sched & s, gk_backend_buffer_type_t m, const gk_tenso
 /// The memory t's storage is in under assignment a (preplaced, or its backend's).
 gk_backend_buffer_type_t memory_of(const gk_sched & s, const assignment & a, const gk_tensor * t);
 
-/// Rules 1-4 for every node of g in order, views with their storage, leafs and sources
+/// Rules 0-4 for every node of g in order, views with their storage, leafs and sources
 /// without storage with their first reader. UNSUPPORTED (message naming the node and
 /// op) when a node has no backend.
 gk_status assign(const gk_sched & s, const gk_cgraph * g, assignment & a);

@@ -14,7 +14,9 @@
 //    tile.rows K rows per call, each result bit-identical to its vec_dot), else one
 //    vec_dot per key (a strided row of a plain type gathered first into a dense row of
 //    that type, exactly).
-// 3. softmax_in_place (alibi.h), in key order.
+// 3. softmax_in_place (alibi.h), in key order, over the keys up to the last unmasked one
+//    (the masked keys after it would add +0 to every sum: their absence changes no bit,
+//    and a query then costs its visible keys, not the cache's size).
 // 4. y = the sum, in key order, of weight[j] * V row j over the keys with a nonzero
 //    weight: per element from +0 a rounded product, then a rounded sum (no fma), one
 //    vec_mad per key (vec_mad.h, in the kernel sets: the scalar loop's bits at every
@@ -42,13 +44,13 @@ namespace {
 /// y[0..Dv) = the sum over keys j < n_kv with w[j] != 0, in key order, of w[j] * V row
 /// (j, hk, s), each step a vec_mad (vec_mad.h: the scalar loop's bits at every level):
 /// dense f32 / f16 / bf16 rows read in place, other rows decoded by the codec into vbuf.
-void weighted_rows(float * y, const float * w, const gk_tensor * v, int64_t hk, int64_t s, float * vbuf) {
+void weighted_rows(float * y, const float * w, int64_t n_kv, const gk_tensor * v, int64_t hk, int64_t s, float * vbuf) {
     for (int64_t i = 0; i < v->ne[0]; ++i) {
         y[i] = 0.0f;
     }
     const vec_mad_fn in_place = v->nb[0] == gk_type_size(v->type) ? get_vec_mad(v->type) : nullptr;
     const vec_mad_fn decoded  = get_vec_mad(GK_TYPE_F32);
-    for (int64_t j = 0; j < v->ne[1]; ++j) {
+    for (int64_t j = 0; j < n_kv; ++j) {
         if (w[j] == 0.0f) {
             continue;  // a masked key adds nothing (and its row need not be read)
         }
@@ -110,6 +112,16 @@ float mask_at(const gk_tensor * mask, const char * mrow, int64_t j) {
     return f;
 }
 
+/// mask_at(mask, mrow, j) == -inf, without decoding an f16 (whose only -inf is 0xFC00).
+bool mask_is_neg_inf(const gk_tensor * mask, const char * mrow, int64_t j) {
+    if (mask->type == GK_TYPE_F16) {
+        fp16_t h;
+        std::memcpy(&h, mrow + j * static_cast<int64_t>(mask->nb[0]), sizeof(h));
+        return h == 0xFC00;
+    }
+    return mask_at(mask, mrow, j) == -INFINITY;
+}
+
 void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     const gk_tensor *      q        = dst->src[0];
     const gk_tensor *      k        = dst->src[1];
@@ -142,14 +154,20 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
         const float     slope = alibi_slope(max_bias, q->ne[2], h);
         const char *    mrow  = mask ? element_ptr(mask, 0, iq, h % mask->ne[2], s % mask->ne[3]) : nullptr;
         vd->from_float(read_row(q, iq, h, s, qbuf), qdot, D);
-        const auto masked = [&](int64_t j) { return mrow && slope > 0.0f && mask_at(mask, mrow, j) == -INFINITY; };
-        for (int64_t j = 0; j < n_kv;) {
+        const auto masked = [&](int64_t j) { return mrow && slope > 0.0f && mask_is_neg_inf(mask, mrow, j); };
+        // Keys after the last unmasked one score -inf and weigh +0, which changes no bit
+        // of the softmax or the sum (step 3): the row ends before them.
+        int64_t n = n_kv;
+        while (n > 0 && masked(n - 1)) {
+            --n;
+        }
+        for (int64_t j = 0; j < n;) {
             if (masked(j)) {
                 score[j++] = -INFINITY;
                 continue;
             }
             int64_t end = j + 1;  // a run of unmasked keys, at most one call's worth
-            while (end < n_kv && end - j < dots.max_run() && !masked(end)) {
+            while (end < n && end - j < dots.max_run() && !masked(end)) {
                 ++end;
             }
             dots(qdot, hk, s, j, end - j, score + j);
@@ -162,9 +180,9 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
             }
         }
         const float sink = sinks ? read_element(sinks, h, 0, 0, 0) : 0.0f;
-        softmax_in_place(score, n_kv, sinks ? &sink : nullptr);
+        softmax_in_place(score, n, sinks ? &sink : nullptr);
         float * y = out_row(dst, h, iq, s, ybuf);
-        weighted_rows(y, score, v, hk, s, vbuf);
+        weighted_rows(y, score, n, v, hk, s, vbuf);
         store_row(dst, h, iq, s, y);
     }
 }
