@@ -26,7 +26,6 @@
 #include <functional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -134,29 +133,39 @@ outcome run_program(const std::vector<std::string> & args, const std::string & i
     }, close_fd);
 }
 
-// A pipe that a thread fills with `head` and `tail` and then, when `endless`, with
+// A pipe that a child process fills with `head` and `tail` and then, when `endless`, with
 // copies of `tail` until every reader has gone (the readers never see an end of file);
-// otherwise it ends after them. Read it through path() (/dev/fd/N), here or in a child
-// of in_child() given write_end() to close.
+// otherwise it ends after them. Read it through path() (/dev/fd/N), here or in a child of
+// in_child(). A process, not a thread: in_child() forks, and a fork taken while a thread
+// is starting (ASan registers it under its allocator's lock) leaves the child waiting on
+// that lock forever; the feeder itself only writes and exits, so it allocates nothing.
 class pipe_feed {
 public:
-    pipe_feed(std::string head, std::string tail, bool endless) {
-        std::signal(SIGPIPE, SIG_IGN);
+    pipe_feed(const std::string & head, const std::string & tail, bool endless) {
+        std::signal(SIGPIPE, SIG_IGN);  // inherited: a write to a pipe without readers fails
         if (pipe(fds_) != 0) throw std::runtime_error("pipe failed");
-        writer_ = std::thread([this, head = std::move(head), tail = std::move(tail), endless] {
+        std::fflush(nullptr);
+        writer_ = fork();
+        if (writer_ == 0) {
+            close(fds_[0]);
             bool ok = put(head) && put(tail);
             while (ok && endless) ok = put(tail);
-            close(fds_[1]);
-        });
+            _exit(0);
+        }
+        close(fds_[1]);  // only the feeder writes: readers see the end when it stops
+        fds_[1] = -1;
+        if (writer_ < 0) throw std::runtime_error("fork failed");
     }
     ~pipe_feed() {
-        close(fds_[0]);  // the last reader gone, the writer's next write fails and it stops
-        writer_.join();
+        close(fds_[0]);  // the last reader gone, the feeder's next write fails and it stops
+        int status = 0;
+        waitpid(writer_, &status, 0);
     }
     pipe_feed(const pipe_feed &) = delete;
     pipe_feed & operator=(const pipe_feed &) = delete;
 
     std::string path() const { return "/dev/fd/" + std::to_string(fds_[0]); }
+    /// The write end a reader must close: none here (only the feeder holds it).
     int         write_end() const { return fds_[1]; }
 
 private:
@@ -169,8 +178,8 @@ private:
         return true;
     }
 
-    int         fds_[2] = {-1, -1};
-    std::thread writer_;
+    int   fds_[2] = {-1, -1};
+    pid_t writer_ = -1;
 };
 
 std::string as_string(const gguf_test::bytes & b) { return {b.data().begin(), b.data().end()}; }
