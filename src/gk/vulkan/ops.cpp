@@ -50,16 +50,20 @@ bool refuse(std::string * why, const std::string & text) {
     return false;
 }
 
-/// Dispatch enough groups of `local` invocations for `n` items (the shaders loop over
-/// the rest when the device's group count is smaller).
-void dispatch(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, VkPipeline pipe, const void * push,
+/// Record the pipeline of `key` with its push constants and enough groups of `local`
+/// invocations for `n` items (the shaders loop over the rest when the device's group
+/// count is smaller); false (the message recorded) when the pipeline cannot be made.
+bool dispatch(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, pipeline_key key, const void * push,
               size_t push_bytes, uint64_t n, uint32_t local) {
+    const VkPipeline pipe = get_pipeline(d, key);
+    if (!pipe) return false;
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline_layout, 0, 1, &set, 0, nullptr);
     vkCmdPushConstants(cmd, d.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push_bytes),
                        push);
     const uint64_t groups = std::max<uint64_t>(1, std::min<uint64_t>((n + local - 1) / local, d.max_groups));
     vkCmdDispatch(cmd, static_cast<uint32_t>(groups), 1, 1);
+    return true;
 }
 
 // ---- binary: add, sub, mul, div (shaders/binary.comp) ------------------------------------
@@ -88,10 +92,7 @@ bool binary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set,
     p.aoff = a.off;
     p.boff = b.off;
     p.doff = o.off;
-    const VkPipeline pipe = get_pipeline(d, {shader::binary, op});
-    if (!pipe) return false;
-    dispatch(d, cmd, set, pipe, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
-    return true;
+    return dispatch(d, cmd, set, {shader::binary, op}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- scale (shaders/scale.comp) ------------------------------------------------------------
@@ -117,10 +118,7 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
     p.doff = o.off;
     p.s    = gk_get_op_params_f32(n, 0);
     p.bias = gk_get_op_params_f32(n, 1);
-    const VkPipeline pipe = get_pipeline(d, {shader::scale, 0});
-    if (!pipe) return false;
-    dispatch(d, cmd, set, pipe, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
-    return true;
+    return dispatch(d, cmd, set, {shader::scale, 0}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- mul_mat (shaders/mul_mat.comp) -------------------------------------------------------
@@ -164,10 +162,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     // fma_exact wherever the device has doubles: a device's fma() need not be fused
     // (lavapipe's is not), and the CPU's dot fuses every step.
     const uint32_t   mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | (d.float64 ? 2u : 0u);
-    const VkPipeline pipe = get_pipeline(d, {shader::mul_mat, mode});
-    if (!pipe) return false;
-    dispatch(d, cmd, set, pipe, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 64);
-    return true;
+    return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 64);
 }
 
 // ---- norm, rms_norm (shaders/norm.comp) ----------------------------------------------------
@@ -194,10 +189,8 @@ bool norm_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     p.aoff = a.off;
     p.doff = o.off;
     p.eps  = gk_get_op_params_f32(n, 0);
-    const VkPipeline pipe = get_pipeline(d, {shader::norm, n->op == GK_OP_NORM ? 1u : 0u});
-    if (!pipe) return false;
-    dispatch(d, cmd, set, pipe, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
-    return true;
+    const uint32_t mean = n->op == GK_OP_NORM ? 1u : 0u;
+    return dispatch(d, cmd, set, {shader::norm, mean}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
 }
 
 // ---- dup, cont, cpy (shaders/copy.comp) ---------------------------------------------------
@@ -226,10 +219,7 @@ bool copy_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     p.aoff = av.off;
     p.doff = dv.off;
     const uint32_t   mode = (a->type == GK_TYPE_F16 ? 1u : 0u) | (n->type == GK_TYPE_F16 ? 2u : 0u);
-    const VkPipeline pipe = get_pipeline(d, {shader::copy, mode});
-    if (!pipe) return false;
-    dispatch(d, cmd, set, pipe, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
-    return true;
+    return dispatch(d, cmd, set, {shader::copy, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- the table ------------------------------------------------------------------------------
