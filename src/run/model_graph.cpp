@@ -154,7 +154,8 @@ struct graph_builder {
             gk_tensor *         mask = hp.swa_layer[il] ? io.mask_swa[s] : io.mask[s];
             gk_tensor *         qs   = columns(q, first, sq.n_tokens);
             gk_tensor *         o    = gk_flash_attn_ext(ctx, gk_permute(ctx, qs, 0, 2, 1, 3),
-                                                         sq.kv->view_k(ctx, il, sq.n_kv), sq.kv->view_v(ctx, il, sq.n_kv),
+                                                         sq.kv->view_k(ctx, il, sq.n_kv),
+                                                         sq.kv->view_v(ctx, il, sq.n_kv),
                                                          mask, hp.kq_scale, 0.0f, hp.attn_softcap);
             o   = gk_reshape_2d(ctx, o, hp.head_dim_v * hp.n_head, sq.n_tokens);  // [Dv, H, T] -> [Dv*H, T]
             out = out ? gk_concat(ctx, out, o, 1) : o;

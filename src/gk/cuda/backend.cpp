@@ -51,7 +51,8 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
             backend_error("%s: node '%s': %s", c.d->name.c_str(), gk_get_name(n), why.c_str());
             return fail(graph, GK_STATUS_UNSUPPORTED);
         }
-        for (const gk_tensor * t : {static_cast<const gk_tensor *>(n->src[0]), static_cast<const gk_tensor *>(n->src[1]), n}) {
+        const gk_tensor * operands[] = {n->src[0], n->src[1], n};
+        for (const gk_tensor * t : operands) {
             if (t && !on_device(*c.d, t)) {
                 backend_error("%s: tensor '%s' of node '%s' is not in %s memory", c.d->name.c_str(), gk_get_name(t),
                               gk_get_name(n), c.d->name.c_str());
@@ -77,7 +78,8 @@ gk_backend_t init_backend(device_context & d) {
         return nullptr;
     }
     auto *       ctx = new (std::nothrow) backend_context{&d, stream};
-    gk_backend_t b   = ctx ? backend_init({backend_name, backend_free, graph_compute, nullptr}, &d.device, ctx) : nullptr;
+    gk_backend_t b =
+        ctx ? backend_init({backend_name, backend_free, graph_compute, nullptr}, &d.device, ctx) : nullptr;
     if (!b) {
         delete ctx;
         cudaStreamDestroy(stream);

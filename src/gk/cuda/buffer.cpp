@@ -41,7 +41,9 @@ void check(const buffer_context * c, cudaError_t e, const char * what) {
 }
 
 void memset_tensor(gk_backend_buffer_t b, gk_tensor * t, uint8_t value, size_t offset, size_t size) {
-    if (use(ctx_of(b), "memset")) check(ctx_of(b), cudaMemset(static_cast<char *>(t->data) + offset, value, size), "memset");
+    if (use(ctx_of(b), "memset")) {
+        check(ctx_of(b), cudaMemset(static_cast<char *>(t->data) + offset, value, size), "memset");
+    }
 }
 
 void set_tensor(gk_backend_buffer_t b, gk_tensor * t, const void * data, size_t offset, size_t size) {
@@ -79,7 +81,8 @@ gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
         delete c;
         return nullptr;
     }
-    const gk_backend_buffer_i i{free_buffer, base, nullptr, memset_tensor, set_tensor, get_tensor, clear, nullptr, nullptr};
+    const gk_backend_buffer_i i{free_buffer, base,  nullptr, memset_tensor, set_tensor,
+                                get_tensor,  clear, nullptr, nullptr};
     gk_backend_buffer_t       b = buffer_init(buft, i, c, size);
     if (!b) {
         cudaFree(c->ptr);

@@ -57,7 +57,9 @@ bool mul_mat_ok(const gk_tensor * n, std::string * why) {
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4) return refuse(why, "rows must be dense");
     return true;
 }
-int mul_mat_launch(const gk_tensor * n, void * s) { return kernels::mul_mat(arg(n->src[0]), arg(n->src[1]), arg(n), s); }
+int mul_mat_launch(const gk_tensor * n, void * s) {
+    return kernels::mul_mat(arg(n->src[0]), arg(n->src[1]), arg(n), s);
+}
 
 bool norm_ok(const gk_tensor * n, std::string * why) {
     if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
