@@ -74,6 +74,8 @@ struct hparams {
     bool  post_norms    = false;    // norms after attention and feed-forward (gemma3, gemma2)
     bool  ffn_fused_up  = false;    // ffn_up holds gate | up (2 n_ff rows) and there is no ffn_gate (phi3)
     enum gk_glu_op ffn_glu = GK_GLU_OP_SWIGLU;
+    int64_t pooling_type  = -1;     // pooling_type as llama.cpp numbers it (0 none, 1 mean,
+                                    // 2 cls, 3 last, 4 rank); -1 when the file has no such key
 
     int64_t n_embd_q() const { return head_dim_k * n_head; }
     int64_t n_embd_k_gqa() const { return head_dim_k * n_head_kv; }

@@ -17,8 +17,10 @@
 // column from that column's inputs alone (batch invariance, model_session.h), so a
 // sequence's values do not depend on what shares its graph.
 // Only the last token's hidden state of a sequence that asks for logits goes through
-// the output norm and projection. A graph where none asks stops at the last layer's
-// cache writes: its attention and feed-forward would feed only the logits.
+// the output norm and projection; a sequence that asks for its hidden states (embeddings)
+// gets every token's through the output norm (llama.cpp's t_embd). A graph where none
+// asks for either stops at the last layer's cache writes: its attention and feed-forward
+// would feed only those outputs.
 #include "model_session.h"
 
 #include <algorithm>
@@ -44,6 +46,7 @@ struct graph_builder {
     std::span<const forward_seq> seqs;
     int64_t           n_tokens;     // all sequences' tokens
     bool              want_logits;  // some sequence asks for logits
+    bool              want_embd;    // some sequence asks for its hidden states
     forward_tensors & io;
 
     gk_tensor * norm(gk_tensor * x, gk_tensor * weight) const {
@@ -185,9 +188,9 @@ struct graph_builder {
     /** The graph; false on a builder error. */
     bool build() const {
         const model_weights & w = model.weights();
-        // Layers whose attention is in the graph: without logits the last one only writes
-        // its cache cells.
-        const int64_t n_attn = want_logits ? hp.n_layer : hp.n_layer - 1;
+        // Layers whose attention is in the graph: without logits or hidden states the last
+        // one only writes its cache cells.
+        const int64_t n_attn = want_logits || want_embd ? hp.n_layer : hp.n_layer - 1;
         io.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
         io.pos    = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
         if (!io.tokens || !io.pos) return false;
@@ -212,16 +215,34 @@ struct graph_builder {
             x = gk_add(ctx, cur, x);
         }
         if (!x) return false;
-        if (!want_logits) return store_kv(project(norm(x, w.layers[n_attn].attn_norm), n_attn, false), n_attn);
-        // The last token of each sequence that asks, side by side.
+        if (!want_logits && !want_embd) {
+            return store_kv(project(norm(x, w.layers[n_attn].attn_norm), n_attn, false), n_attn);
+        }
+        // The columns wanted, side by side: every token of each sequence that asks for its
+        // hidden states; the last token of each that asks for logits.
         gk_tensor * last  = nullptr;
+        gk_tensor * every = nullptr;
         int64_t     first = 0;
         for (const forward_seq & sq : seqs) {
+            if (sq.embd) {
+                gk_tensor * cols = gk_view_2d(ctx, x, hp.n_embd, sq.n_tokens, x->nb[1],
+                                              static_cast<size_t>(first) * x->nb[1]);
+                every            = every ? gk_concat(ctx, every, cols, 1) : cols;
+            }
             first += sq.n_tokens;
             if (!sq.logits) continue;
             gk_tensor * col = gk_view_2d(ctx, x, hp.n_embd, 1, x->nb[1], static_cast<size_t>(first - 1) * x->nb[1]);
             last            = last ? gk_concat(ctx, last, col, 1) : col;
         }
+        if (every) {
+            gk_tensor * embd = norm(every, w.output_norm);
+            if (!embd) return false;
+            gk_set_name(embd, "embd");
+            gk_set_output(embd);
+            io.embd = embd;
+            if (gk_build_forward_expand(graph, embd) != GK_STATUS_SUCCESS) return false;
+        }
+        if (!last) return true;
         gk_tensor * logits = linear(w.output, norm(last, w.output_norm), w.output_b);
         if (hp.logit_softcap > 0.0f) {
             logits = gk_scale(ctx, gk_tanh(ctx, gk_scale(ctx, logits, 1.0f / hp.logit_softcap)), hp.logit_softcap);
@@ -245,11 +266,13 @@ bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std
     t                 = forward_tensors{};
     int64_t n_tokens  = 0;
     bool    logits    = false;
+    bool    embd      = false;
     for (const forward_seq & sq : seqs) {
         n_tokens += sq.n_tokens;
         logits = logits || sq.logits;
+        embd   = embd || sq.embd;
     }
-    const graph_builder b{ctx, graph, model, model.hp(), seqs, n_tokens, logits, t};
+    const graph_builder b{ctx, graph, model, model.hp(), seqs, n_tokens, logits, embd, t};
     return b.build();
 }
 

@@ -282,6 +282,13 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
         return false;
     }
 
+    hp.pooling_type = kr.count("pooling_type", false).value_or(-1);
+    if (kr.failed()) return false;
+    if (hp.pooling_type > 4) {
+        kr.fail("pooling_type " + std::to_string(hp.pooling_type) + " is not one of llama.cpp's (0..4)");
+        return false;
+    }
+
     hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
     hp.swa_layer.assign(hp.n_layer, false);
     switch (hp.arch) {

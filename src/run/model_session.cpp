@@ -52,6 +52,13 @@ std::string non_finite_logits(const std::vector<float> & logits) {
     return all_neg_inf ? "the logits are all -inf" : "";
 }
 
+/** "" when every hidden state is finite, else where the first that is not lies. */
+std::string non_finite_hidden(const std::vector<float> & embd) {
+    for (size_t i = 0; i < embd.size(); ++i) {
+        if (!std::isfinite(embd[i])) return "the hidden states are not finite (value " + std::to_string(i) + ")";
+    }
+    return "";
+}
 
 /** Why `tokens` cannot be evaluated on a session at n_past of n_ctx cells, or "". */
 std::string check_tokens(std::span<const token_id> tokens, int64_t n_past, int64_t n_ctx, int64_t n_vocab) {
@@ -138,12 +145,13 @@ void Batcher::leave() {
     changed_.notify_all();
 }
 
-bool Batcher::eval(Session & session, std::span<const token_id> tokens, std::vector<float> & logits,
-                   std::string * error) {
+bool Batcher::eval(Session & session, std::span<const token_id> tokens, std::vector<float> * logits,
+                   std::vector<float> * embd, std::string * error) {
     request r;
     r.session = &session;
     r.tokens  = tokens;
-    r.logits  = &logits;
+    r.logits  = logits;
+    r.embd    = embd;
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.push_back(&r);
     changed_.notify_all();
@@ -201,6 +209,7 @@ void Batcher::run_requests(std::span<request *> requests) {
                        ? "the session has two requests in one batch"
                        : check_tokens(r->tokens, r->session->n_past_, r->session->n_ctx(), n_vocab);
         if (!r->error.empty()) continue;
+        if (r->embd) r->embd->clear();
         live.push_back(r);
         n_past0.push_back(r->session->n_past_);
         done.push_back(0);
@@ -250,7 +259,9 @@ void Batcher::run_requests(std::span<request *> requests) {
         request * r = live[i];
         Session & s = *r->session;
         if (failed[i]) continue;
-        if (const std::string bad = non_finite_logits(*r->logits); !bad.empty()) {
+        std::string bad = r->logits ? non_finite_logits(*r->logits) : "";
+        if (bad.empty() && r->embd) bad = non_finite_hidden(*r->embd);
+        if (!bad.empty()) {
             r->error  = bad;
             s.n_past_ = n_past0[i];
             continue;
@@ -267,7 +278,7 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
     int64_t                  n_tokens = 0;
     for (const part & p : parts) {
         const Session & s = *p.r->session;
-        seqs.push_back({s.kv_.get(), p.n, s.n_past_ + p.n, p.last});
+        seqs.push_back({s.kv_.get(), p.n, s.n_past_ + p.n, p.last && p.r->logits, p.r->embd != nullptr});
         n_tokens += p.n;
     }
 
@@ -321,7 +332,7 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
     const size_t row = static_cast<size_t>(hp.n_vocab) * sizeof(float);
     size_t       col = 0;
     for (size_t k = 0; ok && k < parts.size(); ++k) {
-        if (!parts[k].last) continue;
+        if (!seqs[k].logits) continue;
         std::vector<float> & logits = *parts[k].r->logits;
         logits.resize(static_cast<size_t>(hp.n_vocab));
         if (gk_backend_tensor_get(ft.logits, logits.data(), col * row, row) != GK_STATUS_SUCCESS) {
@@ -329,6 +340,23 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
             if (error) *error = std::string("reading the logits: ") + gk_backend_last_error();
         }
         ++col;
+    }
+    // The hidden states: the parts that asked, each part's tokens in order, appended to
+    // what its request's earlier steps gave.
+    const size_t embd_row = static_cast<size_t>(hp.n_embd);
+    size_t       at       = 0;
+    for (size_t k = 0; ok && k < parts.size(); ++k) {
+        if (!seqs[k].embd) continue;
+        std::vector<float> & embd  = *parts[k].r->embd;
+        const size_t         have  = embd.size();
+        const size_t         count = static_cast<size_t>(parts[k].n) * embd_row;
+        embd.resize(have + count);
+        if (gk_backend_tensor_get(ft.embd, embd.data() + have, at * sizeof(float), count * sizeof(float)) !=
+            GK_STATUS_SUCCESS) {
+            ok = false;
+            if (error) *error = std::string("reading the hidden states: ") + gk_backend_last_error();
+        }
+        at += count;
     }
     gk_free(ctx);
     if (ok) {
@@ -364,7 +392,11 @@ std::unique_ptr<Session> Session::create(Batcher & batcher, std::string * error)
 Session::~Session() = default;
 
 bool Session::eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error) {
-    return batcher_->eval(*this, tokens, logits, error);
+    return batcher_->eval(*this, tokens, &logits, nullptr, error);
+}
+
+bool Session::embed(std::span<const token_id> tokens, std::vector<float> & embd, std::string * error) {
+    return batcher_->eval(*this, tokens, nullptr, &embd, error);
 }
 
 void Session::truncate(int64_t n) {

@@ -47,6 +47,7 @@ struct forward_seq {
     int64_t         n_kv     = 0;        // it attends to cells [0, n_kv); its tokens sit at
                                          // positions n_kv - n_tokens .. n_kv - 1
     bool            logits   = false;    // the logits of its last token are wanted
+    bool            embd     = false;    // the output-normed hidden states of all its tokens
 };
 
 /** The inputs of one forward graph (filled by the caller after allocation) and its
@@ -60,12 +61,14 @@ struct forward_tensors {
     std::vector<gk_tensor *> mask_swa;          // same for the sliding-window layers
     gk_tensor *              logits = nullptr;  // F32 [n_vocab, n]: the last token of each of
                                                 // the n sequences that want logits, in order
+    gk_tensor *              embd   = nullptr;  // F32 [n_embd, m]: every token of the sequences
+                                                // that want hidden states, in order
 };
 
 /** Build the forward graph of the sequences `seqs` (at least one, each with at least one
  *  token): creates the inputs and expands the cache writes into `graph`, and where some
- *  sequence asks, the logits. Without, the graph ends at the last layer's cache writes
- *  (that layer's attention and feed-forward feed only the logits). false with the
+ *  sequence asks, the logits and the hidden states. Without, the graph ends at the last
+ *  layer's cache writes (that layer's attention and feed-forward feed only the outputs). false with the
  *  builder's message in gk_last_error(ctx) on an error. */
 bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std::span<const forward_seq> seqs,
                    forward_tensors & t);
@@ -103,6 +106,10 @@ public:
         Session *                  session = nullptr;
         std::span<const token_id>  tokens;
         std::vector<float> *       logits  = nullptr;  // n_vocab floats: its last token's
+                                                       // (nullptr: not wanted)
+        std::vector<float> *       embd    = nullptr;  // n_embd floats per token, every token's
+                                                       // output-normed hidden state (nullptr:
+                                                       // not wanted)
         bool                       ok      = false;    // set by eval_all
         std::string                error;              // why not, when !ok
         bool                       done    = false;    // eval(): a step has run it
@@ -114,8 +121,10 @@ public:
      *  one leaves its session's n_past() unchanged. */
     void eval_all(std::span<request *> requests);
 
-    /** Session::eval through the queue (see the class comment); blocks until done. */
-    bool eval(Session & session, std::span<const token_id> tokens, std::vector<float> & logits, std::string * error);
+    /** Session::eval (logits) or Session::embed (embd) through the queue (see the class
+     *  comment); blocks until done. */
+    bool eval(Session & session, std::span<const token_id> tokens, std::vector<float> * logits,
+              std::vector<float> * embd, std::string * error);
 
     /** A session that will keep calling eval() (a server slot with a request) joins; it
      *  leaves when it stops. Only changes how long a step waits for company. */
@@ -181,6 +190,13 @@ public:
      *  bad, and sampling them would be meaningless); then n_past() is unchanged (cells
      *  written past it are rewritten before they are read). */
     bool eval(std::span<const token_id> tokens, std::vector<float> & logits, std::string * error);
+
+    /** As eval(), but instead of logits puts in `embd` the hidden state of every token after
+     *  the output norm (llama.cpp's embeddings before pooling): n_embd floats per token, in
+     *  token order (tokens.size() * n_embd floats). The output projection is not computed.
+     *  Same errors as eval(), with a NaN or infinity in the hidden states in place of the
+     *  logits check. */
+    bool embed(std::span<const token_id> tokens, std::vector<float> & embd, std::string * error);
 
     /** llama.cpp's context shift: keep the first `n_keep` tokens of the cache, drop half
      *  of the rest (n_discard = (n_past - n_keep) / 2, the oldest after the kept ones) and

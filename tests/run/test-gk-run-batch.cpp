@@ -117,6 +117,49 @@ TEST_P(BatchedModels, EachSessionGetsTheBitsItGetsAlone) {
     }
 }
 
+// Hidden states (Session::embed, the server's embeddings): a prompt's states have the same
+// bits evaluated at once, in micro-batches of 1 and 3, beside another session that asks
+// for logits, and in two embed() calls.
+TEST_P(BatchedModels, HiddenStatesDoNotDependOnTheSteps) {
+    auto model = load(GetParam());
+    ASSERT_TRUE(model);
+    const int64_t               V = model->hp().n_vocab, D = model->hp().n_embd;
+    const std::vector<token_id> prompt = ids(11, 21, V);
+    std::vector<float>          first;
+    for (int64_t ub : {64, 1, 3}) {
+        std::string             error;
+        gk::run::session_params sp;
+        sp.n_ctx    = 64;
+        sp.n_ubatch = ub;
+        auto batcher = Batcher::create(*model, sp, 2, &error);
+        ASSERT_TRUE(batcher) << error;
+        auto a = Session::create(*batcher, &error), b = Session::create(*batcher, &error);
+        ASSERT_TRUE(a && b) << error;
+        std::vector<float>              embd, logits;
+        const std::vector<token_id>     other = ids(5, 22, V);
+        Batcher::request                ra    = make_request(a.get(), prompt, nullptr);
+        ra.embd                                = &embd;
+        Batcher::request                rb    = make_request(b.get(), other, &logits);
+        std::vector<Batcher::request *> both  = {&ra, &rb};
+        batcher->eval_all(both);
+        ASSERT_TRUE(ra.ok && rb.ok) << ra.error << rb.error;
+        ASSERT_EQ(embd.size(), prompt.size() * static_cast<size_t>(D));
+        EXPECT_EQ(a->n_past(), static_cast<int64_t>(prompt.size()));
+        if (first.empty()) {
+            first = embd;
+            // Alone, through Session::embed, continuing after a part of the prompt.
+            auto               c = Session::create(*batcher, &error);
+            std::vector<float> head, tail;
+            ASSERT_TRUE(c->embed(std::span(prompt).first(4), head, &error)) << error;
+            ASSERT_TRUE(c->embed(std::span(prompt).subspan(4), tail, &error)) << error;
+            head.insert(head.end(), tail.begin(), tail.end());
+            EXPECT_TRUE(head == first) << GetParam() << ": embed in two calls differs from one";
+        } else {
+            EXPECT_TRUE(embd == first) << GetParam() << ": micro-batches of " << ub << " change the hidden states";
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Bundled, BatchedModels,
                          ::testing::Values("stories260K.gguf", "llama-random-q8_0.gguf", "qwen3-random.gguf",
                                            "gemma3-random.gguf", "qwen2-random.gguf", "phi3-random.gguf",

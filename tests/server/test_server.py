@@ -185,7 +185,7 @@ def main():
         expect_error(port, 400, "POST", "/v1/chat/completions", {"messages": [{"role": "tool", "content": "x"}]},
                      what="role tool")
         expect_error(port, 404, "GET", "/v1/nothing", what="unknown route")
-        expect_error(port, 404, "POST", "/v1/embeddings", {"input": "x"}, what="embeddings")
+        expect_error(port, 501, "POST", "/v1/embeddings", {"input": "x"}, what="embeddings without --embeddings")
         expect_error(port, 401, "GET", "/v1/models", key=None, what="no API key")
         expect_error(port, 401, "POST", comp, {"prompt": "x"}, key="wrong", what="wrong API key")
         expect_error(port, 401, "POST", "/tokenize", {"content": "x"}, key=None, what="no API key, /tokenize")

@@ -61,6 +61,8 @@ int run(int argc, char ** argv) {
     sp.n_ubatch  = opt.n_ubatch;
     sp.n_threads = opt.n_threads;
     sp.n_threads_batch = opt.n_threads_batch;
+    sp.type_k    = opt.type_k;
+    sp.type_v    = opt.type_v;
     if (const std::string w = gk::run::context_warning(hp, sp.n_ctx); !w.empty()) {
         std::fprintf(stderr, "gk-server: warning: %s\n", w.c_str());
     }
@@ -83,6 +85,17 @@ int run(int argc, char ** argv) {
     server_state st{opt, *model, *tmpl, *slots,
                     opt.alias.empty() ? std::filesystem::path(opt.model).filename().string() : opt.alias};
     st.n_ctx = sp.n_ctx;
+    // Embeddings' pooling: --pooling, else the model's when it is one gk-server pools
+    // with, else mean (llama-server would refuse /v1/embeddings under none).
+    if (opt.pooling) {
+        st.pooling = *opt.pooling;
+    } else if (hp.pooling_type >= 1 && hp.pooling_type <= 3) {
+        st.pooling = static_cast<gk::run::pooling>(hp.pooling_type);
+    } else if (opt.embeddings && hp.pooling_type >= 0) {
+        std::fprintf(stderr, "gk-server: warning: the model's pooling type is %s; embeddings pool with mean "
+                             "(--pooling TYPE)\n",
+                     gk::run::pooling_name(static_cast<gk::run::pooling>(hp.pooling_type)));
+    }
 
     httplib::Server svr;
     const size_t    n_workers = static_cast<size_t>(std::max(8, 2 * opt.n_parallel + 4));
@@ -108,9 +121,10 @@ int run(int argc, char ** argv) {
             return;
         }
     });
-    std::fprintf(stderr, "gk-server: %s, context %lld per slot, %d slot%s, %d threads, chat template %s\n",
+    std::fprintf(stderr, "gk-server: %s, context %lld per slot, %d slot%s, %d threads, chat template %s%s%s\n",
                  st.model_id.c_str(), static_cast<long long>(sp.n_ctx), opt.n_parallel, opt.n_parallel == 1 ? "" : "s",
-                 opt.n_threads, gk::run::chat_template_name(*tmpl));
+                 opt.n_threads, gk::run::chat_template_name(*tmpl), opt.embeddings ? ", embeddings pooled by " : "",
+                 opt.embeddings ? gk::run::pooling_name(st.pooling) : "");
     std::printf("gk-server: listening on http://%s:%d\n", opt.host.c_str(), port);
     std::fflush(stdout);
     const bool ok = svr.listen_after_bind();

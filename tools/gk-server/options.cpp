@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include "run/chat.h"
+#include "run/kv_cache.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -57,6 +58,17 @@ bool read_key_file(const std::string & path, std::vector<std::string> & keys, st
     return true;
 }
 
+/** A KV cache type by its name (kv_cache.h's list). */
+bool cache_type(const std::string & option, const std::string & name, enum gk_type & out, std::string & error) {
+    enum gk_type t;
+    if (gk_type_from_name(name.c_str(), &t) && gk::run::kv_cache_type_ok(t)) {
+        out = t;
+        return true;
+    }
+    error = option + ": unknown KV cache type '" + name + "' (use " + gk::run::kv_cache_type_names() + ")";
+    return false;
+}
+
 const char * k_usage =
     "Usage: gk-server -m MODEL.gguf [OPTIONS]\n"
     "An OpenAI-compatible HTTP server (see docs/gk-server.md).\n"
@@ -72,7 +84,11 @@ const char * k_usage =
     "  --api-key KEY           require 'Authorization: Bearer KEY' (comma-separated keys allowed)\n"
     "  --api-key-file FILE     the same, keys read from FILE (one a line)\n"
     "  --max-body BYTES        largest request body (default 1048576); larger ones get 413\n"
+    "  -ctk, --cache-type-k T  KV cache type of K (default f16): f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1\n"
+    "  -ctv, --cache-type-v T  the same for V\n"
     "  --chat-template NAME    chat template by name (default: the model's)\n"
+    "  --embedding, --embeddings  serve /v1/embeddings\n"
+    "  --pooling TYPE          embeddings' pooling: mean, cls or last (default: the model's, else mean)\n"
     "  -v, --verbose           one line per request on stderr\n"
     "  -h, --help              this help\n";
 
@@ -137,6 +153,23 @@ std::optional<int> parse_options(int argc, char ** argv, server_options & opt) {
              }
              error = "unknown chat template '" + v + "' (--chat-template takes: " + gk::run::chat_template_names() +
                      ")";
+             return false;
+         }},
+        {{"-ctk", "--cache-type-k"}, true,
+         [&](const std::string & name, const std::string & v) { return cache_type(name, v, opt.type_k, error); }},
+        {{"-ctv", "--cache-type-v"}, true,
+         [&](const std::string & name, const std::string & v) { return cache_type(name, v, opt.type_v, error); }},
+        {{"--embedding", "--embeddings"}, false,
+         [&](const std::string &, const std::string &) { return opt.embeddings = true; }},
+        {{"--pooling"}, true,
+         [&](const std::string &, const std::string & v) {
+             const auto p = gk::run::pooling_from_name(v);
+             if (p && (*p == gk::run::pooling::mean || *p == gk::run::pooling::cls || *p == gk::run::pooling::last)) {
+                 opt.pooling = *p;
+                 return true;
+             }
+             error = p ? "--pooling " + v + " is not supported (gk-server pools with mean, cls or last)"
+                       : "unknown pooling type '" + v + "' (--pooling takes mean, cls or last)";
              return false;
          }},
         {{"-v", "--verbose"}, false, [&](const std::string &, const std::string &) { return opt.verbose = true; }},

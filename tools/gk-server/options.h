@@ -1,6 +1,10 @@
 // options.h - gk-server's command line: llama-server's option names for what it takes.
 #pragma once
 
+#include "run/pooling.h"
+
+#include "gk/gk.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,6 +27,10 @@ struct server_options {
     size_t                   max_body      = 1 << 20; // bytes of a request body
     std::vector<std::string> api_keys;                // --api-key (comma-separated), --api-key-file (one a line)
     std::string              chat_template;           // a chat_template_name(); default: the model's
+    enum gk_type             type_k        = GK_TYPE_F16;  // -ctk: KV cache types
+    enum gk_type             type_v        = GK_TYPE_F16;  // -ctv
+    bool                     embeddings    = false;   // --embeddings: /v1/embeddings is served
+    std::optional<gk::run::pooling> pooling;          // --pooling; default: the model's, else mean
     bool                     verbose       = false;   // one line per request on stderr
 };
 

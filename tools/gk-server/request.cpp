@@ -256,4 +256,54 @@ std::optional<api_error> parse_messages(const json & body, const gk::run::Tokeni
     return std::nullopt;
 }
 
+std::optional<api_error> parse_embedding(const json & body, const gk::run::Tokenizer & tok, int64_t n_embd,
+                                         embedding_request & req) {
+    const json * in = field(body, "input");
+    if (!in) return bad("'input' is required");
+    req.inputs.clear();
+    const auto text = [&](const json & t, const std::string & at) -> std::optional<api_error> {
+        std::vector<token_id> ids = tok.encode(t.get<std::string>(), true, true);
+        if (ids.empty()) return bad(at + " is empty and the model adds no BOS token");
+        req.inputs.push_back(std::move(ids));
+        return std::nullopt;
+    };
+    const char * k_shape = "'input' must be a string, an array of strings, an array of token ids or an array of "
+                           "arrays of token ids";
+    if (in->is_string()) {
+        if (auto e = text(*in, "'input'")) return e;
+    } else if (!in->is_array() || in->empty()) {
+        return bad(in->is_array() ? "'input' is an empty array" : k_shape);
+    } else if ((*in)[0].is_number_integer()) {
+        req.inputs.emplace_back();
+        if (auto e = get_tokens(*in, "input", tok, req.inputs.back())) return e;
+    } else {
+        for (size_t i = 0; i < in->size(); ++i) {
+            const json &      item = (*in)[i];
+            const std::string at   = "'input[" + std::to_string(i) + "]'";
+            if (item.is_string()) {
+                if (auto e = text(item, at)) return e;
+            } else if (item.is_array() && !item.empty()) {
+                req.inputs.emplace_back();
+                if (auto e = get_tokens(item, "input", tok, req.inputs.back())) return e;
+            } else {
+                return bad(at + (item.is_array() ? " is an empty array" : " must be a string or an array of token ids"));
+            }
+        }
+    }
+    req.base64 = false;
+    if (const json * f = field(body, "encoding_format")) {
+        if (!f->is_string() || (*f != "float" && *f != "base64")) {
+            return bad("'encoding_format' must be \"float\" or \"base64\"");
+        }
+        req.base64 = *f == "base64";
+    }
+    if (const json * d = field(body, "dimensions")) {
+        if (!d->is_number_integer() || d->get<int64_t>() != n_embd) {
+            return bad("'dimensions' must be the model's embedding size " + std::to_string(n_embd) +
+                       " (gk-server does not shorten embeddings)");
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace gk_server

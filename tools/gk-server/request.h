@@ -44,6 +44,21 @@ std::optional<api_error> parse_prompt(const json & body, const gk::run::Tokenize
 std::optional<api_error> parse_messages(const json & body, const gk::run::Tokenizer & tok,
                                         gk::run::chat_template tmpl, generation_request & req);
 
+/** A /v1/embeddings request: the inputs as tokens and how to send the vectors. */
+struct embedding_request {
+    std::vector<std::vector<gk::run::token_id>> inputs;
+    bool                                        base64 = false;  // encoding_format "base64":
+                                                                 // little-endian f32 bytes
+};
+
+/** /v1/embeddings' fields: 'input' a string, an array of strings, an array of token ids or
+ *  an array of arrays of token ids (strings tokenized as llama-server does: BOS and EOS
+ *  as the vocabulary asks, control tokens parsed); 'encoding_format' "float" (default) or
+ *  "base64"; 'dimensions', when given, must be the model's n_embd (nothing is truncated).
+ *  An empty input or an array with none is an error. */
+std::optional<api_error> parse_embedding(const json & body, const gk::run::Tokenizer & tok, int64_t n_embd,
+                                         embedding_request & req);
+
 /** The object of a JSON body, or an error (not JSON, or not an object). */
 std::optional<api_error> parse_body(const std::string & text, json & body);
 

@@ -7,9 +7,11 @@
 #include "run/completion.h"
 
 #include <httplib.h>
+#include <openssl/evp.h>  // EVP_EncodeBlock: base64
 
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <ctime>
 #include <memory>
 
@@ -177,6 +179,62 @@ void handle_generation(server_state & st, const httplib::Request & req, httplib:
     });
 }
 
+/** Little-endian f32 bytes of `v` in base64 (OpenAI's encoding_format "base64"), by
+ *  OpenSSL (which cpp-httplib's Debian package brings). */
+std::string base64_floats(const std::vector<float> & v) {
+    std::string bytes(v.size() * sizeof(float), '\0');
+    for (size_t i = 0; i < v.size(); ++i) {
+        uint32_t u;
+        std::memcpy(&u, &v[i], sizeof u);
+        for (int b = 0; b < 4; ++b) bytes[i * 4 + static_cast<size_t>(b)] = static_cast<char>((u >> (8 * b)) & 0xFF);
+    }
+    std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+    const int   n = EVP_EncodeBlock(reinterpret_cast<unsigned char *>(out.data()),
+                                    reinterpret_cast<const unsigned char *>(bytes.data()), static_cast<int>(bytes.size()));
+    out.resize(static_cast<size_t>(n));
+    return out;
+}
+
+void handle_embeddings(server_state & st, const httplib::Request & req, httplib::Response & res) {
+    if (!authorized(st, req)) return send_error(res, k_unauthorized);
+    if (!st.opt.embeddings) {
+        return send_error(res, {501, "this server does not serve embeddings: start it with --embeddings"});
+    }
+    json body;
+    if (auto e = parse_body(req.body, body)) return send_error(res, *e);
+    embedding_request er;
+    const int64_t     n_embd = st.model.hp().n_embd;
+    if (auto e = parse_embedding(body, st.model.tokenizer(), n_embd, er)) return send_error(res, *e);
+    int64_t n_tokens = 0;
+    for (size_t i = 0; i < er.inputs.size(); ++i) {
+        const auto n = static_cast<int64_t>(er.inputs[i].size());
+        if (n > st.n_ctx) {
+            return send_error(res, {400, "input " + std::to_string(i) + " has " + std::to_string(n) +
+                                             " tokens but the context holds " + std::to_string(st.n_ctx) +
+                                             " (raise -c)"});
+        }
+        n_tokens += n;
+    }
+    const SlotPool::lease slot = st.slots.acquire();
+    if (!slot.session()) return send_error(res, {503, "the server is stopping"});
+    json               data = json::array();
+    std::vector<float> hidden;
+    for (size_t i = 0; i < er.inputs.size(); ++i) {
+        if (st.stopping) return send_error(res, {503, "the server is stopping"});
+        std::string error;
+        slot.session()->truncate(0);  // every input from an empty cache
+        if (!slot.session()->embed(er.inputs[i], hidden, &error)) return send_error(res, {500, error});
+        const std::vector<float> v = gk::run::pool_hidden(hidden, n_embd, st.pooling, true);
+        data.push_back({{"object", "embedding"},
+                        {"index", i},
+                        {"embedding", er.base64 ? json(base64_floats(v)) : json(v)}});
+    }
+    send_json(res, {{"object", "list"},
+                    {"data", data},
+                    {"model", st.model_id},
+                    {"usage", {{"prompt_tokens", n_tokens}, {"total_tokens", n_tokens}}}});
+}
+
 void handle_tokenize(server_state & st, const httplib::Request & req, httplib::Response & res) {
     if (!authorized(st, req)) return send_error(res, k_unauthorized);
     json body;
@@ -253,6 +311,9 @@ void install_routes(httplib::Server & svr, server_state & st) {
              [&st](const httplib::Request & q, httplib::Response & r) { handle_generation(st, q, r, true); });
     svr.Post("/chat/completions",
              [&st](const httplib::Request & q, httplib::Response & r) { handle_generation(st, q, r, true); });
+    svr.Post("/v1/embeddings",
+             [&st](const httplib::Request & q, httplib::Response & r) { handle_embeddings(st, q, r); });
+    svr.Post("/embeddings", [&st](const httplib::Request & q, httplib::Response & r) { handle_embeddings(st, q, r); });
     svr.Post("/tokenize", [&st](const httplib::Request & q, httplib::Response & r) { handle_tokenize(st, q, r); });
     svr.Post("/detokenize", [&st](const httplib::Request & q, httplib::Response & r) { handle_detokenize(st, q, r); });
 

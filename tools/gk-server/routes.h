@@ -4,6 +4,7 @@
 //   GET  /v1/models              the one model
 //   POST /v1/completions         OpenAI completions, streamed as server-sent events with "stream": true
 //   POST /v1/chat/completions    OpenAI chat completions, in the model's chat template
+//   POST /v1/embeddings          OpenAI embeddings (with --embeddings), pooled and of unit length
 //   POST /tokenize, /detokenize  llama-server's token endpoints
 // Every error is OpenAI's JSON error body (api_error.h) with a 4xx / 5xx status.
 #pragma once
@@ -13,6 +14,7 @@
 
 #include "run/chat.h"
 #include "run/model.h"
+#include "run/pooling.h"
 
 #include <atomic>
 #include <cstdint>
@@ -32,6 +34,7 @@ struct server_state {
     SlotPool &              slots;
     std::string             model_id;       // the id /v1/models reports
     int64_t                 n_ctx = 0;      // each slot's context
+    gk::run::pooling        pooling = gk::run::pooling::mean;  // of /v1/embeddings
     std::atomic<bool>       stopping{false};
     std::atomic<uint64_t>   next_id{1};
 };
