@@ -49,7 +49,7 @@ namespace {
     X(pad_reflect_1d) X(interpolate) X(pad) X(ssm_conv) X(ssm_scan) X(rwkv_wkv6) X(rwkv_wkv7) X(gated_linear_attn)   \
     X(gated_delta_net) X(set) X(acc) X(add1) X(win_part) X(win_unpart) X(get_rel_pos) X(add_rel_pos)                  \
     X(flash_attn_ext) X(timestep_embedding) X(diag_mask_inf) X(diag_mask_zero) X(cast) X(scale_bias) X(softplus)       \
-    X(floor) X(ceil) X(round) X(trunc) X(expm1) X(new_tensor_2d) X(reshape_3d) X(view_1d)
+    X(floor) X(ceil) X(round) X(trunc) X(expm1) X(new_tensor_2d) X(reshape_3d) X(view_1d) X(map_custom1) X(map_custom2) X(map_custom3)
 
 struct gk_api {
     using context = gk_context;
@@ -219,6 +219,27 @@ result run_ggml(const vs_case & c, const std::vector<std::vector<uint8_t>> & byt
 }
 
 // ---- the cases ------------------------------------------------------------------------
+
+/** Custom-op callbacks, one text for both libraries' tensor types: each of the nth calls
+ *  writes the rows ith, ith + nth, ... of dst (F32, a's shape) from a (and b, c). */
+template <class Tn> float elem(const Tn * t, int64_t i) { return static_cast<const float *>(t->data)[i]; }
+template <class Tn> void custom_rows(Tn * dst, int ith, int nth, auto f) {
+    const int64_t n0 = dst->ne[0], rows = dst->ne[1] * dst->ne[2] * dst->ne[3];
+    for (int64_t r = ith; r < rows; r += nth) {
+        for (int64_t i = r * n0; i < (r + 1) * n0; ++i) static_cast<float *>(dst->data)[i] = f(i);
+    }
+}
+template <class Tn> void custom1(Tn * dst, const Tn * a, int ith, int nth, void *) {
+    custom_rows(dst, ith, nth, [&](int64_t i) { return elem(a, i) * elem(a, i) - 0.5f; });
+}
+template <class Tn> void custom2(Tn * dst, const Tn * a, const Tn * b, int ith, int nth, void *) {
+    custom_rows(dst, ith, nth, [&](int64_t i) { return elem(a, i) * 2.0f + elem(b, i); });
+}
+template <class Tn> void custom3(Tn * dst, const Tn * a, const Tn * b, const Tn * c, int ith, int nth, void * user) {
+    const float k = *static_cast<const float *>(user);
+    custom_rows(dst, ith, nth, [&](int64_t i) { return elem(a, i) * k + elem(b, i) * elem(c, i); });
+}
+float k_custom_user = 3.0f;
 
 // Shapes are small (a run of every case takes seconds) but not round: rows of 37, 70,
 // 130 elements exercise the kernels' tails.
@@ -431,6 +452,16 @@ std::vector<vs_case> cases() {
                      [](auto A, auto c, auto & t) { return A.flash_attn_ext(c, t[0], t[1], t[2], t[3], 0.125f, 0.0f, 0.0f); }));
     v.push_back(make("flash_attn_ext softcap", T{f32(64, 7, 4), f16(64, 32, 2), f16(64, 32, 2), range(f16(32, 7), -3, 0)}, 3e-3,
                      [](auto A, auto c, auto & t) { return A.flash_attn_ext(c, t[0], t[1], t[2], t[3], 0.125f, 0.0f, 30.0f); }));
+    // The custom-op hooks: the same callback text for both, run on every thread.
+    v.push_back(make("map_custom1", T{f32(37, 9)}, 0, [](auto A, auto c, auto & t) {
+        return A.map_custom1(c, t[0], &custom1<typename decltype(A)::tensor>, -1, nullptr);
+    }));
+    v.push_back(make("map_custom2", T{f32(37, 9), f32(37, 9)}, 0, [](auto A, auto c, auto & t) {
+        return A.map_custom2(c, t[0], t[1], &custom2<typename decltype(A)::tensor>, 2, nullptr);
+    }));
+    v.push_back(make("map_custom3 (userdata)", T{f32(37, 9), f32(37, 9), f32(37, 9)}, 0, [](auto A, auto c, auto & t) {
+        return A.map_custom3(c, t[0], t[1], t[2], &custom3<typename decltype(A)::tensor>, 1, &k_custom_user);
+    }));
     // A composed transformer block: RMS norm, q/k/v projections, rope, attention by
     // mul_mat + soft_max_ext over 4 heads, output projection and residual, then a swiglu
     // feed-forward and residual.
