@@ -777,7 +777,8 @@ GGML_API void ggml_print_object(const struct ggml_object * obj);
 /** Prints every object of a context's arena. Aborts: gk does not provide this yet. */
 GGML_API void ggml_print_objects(const struct ggml_context * ctx);
 
-/** Arena bytes one tensor struct costs in a context (struct plus object header). */
+/** Arena bytes one tensor costs in a context besides its data bytes (struct, object headers,
+ *  padding). */
 GGML_API size_t ggml_tensor_overhead(void);
 
 /** New context: one arena of mem_size bytes (mem_buffer if given, else allocated); with no_alloc,

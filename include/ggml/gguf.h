@@ -70,7 +70,9 @@ GGML_API struct gguf_context * gguf_init_from_file(const char * fname, struct gg
 GGML_API struct gguf_context * gguf_init_from_buffer(const void * data, size_t size,
                                                      struct gguf_init_params params);
 
-/** Would read a GGUF file through a read callback. Aborts: gk does not provide this yet. */
+/** Read a GGUF file through a read callback: every byte it gives from offset 0 (at most
+ *  max_expected_size when not 0), read into memory in reads of at most max_chunk_read bytes (0:
+ *  any), then as gguf_init_from_buffer. NULL without a callback or on a bad file. */
 GGML_API struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, void * userdata,
                                                        size_t max_chunk_read, uint64_t max_expected_size,
                                                        struct gguf_init_params params);

@@ -87,6 +87,21 @@ gk_gguf * gk_gguf_open(const char * path, gk_gguf_error * err);
 /** Read a GGUF file held in memory (`size` bytes, copied). NULL and `err` on failure. */
 gk_gguf * gk_gguf_open_memory(const void * data, size_t size, gk_gguf_error * err);
 
+/** Reading options of gk_gguf_open_ex and gk_gguf_open_memory_ex, or-ed together. */
+enum gk_gguf_read_flag {
+    /** A bool byte other than 0 is true, as ggml's reader takes it (and is kept as 1);
+     *  without it a bool byte of 2..255 is an error (GK_GGUF_ERR_FORMAT at its offset). */
+    GK_GGUF_READ_BOOL_NONZERO = 1u << 0,
+    /** A tensor whose data lies (partly) past the end of the file is read without data
+     *  (gk_gguf_tensor_data NULL), as ggml reads a file's metadata alone; without it the
+     *  file is refused (GK_GGUF_ERR_FORMAT). */
+    GK_GGUF_READ_DATA_OPTIONAL = 1u << 1,
+};
+
+/** gk_gguf_open and gk_gguf_open_memory with `flags` (gk_gguf_read_flag values). */
+gk_gguf * gk_gguf_open_ex(const char * path, unsigned flags, gk_gguf_error * err);
+gk_gguf * gk_gguf_open_memory_ex(const void * data, size_t size, unsigned flags, gk_gguf_error * err);
+
 /** An empty GGUF v3 file to fill with the gk_gguf_set_* and gk_gguf_add_tensor
  *  functions; alignment 32. NULL only when out of memory. */
 gk_gguf * gk_gguf_create(void);
@@ -101,6 +116,9 @@ uint32_t gk_gguf_alignment(const gk_gguf * ctx);    /* general.alignment or 32; 
 /** Byte offset of the data section: the end of the tensor infos rounded up to the
  *  alignment. Tensor offsets count from here. */
 uint64_t gk_gguf_data_offset(const gk_gguf * ctx);
+/** Bytes of the file or buffer the context was read from; 0 for one made by
+ *  gk_gguf_create (or NULL). */
+uint64_t gk_gguf_source_size(const gk_gguf * ctx);
 
 /* ---- key/value pairs -------------------------------------------------------------- */
 

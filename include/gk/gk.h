@@ -332,6 +332,11 @@ void   gk_set_no_alloc(struct gk_context * ctx, bool no_alloc);
 
 /** Arena bytes one tensor struct costs (excluding its data). */
 size_t gk_tensor_overhead(void);
+/** The most arena bytes a tensor's data costs beyond its gk_nbytes: the data is an arena
+ *  object of its own (a header, then the bytes padded to GK_MEM_ALIGN). A context of
+ *  n * (gk_tensor_overhead() + gk_tensor_data_overhead()) + the sum of the nbytes holds
+ *  n tensors with their data. */
+size_t gk_tensor_data_overhead(void);
 /** Arena bytes a graph of GK_DEFAULT_GRAPH_SIZE / `size` nodes costs. */
 size_t gk_graph_overhead(void);
 size_t gk_graph_overhead_custom(size_t size, bool grads);

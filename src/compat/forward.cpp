@@ -34,7 +34,6 @@ bool ggml_is_contiguous_0(const struct ggml_tensor * tensor) { return compat::to
 bool ggml_is_contiguous_rows(const struct ggml_tensor * tensor) { return compat::to_ggml(gk_is_contiguous_rows(compat::to_gk(tensor))); }
 bool ggml_are_same_shape(const struct ggml_tensor * t0, const struct ggml_tensor * t1) { return compat::to_ggml(gk_are_same_shape(compat::to_gk(t0), compat::to_gk(t1))); }
 bool ggml_can_repeat(const struct ggml_tensor * t0, const struct ggml_tensor * t1) { return compat::to_ggml(gk_can_repeat(compat::to_gk(t0), compat::to_gk(t1))); }
-size_t ggml_tensor_overhead(void) { return compat::to_ggml(gk_tensor_overhead()); }
 struct ggml_context * ggml_init(struct ggml_init_params params) { return compat::to_ggml(gk_init(compat::to_gk(params))); }
 void ggml_free(struct ggml_context * ctx) { gk_free(compat::to_gk(ctx)); }
 size_t ggml_used_mem(const struct ggml_context * ctx) { return compat::to_ggml(gk_used_mem(compat::to_gk(ctx))); }

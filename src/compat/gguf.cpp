@@ -7,6 +7,7 @@
 
 #include "gk/gguf.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -41,35 +42,71 @@ void checked(gk_gguf_status status, const gk_gguf_error & err, const char * fn) 
     }
 }
 
-// The ggml context gguf_init_* fills when params.ctx is set: one tensor per GGUF tensor,
-// with its data copied unless no_alloc.
+// The ggml context gguf_init_* fills when params.ctx is set, laid out as ggml lays it
+// out: with data (not no_alloc), first an I8 tensor "GGUF tensor data binary blob" holding
+// the data section, every tensor padded to the alignment, then one tensor per GGUF tensor
+// whose data points into the blob; without, the tensors alone, without data.
 bool make_tensors(gguf_context * ctx, gguf_init_params params) {
-    const int64_t n = gk_gguf_tensor_count(ctx->g);
-    size_t        bytes = static_cast<size_t>(n + 1) * ggml_tensor_overhead();
+    gk_gguf *      gg    = ctx->g;
+    const int64_t  n     = gk_gguf_tensor_count(gg);
+    const uint32_t align = gk_gguf_alignment(gg);
+    uint64_t       blob  = 0;  // bytes of the data blob
     if (!params.no_alloc) {
+        // ggml reads the data section as one blob of every tensor padded to the alignment,
+        // so it refuses a file that ends inside the last tensor's padding; so does compat.
+        uint64_t need = 0;
         for (int64_t i = 0; i < n; ++i) {
-            bytes += GGML_PAD(static_cast<size_t>(gk_gguf_tensor_size(ctx->g, i)), 64);
+            need += GGML_PAD(gk_gguf_tensor_size(gg, i), align);
+            blob = std::max<uint64_t>(blob, GGML_PAD(gk_gguf_tensor_offset(gg, i) + gk_gguf_tensor_size(gg, i), align));
+        }
+        const uint64_t have = gk_gguf_source_size(gg) - gk_gguf_data_offset(gg);
+        if (n > 0 && have < need) {
+            std::fprintf(stderr, "gguf_init: the data section holds %llu bytes, its tensors padded to the alignment %u "
+                                 "need %llu\n", static_cast<unsigned long long>(have), align,
+                         static_cast<unsigned long long>(need));
+            return false;
         }
     }
-    ggml_context * g = ggml_init({bytes, nullptr, params.no_alloc});
+    const size_t   bytes = static_cast<size_t>(n + 1) * ggml_tensor_overhead() + static_cast<size_t>(blob);
+    ggml_context * g     = ggml_init({bytes, nullptr, params.no_alloc});
     if (!g) {
         return false;
     }
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t * ne = gk_gguf_tensor_ne(ctx->g, i);
-        gk_tensor * t = gk_new_tensor_4d(compat::to_gk(g), gk_gguf_tensor_type(ctx->g, i), ne[0], ne[1], ne[2], ne[3]);
-        if (!t) {
-            std::fprintf(stderr, "gguf_init: tensor '%s': %s\n", gk_gguf_tensor_name(ctx->g, i), gk_last_error(compat::to_gk(g)));
+    gk_tensor * data = nullptr;
+    if (!params.no_alloc) {
+        data = gk_new_tensor_1d(compat::to_gk(g), GK_TYPE_I8, static_cast<int64_t>(blob));
+        if (!data) {
+            std::fprintf(stderr, "gguf_init: data blob: %s\n", gk_last_error(compat::to_gk(g)));
             ggml_free(g);
             return false;
         }
-        gk_set_name(t, gk_gguf_tensor_name(ctx->g, i));
-        if (!params.no_alloc) {
-            std::memcpy(t->data, gk_gguf_tensor_data(ctx->g, i), gk_gguf_tensor_size(ctx->g, i));
+        gk_set_name(data, "GGUF tensor data binary blob");
+        std::memset(data->data, 0, static_cast<size_t>(blob));
+        gk_set_no_alloc(compat::to_gk(g), true);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t * ne = gk_gguf_tensor_ne(gg, i);
+        gk_tensor * t = gk_new_tensor_4d(compat::to_gk(g), gk_gguf_tensor_type(gg, i), ne[0], ne[1], ne[2], ne[3]);
+        if (!t) {
+            std::fprintf(stderr, "gguf_init: tensor '%s': %s\n", gk_gguf_tensor_name(gg, i), gk_last_error(compat::to_gk(g)));
+            ggml_free(g);
+            return false;
+        }
+        gk_set_name(t, gk_gguf_tensor_name(gg, i));
+        if (data) {
+            t->data = static_cast<char *>(data->data) + gk_gguf_tensor_offset(gg, i);
+            std::memcpy(t->data, gk_gguf_tensor_data(gg, i), gk_gguf_tensor_size(gg, i));
         }
     }
+    gk_set_no_alloc(compat::to_gk(g), params.no_alloc);
     *params.ctx = g;
     return true;
+}
+
+/** How ggml reads a file for `params`: any non-zero bool byte is true, and the tensors'
+ *  data is only needed when it is copied into params.ctx. */
+unsigned read_flags(gguf_init_params params) {
+    return GK_GGUF_READ_BOOL_NONZERO | (params.ctx && !params.no_alloc ? 0u : GK_GGUF_READ_DATA_OPTIONAL);
 }
 
 gguf_context * opened(gk_gguf * g, const gk_gguf_error & err, gguf_init_params params, const char * fn) {
@@ -96,12 +133,12 @@ struct gguf_context * gguf_init_empty(void) {
 
 struct gguf_context * gguf_init_from_file(const char * fname, struct gguf_init_params params) {
     gk_gguf_error err{};
-    return opened(fname ? gk_gguf_open(fname, &err) : nullptr, err, params, "gguf_init_from_file");
+    return opened(fname ? gk_gguf_open_ex(fname, read_flags(params), &err) : nullptr, err, params, "gguf_init_from_file");
 }
 
 struct gguf_context * gguf_init_from_buffer(const void * data, size_t size, struct gguf_init_params params) {
     gk_gguf_error err{};
-    return opened(data ? gk_gguf_open_memory(data, size, &err) : nullptr, err, params, "gguf_init_from_buffer");
+    return opened(data ? gk_gguf_open_memory_ex(data, size, read_flags(params), &err) : nullptr, err, params, "gguf_init_from_buffer");
 }
 
 struct gguf_context * gguf_init_from_file_ptr(FILE * file, struct gguf_init_params params) {
@@ -113,6 +150,34 @@ struct gguf_context * gguf_init_from_file_ptr(FILE * file, struct gguf_init_para
     size_t            got;
     while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0) {
         bytes.insert(bytes.end(), chunk, chunk + got);
+    }
+    return gguf_init_from_buffer(bytes.data(), bytes.size(), params);
+}
+
+// Reads every byte the callback gives from offset 0 (at most max_expected_size when that
+// is not 0, in reads of at most max_chunk_read bytes), then parses them as a buffer. A
+// callback may give nothing for a read that passes its end (test-gguf's does): a read
+// that gets nothing is asked again for half as much, down to one byte, before it is taken
+// as the end.
+struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, void * userdata, size_t max_chunk_read,
+                                              uint64_t max_expected_size, struct gguf_init_params params) {
+    if (!callback) {
+        return nullptr;
+    }
+    const size_t      chunk = std::min<size_t>(max_chunk_read == 0 ? SIZE_MAX : max_chunk_read, size_t(1) << 20);
+    std::vector<char> bytes;
+    size_t            want = chunk;
+    for (;;) {
+        if (max_expected_size != 0) {
+            if (bytes.size() >= max_expected_size) break;
+            want = static_cast<size_t>(std::min<uint64_t>(want, max_expected_size - bytes.size()));
+        }
+        const size_t at = bytes.size();
+        bytes.resize(at + want);
+        const size_t got = std::min(callback(userdata, bytes.data() + at, at, want), want);
+        bytes.resize(at + got);
+        if (got == 0 && want == 1) break;
+        want = got == 0 ? want / 2 : chunk;
     }
     return gguf_init_from_buffer(bytes.data(), bytes.size(), params);
 }
@@ -352,11 +417,6 @@ bool gguf_write_to_file(const struct gguf_context * ctx, const char * fname, boo
     }
     const bool ok = gguf_write_to_file_ptr(ctx, f, only_meta);
     return std::fclose(f) == 0 && ok;
-}
-
-struct gguf_context * gguf_init_from_callback(gguf_reader_callback_t callback, void * userdata, size_t max_chunk_read,
-                                              uint64_t max_expected_size, struct gguf_init_params params) {
-    compat::unsupported("gguf_init_from_callback");
 }
 
 } // extern "C"

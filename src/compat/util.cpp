@@ -1,4 +1,5 @@
-// util.cpp - ggml's small utilities composed from gk's queries: versions, clocks, shape
+// util.cpp - ggml's small utilities composed from gk's queries: the tensor overhead,
+// versions, clocks, shape
 // predicates, the context accessors gk spells differently, ggml_set_zero, thread pool
 // parameters, and ggml_build_forward_select.
 #include "convert.h"
@@ -37,6 +38,12 @@ bool packed_from(const ggml_tensor * t, int m, int n) {
 } // namespace
 
 extern "C" {
+
+// ggml puts a tensor's data in its struct's arena object; gk gives the data an object of
+// its own. Programs size ggml contexts as n * ggml_tensor_overhead() + the data bytes (as
+// gguf_init_from_file does here), so the overhead counts both objects' headers and the
+// data's padding.
+size_t ggml_tensor_overhead(void) { return gk_tensor_overhead() + gk_tensor_data_overhead(); }
 
 const char * ggml_version(void) { return GK_COMPAT_GGML_VERSION; }
 const char * ggml_commit(void) { return "gk-compat"; }

@@ -132,20 +132,26 @@ extern "C" {
 
 // ---- opening and closing ----------------------------------------------------------
 
-gk_gguf * gk_gguf_open(const char * path, gk_gguf_error * err) {
+gk_gguf * gk_gguf_open(const char * path, gk_gguf_error * err) { return gk_gguf_open_ex(path, 0, err); }
+
+gk_gguf * gk_gguf_open_ex(const char * path, unsigned flags, gk_gguf_error * err) {
     gk_gguf * out = nullptr;
     guarded(err, [&] {
         require(path != nullptr, "path is NULL");
-        out = gk::gguf::parse(gk::gguf::open_file(path)).release();
+        out = gk::gguf::parse(gk::gguf::open_file(path), flags).release();
     });
     return out;
 }
 
 gk_gguf * gk_gguf_open_memory(const void * data, size_t size, gk_gguf_error * err) {
+    return gk_gguf_open_memory_ex(data, size, 0, err);
+}
+
+gk_gguf * gk_gguf_open_memory_ex(const void * data, size_t size, unsigned flags, gk_gguf_error * err) {
     gk_gguf * out = nullptr;
     guarded(err, [&] {
         require(data != nullptr || size == 0, "data is NULL");
-        out = gk::gguf::parse(gk::gguf::copy_bytes(data, size)).release();
+        out = gk::gguf::parse(gk::gguf::copy_bytes(data, size), flags).release();
     });
     return out;
 }
@@ -167,6 +173,8 @@ void gk_gguf_free(gk_gguf * ctx) { delete ctx; }
 uint32_t gk_gguf_version(const gk_gguf * ctx) { return ctx ? ctx->version : 0; }
 uint32_t gk_gguf_alignment(const gk_gguf * ctx) { return ctx ? ctx->alignment : 0; }
 uint64_t gk_gguf_data_offset(const gk_gguf * ctx) { return ctx ? ctx->data_offset : 0; }
+
+uint64_t gk_gguf_source_size(const gk_gguf * ctx) { return ctx && ctx->source ? ctx->source->size() : 0; }
 
 // ---- key/value pairs -----------------------------------------------------------------
 

@@ -83,7 +83,7 @@ int64_t tensor_rows(const tensor_info & t);
 void tensor_to_f32(const tensor_info & t, int64_t first_row, int64_t n_rows, float * dst);
 
 /// Parse and validate a whole GGUF file held in `src` (reader.cpp).
-std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src);
+std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src, unsigned flags = 0);
 
 /// For the first `size` bytes of an input that may hold up to `limit` bytes (a pipe
 /// still being read): 0 while its metadata is incomplete, else the bytes the whole file

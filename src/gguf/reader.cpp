@@ -62,7 +62,7 @@ void read_magic_and_version(cursor & c, gk_gguf & ctx) {
 
 class value_reader {
 public:
-    value_reader(cursor & c, const std::string & key) : c_(c), key_(key) {}
+    value_reader(cursor & c, const std::string & key, unsigned flags) : c_(c), key_(key), flags_(flags) {}
 
     gk_gguf_value read(gk_gguf_type type, int depth) {
         gk_gguf_value v;
@@ -75,10 +75,10 @@ public:
             const size_t size = gk_gguf_type_size(type);
             const uint8_t * p = c_.here();
             c_.bytes(size, "value");
-            if (type == GK_GGUF_TYPE_BOOL) {
-                check_bools(p, 1);
-            }
             std::memcpy(&v.bits, p, size);
+            if (type == GK_GGUF_TYPE_BOOL) {
+                check_bools(reinterpret_cast<uint8_t *>(&v.bits), 1, c_.pos() - 1);
+            }
         }
         return v;
     }
@@ -115,10 +115,10 @@ private:
         if (fixed) {
             const uint8_t * p = c_.here();
             c_.bytes(v.n * fixed, "array");
-            if (v.elem == GK_GGUF_TYPE_BOOL) {
-                check_bools(p, v.n);
-            }
             v.packed.assign(p, p + v.n * fixed);
+            if (v.elem == GK_GGUF_TYPE_BOOL) {
+                check_bools(v.packed.data(), v.n, c_.pos() - v.n);
+            }
         } else if (v.elem == GK_GGUF_TYPE_STRING) {
             for (uint64_t j = 0; j < v.n; ++j) {
                 v.strs.emplace_back(c_.string("array string"));
@@ -132,21 +132,24 @@ private:
         }
     }
 
-    // `p` points at the n bools just consumed by the cursor.
-    void check_bools(const uint8_t * p, uint64_t n) const {
-        const uint64_t start = c_.pos() - n;
+    // `p`: a copy of the n bools read from file offset `start`. A byte above 1 is an
+    // error, or with GK_GGUF_READ_BOOL_NONZERO true (stored as 1).
+    void check_bools(uint8_t * p, uint64_t n, uint64_t start) const {
         for (uint64_t j = 0; j < n; ++j) {
-            if (p[j] > 1) {
+            if (p[j] <= 1) continue;
+            if (!(flags_ & GK_GGUF_READ_BOOL_NONZERO)) {
                 fail_at(start + j, "bool of key " + quoted(key_) + " is " + std::to_string(p[j]) + ", not 0 or 1");
             }
+            p[j] = 1;
         }
     }
 
     cursor &            c_;
     const std::string & key_;
+    unsigned            flags_;
 };
 
-void read_pairs(cursor & c, gk_gguf & ctx, uint64_t n_kv) {
+void read_pairs(cursor & c, gk_gguf & ctx, uint64_t n_kv, unsigned flags) {
     for (uint64_t i = 0; i < n_kv; ++i) {
         const uint64_t at = c.pos();
         kv_pair pair;
@@ -165,7 +168,7 @@ void read_pairs(cursor & c, gk_gguf & ctx, uint64_t n_kv) {
         if (!fresh) {
             fail_at(at, "duplicate key " + quoted(pair.key) + " (first as pair " + std::to_string(it->second) + ")");
         }
-        value_reader values(c, pair.key);
+        value_reader values(c, pair.key, flags);
         const gk_gguf_type type = values.read_type("value type");
         pair.value_at = c.pos();
         pair.value    = values.read(type, 0);
@@ -245,10 +248,12 @@ tensor_info read_tensor_info(cursor & c, gk_gguf & ctx, int64_t index) {
 }
 
 // The data of every tensor must lie inside the file, after the tensor infos.
-void place_data(const byte_source & src, gk_gguf & ctx, uint64_t meta_end, const std::vector<uint64_t> & info_at) {
+void place_data(const byte_source & src, gk_gguf & ctx, uint64_t meta_end, const std::vector<uint64_t> & info_at,
+                unsigned flags) {
     ctx.data_offset = pad_to(meta_end, ctx.alignment);
-    const uint64_t size = src.size();
-    if (ctx.tensors.empty()) {
+    const uint64_t size     = src.size();
+    const bool     optional = flags & GK_GGUF_READ_DATA_OPTIONAL;
+    if (ctx.tensors.empty() || (optional && ctx.data_offset > size)) {
         ctx.tail_padded = size != meta_end;
         return;
     }
@@ -261,6 +266,7 @@ void place_data(const byte_source & src, gk_gguf & ctx, uint64_t meta_end, const
         tensor_info & t = ctx.tensors[i];
         const uint64_t room = size - ctx.data_offset;
         if (t.offset > room || t.nbytes > room - t.offset) {
+            if (optional) continue;  // a tensor without data
             fail_at(info_at[i], "data of tensor " + quoted(t.name) + " (" + std::to_string(t.nbytes) +
                                     " bytes at data offset " + std::to_string(t.offset) +
                                     ") lies outside the file of " + std::to_string(size) + " bytes");
@@ -273,12 +279,12 @@ void place_data(const byte_source & src, gk_gguf & ctx, uint64_t meta_end, const
 
 // Everything before the data section: header, pairs, tensor infos. Returns the offset
 // of the end of the tensor infos; tensors are not yet placed.
-uint64_t read_meta(cursor & c, gk_gguf & ctx, std::vector<uint64_t> & info_at) {
+uint64_t read_meta(cursor & c, gk_gguf & ctx, std::vector<uint64_t> & info_at, unsigned flags) {
     read_magic_and_version(c, ctx);
     const uint64_t tensors_at = c.pos();
     const uint64_t n_tensors  = read_count(c, "tensor count", k_min_tensor_bytes);
     const uint64_t n_kv       = read_count(c, "key/value count", k_min_kv_bytes);
-    read_pairs(c, ctx, n_kv);
+    read_pairs(c, ctx, n_kv, flags);
     read_alignment(ctx);
 
     if (n_tensors > c.remaining() / k_min_tensor_bytes) {
@@ -294,12 +300,12 @@ uint64_t read_meta(cursor & c, gk_gguf & ctx, std::vector<uint64_t> & info_at) {
 
 } // namespace
 
-std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src) {
+std::unique_ptr<gk_gguf> parse(std::unique_ptr<byte_source> src, unsigned flags) {
     auto ctx = std::make_unique<gk_gguf>();
     cursor c(src->data(), src->size());
     std::vector<uint64_t> info_at;
-    const uint64_t meta_end = read_meta(c, *ctx, info_at);
-    place_data(*src, *ctx, meta_end, info_at);
+    const uint64_t meta_end = read_meta(c, *ctx, info_at, flags);
+    place_data(*src, *ctx, meta_end, info_at, flags);
     ctx->source = std::move(src);
     return ctx;
 }
@@ -310,7 +316,7 @@ uint64_t extent_of_prefix(const uint8_t * data, uint64_t size, uint64_t limit) {
     std::vector<uint64_t> info_at;
     uint64_t meta_end = 0;
     try {
-        meta_end = read_meta(c, ctx, info_at);
+        meta_end = read_meta(c, ctx, info_at, GK_GGUF_READ_BOOL_NONZERO);  // only the extent matters
     } catch (const more_bytes &) {
         return 0;
     }

@@ -112,6 +112,8 @@ void gk_set_no_alloc(gk_context * ctx, bool no_alloc) {
 
 size_t gk_tensor_overhead(void) { return gk::arena_cost(sizeof(gk_tensor)); }
 
+size_t gk_tensor_data_overhead(void) { return gk::arena_cost(1) - 1; }
+
 static gk_tensor * tensor_of(gk_object * obj) {
     for (; obj; obj = obj->next) {
         if (obj->kind == gk_object::tensor) {

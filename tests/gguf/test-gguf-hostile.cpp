@@ -214,6 +214,16 @@ TEST(GgufHostile, BadValueTypes) {
     bytes f = tiny_file();
     f.data()[f.at("bool.value")] = 2;
     REFUSED(f.data(), "bool of key 't.bool' is 2, not 0 or 1", f.at("bool.value"));
+    // ggml's rule on request (compat's gguf_init_*): any byte but 0 is true, kept as 1.
+    f.data()[f.at("bool.value")] = 0xA7;
+    gk_gguf_error err{};
+    gk_gguf *     ctx = gk_gguf_open_memory_ex(f.data().data(), f.size(), GK_GGUF_READ_BOOL_NONZERO, &err);
+    ASSERT_NE(ctx, nullptr) << err.message;
+    bool b = false;
+    EXPECT_TRUE(gk_gguf_value_bool(gk_gguf_get(ctx, "t.bool"), &b));
+    EXPECT_TRUE(b);
+    EXPECT_EQ(*static_cast<const uint8_t *>(gk_gguf_value_data(gk_gguf_get(ctx, "t.bool"))), 1);
+    gk_gguf_free(ctx);
 }
 
 TEST(GgufHostile, BadKeys) {
