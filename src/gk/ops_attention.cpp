@@ -188,8 +188,8 @@ gk_tensor * gk_diag_mask_zero(gk_context * ctx, gk_tensor * a, int n_past) {
 gk_tensor * gk_rope_ext(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, int mode,
                         int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
                         float beta_fast, float beta_slow) {
-    return gk::rope(ctx, GK_OP_ROPE, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
-                    beta_fast, beta_slow);
+    return gk::rope(ctx, GK_OP_ROPE, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                    attn_factor, beta_fast, beta_slow);
 }
 
 gk_tensor * gk_rope_multi(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims,
@@ -202,8 +202,8 @@ gk_tensor * gk_rope_multi(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_ten
 gk_tensor * gk_rope_ext_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, int mode,
                              int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
                              float beta_fast, float beta_slow) {
-    return gk::rope(ctx, GK_OP_ROPE_BACK, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale,
-                    ext_factor, attn_factor, beta_fast, beta_slow);
+    return gk::rope(ctx, GK_OP_ROPE_BACK, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                    attn_factor, beta_fast, beta_slow);
 }
 
 gk_tensor * gk_rope_multi_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims,

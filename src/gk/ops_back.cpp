@@ -61,8 +61,7 @@ gk_tensor * gk_soft_max_ext_back(gk_context * ctx, gk_tensor * a, gk_tensor * b,
     return gk::soft_max_back(ctx, a, b, scale, max_bias, false);
 }
 
-gk_tensor * gk_soft_max_ext_back_inplace(gk_context * ctx, gk_tensor * a, gk_tensor * b, float scale,
-                                         float max_bias) {
+gk_tensor * gk_soft_max_ext_back_inplace(gk_context * ctx, gk_tensor * a, gk_tensor * b, float scale, float max_bias) {
     return gk::soft_max_back(ctx, a, b, scale, max_bias, true);
 }
 

@@ -45,14 +45,14 @@ int main(void) {
 
     /* The first AdamW step (m = v = 0, beta1h = 1/(1 - beta1), beta2h = 1/(1 - beta2))
      * moves each weight by about alpha against its gradient's sign; SGD by alpha * g. */
-    struct ggml_tensor * w    = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
-    struct ggml_tensor * g    = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
-    struct ggml_tensor * m    = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
-    struct ggml_tensor * v    = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
-    struct ggml_tensor * pa   = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 7);
-    struct ggml_tensor * ws   = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
-    struct ggml_tensor * gs   = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
-    struct ggml_tensor * ps   = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    struct ggml_tensor * w  = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    struct ggml_tensor * g  = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    struct ggml_tensor * m  = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    struct ggml_tensor * v  = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    struct ggml_tensor * pa = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 7);
+    struct ggml_tensor * ws = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
+    struct ggml_tensor * gs = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
+    struct ggml_tensor * ps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
     fill(w, (const float[]){1.0f, 1.0f});
     fill(g, (const float[]){0.5f, -0.25f});
     fill(m, (const float[]){0.0f, 0.0f});

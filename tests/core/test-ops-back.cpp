@@ -133,13 +133,13 @@ TEST(OpsBack, SoftMaxExtBack) {
         if (sinks) {
             ASSERT_TRUE(gk_soft_max_add_sinks(y, sinks));
         }
-        gk_tensor * dy = e.f32(n, rows, heads);
-        gk_tensor * dx = c.inplace ? gk_soft_max_ext_back_inplace(e.ctx, dy, y, c.scale, c.max_bias)
-                                   : gk_soft_max_ext_back(e.ctx, dy, y, c.scale, c.max_bias);
+        gk_tensor * dy  = e.f32(n, rows, heads);
+        gk_tensor * dx  = c.inplace ? gk_soft_max_ext_back_inplace(e.ctx, dy, y, c.scale, c.max_bias)
+                                    : gk_soft_max_ext_back(e.ctx, dy, y, c.scale, c.max_bias);
         const auto  vdy = values(dy);  // before an in-place compute overwrites dy
         ASSERT_TRUE(compute(e.ctx, dx)) << c.what;
-        const std::vector<double> vm = mask ? values(mask) : std::vector<double>();
-        const std::vector<double> vs = sinks ? values(sinks) : std::vector<double>();
+        const std::vector<double> vm   = mask ? values(mask) : std::vector<double>();
+        const std::vector<double> vs   = sinks ? values(sinks) : std::vector<double>();
         const loss_fn             loss = [&](const std::vector<double> & v) {
             std::vector<double> out(v.size());
             for (int64_t h = 0; h < heads; ++h) {
@@ -231,7 +231,8 @@ TEST(OpsBack, RopeBackIsTheTransposedRotation) {
                 for (int64_t j = 0; j < d; ++j) {
                     double s = 0;
                     for (int64_t i = 0; i < d; ++i) {
-                        s += jac[static_cast<size_t>((t * d + j) * d + i)] * vdy[static_cast<size_t>((t * heads + h) * d + i)];
+                        s += jac[static_cast<size_t>((t * d + j) * d + i)] *
+                             vdy[static_cast<size_t>((t * heads + h) * d + i)];
                     }
                     ref.push_back(s);
                 }
@@ -272,7 +273,8 @@ TEST(OpsBack, GetRowsBack) {
         double s = 0;
         for (int64_t i = 0; i < n; ++i) {
             for (int64_t j = 0; j < c; ++j) {
-                s += vdy[static_cast<size_t>(i * c + j)] * v[static_cast<size_t>(static_cast<int64_t>(vidx[i]) * c + j)];
+                s += vdy[static_cast<size_t>(i * c + j)] *
+                     v[static_cast<size_t>(static_cast<int64_t>(vidx[i]) * c + j)];
             }
         }
         return s;
@@ -296,9 +298,9 @@ TEST(OpsBack, GetRowsBack) {
 
 TEST(OpsBack, GetRowsBackIndexOutOfRange) {
     env         e;
-    gk_tensor * idx                        = e.indices(5, 6);
-    static_cast<int32_t *>(idx->data)[4]   = 5;
-    gk_tensor * dx                         = gk_get_rows_back(e.ctx, e.f32(3, 6), idx, e.f32(3, 5));
+    gk_tensor * idx                      = e.indices(5, 6);
+    static_cast<int32_t *>(idx->data)[4] = 5;
+    gk_tensor * dx                       = gk_get_rows_back(e.ctx, e.f32(3, 6), idx, e.f32(3, 5));
     ASSERT_NE(dx, nullptr);
     gk_cgraph * g = gk_new_graph(e.ctx);
     ASSERT_EQ(gk_build_forward_expand(g, dx), GK_STATUS_SUCCESS);
@@ -308,8 +310,8 @@ TEST(OpsBack, GetRowsBackIndexOutOfRange) {
 
 TEST(OpsBack, RepeatBack) {
     env           e;
-    const int64_t ne[4]  = {5, 3, 1, 2};   // b: the forward op's input
-    const int64_t rep[4] = {2, 3, 4, 1};   // repetitions per dim
+    const int64_t ne[4]  = {5, 3, 1, 2};  // b: the forward op's input
+    const int64_t rep[4] = {2, 3, 4, 1};  // repetitions per dim
     gk_tensor *   b      = e.f32(ne[0], ne[1], ne[2], ne[3]);
     gk_tensor *   dy     = e.f32(ne[0] * rep[0], ne[1] * rep[1], ne[2] * rep[2], ne[3] * rep[3]);
     gk_tensor *   dyd    = dyadic(e, ne[0] * rep[0], ne[1] * rep[1], ne[2] * rep[2], ne[3] * rep[3]);
@@ -327,7 +329,8 @@ TEST(OpsBack, RepeatBack) {
             for (int64_t k2 = 0; k2 < dy->ne[2]; ++k2) {
                 for (int64_t k1 = 0; k1 < dy->ne[1]; ++k1) {
                     for (int64_t k0 = 0; k0 < dy->ne[0]; ++k0) {
-                        s += vdy[flat(dy->ne, k0, k1, k2, k3)] * v[flat(ne, k0 % ne[0], k1 % ne[1], k2 % ne[2], k3 % ne[3])];
+                        s += vdy[flat(dy->ne, k0, k1, k2, k3)] *
+                             v[flat(ne, k0 % ne[0], k1 % ne[1], k2 % ne[2], k3 % ne[3])];
                     }
                 }
             }
@@ -348,7 +351,8 @@ TEST(OpsBack, RepeatBack) {
                         const auto    kk = static_cast<int64_t>(k);
                         const int64_t k0 = kk % ne[0], k1 = kk / ne[0] % ne[1], k2 = kk / (ne[0] * ne[1]) % ne[2],
                                       k3 = kk / (ne[0] * ne[1] * ne[2]);
-                        const size_t src = flat(dy->ne, r0 * ne[0] + k0, r1 * ne[1] + k1, r2 * ne[2] + k2, r3 * ne[3] + k3);
+                        const size_t src = flat(dy->ne, r0 * ne[0] + k0, r1 * ne[1] + k1, r2 * ne[2] + k2,
+                                                r3 * ne[3] + k3);
                         f32[k] += g[src];
                         exact[k] += vdd[src];
                     }
@@ -411,11 +415,11 @@ TEST(OpsBack, CrossEntropyLoss) {
 TEST(OpsBack, CrossEntropyLossBack) {
     env           e;
     const int64_t n = 30, rows = 7, ne2 = 2;
-    gk_tensor *   x   = e.rand(GK_TYPE_F32, n, rows, ne2, 1, -5, 5);
-    gk_tensor *   lab = distributions(e, n, rows, ne2);
-    gk_tensor *   d   = gk_new_tensor_1d(e.ctx, GK_TYPE_F32, 1);
+    gk_tensor *   x                = e.rand(GK_TYPE_F32, n, rows, ne2, 1, -5, 5);
+    gk_tensor *   lab              = distributions(e, n, rows, ne2);
+    gk_tensor *   d                = gk_new_tensor_1d(e.ctx, GK_TYPE_F32, 1);
     *static_cast<float *>(d->data) = 1.75f;
-    gk_tensor * dx                  = gk_cross_entropy_loss_back(e.ctx, d, x, lab);
+    gk_tensor * dx                 = gk_cross_entropy_loss_back(e.ctx, d, x, lab);
     ASSERT_TRUE(compute(e.ctx, dx));
     const auto    vlab = values(lab);
     const loss_fn loss = [&](const std::vector<double> & v) { return 1.75 * cross_entropy_ref(v, vlab, n); };
@@ -429,8 +433,8 @@ struct adamw_cfg {
 
 TEST(OpsBack, OptStepAdamwOverSeveralSteps) {
     env             e;
-    const adamw_cfg c     = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f};
-    const int64_t   ne0   = 13, ne1 = 6;
+    const adamw_cfg c   = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f};
+    const int64_t   ne0 = 13, ne1 = 6;
     const int       steps = 5;
     gk_tensor *     w     = e.f32(ne0, ne1);
     gk_tensor *     grad  = e.f32(ne0, ne1);
@@ -446,7 +450,7 @@ TEST(OpsBack, OptStepAdamwOverSeveralSteps) {
     gk_cgraph * g = gk_new_graph(e.ctx);
     ASSERT_EQ(gk_build_forward_expand(g, step), GK_STATUS_SUCCESS);
     const size_t        count = static_cast<size_t>(ne0 * ne1);
-    std::vector<double> wd(count), md(count, 0.0), vd(count, 0.0);   // the update in double
+    std::vector<double> wd(count), md(count, 0.0), vd(count, 0.0);    // the update in double
     std::vector<float>  wf(count), mf(count, 0.0f), vf(count, 0.0f);  // the same in f32
     for (size_t i = 0; i < count; ++i) {
         wf[i] = static_cast<const float *>(w->data)[i];
@@ -468,7 +472,7 @@ TEST(OpsBack, OptStepAdamwOverSeveralSteps) {
             const double gd = gv[i];
             md[i]           = md[i] * c.beta1 + gd * (1.0 - c.beta1);
             vd[i]           = vd[i] * c.beta2 + gd * gd * (1.0 - c.beta2);
-            wd[i] = wd[i] * (1.0 - static_cast<double>(c.alpha) * c.wd) -
+            wd[i]           = wd[i] * (1.0 - static_cast<double>(c.alpha) * c.wd) -
                     c.alpha * (md[i] * beta1h) / (std::sqrt(vd[i] * beta2h) + c.eps);
             mf[i]          = mf[i] * c.beta1 + gv[i] * (1.0f - c.beta1);
             vf[i]          = vf[i] * c.beta2 + gv[i] * gv[i] * (1.0f - c.beta2);
@@ -545,11 +549,13 @@ TEST(OpsBack, BadInputIsRefused) {
                    gk_rope_multi_back(ctx, e.f32(8, 2, 3), e.indices(9, 12), nullptr, 8, s, GK_ROPE_TYPE_MROPE, 0, 1e4f,
                                       1, 0, 1, 0, 0),
                    "rope_multi_back sections", "rope_multi_back: sections");
-    expect_refused(ctx, gk_rope_multi_back(ctx, e.f32(8, 2, 3), e.indices(9, 12), nullptr, 8, nullptr,
-                                           GK_ROPE_TYPE_MROPE, 0, 1e4f, 1, 0, 1, 0, 0),
+    expect_refused(ctx,
+                   gk_rope_multi_back(ctx, e.f32(8, 2, 3), e.indices(9, 12), nullptr, 8, nullptr, GK_ROPE_TYPE_MROPE, 0,
+                                      1e4f, 1, 0, 1, 0, 0),
                    "rope_multi_back NULL sections", "sections is NULL");
     expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 6), idx, e.f32(7, 4)), "get_rows_back row length", "row length");
-    expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 5), idx, e.f32(8, 4)), "get_rows_back count", "one row per index");
+    expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 5), idx, e.f32(8, 4)), "get_rows_back count",
+                   "one row per index");
     expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 6), e.f32(6), e.f32(8, 4)), "get_rows_back index type", "i32");
     expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 6, 2), e.indices(4, 6), e.f32(8, 4)), "get_rows_back 3-d",
                    "at most 2 dimensions");
@@ -559,9 +565,9 @@ TEST(OpsBack, BadInputIsRefused) {
     expect_refused(ctx, gk_cross_entropy_loss_back(ctx, e.f32(2), x, x), "cross_entropy_loss_back scalar", "scalar");
     expect_refused(ctx, gk_cross_entropy_loss_back(ctx, e.f32(1), x, y), "cross_entropy_loss_back shapes",
                    "shapes differ");
-    gk_tensor * w   = e.f32(8, 4);
-    gk_tensor * p7  = e.f32(7);
-    gk_tensor * p2  = e.f32(2);
+    gk_tensor * w  = e.f32(8, 4);
+    gk_tensor * p7 = e.f32(7);
+    gk_tensor * p2 = e.f32(2);
     expect_refused(ctx, gk_opt_step_adamw(ctx, w, x, e.f32(8, 4), e.f32(8, 4), p7), "adamw not a param",
                    "gk_set_param");
     gk_set_param(w);

@@ -133,8 +133,8 @@ void repeat_back(const compute_params & p, gk_tensor * dst) {
         for (int64_t r3 = 0; r3 < nr[3]; ++r3) {
             for (int64_t r2 = 0; r2 < nr[2]; ++r2) {
                 for (int64_t r1 = 0; r1 < nr[1]; ++r1) {
-                    const float * x =
-                        read_row(a, r1 * dst->ne[1] + k1, r2 * dst->ne[2] + k2, r3 * dst->ne[3] + k3, abuf);
+                    const float * x = read_row(a, r1 * dst->ne[1] + k1, r2 * dst->ne[2] + k2, r3 * dst->ne[3] + k3,
+                                               abuf);
                     for (int64_t r0 = 0; r0 < nr[0]; ++r0) {
                         for (int64_t j = 0; j < n; ++j) {
                             y[j] += x[r0 * n + j];
