@@ -17,16 +17,25 @@
 namespace gk::cpu {
 namespace {
 
-/// dy * s * (1 + x (1 - s)), s = sigmoid(x) with libm's expf (ggml's silu_backward).
-void silu_back(const compute_params & p, gk_tensor * dst) {
+/// The row loop of the element- and row-wise gradients: f(dy, x, dx, n) for each row of
+/// thread p.ith's share, dy that row of src[0] (the gradient), x of src[1] and dx where
+/// dst's row is computed (transform_rows), n = ne0.
+template <class F>
+void grad_rows(const compute_params & p, gk_tensor * dst, F && f) {
     const gk_tensor * x    = dst->src[1];
     scratch           w    = p.work();
     float *           xbuf = w.floats(x->ne[0]);
     transform_rows(p, w, dst, [&](const float * dy, float * dx, int64_t i1, int64_t i2, int64_t i3) {
-        const float * xr = read_row(x, i1, i2, i3, xbuf);
-        for (int64_t i = 0; i < dst->ne[0]; ++i) {
-            const float s = 1.0f / (1.0f + std::exp(-xr[i]));
-            dx[i]         = dy[i] * s * (1.0f + xr[i] * (1.0f - s));
+        f(dy, read_row(x, i1, i2, i3, xbuf), dx, dst->ne[0]);
+    });
+}
+
+/// dy * s * (1 + x (1 - s)), s = sigmoid(x) with libm's expf (ggml's silu_backward).
+void silu_back(const compute_params & p, gk_tensor * dst) {
+    grad_rows(p, dst, [](const float * dy, const float * x, float * dx, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+            const float s = 1.0f / (1.0f + std::exp(-x[i]));
+            dx[i]         = dy[i] * s * (1.0f + x[i] * (1.0f - s));
         }
     });
 }
@@ -34,46 +43,36 @@ void silu_back(const compute_params & p, gk_tensor * dst) {
 /// dx = (dy + x * (-sxd / (sxx + eps n))) / sqrt(sxx / n + eps), the sums in double of f32
 /// products, left to right; each step rounded to f32 where ggml's kernel rounds it.
 void rms_norm_back(const compute_params & p, gk_tensor * dst) {
-    const gk_tensor * x    = dst->src[1];
-    const float       eps  = gk_get_op_params_f32(dst, 0);
-    const int64_t     n    = dst->ne[0];
-    scratch           w    = p.work();
-    float *           xbuf = w.floats(n);
-    transform_rows(p, w, dst, [&](const float * dy, float * dx, int64_t i1, int64_t i2, int64_t i3) {
-        const float * xr      = read_row(x, i1, i2, i3, xbuf);
-        double        sum_xx  = 0.0;
-        double        sum_xdy = 0.0;
+    const float eps = gk_get_op_params_f32(dst, 0);
+    grad_rows(p, dst, [eps](const float * dy, const float * x, float * dx, int64_t n) {
+        double sum_xx  = 0.0;
+        double sum_xdy = 0.0;
         for (int64_t i = 0; i < n; ++i) {
-            sum_xx += static_cast<double>(xr[i] * xr[i]);
-            sum_xdy += static_cast<double>(xr[i] * dy[i]);
+            sum_xx += static_cast<double>(x[i] * x[i]);
+            sum_xdy += static_cast<double>(x[i] * dy[i]);
         }
         const float mean_eps = static_cast<float>(sum_xx) / static_cast<float>(n) + eps;
         const float sum_eps  = static_cast<float>(sum_xx) + eps * static_cast<float>(n);
         const float rrms     = 1.0f / std::sqrt(mean_eps);
         const float scale_x  = static_cast<float>(-sum_xdy) / sum_eps;
         for (int64_t i = 0; i < n; ++i) {
-            dx[i] = (dy[i] + xr[i] * scale_x) * rrms;
+            dx[i] = (dy[i] + x[i] * scale_x) * rrms;
         }
     });
 }
 
-/// dx = ((dy - dot(y, dy)) * y) * scale, the dot in double of f32 products, left to
-/// right. dx may be dy (the _inplace form): the dot is taken before any write.
+/// dx = ((dy - dot(y, dy)) * y) * scale (src[1] is y), the dot in double of f32 products,
+/// left to right. dx may be dy (the _inplace form): the dot is taken before any write.
 void soft_max_back(const compute_params & p, gk_tensor * dst) {
-    const gk_tensor * y     = dst->src[1];
-    const float       scale = gk_get_op_params_f32(dst, 0);
-    const int64_t     n     = dst->ne[0];
-    scratch           w     = p.work();
-    float *           ybuf  = w.floats(n);
-    transform_rows(p, w, dst, [&](const float * dy, float * dx, int64_t i1, int64_t i2, int64_t i3) {
-        const float * yr  = read_row(y, i1, i2, i3, ybuf);
-        double        dot = 0.0;
+    const float scale = gk_get_op_params_f32(dst, 0);
+    grad_rows(p, dst, [scale](const float * dy, const float * y, float * dx, int64_t n) {
+        double dot = 0.0;
         for (int64_t i = 0; i < n; ++i) {
-            dot += static_cast<double>(yr[i] * dy[i]);
+            dot += static_cast<double>(y[i] * dy[i]);
         }
         const float d = static_cast<float>(dot);
         for (int64_t i = 0; i < n; ++i) {
-            dx[i] = (dy[i] - d) * yr[i] * scale;
+            dx[i] = (dy[i] - d) * y[i] * scale;
         }
     });
 }
