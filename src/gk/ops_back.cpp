@@ -23,9 +23,9 @@ gk_tensor * row_grad(gk_context * ctx, gk_op op, const char * name, gk_tensor * 
 }
 
 gk_tensor * soft_max_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, float scale, float max_bias, bool inplace) {
-    if (!std::isfinite(scale) || !(max_bias >= 0.0f) || !std::isfinite(max_bias)) {
-        set_error(ctx, "soft_max_ext_back: scale %g must be finite and max_bias %g finite and >= 0",
-                  static_cast<double>(scale), static_cast<double>(max_bias));
+    if (!std::isfinite(scale) || !std::isfinite(max_bias)) {
+        set_error(ctx, "soft_max_ext_back: scale %g and max_bias %g must be finite", static_cast<double>(scale),
+                  static_cast<double>(max_bias));
         return nullptr;
     }
     gk_tensor * r = row_grad(ctx, GK_OP_SOFT_MAX_BACK, "soft_max_ext_back", a, b, inplace);
