@@ -1112,7 +1112,7 @@ GGML_API struct ggml_tensor * ggml_silu(struct ggml_context * ctx, struct ggml_t
 /** ggml_silu computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_silu_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Gradient of silu: b * silu'(a). Aborts: gk does not compute this op yet. */
+/** Gradient of silu: a * silu'(b), a the gradient of silu's result (dy), b its input (x). */
 GGML_API struct ggml_tensor * ggml_silu_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b);
 
@@ -1176,7 +1176,7 @@ GGML_API struct ggml_tensor * ggml_repeat(struct ggml_context * ctx, struct ggml
 GGML_API struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0,
                                              int64_t ne1, int64_t ne2, int64_t ne3);
 
-/** b-shaped sums of a's tiles (the gradient of repeat). Aborts: gk does not compute this op yet. */
+/** b-shaped sums of a's tiles (the gradient of repeat). */
 GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b);
 
@@ -1430,7 +1430,7 @@ GGML_API struct ggml_tensor * ggml_l2_norm(struct ggml_context * ctx, struct ggm
 GGML_API struct ggml_tensor * ggml_l2_norm_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                    float eps);
 
-/** Gradient of rms_norm. Aborts: gk does not compute this op yet. */
+/** Gradient of rms_norm: a the gradient of its result (dy), b its input (x). */
 GGML_API struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, float eps);
 
@@ -1509,12 +1509,13 @@ GGML_API struct ggml_tensor * ggml_soft_max_ext_inplace(struct ggml_context * ct
 /** Adds per-head attention sinks (F32 [ne2]) to a soft_max_ext node. */
 GGML_API void ggml_soft_max_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
-/** Gradient of soft_max_ext. Aborts: gk does not compute this op yet. */
+/** Gradient of soft_max_ext: a the gradient of its result (dy), b its result (y); scale * y * (dy -
+ *  dot(y, dy)). */
 GGML_API struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                      struct ggml_tensor * b, float scale, float max_bias);
 
 /** ggml_soft_max_ext_back computed in place: the result is a view of a and the op writes into a's
- *  memory. Aborts: gk does not compute this op yet. */
+ *  memory. */
 GGML_API struct ggml_tensor * ggml_soft_max_ext_back_inplace(struct ggml_context * ctx,
                                                              struct ggml_tensor * a, struct ggml_tensor * b,
                                                              float scale, float max_bias);
@@ -1527,7 +1528,8 @@ GGML_API struct ggml_tensor * ggml_soft_max_ext_back_inplace(struct ggml_context
 GGML_API struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor * a,
                                             struct ggml_tensor * b);
 
-/** Gradient of get_rows. Aborts: gk does not compute this op yet. */
+/** Gradient of get_rows: a the gradient of its result [n_embd, n], b the I32 indices [n], c the
+ *  table (only its shape [n_embd, n_rows]) -> F32 [n_embd, n_rows]. */
 GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, struct ggml_tensor * c);
 
@@ -1605,14 +1607,14 @@ GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom_inplace(struct gg
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast,
                                        float beta_slow, float dims[2]);
 
-/** Gradient of rope_ext. Aborts: gk does not compute this op yet. */
+/** Gradient of rope_ext: a the gradient of its result, rotated back (by -theta). */
 GGML_API struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor * b, struct ggml_tensor * c, int n_dims,
                                                  int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                                  float ext_factor, float attn_factor, float beta_fast,
                                                  float beta_slow);
 
-/** Gradient of rope_multi. Aborts: gk does not compute this op yet. */
+/** Gradient of rope_multi: a the gradient of its result, rotated back (by -theta). */
 GGML_API struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                    struct ggml_tensor * b, struct ggml_tensor * c, int n_dims,
                                                    int sections[4], int mode, int n_ctx_orig, float freq_base,
@@ -1920,20 +1922,23 @@ GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, str
 /* ---------------------------------------------------------------------------------------------- */
 /* Training: losses and optimiser steps                                                           */
 
-/** Cross-entropy loss of logits a against b. Aborts: gk does not compute this op yet. */
+/** Cross-entropy of softmax(a) (logits, F32) against the label distributions b along dim 0,
+ *  averaged over rows -> F32 [1]. */
 GGML_API struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx, struct ggml_tensor * a,
                                                       struct ggml_tensor * b);
 
-/** Gradient of cross_entropy_loss. Aborts: gk does not compute this op yet. */
+/** Gradient of cross_entropy_loss: a the gradient of the loss (scalar), b the logits, c the labels
+ *  -> (softmax(b) - c) * a / rows. */
 GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a,
                                                            struct ggml_tensor * b, struct ggml_tensor * c);
 
-/** One AdamW step on a. Aborts: gk does not compute this op yet. */
+/** One AdamW step on the parameter a (F32), updating a, m and v in place; adamw_params F32 [7]:
+ *  alpha, beta1, beta2, eps, wd, 1/(1 - beta1^t), 1/(1 - beta2^t). */
 GGML_API struct ggml_tensor * ggml_opt_step_adamw(struct ggml_context * ctx, struct ggml_tensor * a,
                                                   struct ggml_tensor * grad, struct ggml_tensor * m,
                                                   struct ggml_tensor * v, struct ggml_tensor * adamw_params);
 
-/** One SGD step on a. Aborts: gk does not compute this op yet. */
+/** One SGD step on the parameter a (F32) in place; sgd_params F32 [2]: alpha, wd. */
 GGML_API struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_tensor * a,
                                                 struct ggml_tensor * grad, struct ggml_tensor * sgd_params);
 

@@ -883,6 +883,74 @@ struct gk_tensor * gk_custom_4d(struct gk_context * ctx, enum gk_type type, int6
 struct gk_tensor * gk_custom_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor ** args,
                                      int n_args, gk_custom_op_t fun, int n_tasks, void * userdata);
 
+/* Training (ggml's *_back ops, loss and optimizer steps; semantics, operand order and
+ * op_params are ggml's). The gradients: dy is the gradient of the forward op's result
+ * (its shape), x its input; each returns the gradient of the input. */
+/** Gradient of silu: a (dy) and b (x) float of one shape -> a's type and shape;
+ *  dy * s * (1 + x (1 - s)), s = 1 / (1 + exp(-x)) (libm expf, as ggml's CPU kernel). */
+struct gk_tensor * gk_silu_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** Gradient of rms_norm along dim 0: a (dy) and b (x) float of one shape -> a's type and
+ *  shape; per row, with sums in double of f32 products, sxx = sum x*x, sxd = sum x*dy,
+ *  n = ne0: dx = (dy + x * (-sxd / (sxx + eps n))) / sqrt(sxx / n + eps) (ggml's form and
+ *  rounding steps). op_params: f32 eps (>= 0). */
+struct gk_tensor * gk_rms_norm_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, float eps);
+/** Gradient of soft_max_ext along dim 0: a (dy) and b (y, soft_max_ext's result) float of
+ *  one shape -> a's type and shape (_inplace: a view of a); dx = scale * y * (dy - dot(y,
+ *  dy)), the dot summed in double from f32 products. max_bias is kept (op_params f32 scale,
+ *  f32 max_bias, as soft_max) but does not enter: the ALiBi term slope*mask is constant in
+ *  the input (ggml's CPU kernel refuses max_bias > 0; gk computes it). */
+struct gk_tensor * gk_soft_max_ext_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                        float scale, float max_bias);
+struct gk_tensor * gk_soft_max_ext_back_inplace(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                                float scale, float max_bias);
+/** Gradients of rope_ext / rope_multi: the same arguments, checks and op_params, with a
+ *  the gradient dy; the result (op GK_OP_ROPE_BACK) rotates every pair by -theta (the
+ *  transpose of rope's map, attn_factor and YaRN's mscale applied as in rope). */
+struct gk_tensor * gk_rope_ext_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                    struct gk_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base,
+                                    float freq_scale, float ext_factor, float attn_factor, float beta_fast,
+                                    float beta_slow);
+struct gk_tensor * gk_rope_multi_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                      struct gk_tensor * c, int n_dims, int sections[GK_MROPE_SECTIONS], int mode,
+                                      int n_ctx_orig, float freq_base, float freq_scale, float ext_factor,
+                                      float attn_factor, float beta_fast, float beta_slow);
+/** Gradient of get_rows: a float [C, N] (dy), b I32 [N] (the row indices), c [C, R] (the
+ *  table get_rows read; only its shape is used, it is not a source) -> F32 [C, R]: row r
+ *  is the f32 sum, in index order i = 0, 1, ..., of the rows a[:, i] with b[i] == r, 0
+ *  when none. An index outside [0, R) is GK_STATUS_OUT_OF_RANGE at compute time. */
+struct gk_tensor * gk_get_rows_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                    struct gk_tensor * c);
+/** Gradient of repeat: a float, b with gk_can_repeat(b, a) (only its shape is used, it is
+ *  not a source) -> a's type, b's shape; each element the f32 sum of the a elements
+ *  repeat copied it to, added in the order of the repetition indices (r3, r2, r1, r0), r0
+ *  fastest (ggml's order). */
+struct gk_tensor * gk_repeat_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** Cross-entropy of softmax(a) against the distributions b along dim 0, averaged over
+ *  rows: a (logits) and b (labels) F32 of one shape, not empty -> F32 [1]:
+ *  -1/rows * sum_rows sum_i b_i ((a_i - max) - log(sum_j exp(a_j - max))) (expf, logf; the
+ *  exp sum and each row's sum in double, the rows added in f32 in index order by one
+ *  thread: ggml's one-thread bits). */
+struct gk_tensor * gk_cross_entropy_loss(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
+/** Gradient of cross_entropy_loss: a F32 scalar (d loss), b (logits) and c (labels) F32
+ *  of one shape -> F32 b's shape: (softmax(b) - c) * (a / rows), the softmax that of
+ *  soft_max (gk's exp, double normaliser). */
+struct gk_tensor * gk_cross_entropy_loss_back(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                              struct gk_tensor * c);
+/** One AdamW step (Loshchilov & Hutter, arXiv 1711.05101; ggml's update): a the weights
+ *  (flagged gk_set_param), grad, m, v F32 of a's shape with dense rows, adamw_params F32
+ *  [7] contiguous: alpha, beta1, beta2, eps, wd, beta1h = 1/(1 - beta1^t), beta2h =
+ *  1/(1 - beta2^t) for step t >= 1 (the caller computes them, as ggml-opt). Per element,
+ *  in f32: m = m beta1 + g (1 - beta1); v = v beta2 + g g (1 - beta2);
+ *  w = w (1 - alpha wd) - alpha (m beta1h) / (sqrt(v beta2h) + eps). Returns a view of
+ *  a; computing it updates a, m and v in place. */
+struct gk_tensor * gk_opt_step_adamw(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * grad,
+                                     struct gk_tensor * m, struct gk_tensor * v, struct gk_tensor * adamw_params);
+/** One SGD step with weight decay: a (flagged gk_set_param) and grad F32 of one shape with
+ *  dense rows, sgd_params F32 [2] contiguous: alpha, wd; w = w (1 - alpha wd) - alpha g.
+ *  Returns a view of a; computing it updates a in place. */
+struct gk_tensor * gk_opt_step_sgd(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * grad,
+                                   struct gk_tensor * sgd_params);
+
 /* ------------------------------------------------------------------------------------ */
 /* Graphs                                                                                */
 

@@ -21,9 +21,7 @@ struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor
 struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids) { compat::unsupported("ggml_add_id"); }
 struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_tensor * a, float c) { compat::unsupported("ggml_fill"); }
 struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c) { compat::unsupported("ggml_fill_inplace"); }
-struct ggml_tensor * ggml_silu_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { compat::unsupported("ggml_silu_back"); }
 struct ggml_tensor * ggml_xielu(struct ggml_context * ctx, struct ggml_tensor * a, float alpha_n, float alpha_p, float beta, float eps) { compat::unsupported("ggml_xielu"); }
-struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { compat::unsupported("ggml_repeat_back"); }
 struct ggml_tensor * ggml_tri(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_tri_type type) { compat::unsupported("ggml_tri"); }
 struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { compat::unsupported("ggml_count_equal"); }
 struct ggml_tensor * ggml_reglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_reglu_swapped"); }
@@ -32,16 +30,10 @@ struct ggml_tensor * ggml_swiglu_swapped(struct ggml_context * ctx, struct ggml_
 struct ggml_tensor * ggml_geglu_erf_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_erf_swapped"); }
 struct ggml_tensor * ggml_geglu_quick_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_quick_swapped"); }
 struct ggml_tensor * ggml_swiglu_clamp(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float limit) { compat::unsupported("ggml_swiglu_clamp"); }
-struct ggml_tensor * ggml_rms_norm_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps) { compat::unsupported("ggml_rms_norm_back"); }
-struct ggml_tensor * ggml_soft_max_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias) { compat::unsupported("ggml_soft_max_ext_back"); }
-struct ggml_tensor * ggml_soft_max_ext_back_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float scale, float max_bias) { compat::unsupported("ggml_soft_max_ext_back_inplace"); }
-struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) { compat::unsupported("ggml_get_rows_back"); }
 struct ggml_tensor * ggml_diag(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_diag"); }
 struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) { compat::unsupported("ggml_rope_custom"); }
 struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) { compat::unsupported("ggml_rope_custom_inplace"); }
 void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]) { compat::unsupported("ggml_rope_yarn_corr_dims"); }
-struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) { compat::unsupported("ggml_rope_ext_back"); }
-struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c, int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) { compat::unsupported("ggml_rope_multi_back"); }
 struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs) { compat::unsupported("ggml_rope_set_offset"); }
 struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3) { compat::unsupported("ggml_roll"); }
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * d, bool masked) { compat::unsupported("ggml_flash_attn_back"); }
@@ -51,10 +43,6 @@ struct ggml_tensor * ggml_dsv4_hc_comb(struct ggml_context * ctx, struct ggml_te
 struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weights) { compat::unsupported("ggml_dsv4_hc_pre"); }
 struct ggml_tensor * ggml_dsv4_hc_pre_gated(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * gate, float scale) { compat::unsupported("ggml_dsv4_hc_pre_gated"); }
 struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual, struct ggml_tensor * post, struct ggml_tensor * comb) { compat::unsupported("ggml_dsv4_hc_post"); }
-struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { compat::unsupported("ggml_cross_entropy_loss"); }
-struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) { compat::unsupported("ggml_cross_entropy_loss_back"); }
-struct ggml_tensor * ggml_opt_step_adamw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad, struct ggml_tensor * m, struct ggml_tensor * v, struct ggml_tensor * adamw_params) { compat::unsupported("ggml_opt_step_adamw"); }
-struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad, struct ggml_tensor * sgd_params) { compat::unsupported("ggml_opt_step_sgd"); }
 void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_build_forward_order"); }
 void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph, struct ggml_tensor ** grad_accs) { compat::unsupported("ggml_build_backward_expand"); }
 struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads) { compat::unsupported("ggml_graph_dup"); }

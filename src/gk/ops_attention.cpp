@@ -1,5 +1,6 @@
 // ops_attention.cpp - builders of the attention building blocks: soft_max (mask,
-// ALiBi, sinks), diag_mask_inf / diag_mask_zero, rope, flash_attn_ext.
+// ALiBi, sinks), diag_mask_inf / diag_mask_zero, rope (and its gradient, rope_back),
+// flash_attn_ext.
 #include "internal.h"
 
 #include <cmath>
@@ -66,11 +67,13 @@ bool sections_ok(builder & bd, const int * s, int64_t ne0) {
 }
 
 /// rope_ext (sections NULL: mode normal or neox, positions [ne2]) and rope_multi
-/// (sections[4]: mode mrope, imrope or vision, positions [4 * ne2]).
-gk_tensor * rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, const int * sections,
-                 int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
-                 float beta_fast, float beta_slow) {
-    builder bd(ctx, sections ? "rope_multi" : "rope");
+/// (sections[4]: mode mrope, imrope or vision, positions [4 * ne2]); op GK_OP_ROPE, or
+/// GK_OP_ROPE_BACK for their gradients (the same checks and op_params).
+gk_tensor * rope(gk_context * ctx, gk_op op, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims,
+                 const int * sections, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor,
+                 float attn_factor, float beta_fast, float beta_slow) {
+    const bool back = op == GK_OP_ROPE_BACK;
+    builder    bd(ctx, sections ? (back ? "rope_multi_back" : "rope_multi") : (back ? "rope_ext_back" : "rope"));
     if (!bd.inputs(a, b) || !bd.float_type(a, "a") || !bd.type_is(b, GK_TYPE_I32, "positions b") ||
         !bd.dims_at_most(b, 1, "positions b")) {
         return nullptr;
@@ -112,7 +115,7 @@ gk_tensor * rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, 
                 static_cast<double>(freq_base), static_cast<double>(freq_scale));
         return nullptr;
     }
-    gk_tensor * r = bd.result(a->type, a->ne, GK_OP_ROPE, a, b, c);
+    gk_tensor * r = bd.result(a->type, a->ne, op, a, b, c);
     if (r) {
         set_op_param_i32(r, 1, n_dims);
         set_op_param_i32(r, 2, mode);
@@ -128,6 +131,18 @@ gk_tensor * rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, 
         }
     }
     return r;
+}
+
+/// rope with sections, which must not be NULL (rope_multi, rope_multi_back).
+gk_tensor * rope_multi(gk_context * ctx, gk_op op, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims,
+                       const int * sections, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                       float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    if (!sections) {
+        set_error(ctx, "%s: sections is NULL", op == GK_OP_ROPE_BACK ? "rope_multi_back" : "rope_multi");
+        return nullptr;
+    }
+    return rope(ctx, op, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+                beta_fast, beta_slow);
 }
 
 } // namespace
@@ -173,19 +188,30 @@ gk_tensor * gk_diag_mask_zero(gk_context * ctx, gk_tensor * a, int n_past) {
 gk_tensor * gk_rope_ext(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, int mode,
                         int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
                         float beta_fast, float beta_slow) {
-    return gk::rope(ctx, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
-                    beta_fast, beta_slow);
+    return gk::rope(ctx, GK_OP_ROPE, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                    attn_factor, beta_fast, beta_slow);
 }
 
 gk_tensor * gk_rope_multi(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims,
                           int sections[GK_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base, float freq_scale,
                           float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    if (!sections) {
-        gk::set_error(ctx, "rope_multi: sections is NULL");
-        return nullptr;
-    }
-    return gk::rope(ctx, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
-                    beta_fast, beta_slow);
+    return gk::rope_multi(ctx, GK_OP_ROPE, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale,
+                          ext_factor, attn_factor, beta_fast, beta_slow);
+}
+
+gk_tensor * gk_rope_ext_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims, int mode,
+                             int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                             float beta_fast, float beta_slow) {
+    return gk::rope(ctx, GK_OP_ROPE_BACK, a, b, c, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                    attn_factor, beta_fast, beta_slow);
+}
+
+gk_tensor * gk_rope_multi_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c, int n_dims,
+                               int sections[GK_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
+                               float freq_scale, float ext_factor, float attn_factor, float beta_fast,
+                               float beta_slow) {
+    return gk::rope_multi(ctx, GK_OP_ROPE_BACK, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale,
+                          ext_factor, attn_factor, beta_fast, beta_slow);
 }
 
 gk_tensor * gk_rope(gk_context * ctx, gk_tensor * a, gk_tensor * b, int n_dims, int mode) {

@@ -29,6 +29,17 @@ struct op_case {
 
 gk_tensor * unary_case(env & e, gk_unary_op op) { return gk_unary(e.ctx, e.rand(GK_TYPE_F32, 33, 70, 1, 1, -4, 4), op); }
 
+/// One optimizer step on a fresh parameter of 33 x 70: AdamW (m, v given) or SGD.
+gk_tensor * opt_step_case(env & e, bool adamw) {
+    gk_tensor * w = e.f32(33, 70);
+    gk_set_param(w);
+    gk_tensor * p = gk_new_tensor_1d(e.ctx, GK_TYPE_F32, adamw ? 7 : 2);
+    const float v[7] = {1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, 10.0f, 1000.0f};
+    std::memcpy(p->data, v, gk_nbytes(p));
+    return adamw ? gk_opt_step_adamw(e.ctx, w, e.f32(33, 70), e.f32(33, 70), e.positive(33, 70), p)
+                 : gk_opt_step_sgd(e.ctx, w, e.f32(33, 70), p);
+}
+
 /// A custom op whose callback splits dst's rows by ith / nth: dst = a * a.
 void square_rows(gk_tensor * dst, const gk_tensor * a, int ith, int nth, void *) {
     const int64_t n = gk_nrows(dst);
@@ -197,6 +208,19 @@ const std::vector<op_case> k_cases = {
     {"interp_antialias", [](env & e) { return gk_interpolate(e.ctx, e.f32(17, 15, 4, 2), 5, 6, 4, 2, GK_SCALE_MODE_BILINEAR | static_cast<uint32_t>(GK_SCALE_FLAG_ANTIALIAS)); }},
     {"pad_reflect_1d", [](env & e) { return gk_pad_reflect_1d(e.ctx, e.f32(9, 70), 4, 8); }},
     {"pad_circular",   [](env & e) { return gk_pad_ext_circular(e.ctx, e.f32(9, 30, 2), 3, 11, 4, 2, 0, 1, 0, 0); }},
+    {"silu_back",      [](env & e) { return gk_silu_back(e.ctx, e.f32(33, 70), e.f32(33, 70)); }},
+    {"silu_back_f16",  [](env & e) { return gk_silu_back(e.ctx, e.rand(GK_TYPE_F16, 33, 70), e.rand(GK_TYPE_F16, 33, 70)); }},
+    {"rms_norm_back",  [](env & e) { return gk_rms_norm_back(e.ctx, e.f32(64, 70), e.f32(64, 70), 1e-6f); }},
+    {"soft_max_back",  [](env & e) { return gk_soft_max_ext_back(e.ctx, e.f32(33, 70), gk_soft_max(e.ctx, e.f32(33, 70)), 0.5f, 0.0f); }},
+    {"soft_max_back_inplace", [](env & e) { return gk_soft_max_ext_back_inplace(e.ctx, e.f32(33, 70), gk_soft_max(e.ctx, e.f32(33, 70)), 1.0f, 4.0f); }},
+    {"rope_back_yarn", [](env & e) { return gk_rope_ext_back(e.ctx, e.f32(32, 4, 18), e.indices(9000, 18), nullptr, 32, GK_ROPE_TYPE_NEOX, 4096, 10000.0f, 0.25f, 1.0f, 1.0f, 32.0f, 1.0f); }},
+    {"rope_multi_back", [](env & e) { int s[4] = {6, 5, 5, 0}; return gk_rope_multi_back(e.ctx, e.f32(32, 4, 18), e.indices(100, 72), nullptr, 32, s, GK_ROPE_TYPE_MROPE, 0, 1000000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f); }},
+    {"get_rows_back",  [](env & e) { return gk_get_rows_back(e.ctx, e.f32(33, 70), e.indices(20, 70), e.f32(33, 20)); }},
+    {"repeat_back",    [](env & e) { return gk_repeat_back(e.ctx, e.f32(10, 9, 4, 2), e.f32(5, 3, 1, 2)); }},
+    {"cross_entropy_loss", [](env & e) { return gk_cross_entropy_loss(e.ctx, e.f32(33, 70), e.positive(33, 70)); }},
+    {"cross_entropy_loss_back", [](env & e) { return gk_cross_entropy_loss_back(e.ctx, e.f32(1), e.f32(33, 70), e.positive(33, 70)); }},
+    {"opt_step_adamw", [](env & e) { return opt_step_case(e, true); }},
+    {"opt_step_sgd",   [](env & e) { return opt_step_case(e, false); }},
 };
 // clang-format on
 
@@ -214,23 +238,30 @@ std::vector<unsigned char> bytes_of(const gk_tensor * t) {
     return {p, p + gk_nbytes(t)};
 }
 
-/// Overwrite every node output that owns its storage (views alias their sources).
+/// Overwrite every node output that owns its storage (views alias their sources; a
+/// parameter is a node with op NONE, an input that no kernel writes).
 void scribble(gk_cgraph * g, unsigned char pattern) {
     for (int i = 0; i < gk_graph_n_nodes(g); ++i) {
         gk_tensor * n = gk_graph_node(g, i);
-        if (!n->view_src && n->data) {
+        if (!n->view_src && n->data && n->op != GK_OP_NONE) {
             std::memset(n->data, pattern, gk_nbytes(n));
         }
     }
 }
 
-/// A graph that writes into an input (set_rows, cpy, _inplace) must start each run from
-/// the same input bytes: those are saved once and restored before every compute.
+/// A graph that writes into an input (set_rows, cpy, _inplace, an optimizer step) must
+/// start each run from the same input bytes: those of the leafs and of the parameters
+/// (nodes with op NONE) are saved once and restored before every compute.
 struct saved_leafs {
     std::vector<std::pair<gk_tensor *, std::vector<unsigned char>>> leafs;
     explicit saved_leafs(gk_cgraph * g) {
         for (int i = 0; i < gk_graph_n_leafs(g); ++i) {
             leafs.emplace_back(gk_graph_leaf(g, i), bytes_of(gk_graph_leaf(g, i)));
+        }
+        for (int i = 0; i < gk_graph_n_nodes(g); ++i) {
+            if (gk_graph_node(g, i)->op == GK_OP_NONE) {
+                leafs.emplace_back(gk_graph_node(g, i), bytes_of(gk_graph_node(g, i)));
+            }
         }
     }
     void restore() const {

@@ -32,6 +32,8 @@ kernel_table build() {
     register_conv(t);
     register_pool(t);
     register_resample(t);
+    register_back(t);
+    register_train(t);
     return t;
 }
 

@@ -42,7 +42,7 @@ void register_unary(kernel_table & t);     // sqr sqrt log sin cos, unary, leaky
 void register_glu(kernel_table & t);       // glu (fused and split)                    (ops/glu.cpp)
 void register_norm(kernel_table & t);      // norm rms_norm l2_norm group_norm         (ops/norm.cpp)
 void register_softmax(kernel_table & t);   // soft_max                                 (ops/softmax.cpp)
-void register_rope(kernel_table & t);      // rope (and rope_multi's modes)            (ops/rope.cpp)
+void register_rope(kernel_table & t);      // rope rope_back (and rope_multi's modes)  (ops/rope.cpp)
 void register_rows(kernel_table & t);      // get_rows set_rows                        (ops/rows.cpp)
 void register_copy(kernel_table & t);      // dup cpy cont                             (ops/copy.cpp)
 void register_reduce(kernel_table & t);    // sum sum_rows mean argmax cumsum          (ops/reduce.cpp)
@@ -62,5 +62,9 @@ void register_conv(kernel_table & t);      // im2col im2col_back col2im_1d conv_
                                            // conv_transpose_1d/2d                     (ops/conv.cpp)
 void register_pool(kernel_table & t);      // pool_1d pool_2d pool_2d_back             (ops/pool.cpp)
 void register_resample(kernel_table & t);  // upscale pad_reflect_1d                   (ops/resample.cpp)
+void register_back(kernel_table & t);      // silu_back rms_norm_back soft_max_back
+                                           // get_rows_back repeat_back                (ops/back.cpp)
+void register_train(kernel_table & t);     // cross_entropy_loss(_back) opt_step_adamw
+                                           // opt_step_sgd                             (ops/train.cpp)
 
 } // namespace gk::cpu

@@ -24,6 +24,9 @@
 //   vision: as M-RoPE, but each position's theta restarts at its section's first sector
 //   (the sector s0+s1 restarts w, and so on), n_pairs = n_dims = ne0/2, nothing is copied.
 // M-RoPE and its interleaved form rotate like neox (n_pairs = n_dims/2).
+//
+// rope_back (GK_OP_ROPE_BACK, the gradient of any of these modes) rotates by -theta':
+// s is negated, so the map is the transpose of rope's (ggml's sin_sign).
 #include "../dispatch.h"
 #include "../rows.h"
 
@@ -88,9 +91,9 @@ float corr_dim(int n_dims, int n_ctx_orig, float beta, float base) {
            (2.0f * std::log(base));
 }
 
-/// cos/sin (scaled) of every pair into cs[2i], cs[2i+1], for the position pos[0] or, in
-/// the multi-section modes, the four positions pos[0..3].
-void rope_cache(const rope_params & rp, const float pos[4], const gk_tensor * ff, float * cs) {
+/// cos/sin (scaled, the sin times sin_sign) of every pair into cs[2i], cs[2i+1], for the
+/// position pos[0] or, in the multi-section modes, the four positions pos[0..3].
+void rope_cache(const rope_params & rp, const float pos[4], const gk_tensor * ff, float sin_sign, float * cs) {
     const float theta_scale = std::pow(rp.freq_base, -2.0f / static_cast<float>(rp.n_dims));
     const float low  = std::max(0.0f, std::floor(corr_dim(rp.n_dims, rp.n_ctx_orig, rp.beta_fast, rp.freq_base)));
     const float high = std::min(static_cast<float>(rp.n_dims - 1),
@@ -118,7 +121,7 @@ void rope_cache(const rope_params & rp, const float pos[4], const gk_tensor * ff
             t                = interp * (1.0f - ramp) + extrap * ramp;
         }
         cs[2 * i]     = std::cos(t) * mscale;
-        cs[2 * i + 1] = std::sin(t) * mscale;
+        cs[2 * i + 1] = std::sin(t) * mscale * sin_sign;
         for (float & th : theta) {
             th *= theta_scale;
         }
@@ -133,6 +136,7 @@ void rope(const compute_params & p, gk_tensor * dst) {
     const int64_t     n     = a->ne[0];
     const int64_t     pairs = rp.n_pairs();
     const bool        adjacent = rp.mode == GK_ROPE_TYPE_NORMAL;
+    const float       sin_sign = dst->op == GK_OP_ROPE_BACK ? -1.0f : 1.0f;
     scratch           w     = p.work();
     float *           cs    = w.floats(2 * pairs);
     int64_t           cached_token = -1;
@@ -142,7 +146,7 @@ void rope(const compute_params & p, gk_tensor * dst) {
             for (int k = 0; k < (rp.multi() ? 4 : 1); ++k) {
                 ps[k] = static_cast<float>(read_index(pos, i2 + k * a->ne[2], 0, 0, 0));
             }
-            rope_cache(rp, ps, ff, cs);
+            rope_cache(rp, ps, ff, sin_sign, cs);
             cached_token = i2;
         }
         for (int64_t i = 0; i < pairs; ++i) {
@@ -165,6 +169,9 @@ size_t rope_work_size(const gk_tensor * dst) {
 
 } // namespace
 
-void register_rope(kernel_table & t) { t.ops[GK_OP_ROPE] = {rope, rope_work_size}; }
+void register_rope(kernel_table & t) {
+    t.ops[GK_OP_ROPE]      = {rope, rope_work_size};
+    t.ops[GK_OP_ROPE_BACK] = {rope, rope_work_size};
+}
 
 } // namespace gk::cpu
