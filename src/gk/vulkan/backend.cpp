@@ -6,6 +6,7 @@
 
 #include "../internal.h"
 
+#include <algorithm>
 #include <new>
 #include <vector>
 
@@ -98,7 +99,16 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     const auto n = static_cast<uint32_t>(nodes.size());
     for (gk_tensor * node : nodes) {  // before aux_data reads the nodes' sources
         std::string why;
-        if (!supports_op(d, node, &why)) {
+        if (aux_reads_sources(node)) {
+            for (const gk_tensor * s : {node->src[1], node->src[2]}) {
+                while (s && s->view_src) s = s->view_src;
+                if (s && std::find(nodes.begin(), nodes.end(), s) != nodes.end()) {
+                    why = std::string("its source '") + gk_get_name(s) +
+                          "' is computed in the same graph, and the host reads it before the graph runs";
+                }
+            }
+        }
+        if (!why.empty() || !supports_op(d, node, &why)) {
             backend_error("%s: node '%s': %s", d.name.c_str(), gk_get_name(node), why.c_str());
             gk::set_error(gk_graph_context(graph), "%s", gk_backend_last_error());
             return GK_STATUS_UNSUPPORTED;

@@ -238,10 +238,11 @@ void fill_f16_table(float (*act)(float), void * out) {
     }
 }
 
-/// Whether `t` holds its value before the graph runs (a leaf, or a view of one): what
-/// aux_fill may read on the host.
+/// Whether `t` holds its value before the graph runs (a leaf, a view of one, or the
+/// scheduler's staged copy of one, op DUP, filled before the split runs): what aux_fill
+/// may read on the host. graph_compute also checks that no node of its graph computes it.
 bool is_input(const gk_tensor * t) {
-    while (t->view_src) t = t->view_src;
+    while (t->view_src || (t->op == GK_OP_DUP && t->src[0])) t = t->view_src ? t->view_src : t->src[0];
     return t->op == GK_OP_NONE;
 }
 
@@ -544,6 +545,7 @@ struct op_entry {
     bool (*record)(device_context &, VkCommandBuffer, VkDescriptorSet, const gk_tensor *, uint32_t aux_word);
     size_t (*aux_bytes)(const gk_tensor *)      = nullptr;  // binding 3's data, when the shader reads some
     void (*aux_fill)(const gk_tensor *, void *) = nullptr;
+    bool aux_reads_sources = false;  // aux_fill reads src[1] and src[2] (rope's positions, factors)
 };
 
 constexpr op_entry k_ops[] = {
@@ -563,7 +565,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_GET_ROWS, get_rows_ok, get_rows_record},
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_record},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
-    {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill},
+    {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, true},
 };
 
 const op_entry * entry(gk_op op) {
@@ -591,6 +593,11 @@ bool supports_op(const device_context & d, const gk_tensor * node, std::string *
 size_t aux_bytes(const gk_tensor * node) {
     const op_entry * e = entry(node->op);
     return e && e->aux_bytes ? e->aux_bytes(node) : 0;
+}
+
+bool aux_reads_sources(const gk_tensor * node) {
+    const op_entry * e = entry(node->op);
+    return e && e->aux_reads_sources;
 }
 
 void aux_fill(const gk_tensor * node, void * out) {

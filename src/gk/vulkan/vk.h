@@ -87,6 +87,10 @@ bool supports_op(const device_context & d, const gk_tensor * node, std::string *
 /// tables, rope's angles, ALiBi slopes); 0 when it reads none.
 size_t aux_bytes(const gk_tensor * node);
 
+/// Whether aux_fill reads `node`'s src[1] and src[2] (then neither may be computed in
+/// the graph that holds the node: the host reads them before the graph runs).
+bool aux_reads_sources(const gk_tensor * node);
+
 /// Write that data to `out` (aux_bytes(node) bytes), at record time: the node's sources
 /// that it reads (rope's positions and frequency factors) are inputs of the graph, in
 /// host-visible memory, already holding their values (supports_op checks they are leaves).
