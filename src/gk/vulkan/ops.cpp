@@ -11,7 +11,6 @@
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
 #include "../internal.h"
-#include "quant/fp16.h"
 
 #include <algorithm>
 #include <cstring>
@@ -231,12 +230,7 @@ bool copy_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
 constexpr size_t k_f16_table_bytes = (size_t{1} << 16) * sizeof(uint16_t);
 
 /// f16 bits of act at every f16 input: the CPU's table (cpu/ops/gelu_tables.cpp).
-void fill_f16_table(float (*act)(float), void * out) {
-    auto * t = static_cast<uint16_t *>(out);
-    for (uint32_t h = 0; h < (1u << 16); ++h) {
-        t[h] = fp32_to_fp16(act(fp16_to_fp32(static_cast<fp16_t>(h))));
-    }
-}
+void fill_f16_table(cpu::act_fn act, void * out) { cpu::f16_table_bits(act, static_cast<uint16_t *>(out)); }
 
 /// Whether `t` holds its value before the graph runs (a leaf, a view of one, or the
 /// scheduler's staged copy of one, op DUP, filled before the split runs): what aux_fill

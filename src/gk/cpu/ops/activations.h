@@ -17,6 +17,7 @@
 #include "gk/gk.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace gk::cpu {
 
@@ -46,9 +47,14 @@ float act_gelu_quick_f16(float x);
 
 using act_fn = float (*)(float);
 
+/// f16(act(x)) as bits at each of the 65536 f16 inputs x (out[h] for bit pattern h): the
+/// table act_gelu_f16 / act_gelu_quick_f16 look up (act_gelu, act_gelu_quick), for the
+/// device backends, which look the values up as the CPU does.
+void f16_table_bits(act_fn act, uint16_t * out);
+
 /// The activation of a unary op for rows of `type` (see the file comment for the GELU
 /// variants); nullptr for an op outside the enum, XIELU, and SILU (computed by its row
 /// kernel, exp_kernels::silu).
 act_fn unary_activation(gk_unary_op op, gk_type type);
 
-} // namespace gk::cpu
+}  // namespace gk::cpu
