@@ -32,6 +32,18 @@ __device__ float load(const tensor_arg & t, const idx4 & j) {
     return t.f16 ? __half2float(*reinterpret_cast<const __half *>(at(t, j))) : *reinterpret_cast<const float *>(at(t, j));
 }
 
+/// Row r of a tensor of shape ne (rows in dims 1-3, dim 1 fastest): its (i1, i2, i3).
+struct row3 {
+    int64_t i1, i2, i3;
+};
+
+__device__ row3 row_at(int64_t r, const int64_t ne[4]) { return {r % ne[1], (r / ne[1]) % ne[2], r / (ne[1] * ne[2])}; }
+
+/// The first element of row `w` of `t`.
+__device__ char * row_ptr(const tensor_arg & t, const row3 & w) {
+    return t.data + w.i1 * t.nb[1] + w.i2 * t.nb[2] + w.i3 * t.nb[3];
+}
+
 int64_t count(const tensor_arg & t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
 
 int blocks(int64_t n) {
@@ -101,10 +113,10 @@ __global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
     const int64_t rows = d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t n    = d.ne[0];
     for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t i1 = r % d.ne[1], i2 = (r / d.ne[1]) % d.ne[2], i3 = r / (d.ne[1] * d.ne[2]);
-        const float * x  = reinterpret_cast<const float *>(a.data + i1 * a.nb[1] + i2 * a.nb[2] + i3 * a.nb[3]);
-        float *       y  = reinterpret_cast<float *>(d.data + i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3]);
-        float         m  = 0.0f;
+        const row3    w = row_at(r, d.ne);
+        const float * x = reinterpret_cast<const float *>(row_ptr(a, w));
+        float *       y = reinterpret_cast<float *>(row_ptr(d, w));
+        float         m = 0.0f;
         if (mean) {
             double sum = 0.0;
             for (int64_t i = 0; i < n; ++i) sum = __dadd_rn(sum, double(x[i]));
@@ -246,14 +258,14 @@ __global__ void soft_max_kernel(tensor_arg a, tensor_arg m, tensor_arg d, float 
     const int64_t rows = d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t n    = d.ne[0];
     for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t i1 = r % d.ne[1], i2 = (r / d.ne[1]) % d.ne[2], i3 = r / (d.ne[1] * d.ne[2]);
-        const float * x  = reinterpret_cast<const float *>(a.data + i1 * a.nb[1] + i2 * a.nb[2] + i3 * a.nb[3]);
-        float *       y  = reinterpret_cast<float *>(d.data + i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3]);
-        const float   slope = slopes ? slopes[i2] : 1.0f;
+        const row3    w     = row_at(r, d.ne);
+        const float * x     = reinterpret_cast<const float *>(row_ptr(a, w));
+        float *       y     = reinterpret_cast<float *>(row_ptr(d, w));
+        const float   slope = slopes ? slopes[w.i2] : 1.0f;
         float         mx    = -__int_as_float(0x7f800000);
         for (int64_t i = 0; i < n; ++i) {
             float v = __fmul_rn(x[i], scale);
-            if (m.data) v = __fadd_rn(v, __fmul_rn(slope, load(m, idx4{{i, i1, i2 % m.ne[2], i3 % m.ne[3]}})));
+            if (m.data) v = __fadd_rn(v, __fmul_rn(slope, load(m, idx4{{i, w.i1, w.i2 % m.ne[2], w.i3 % m.ne[3]}})));
             y[i] = v;
             mx   = v > mx ? v : mx;
         }
@@ -276,10 +288,10 @@ __global__ void rope_kernel(tensor_arg a, tensor_arg d, int64_t pairs, bool adja
     const int64_t units = a.ne[0] - pairs;
     const int64_t n     = units * a.ne[1] * a.ne[2] * a.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t k = f % units, row = f / units;
-        const int64_t i1 = row % a.ne[1], i2 = (row / a.ne[1]) % a.ne[2], i3 = row / (a.ne[1] * a.ne[2]);
-        const char *  x  = a.data + i1 * a.nb[1] + i2 * a.nb[2] + i3 * a.nb[3];
-        char *        y  = d.data + i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3];
+        const int64_t k = f % units;
+        const row3    w = row_at(f / units, a.ne);
+        const char *  x = row_ptr(a, w);
+        char *        y = row_ptr(d, w);
         if (k >= pairs) {
             const int64_t e                                = 2 * pairs + (k - pairs);
             *reinterpret_cast<float *>(y + e * d.nb[0]) = *reinterpret_cast<const float *>(x + e * a.nb[0]);
@@ -288,7 +300,7 @@ __global__ void rope_kernel(tensor_arg a, tensor_arg d, int64_t pairs, bool adja
         const int64_t e0 = adjacent ? 2 * k : k, e1 = adjacent ? 2 * k + 1 : k + pairs;
         const float   x0 = *reinterpret_cast<const float *>(x + e0 * a.nb[0]);
         const float   x1 = *reinterpret_cast<const float *>(x + e1 * a.nb[0]);
-        const float   c = cs[2 * (i2 * pairs + k)], s = cs[2 * (i2 * pairs + k) + 1];
+        const float   c = cs[2 * (w.i2 * pairs + k)], s = cs[2 * (w.i2 * pairs + k) + 1];
         *reinterpret_cast<float *>(y + e0 * d.nb[0]) = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
         *reinterpret_cast<float *>(y + e1 * d.nb[0]) = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
     }

@@ -122,30 +122,8 @@ bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4
 
 // ---- glu, unary ------------------------------------------------------------------------------
 
-int glu_kind(gk_glu_op op) {
-    switch (op) {
-    case GK_GLU_OP_SWIGLU: return static_cast<int>(kernels::act_kind::silu);
-    case GK_GLU_OP_GEGLU: return static_cast<int>(kernels::act_kind::gelu);
-    case GK_GLU_OP_REGLU: return static_cast<int>(kernels::act_kind::relu);
-    case GK_GLU_OP_GEGLU_QUICK: return static_cast<int>(kernels::act_kind::gelu_quick);
-    default: return -1;
-    }
-}
-
-bool glu_ok(const gk_tensor * n, std::string * why) {
-    if (glu_kind(gk_get_glu_op(n)) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
-    return (is(n, GK_TYPE_F32) && dense_f32(n->src[0]) && (!n->src[1] || dense_f32(n->src[1]))) ||
-           refuse(why, "f32 with dense rows only");
-}
-int glu_launch(const gk_tensor * n, void * s) {
-    const auto                act = static_cast<kernels::act_kind>(glu_kind(gk_get_glu_op(n)));
-    const kernels::tensor_arg b   = n->src[1] ? arg(n->src[1]) : kernels::tensor_arg{};
-    const bool                sw  = gk_get_op_params_i32(n, 1) != 0;
-    return with_act_table(act, s,
-                          [&](const uint16_t * t) { return kernels::glu(act, arg(n->src[0]), b, arg(n), sw, t, s); });
-}
-
-int unary_kind(gk_unary_op op) {
+/// The kernels' activation of a unary op, or -1.
+int act_of(gk_unary_op op) {
     switch (op) {
     case GK_UNARY_OP_SILU: return static_cast<int>(kernels::act_kind::silu);
     case GK_UNARY_OP_GELU: return static_cast<int>(kernels::act_kind::gelu);
@@ -156,12 +134,28 @@ int unary_kind(gk_unary_op op) {
     }
 }
 
+int glu_kind(const gk_tensor * n) { return act_of(cpu::glu_unary_op(gk_get_glu_op(n))); }
+int unary_kind(const gk_tensor * n) { return act_of(gk_get_unary_op(n)); }
+
+bool glu_ok(const gk_tensor * n, std::string * why) {
+    if (glu_kind(n) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
+    return (is(n, GK_TYPE_F32) && dense_f32(n->src[0]) && (!n->src[1] || dense_f32(n->src[1]))) ||
+           refuse(why, "f32 with dense rows only");
+}
+int glu_launch(const gk_tensor * n, void * s) {
+    const auto                act = static_cast<kernels::act_kind>(glu_kind(n));
+    const kernels::tensor_arg b   = n->src[1] ? arg(n->src[1]) : kernels::tensor_arg{};
+    const bool                sw  = gk_get_op_params_i32(n, 1) != 0;
+    return with_act_table(act, s,
+                          [&](const uint16_t * t) { return kernels::glu(act, arg(n->src[0]), b, arg(n), sw, t, s); });
+}
+
 bool unary_ok(const gk_tensor * n, std::string * why) {
-    if (unary_kind(gk_get_unary_op(n)) < 0) return refuse(why, "silu, gelu, gelu_quick, relu and neg only");
+    if (unary_kind(n) < 0) return refuse(why, "silu, gelu, gelu_quick, relu and neg only");
     return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
 }
 int unary_launch(const gk_tensor * n, void * s) {
-    const auto act = static_cast<kernels::act_kind>(unary_kind(gk_get_unary_op(n)));
+    const auto act = static_cast<kernels::act_kind>(unary_kind(n));
     return with_act_table(act, s,
                           [&](const uint16_t * t) { return kernels::unary(act, arg(n->src[0]), arg(n), t, s); });
 }

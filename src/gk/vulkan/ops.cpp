@@ -250,6 +250,26 @@ bool dense_f32(const gk_tensor * n, std::initializer_list<const gk_tensor *> src
     return is(n, GK_TYPE_F32) || refuse(why, "f32 only");
 }
 
+/// The shaders' activation (glu.comp and unary.comp's OP, act.glsl): 0 silu, 1 gelu,
+/// 2 gelu_quick, 3 relu, 4 neg; -1 for the others.
+int act_kind(gk_unary_op op) {
+    switch (op) {
+    case GK_UNARY_OP_SILU: return 0;
+    case GK_UNARY_OP_GELU: return 1;
+    case GK_UNARY_OP_GELU_QUICK: return 2;
+    case GK_UNARY_OP_RELU: return 3;
+    case GK_UNARY_OP_NEG: return 4;
+    default: return -1;
+    }
+}
+
+int glu_kind(const gk_tensor * n) { return act_kind(cpu::glu_unary_op(gk_get_glu_op(n))); }
+int unary_kind(const gk_tensor * n) { return act_kind(gk_get_unary_op(n)); }
+
+/// The bytes of the f16 table activation `kind` looks up (gelu's, gelu_quick's), or 0.
+size_t act_table_bytes(int kind) { return kind == 1 || kind == 2 ? k_f16_table_bytes : 0; }
+void   act_table_fill(int kind, void * out) { fill_f16_table(kind == 1 ? cpu::act_gelu : cpu::act_gelu_quick, out); }
+
 // ---- glu: swiglu, geglu, reglu, geglu_quick (shaders/glu.comp) -----------------------------
 
 struct glu_push {
@@ -258,32 +278,15 @@ struct glu_push {
     uint32_t split, swapped;
 };
 
-/// The shader's OP for a GLU op, or -1.
-int glu_kind(gk_glu_op op) {
-    switch (op) {
-    case GK_GLU_OP_SWIGLU: return 0;
-    case GK_GLU_OP_GEGLU: return 1;
-    case GK_GLU_OP_REGLU: return 2;
-    case GK_GLU_OP_GEGLU_QUICK: return 3;
-    default: return -1;
-    }
-}
-
 bool glu_ok(const device_context & d, const gk_tensor * n, std::string * why) {
-    if (glu_kind(gk_get_glu_op(n)) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
+    if (glu_kind(n) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (exp's fused multiply-adds)");
     if (n->src[1]) return dense_f32(n, {n->src[0], n->src[1]}, why) && whole_elements(n, 4, why);
     return dense_f32(n, {n->src[0]}, why) && whole_elements(n, 4, why);
 }
 
-size_t glu_aux(const gk_tensor * n) {
-    const int k = glu_kind(gk_get_glu_op(n));
-    return k == 1 || k == 3 ? k_f16_table_bytes : 0;
-}
-
-void glu_fill(const gk_tensor * n, void * out) {
-    fill_f16_table(glu_kind(gk_get_glu_op(n)) == 1 ? cpu::act_gelu : cpu::act_gelu_quick, out);
-}
+size_t glu_aux(const gk_tensor * n) { return act_table_bytes(glu_kind(n)); }
+void   glu_fill(const gk_tensor * n, void * out) { act_table_fill(glu_kind(n), out); }
 
 bool glu_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
     const gk_tensor * b  = n->src[1] ? n->src[1] : n->src[0];
@@ -299,7 +302,7 @@ bool glu_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, co
     p.toff          = aux;
     p.split         = n->src[1] ? 1u : 0u;
     p.swapped       = gk_get_op_params_i32(n, 1) != 0 ? 1u : 0u;
-    const auto kind = static_cast<uint32_t>(glu_kind(gk_get_glu_op(n)));
+    const auto kind = static_cast<uint32_t>(glu_kind(n));
     return dispatch(d, cmd, set, {shader::glu, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
@@ -310,32 +313,15 @@ struct unary_push {
     uint32_t aoff, doff, toff;
 };
 
-int unary_kind(gk_unary_op op) {
-    switch (op) {
-    case GK_UNARY_OP_SILU: return 0;
-    case GK_UNARY_OP_GELU: return 1;
-    case GK_UNARY_OP_GELU_QUICK: return 2;
-    case GK_UNARY_OP_RELU: return 3;
-    case GK_UNARY_OP_NEG: return 4;
-    default: return -1;
-    }
-}
-
 bool unary_ok(const device_context & d, const gk_tensor * n, std::string * why) {
-    if (unary_kind(gk_get_unary_op(n)) < 0) return refuse(why, "silu, gelu, gelu_quick, relu and neg only");
+    if (unary_kind(n) < 0) return refuse(why, "silu, gelu, gelu_quick, relu and neg only");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (exp's fused multiply-adds)");
     if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
     return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why);
 }
 
-size_t unary_aux(const gk_tensor * n) {
-    const int k = unary_kind(gk_get_unary_op(n));
-    return k == 1 || k == 2 ? k_f16_table_bytes : 0;
-}
-
-void unary_fill(const gk_tensor * n, void * out) {
-    fill_f16_table(unary_kind(gk_get_unary_op(n)) == 1 ? cpu::act_gelu : cpu::act_gelu_quick, out);
-}
+size_t unary_aux(const gk_tensor * n) { return act_table_bytes(unary_kind(n)); }
+void   unary_fill(const gk_tensor * n, void * out) { act_table_fill(unary_kind(n), out); }
 
 bool unary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
     const view av = as_view(n->src[0], 4), dv = as_view(n, 4);
@@ -346,7 +332,7 @@ bool unary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
     p.aoff          = av.off;
     p.doff          = dv.off;
     p.toff          = aux;
-    const auto kind = static_cast<uint32_t>(unary_kind(gk_get_unary_op(n)));
+    const auto kind = static_cast<uint32_t>(unary_kind(n));
     return dispatch(d, cmd, set, {shader::unary, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 

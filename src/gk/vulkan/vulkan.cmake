@@ -24,7 +24,7 @@ if(GK_VULKAN_ENABLED)
     add_custom_command(OUTPUT ${out}/${name}.spv
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
       COMMAND ${GK_GLSLC} --target-env=vulkan1.1 -I ${dir}/shaders ${dir}/shaders/${name}.comp -o ${out}/${name}.spv
-      DEPENDS ${dir}/shaders/${name}.comp ${dir}/shaders/index.glsl ${dir}/shaders/exp.glsl
+      DEPENDS ${dir}/shaders/${name}.comp ${dir}/shaders/index.glsl ${dir}/shaders/exp.glsl ${dir}/shaders/act.glsl
       COMMENT "glslc ${name}.comp" VERBATIM)
     list(APPEND spvs ${out}/${name}.spv)
   endforeach()
