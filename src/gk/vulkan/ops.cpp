@@ -47,6 +47,12 @@ void ne4(const gk_tensor * t, uint32_t out[4]) {
     for (int i = 0; i < 4; ++i) out[i] = static_cast<uint32_t>(t->ne[i]);
 }
 
+/// A view into a push constant block's strides and offset fields.
+void put(const view & v, uint32_t (&s)[4], uint32_t & off) {
+    std::memcpy(s, v.s, sizeof s);
+    off = v.off;
+}
+
 bool is(const gk_tensor * t, gk_type type) { return t && t->type == type; }
 
 bool refuse(std::string * why, const std::string & text) {
@@ -89,12 +95,9 @@ bool binary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set,
     binary_push    p{};
     ne4(n, p.ne);
     ne4(n->src[1], p.bne);
-    std::memcpy(p.as, a.s, sizeof p.as);
-    std::memcpy(p.bs, b.s, sizeof p.bs);
-    std::memcpy(p.ds, o.s, sizeof p.ds);
-    p.aoff = a.off;
-    p.boff = b.off;
-    p.doff = o.off;
+    put(a, p.as, p.aoff);
+    put(b, p.bs, p.boff);
+    put(o, p.ds, p.doff);
     return dispatch(d, cmd, set, {shader::binary, op}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
@@ -115,10 +118,8 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
     const view a = as_view(n->src[0], 4), o = as_view(n, 4);
     scale_push p{};
     ne4(n, p.ne);
-    std::memcpy(p.as, a.s, sizeof p.as);
-    std::memcpy(p.ds, o.s, sizeof p.ds);
-    p.aoff = a.off;
-    p.doff = o.off;
+    put(a, p.as, p.aoff);
+    put(o, p.ds, p.doff);
     p.s    = gk_get_op_params_f32(n, 0);
     p.bias = gk_get_op_params_f32(n, 1);
     return dispatch(d, cmd, set, {shader::scale, 0}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
@@ -187,10 +188,8 @@ bool norm_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     const view a = as_view(n->src[0], 4), o = as_view(n, 4);
     norm_push  p{};
     ne4(n, p.ne);
-    std::memcpy(p.as, a.s, sizeof p.as);
-    std::memcpy(p.ds, o.s, sizeof p.ds);
-    p.aoff              = a.off;
-    p.doff              = o.off;
+    put(a, p.as, p.aoff);
+    put(o, p.ds, p.doff);
     p.eps               = gk_get_op_params_f32(n, 0);
     const uint32_t mean = n->op == GK_OP_NORM ? 1u : 0u;
     return dispatch(d, cmd, set, {shader::norm, mean}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
@@ -217,10 +216,8 @@ bool copy_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     copy_push         p{};
     ne4(a, p.ane);
     ne4(n, p.dne);
-    std::memcpy(p.as, av.s, sizeof p.as);
-    std::memcpy(p.ds, dv.s, sizeof p.ds);
-    p.aoff              = av.off;
-    p.doff              = dv.off;
+    put(av, p.as, p.aoff);
+    put(dv, p.ds, p.doff);
     const uint32_t mode = (a->type == GK_TYPE_F16 ? 1u : 0u) | (n->type == GK_TYPE_F16 ? 2u : 0u);
     return dispatch(d, cmd, set, {shader::copy, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
@@ -293,12 +290,9 @@ bool glu_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, co
     const view        av = as_view(n->src[0], 4), bv = as_view(b, 4), dv = as_view(n, 4);
     glu_push          p{};
     ne4(n, p.ne);
-    std::memcpy(p.as, av.s, sizeof p.as);
-    std::memcpy(p.bs, bv.s, sizeof p.bs);
-    std::memcpy(p.ds, dv.s, sizeof p.ds);
-    p.aoff          = av.off;
-    p.boff          = bv.off;
-    p.doff          = dv.off;
+    put(av, p.as, p.aoff);
+    put(bv, p.bs, p.boff);
+    put(dv, p.ds, p.doff);
     p.toff          = aux;
     p.split         = n->src[1] ? 1u : 0u;
     p.swapped       = gk_get_op_params_i32(n, 1) != 0 ? 1u : 0u;
@@ -327,10 +321,8 @@ bool unary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
     const view av = as_view(n->src[0], 4), dv = as_view(n, 4);
     unary_push p{};
     ne4(n, p.ne);
-    std::memcpy(p.as, av.s, sizeof p.as);
-    std::memcpy(p.ds, dv.s, sizeof p.ds);
-    p.aoff          = av.off;
-    p.doff          = dv.off;
+    put(av, p.as, p.aoff);
+    put(dv, p.ds, p.doff);
     p.toff          = aux;
     const auto kind = static_cast<uint32_t>(unary_kind(n));
     return dispatch(d, cmd, set, {shader::unary, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
@@ -367,12 +359,9 @@ bool get_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
     const view        av = as_view(a, 1), iv = as_view(n->src[1], 4), dv = as_view(n, 4);
     get_rows_push     p{};
     ne4(n, p.ne);
-    std::memcpy(p.as, av.s, sizeof p.as);
-    std::memcpy(p.is, iv.s, sizeof p.is);
-    std::memcpy(p.ds, dv.s, sizeof p.ds);
-    p.aoff          = av.off;
-    p.ioff          = iv.off;
-    p.doff          = dv.off;
+    put(av, p.as, p.aoff);
+    put(iv, p.is, p.ioff);
+    put(dv, p.ds, p.doff);
     p.rows          = static_cast<uint32_t>(a->ne[1]);
     const auto kind = static_cast<uint32_t>(table_kind(a->type));
     return dispatch(d, cmd, set, {shader::get_rows, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
@@ -401,12 +390,9 @@ bool set_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
     const view        dv = as_view(n, gk_type_size(n->type));
     set_rows_push     p{};
     ne4(b, p.ne);
-    std::memcpy(p.bs, bv.s, sizeof p.bs);
-    std::memcpy(p.is, iv.s, sizeof p.is);
-    std::memcpy(p.ds, dv.s, sizeof p.ds);
-    p.boff              = bv.off;
-    p.ioff              = iv.off;
-    p.doff              = dv.off;
+    put(bv, p.bs, p.boff);
+    put(iv, p.is, p.ioff);
+    put(dv, p.ds, p.doff);
     p.rows              = static_cast<uint32_t>(n->ne[1]);
     p.ine1              = static_cast<uint32_t>(idx->ne[1]);
     p.ine2              = static_cast<uint32_t>(idx->ne[2]);
@@ -447,10 +433,8 @@ bool soft_max_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
     const view        av = as_view(n->src[0], 4), dv = as_view(n, 4);
     soft_max_push     p{};
     ne4(n, p.ne);
-    std::memcpy(p.as, av.s, sizeof p.as);
-    std::memcpy(p.ds, dv.s, sizeof p.ds);
-    p.aoff        = av.off;
-    p.doff        = dv.off;
+    put(av, p.as, p.aoff);
+    put(dv, p.ds, p.doff);
     p.soff        = aux;
     p.mne2        = 1;
     p.mne3        = 1;
@@ -458,8 +442,7 @@ bool soft_max_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
     uint32_t mode = 0;
     if (mask) {
         const view mv = as_view(mask, gk_type_size(mask->type));
-        std::memcpy(p.ms, mv.s, sizeof p.ms);
-        p.moff = mv.off;
+        put(mv, p.ms, p.moff);
         p.mne2 = static_cast<uint32_t>(mask->ne[2]);
         p.mne3 = static_cast<uint32_t>(mask->ne[3]);
         mode   = 1u | (mask->type == GK_TYPE_F16 ? 2u : 0u) | (soft_max_aux(n) > 0 ? 4u : 0u);
@@ -506,10 +489,8 @@ bool rope_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     const view             av = as_view(n->src[0], 4), dv = as_view(n, 4);
     rope_push              p{};
     ne4(n, p.ne);
-    std::memcpy(p.as, av.s, sizeof p.as);
-    std::memcpy(p.ds, dv.s, sizeof p.ds);
-    p.aoff                  = av.off;
-    p.doff                  = dv.off;
+    put(av, p.as, p.aoff);
+    put(dv, p.ds, p.doff);
     p.toff                  = aux;
     p.pairs                 = static_cast<uint32_t>(rp.n_pairs());
     const uint32_t adjacent = rp.mode == GK_ROPE_TYPE_NORMAL ? 1u : 0u;
