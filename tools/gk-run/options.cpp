@@ -151,7 +151,7 @@ std::string one_line(std::string msg) {
 /** The ranges llama.cpp documents for each value (or gk-run's, stricter where a value
  *  would make no sense): the first violation, or "". */
 /** --device and -ngl as llama.cpp reads them: a comma list of names (or "none"); a
- *  count, "auto" or "all". "" or the error. */
+ *  count (a negative one: auto or all), "auto" or "all". "" or the error. */
 std::string read_device_options(const std::string & device_list, const std::string & gpu_layers, run_options & opt) {
     if (!device_list.empty()) {
         for (size_t at = 0; at <= device_list.size();) {
@@ -171,10 +171,10 @@ std::string read_device_options(const std::string & device_list, const std::stri
     }
     char *          end = nullptr;
     const long long n   = std::strtoll(gpu_layers.c_str(), &end, 10);
-    if (end == gpu_layers.c_str() || *end != '\0' || n < 0) {
-        return "-ngl takes a number of layers (>= 0), auto or all, got '" + gpu_layers + "'";
+    if (end == gpu_layers.c_str() || *end != '\0') {
+        return "-ngl takes a number of layers, auto or all, got '" + gpu_layers + "'";
     }
-    opt.n_gpu_layers = n;
+    opt.n_gpu_layers = n < 0 ? -1 : n;  // llama.cpp: -1 auto, below all
     return "";
 }
 

@@ -5,6 +5,9 @@
 // operation, so the results have the CPU's bits wherever the device's arithmetic is
 // IEEE's (correctly rounded add, mul, div and sqrt, fused fma, no flushed subnormals:
 // lavapipe's is; the Vulkan spec lets a GPU's division and square root be a few ulp off).
+// What only libm gives the CPU (GELU, rope's cos / sin, ALiBi's pow) is not recomputed:
+// a row may name host-filled data (aux_bytes / aux_fill) made with the CPU's own code
+// (cpu/ops/activations.h, rope_cache.h, alibi.h), which the shader reads at binding 3.
 #include "vk.h"
 
 #include "../cpu/ops/activations.h"

@@ -12,7 +12,9 @@
 // Compute: a graph is recorded into one command buffer, a dispatch per node with a
 // barrier after each, submitted and waited for. Shaders bind tensors whole (the VkBuffer
 // behind them) and address elements from an offset and strides in push constants
-// (shaders/index.glsl), so no descriptor offset alignment applies to views.
+// (shaders/index.glsl), so no descriptor offset alignment applies to views. Binding 3
+// holds data the host makes for a node as it records (the CPU's GELU tables, rope's
+// angles, ALiBi slopes: aux_bytes / aux_fill), in one buffer per compute.
 #pragma once
 
 #include "../backend/impl.h"
