@@ -52,7 +52,7 @@ gk_backend_buffer_t place(gk_backend_buffer_type_t buft, const std::vector<gk_te
     return buf;
 }
 
-}  // namespace
+} // namespace
 
 int64_t Model::offload(gk_backend_dev_t dev, int64_t n_gpu_layers, std::string * error) {
     const int64_t                  n_layer = hp_.n_layer;
@@ -98,4 +98,4 @@ int64_t Model::offload(gk_backend_dev_t dev, int64_t n_gpu_layers, std::string *
     return n;
 }
 
-}  // namespace gk::run
+} // namespace gk::run

@@ -128,4 +128,4 @@ TEST(GkRunVulkan, AnAllocationLargerThanTheDeviceFailsCleanlyAndTheCpuGoesOn) {
     gk_free(ctx);
 }
 
-}  // namespace
+} // namespace

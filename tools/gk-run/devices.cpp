@@ -27,7 +27,7 @@ std::string device_names() {
     return names + "none";
 }
 
-}  // namespace
+} // namespace
 
 void print_devices() {
     std::printf("Available devices:\n");
@@ -81,4 +81,4 @@ int64_t gpu_layers(const run_options & opt) {
     return opt.devices.empty() ? 0 : -1;
 }
 
-}  // namespace gk_run_tool
+} // namespace gk_run_tool

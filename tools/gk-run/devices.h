@@ -27,4 +27,4 @@ bool choose_device(const run_options & opt, gk_backend_dev_t * device, std::stri
  *  auto / all and when --device is given without -ngl (llama.cpp's default, auto). */
 int64_t gpu_layers(const run_options & opt);
 
-}  // namespace gk_run_tool
+} // namespace gk_run_tool

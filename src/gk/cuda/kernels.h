@@ -56,4 +56,4 @@ int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjac
 /// An empty kernel (the device probe).
 int empty(void * stream);
 
-}  // namespace gk::cuda::kernels
+} // namespace gk::cuda::kernels

@@ -280,7 +280,7 @@ const op_entry * entry(gk_op op) {
     return nullptr;
 }
 
-}  // namespace
+} // namespace
 
 bool supports_op(const gk_tensor * node, std::string * why) {
     if (is_layout_op(node->op)) return true;
@@ -304,4 +304,4 @@ bool launch_op(const gk_tensor * node, void * stream) {
     return true;
 }
 
-}  // namespace gk::cuda
+} // namespace gk::cuda

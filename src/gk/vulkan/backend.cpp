@@ -50,8 +50,8 @@ bool bind(device_context & d, VkDescriptorSet set, const gk_tensor * node, VkBuf
                           x->buffer ? gk_backend_buft_name(gk_backend_buffer_get_type(x->buffer)) : "no buffer");
             return false;
         }
-        info[i]              = {h, 0, VK_WHOLE_SIZE};
-        w[i]                 = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        info[i] = {h, 0, VK_WHOLE_SIZE};
+        w[i]    = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         w[i].dstSet          = set;
         w[i].dstBinding      = static_cast<uint32_t>(i);
         w[i].descriptorCount = 1;
@@ -124,14 +124,14 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     std::lock_guard<std::mutex> lock(d.queue_mutex);  // one submission at a time on the queue
     VkDescriptorPoolSize        size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * n};
     VkDescriptorPoolCreateInfo  pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pi.maxSets                        = n;
-    pi.poolSizeCount                  = 1;
-    pi.pPoolSizes                     = &size;
-    VkDescriptorPool             pool = VK_NULL_HANDLE;
-    VkCommandBuffer              cmd  = VK_NULL_HANDLE;
-    VkFence                      done = VK_NULL_HANDLE;
-    gk_status                    st   = GK_STATUS_SUCCESS;
-    VkResult                     r    = vkCreateDescriptorPool(d.dev, &pi, nullptr, &pool);
+    pi.maxSets       = n;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes    = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer  cmd  = VK_NULL_HANDLE;
+    VkFence          done = VK_NULL_HANDLE;
+    gk_status        st   = GK_STATUS_SUCCESS;
+    VkResult         r    = vkCreateDescriptorPool(d.dev, &pi, nullptr, &pool);
     std::vector<VkDescriptorSet> sets(n);
     if (r == VK_SUCCESS) {
         std::vector<VkDescriptorSetLayout> layouts(n, d.set_layout);
@@ -193,7 +193,7 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     return st;
 }
 
-}  // namespace
+} // namespace
 
 gk_backend_t init_backend(device_context & d) {
     auto * ctx = new (std::nothrow) backend_context{&d};
@@ -206,4 +206,4 @@ gk_backend_t init_backend(device_context & d) {
     return b;
 }
 
-}  // namespace gk::vulkan
+} // namespace gk::vulkan

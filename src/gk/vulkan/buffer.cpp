@@ -52,10 +52,10 @@ gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
         return nullptr;
     }
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.size                = bytes;
-    bi.usage               = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    bi.sharingMode         = VK_SHARING_MODE_EXCLUSIVE;
-    VkResult             r = vkCreateBuffer(d.dev, &bi, nullptr, &c->buffer);
+    bi.size        = bytes;
+    bi.usage       = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkResult r     = vkCreateBuffer(d.dev, &bi, nullptr, &c->buffer);
     VkMemoryRequirements req{};
     if (r == VK_SUCCESS) {
         vkGetBufferMemoryRequirements(d.dev, c->buffer, &req);
@@ -76,9 +76,9 @@ gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
     }
     debug_fill_fresh(c->mapped, bytes);
     // mapped memory: the host's memset and copies serve
-    const gk_backend_buffer_i i{free_buffer, base,    nullptr, host::memset_tensor, host::set_tensor, host::get_tensor,
-                                clear,       nullptr, nullptr};
-    gk_backend_buffer_t       b = buffer_init(buft, i, c, size);
+    const gk_backend_buffer_i i{free_buffer, base, nullptr, host::memset_tensor, host::set_tensor, host::get_tensor,
+                                clear, nullptr, nullptr};
+    gk_backend_buffer_t b = buffer_init(buft, i, c, size);
     if (!b) release(c);
     return b;
 }
@@ -89,7 +89,7 @@ size_t max_size(gk_backend_buffer_type_t buft) {
     return static_cast<size_t>(static_cast<device_context *>(buft->context)->max_buffer);
 }
 
-}  // namespace
+} // namespace
 
 void init_buffer_type(device_context & d) {
     d.buffer_type = {{buft_name, alloc_buffer, alignment, max_size, nullptr, nullptr}, &d.device, &d};
@@ -100,4 +100,4 @@ VkBuffer buffer_handle(gk_backend_buffer_t buffer) {
     return buffer && buffer->iface.get_base == base ? ctx_of(buffer)->buffer : VK_NULL_HANDLE;
 }
 
-}  // namespace gk::vulkan
+} // namespace gk::vulkan

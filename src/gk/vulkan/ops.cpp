@@ -72,7 +72,8 @@ bool dispatch(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, pipe
     if (!pipe) return false;
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline_layout, 0, 1, &set, 0, nullptr);
-    vkCmdPushConstants(cmd, d.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push_bytes), push);
+    vkCmdPushConstants(cmd, d.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push_bytes),
+                       push);
     const uint64_t groups = std::max<uint64_t>(1, std::min<uint64_t>((n + local - 1) / local, d.max_groups));
     vkCmdDispatch(cmd, static_cast<uint32_t>(groups), 1, 1);
     return true;
@@ -151,24 +152,24 @@ bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) 
 }
 
 bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
-    const gk_tensor * w  = n->src[0];
-    const gk_tensor * x  = n->src[1];
+    const gk_tensor * w = n->src[0];
+    const gk_tensor * x = n->src[1];
     const view        wv = as_view(w, gk_type_size(w->type)), xv = as_view(x, 4), dv = as_view(n, 4);
-    mul_mat_push      p{};
-    p.M   = static_cast<uint32_t>(n->ne[0]);
-    p.N   = static_cast<uint32_t>(n->ne[1]);
-    p.ne2 = static_cast<uint32_t>(n->ne[2]);
-    p.ne3 = static_cast<uint32_t>(n->ne[3]);
-    p.K   = static_cast<uint32_t>(w->ne[0]);
-    p.r2  = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
-    p.r3  = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
-    p.ws1 = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
-    p.xs1 = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
-    p.ds1 = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
+    mul_mat_push p{};
+    p.M    = static_cast<uint32_t>(n->ne[0]);
+    p.N    = static_cast<uint32_t>(n->ne[1]);
+    p.ne2  = static_cast<uint32_t>(n->ne[2]);
+    p.ne3  = static_cast<uint32_t>(n->ne[3]);
+    p.K    = static_cast<uint32_t>(w->ne[0]);
+    p.r2   = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
+    p.r3   = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
+    p.ws1  = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
+    p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
+    p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
     p.woff = wv.off, p.xoff = xv.off, p.doff = dv.off;
     // fma_exact wherever the device has doubles: a device's fma() need not be fused
     // (lavapipe's is not), and the CPU's dot fuses every step.
-    const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | (d.float64 ? 2u : 0u);
+    const uint32_t   mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | (d.float64 ? 2u : 0u);
     return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 64);
 }
 
@@ -545,7 +546,7 @@ static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(
                   sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
-}  // namespace
+} // namespace
 
 bool supports_op(const device_context & d, const gk_tensor * node, std::string * why) {
     if (is_layout_op(node->op)) return true;
@@ -575,4 +576,4 @@ bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, con
     return e && e->record(d, cmd, set, node, aux_word);
 }
 
-}  // namespace gk::vulkan
+} // namespace gk::vulkan

@@ -70,4 +70,4 @@ void f16_table_bits(act_fn act, uint16_t * out);
 /// kernel, exp_kernels::silu).
 act_fn unary_activation(gk_unary_op op, gk_type type);
 
-}  // namespace gk::cpu
+} // namespace gk::cpu

@@ -22,7 +22,7 @@ f16_table tabulate(act_fn act) {
     return t;
 }
 
-}  // namespace
+} // namespace
 
 void f16_table_bits(act_fn act, uint16_t * out) {
     for (uint32_t h = 0; h < (1u << 16); ++h) out[h] = fp32_to_fp16(act(fp16_to_fp32(static_cast<fp16_t>(h))));
@@ -38,4 +38,4 @@ float act_gelu_quick_f16(float x) {
     return table[fp32_to_fp16(x)];
 }
 
-}  // namespace gk::cpu
+} // namespace gk::cpu

@@ -29,4 +29,4 @@ rope_params rope_params_of(const gk_tensor * dst);
 /// nullptr.
 void rope_cache(const rope_params & rp, const float pos[4], const gk_tensor * ff, float * cs);
 
-}  // namespace gk::cpu
+} // namespace gk::cpu
