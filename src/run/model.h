@@ -23,6 +23,7 @@
 #include "tokenizer.h"
 
 #include "gk/gguf.h"
+#include "gk/gk-backend.h"
 #include "gk/gk.h"
 
 #include <cstdint>
@@ -138,6 +139,20 @@ public:
      *  architecture does not use), one line each. */
     const std::vector<std::string> & warnings() const { return warnings_; }
 
+    /** Put the weights of the last `n_gpu_layers` blocks (all when negative or above
+     *  n_layer) in the memory of device `dev`, one buffer per block, as llama.cpp's -ngl
+     *  counts them; when n_gpu_layers is negative or above n_layer, the output layer too
+     *  (output_norm and output; an output tied to tok_embd gets a copy of its own, the
+     *  embeddings stay in host memory). A scheduler then computes their matrix products
+     *  on the device (gk-sched.h, rule 2). Returns the number of blocks placed (0 for
+     *  n_gpu_layers 0); -1 and a message naming the block and the device when a buffer
+     *  cannot be allocated (more than the device's memory) or written - the blocks
+     *  placed before stay on the device, so a caller should give up the model. Call it
+     *  once, before any Session is made. */
+    int64_t offload(gk_backend_dev_t dev, int64_t n_gpu_layers, std::string * error);
+    /** Bytes of weights placed on a device by offload(). */
+    uint64_t device_bytes() const { return device_bytes_; }
+
 private:
     Model() = default;
 
@@ -148,6 +163,9 @@ private:
     std::unique_ptr<Tokenizer> tok_;
     uint64_t                   weight_bytes_ = 0;
     std::vector<std::string>   warnings_;
+    gk_context *                     offload_ctx_ = nullptr;  // the output's copy when tied
+    std::vector<gk_backend_buffer_t> device_buffers_;        // offload()'s, one per block
+    uint64_t                         device_bytes_ = 0;
 
     friend class model_loader;
 };

@@ -274,6 +274,8 @@ std::unique_ptr<Model> Model::load(gk_gguf * gguf, const std::string & path, con
 }
 
 Model::~Model() {
+    for (gk_backend_buffer_t b : device_buffers_) gk_backend_buffer_free(b);
+    gk_free(offload_ctx_);
     gk_free(ctx_);
     gk_gguf_free(gguf_);
 }

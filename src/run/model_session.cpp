@@ -115,7 +115,16 @@ std::unique_ptr<Batcher> Batcher::create(const Model & model, const session_para
     b->graph_ctx_ = gk_init(gp);
     b->graph_     = b->graph_ctx_ ? gk_new_graph_custom(b->graph_ctx_, graph_size, false) : nullptr;
     b->cpu_       = gk_backend_cpu_init();
-    b->sched_     = b->cpu_ ? gk_sched_new(&b->cpu_, 1) : nullptr;
+    if (params.device) {
+        b->device_ = gk_backend_dev_init(params.device, nullptr);
+        if (!b->device_) {
+            if (error) *error = std::string("cannot start ") + gk_backend_dev_name(params.device) + ": " +
+                                gk_backend_last_error();
+            return nullptr;
+        }
+    }
+    gk_backend_t backends[2] = {b->device_ ? b->device_ : b->cpu_, b->cpu_};
+    b->sched_ = b->cpu_ ? gk_sched_new(backends, b->device_ ? 2 : 1) : nullptr;
     if (!b->graph_ || !b->sched_) {
         if (error) *error = "out of memory for the compute graph";
         return nullptr;
@@ -126,11 +135,32 @@ std::unique_ptr<Batcher> Batcher::create(const Model & model, const session_para
 
 Batcher::~Batcher() {
     gk_sched_free(sched_);
+    gk_backend_free(device_);
     gk_backend_free(cpu_);
     gk_free(graph_ctx_);
 }
 
-size_t Batcher::compute_bytes() const { return gk_sched_get_buffer_size(sched_, cpu_); }
+size_t Batcher::compute_bytes() const {
+    return gk_sched_get_buffer_size(sched_, cpu_) + (device_ ? gk_sched_get_buffer_size(sched_, device_) : 0);
+}
+
+std::vector<std::string> Batcher::fallback_ops() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fallbacks_;
+}
+
+void Batcher::note_fallbacks() {
+    if (!device_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int i = 0; i < gk_graph_n_nodes(graph_); ++i) {
+        const gk_tensor * n = gk_graph_node(graph_, i);
+        const char *      op = gk_op_name(n->op);
+        if (gk_sched_get_tensor_backend(sched_, n) == cpu_ && !gk_backend_supports_op(device_, n) &&
+            std::find(fallbacks_.begin(), fallbacks_.end(), op) == fallbacks_.end()) {
+            fallbacks_.emplace_back(op);
+        }
+    }
+}
 
 void Batcher::join() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -299,6 +329,7 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
         ok = false;
         if (error) *error = std::string("allocating the graph: ") + gk_backend_last_error();
     }
+    if (ok) note_fallbacks();
     if (ok) {
         std::vector<int32_t> tokens, pos;
         for (const part & p : parts) {

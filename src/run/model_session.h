@@ -38,6 +38,8 @@ struct session_params {
     int          n_threads_batch = 0;       // for micro-batches of several tokens (a prompt); 0: n_threads
     enum gk_type type_k    = GK_TYPE_F16;   // KV cache element types (kv_cache_type_ok)
     enum gk_type type_v    = GK_TYPE_F16;
+    gk_backend_dev_t device = nullptr;     // a device the scheduler puts first (the CPU takes
+                                           // what it refuses); nullptr: the CPU alone
 };
 
 /** One sequence's part of a forward graph: its tokens follow the previous sequence's. */
@@ -142,6 +144,9 @@ public:
 
     /** Bytes of the compute buffer (its largest size so far). */
     size_t compute_bytes() const;
+    /** With a device: the ops of the graphs so far that the device refused (they ran on
+     *  the CPU), by name ("FLASH_ATTN_EXT"), each once, in the order first met. */
+    std::vector<std::string> fallback_ops();
     const Model & model() const { return *model_; }
     const session_params & params() const { return params_; }
 
@@ -153,6 +158,8 @@ private:
     /** One forward graph over `parts` (at most n_ubatch tokens in all); false with a
      *  message for all of them. */
     bool run_step(std::span<const part> parts, std::string * error);
+    /** Add the ops of graph_ (just assigned) that the device refused to fallbacks_. */
+    void note_fallbacks();
 
     const Model *        model_     = nullptr;
     session_params       params_;
@@ -161,7 +168,9 @@ private:
     gk_cgraph *          graph_     = nullptr;
     std::vector<uint8_t> arena_;                // tensor structs of each step's graph
     gk_backend_t         cpu_       = nullptr;  // the CPU backend (and its thread pool)
-    gk_sched_t           sched_     = nullptr;  // over cpu_ alone: one split, one buffer
+    gk_backend_t         device_    = nullptr;  // params.device's backend, when given
+    gk_sched_t           sched_     = nullptr;  // over [device_,] cpu_
+    std::vector<std::string> fallbacks_;        // fallback_ops()
 
     std::mutex               mutex_;      // guards the queue below
     std::condition_variable  changed_;    // a request queued or finished, a participant left
@@ -220,6 +229,8 @@ public:
     /** Bytes of the KV cache and of the compute buffer (its largest size so far). */
     size_t  cache_bytes() const { return kv_->bytes(); }
     size_t  compute_bytes() const { return batcher_->compute_bytes(); }
+    /** Batcher::fallback_ops of its batcher. */
+    std::vector<std::string> fallback_ops() { return batcher_->fallback_ops(); }
 
 private:
     friend class Batcher;

@@ -9,7 +9,7 @@ namespace {
 using enum llama_option_use;
 
 // Why gk-run does not take an option, shared by many rows.
-constexpr const char * k_cpu       = "gk-run runs on the CPU";
+constexpr const char * k_cpu       = "gk-run places work on one device by --device and -ngl only";
 constexpr const char * k_affinity  = "gk-run does not pin or prioritise its threads";
 constexpr const char * k_download  = "gk-run reads local GGUF files only (download the file, then -m FILE)";
 constexpr const char * k_draft     = "gk-run has no speculative or lookup decoding";
@@ -94,14 +94,14 @@ constexpr llama_option k_rows[] = {
     {"-lm,--load-mode",                   "model loading mode",             refused, true,  "", k_load},
     {"--numa",                            "NUMA optimizations",             refused, true,  "",
      "gk-run has no NUMA placement"},
-    {"-dev,--device",                     "devices",                        no_op,   true,  "none", k_cpu},
-    {"--list-devices",                    "list devices",                   refused, false, "", k_cpu},
+    {"-dev,--device",                     "devices",                        taken,   true,  "", ""},
+    {"--list-devices",                    "list devices",                   taken,   false, "", ""},
     {"-ot,--override-tensor",             "tensor buffer types",            refused, true,  "", k_cpu},
     {"-cmoe,--cpu-moe",                   "MoE weights on the CPU",         refused, false, "",
      "gk-run runs no mixture-of-experts models"},
     {"-ncmoe,--n-cpu-moe",                "MoE layers on the CPU",          refused, true,  "",
      "gk-run runs no mixture-of-experts models"},
-    {"-ngl,--gpu-layers,--n-gpu-layers",  "GPU layers",                     no_op,   true,  "0,auto", k_cpu},
+    {"-ngl,--gpu-layers,--n-gpu-layers",  "GPU layers",                     taken,   true,  "", ""},
     {"-sm,--split-mode",                  "multi-GPU split mode",           refused, true,  "", k_cpu},
     {"-ts,--tensor-split",                "multi-GPU tensor split",         refused, true,  "", k_cpu},
     {"-mg,--main-gpu",                    "main GPU",                       refused, true,  "", k_cpu},

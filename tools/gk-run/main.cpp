@@ -1,4 +1,4 @@
-// gk-run - run a GGUF language model on the CPU.
+// gk-run - run a GGUF language model on the CPU, or with some of its layers on a device.
 //
 //   gk-run -m MODEL.gguf -p "PROMPT" [-n N] [-t THREADS] [-c CTX] [sampling options]
 //   gk-run -m MODEL.gguf -cnv [-sys SYSTEM] [-p FIRST_MESSAGE]   (chat; messages from stdin)
@@ -10,6 +10,7 @@
 // Exit status: 0 on success; 1 with one line "gk-run: error: ..." on stderr otherwise
 // (an unreadable or malformed model, an unsupported architecture, a prompt longer than
 // the context, generation asked to run past a full context, ...).
+#include "devices.h"
 #include "options.h"
 #include "report.h"
 #include "text_input.h"
@@ -441,11 +442,19 @@ int checked_stdout(int rc) {
 int run(int argc, char ** argv) {
     run_options opt;
     if (auto rc = parse_options(argc, argv, opt)) return *rc;
+    if (opt.list_devices) {
+        print_devices();
+        return 0;
+    }
     if (opt.tokenize) return tokenize_only(opt);
     std::error_code same_ec;
     if (!opt.dump_logits.empty() && std::filesystem::equivalent(opt.dump_logits, opt.model, same_ec)) {
         return fail("--dump-logits '" + opt.dump_logits + "' is the model file");
     }
+
+    gk_backend_dev_t device = nullptr;
+    std::string      device_error;
+    if (!choose_device(opt, &device, &device_error)) return fail(device_error);
 
     std::error_code ec;
     const uint64_t  file_bytes = std::filesystem::file_size(opt.model, ec);
@@ -464,8 +473,11 @@ int run(int argc, char ** argv) {
         std::fprintf(stderr, "gk-run: warning: %s: %s\n", opt.model.c_str(), w.c_str());
     }
     const auto & hp = model->hp();
+    const int64_t n_offloaded = device ? model->offload(device, gpu_layers(opt), &error) : 0;
+    if (n_offloaded < 0) return fail(error);
 
     gk::run::session_params sp;
+    sp.device    = device;
     sp.n_ctx     = gk::run::resolve_n_ctx(hp, opt.n_ctx, opt.n_ctx_given);
     sp.n_ubatch  = opt.n_ubatch;
     sp.n_threads       = opt.n_threads;
@@ -510,9 +522,20 @@ int run(int argc, char ** argv) {
             std::fprintf(stderr, "gk-run: %d threads for the prompt\n", sp.n_threads_batch);
         }
         std::fprintf(stderr, "gk-run: sampler chain: %s\n", r.sampler_chain().c_str());
+        if (device) {
+            const int64_t n_gpu = gpu_layers(opt);
+            std::fprintf(stderr, "gk-run: %s (%s): %lld of %lld layers%s, %.1f MiB of weights\n",
+                         gk_backend_dev_name(device), gk_backend_dev_description(device), (long long) n_offloaded,
+                         (long long) hp.n_layer, n_gpu < 0 || n_gpu > hp.n_layer ? " and the output layer" : "",
+                         model->device_bytes() / (1024.0 * 1024.0));
+        }
     }
     const int rc = interactive ? run_interactive(opt, *model, r) : run_completion(opt, r);
     if (opt.verbose) {
+        for (const std::string & op : session->fallback_ops()) {
+            std::fprintf(stderr, "gk-run: %s runs on the CPU: %s does not support it\n", op.c_str(),
+                         gk_backend_dev_name(device));
+        }
         std::fprintf(stderr, "gk-run: compute buffer %.1f KiB\n", session->compute_bytes() / 1024.0);
     }
     if (rc == 0 && opt.show_timings) print_timings(t);

@@ -150,6 +150,34 @@ std::string one_line(std::string msg) {
 
 /** The ranges llama.cpp documents for each value (or gk-run's, stricter where a value
  *  would make no sense): the first violation, or "". */
+/** --device and -ngl as llama.cpp reads them: a comma list of names (or "none"); a
+ *  count (a negative one: auto or all), "auto" or "all". "" or the error. */
+std::string read_device_options(const std::string & device_list, const std::string & gpu_layers, run_options & opt) {
+    if (!device_list.empty()) {
+        for (size_t at = 0; at <= device_list.size();) {
+            const size_t comma = std::min(device_list.find(',', at), device_list.size());
+            opt.devices.push_back(device_list.substr(at, comma - at));
+            at = comma + 1;
+        }
+        for (const std::string & d : opt.devices) {
+            if (d.empty()) return "--device: an empty device name in '" + device_list + "'";
+            if (d == "none" && opt.devices.size() > 1) return "--device: none cannot be listed with other devices";
+        }
+    }
+    if (gpu_layers.empty()) return "";
+    if (gpu_layers == "auto" || gpu_layers == "all") {
+        opt.n_gpu_layers = -1;
+        return "";
+    }
+    char *          end = nullptr;
+    const long long n   = std::strtoll(gpu_layers.c_str(), &end, 10);
+    if (end == gpu_layers.c_str() || *end != '\0') {
+        return "-ngl takes a number of layers, auto or all, got '" + gpu_layers + "'";
+    }
+    opt.n_gpu_layers = n < 0 ? -1 : n;  // llama.cpp: -1 auto, below all
+    return "";
+}
+
 std::string check_values(const run_options & opt, int64_t seed) {
     const auto & s = opt.sampling;
     if (opt.n_predict < -1) {
@@ -396,16 +424,16 @@ struct grammar_args {
 } // namespace
 
 std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
-    CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU", "gk-run"};
+    CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU or a device", "gk-run"};
     app.set_help_flag("-h,--help", "print this help and exit (also --usage)");
     app.get_formatter()->column_width(36);
     app.footer(
         "llama.cpp's other options are taken by their llama.cpp spellings (-ub, -ctk, -cnv, ...), accepted "
-        "as no-ops where that is true on the CPU (-ngl 0, -fa on), or refused by name: see docs/gk-run.md.");
-    std::string prompt_file, system_file;
+        "as no-ops where that is true of gk-run (-fa on, -nkvo), or refused by name: see docs/gk-run.md.");
+    std::string prompt_file, system_file, device_list, gpu_layers;
     int64_t     seed = -1;
     auto &      s    = opt.sampling;
-    app.add_option("-m,--model", opt.model, "GGUF model file")->required();
+    auto * model_opt = app.add_option("-m,--model", opt.model, "GGUF model file (required)");
     app.add_option("-p,--prompt", opt.prompt, "prompt text (default: empty, BOS only)");
     app.add_option("-f,--file", prompt_file, "read the prompt from a file (one trailing newline dropped)");
     app.add_option("-n,--n-predict", opt.n_predict,
@@ -470,6 +498,12 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_flag("--display-prompt,!--no-display-prompt", opt.display_prompt, "echo the prompt (default: on)");
     app.add_flag("--show-timings,!--no-show-timings", opt.show_timings, "print the timing summary (default: on)");
     app.add_flag("-v,--verbose", opt.verbose, "print model, memory and sampling details to stderr");
+    app.add_flag("--list-devices", opt.list_devices, "print the devices (Vulkan0, CUDA0, ..., the CPU) and exit");
+    app.add_option("--device", device_list,
+                   "(-dev) the device for -ngl's layers, by name (a comma list: the first is used); none = the CPU");
+    app.add_option("--n-gpu-layers,--gpu-layers", gpu_layers,
+                   "(-ngl) blocks whose weights go to the device (the last N; auto, all or more than the model has: "
+                   "all, and the output layer); default 0, or all with --device");
     sampling_args sampling_raw;
     add_sampling_options(app, s, sampling_raw);
     grammar_args grammar;
@@ -497,6 +531,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     }
     opt.n_ctx_given = ctx_opt->count() > 0;
     error           = check_values(opt, seed);
+    if (error.empty() && model_opt->count() == 0 && !opt.list_devices) error = "--model is required";
+    if (error.empty()) error = read_device_options(device_list, gpu_layers, opt);
     if (error.empty() && !prompt_file.empty() && app.count("--prompt") > 0) {
         error = "give the prompt with -p or with -f, not both";
     }

@@ -37,6 +37,11 @@ struct run_options {
     bool                    escape         = true;  // -e: process the escapes of the prompt (escapes.h)
     bool                    show_timings   = true;
     bool                    verbose        = false;
+    // devices (docs/gk-run.md, "Devices")
+    bool                     list_devices = false;  // --list-devices: print them and exit
+    std::vector<std::string> devices;               // --device: names, or {"none"}
+    int64_t                  n_gpu_layers = -3;     // -ngl: blocks on the device; -1 all
+                                                    // (auto, all); -3 not given
     // interactive modes (llama-cli's -i, -if, -cnv): see docs/gk-run.md, "Chat"
     bool                     interactive       = false;  // -i: hand control to the user after each reply
     bool                     interactive_first = false;  // -if: and before the first

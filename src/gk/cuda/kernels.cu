@@ -32,6 +32,18 @@ __device__ float load(const tensor_arg & t, const idx4 & j) {
     return t.f16 ? __half2float(*reinterpret_cast<const __half *>(at(t, j))) : *reinterpret_cast<const float *>(at(t, j));
 }
 
+/// Row r of a tensor of shape ne (rows in dims 1-3, dim 1 fastest): its (i1, i2, i3).
+struct row3 {
+    int64_t i1, i2, i3;
+};
+
+__device__ row3 row_at(int64_t r, const int64_t ne[4]) { return {r % ne[1], (r / ne[1]) % ne[2], r / (ne[1] * ne[2])}; }
+
+/// The first element of row `w` of `t`.
+__device__ char * row_ptr(const tensor_arg & t, const row3 & w) {
+    return t.data + w.i1 * t.nb[1] + w.i2 * t.nb[2] + w.i3 * t.nb[3];
+}
+
 int64_t count(const tensor_arg & t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
 
 int blocks(int64_t n) {
@@ -101,10 +113,10 @@ __global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
     const int64_t rows = d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t n    = d.ne[0];
     for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t i1 = r % d.ne[1], i2 = (r / d.ne[1]) % d.ne[2], i3 = r / (d.ne[1] * d.ne[2]);
-        const float * x  = reinterpret_cast<const float *>(a.data + i1 * a.nb[1] + i2 * a.nb[2] + i3 * a.nb[3]);
-        float *       y  = reinterpret_cast<float *>(d.data + i1 * d.nb[1] + i2 * d.nb[2] + i3 * d.nb[3]);
-        float         m  = 0.0f;
+        const row3    w = row_at(r, d.ne);
+        const float * x = reinterpret_cast<const float *>(row_ptr(a, w));
+        float *       y = reinterpret_cast<float *>(row_ptr(d, w));
+        float         m = 0.0f;
         if (mean) {
             double sum = 0.0;
             for (int64_t i = 0; i < n; ++i) sum = __dadd_rn(sum, double(x[i]));
@@ -130,6 +142,167 @@ __global__ void copy_kernel(tensor_arg a, tensor_arg d) {
         } else {
             *reinterpret_cast<float *>(o) = v;
         }
+    }
+}
+
+/// gk's f32 exp (cpu/vec_exp.h, exp_f32), operation for operation; fmaf is fused.
+__device__ float exp2_int(int k) { return __int_as_float((k + 127) << 23); }
+
+__device__ float exp_f32(float x) {
+    if (isnan(x)) return __fadd_rn(x, x);
+    const float z = fmaf(x, 0x1.715476p+0f, 0x1.8p23f);
+    const float n = __fsub_rn(z, 0x1.8p23f);
+    if (fabsf(n) > 192.0f) return n > 0.0f ? __int_as_float(0x7f800000) : 0.0f;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));
+    const float u = __fmul_rn(b, b);
+    const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         fmaf(0x1.ffffecp-1f, b, 1.0f));
+    const float n1 = fminf(fmaxf(n, -100.0f), 100.0f);
+    return __fmul_rn(__fmul_rn(j, exp2_int(static_cast<int>(n1))), exp2_int(static_cast<int>(__fsub_rn(n, n1))));
+}
+
+__device__ float from_table(const uint16_t * table, float x) {
+    return __half2float(__ushort_as_half(table[__half_as_ushort(__float2half_rn(x))]));
+}
+
+__device__ float activate(act_kind act, float x, const uint16_t * table) {
+    switch (act) {
+    case act_kind::silu: return __fdiv_rn(x, __fadd_rn(1.0f, exp_f32(__fsub_rn(0.0f, x))));
+    case act_kind::gelu: return x <= -10.0f ? 0.0f : (x >= 10.0f ? x : from_table(table, x));
+    case act_kind::gelu_quick: return from_table(table, x);
+    case act_kind::relu: return x > 0.0f ? x : 0.0f;
+    default: return -x;
+    }
+}
+
+__global__ void glu_kernel(act_kind act, tensor_arg a, tensor_arg b, tensor_arg d, bool swapped,
+                           const uint16_t * table) {
+    const int64_t n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4    j  = unflatten(f, d.ne);
+        const float * xa = reinterpret_cast<const float *>(at(a, j));
+        float         x, g;
+        if (b.data) {
+            x = *xa;
+            g = *reinterpret_cast<const float *>(at(b, j));
+        } else {
+            x = swapped ? xa[d.ne[0]] : xa[0];
+            g = swapped ? xa[0] : xa[d.ne[0]];
+        }
+        const float y = act == act_kind::gelu && x <= -10.0f ? 0.0f : __fmul_rn(activate(act, x, table), g);
+        *reinterpret_cast<float *>(at(d, j)) = y;
+    }
+}
+
+__global__ void unary_kernel(act_kind act, tensor_arg a, tensor_arg d, const uint16_t * table) {
+    const int64_t n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4 j                          = unflatten(f, d.ne);
+        *reinterpret_cast<float *>(at(d, j)) = activate(act, load(a, j), table);
+    }
+}
+
+__global__ void get_rows_kernel(row_type type, tensor_arg a, tensor_arg idx, tensor_arg d) {
+    const int64_t n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4    j = unflatten(f, d.ne);
+        const int32_t r = *reinterpret_cast<const int32_t *>(idx.data + j.i[1] * idx.nb[0] + j.i[2] * idx.nb[1] +
+                                                             j.i[3] * idx.nb[2]);
+        float         y = 0.0f;
+        if (r >= 0 && r < a.ne[1]) {
+            const char *  row = a.data + r * a.nb[1] + j.i[2] * a.nb[2] + j.i[3] * a.nb[3];
+            const int64_t e   = j.i[0];
+            if (type == row_type::f32) {
+                y = reinterpret_cast<const float *>(row)[e];
+            } else if (type == row_type::f16) {
+                y = __half2float(reinterpret_cast<const __half *>(row)[e]);
+            } else if (type == row_type::q8_0) {
+                const char * blk = row + (e / 32) * 34;
+                const float  dd  = __half2float(*reinterpret_cast<const __half *>(blk));
+                y                = __fmul_rn(static_cast<float>(static_cast<int8_t>(blk[2 + e % 32])), dd);
+            } else {
+                const unsigned char * blk = reinterpret_cast<const unsigned char *>(row + (e / 32) * 18);
+                const float           dd  = __half2float(*reinterpret_cast<const __half *>(blk));
+                const int             k   = static_cast<int>(e % 32);
+                const int             q   = (k < 16 ? blk[2 + k] & 0xF : blk[2 + k - 16] >> 4) - 8;
+                y                         = __fmul_rn(static_cast<float>(q), dd);
+            }
+        }
+        *reinterpret_cast<float *>(at(d, j)) = y;
+    }
+}
+
+/// One thread per (i0, i2, i3) walks the source rows in order: the later of two rows
+/// with one index wins, as on the CPU.
+__global__ void set_rows_kernel(tensor_arg b, tensor_arg idx, bool i64, tensor_arg d) {
+    const int64_t n = b.ne[0] * b.ne[2] * b.ne[3];
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t i0 = f % b.ne[0], i2 = (f / b.ne[0]) % b.ne[2], i3 = f / (b.ne[0] * b.ne[2]);
+        for (int64_t i1 = 0; i1 < b.ne[1]; ++i1) {
+            const char *  k = idx.data + i1 * idx.nb[0] + (i2 % idx.ne[1]) * idx.nb[1] + (i3 % idx.ne[2]) * idx.nb[2];
+            const int64_t r = i64 ? *reinterpret_cast<const int64_t *>(k) : *reinterpret_cast<const int32_t *>(k);
+            if (r < 0 || r >= d.ne[1]) continue;
+            const float x = load(b, idx4{{i0, i1, i2, i3}});
+            char *      o = at(d, idx4{{i0, r, i2, i3}});
+            if (d.f16) {
+                *reinterpret_cast<__half *>(o) = __float2half_rn(x);
+            } else {
+                *reinterpret_cast<float *>(o) = x;
+            }
+        }
+    }
+}
+
+/// cpu/ops/softmax.cpp with alibi.h's softmax_in_place: the row built in dst.
+__global__ void soft_max_kernel(tensor_arg a, tensor_arg m, tensor_arg d, float scale, const float * slopes) {
+    const int64_t rows = d.ne[1] * d.ne[2] * d.ne[3];
+    const int64_t n    = d.ne[0];
+    for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
+        const row3    w     = row_at(r, d.ne);
+        const float * x     = reinterpret_cast<const float *>(row_ptr(a, w));
+        float *       y     = reinterpret_cast<float *>(row_ptr(d, w));
+        const float   slope = slopes ? slopes[w.i2] : 1.0f;
+        float         mx    = -__int_as_float(0x7f800000);
+        for (int64_t i = 0; i < n; ++i) {
+            float v = __fmul_rn(x[i], scale);
+            if (m.data) v = __fadd_rn(v, __fmul_rn(slope, load(m, idx4{{i, w.i1, w.i2 % m.ne[2], w.i3 % m.ne[3]}})));
+            y[i] = v;
+            mx   = v > mx ? v : mx;
+        }
+        if (mx == -__int_as_float(0x7f800000)) {
+            for (int64_t i = 0; i < n; ++i) y[i] = 0.0f;
+            continue;
+        }
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            y[i] = exp_f32(__fsub_rn(y[i], mx));
+            sum  = __dadd_rn(sum, double(y[i]));
+        }
+        const float inv = float(__ddiv_rn(1.0, sum));
+        for (int64_t i = 0; i < n; ++i) y[i] = __fmul_rn(y[i], inv);
+    }
+}
+
+/// One thread per pair (in place is safe) or copied element of a row.
+__global__ void rope_kernel(tensor_arg a, tensor_arg d, int64_t pairs, bool adjacent, const float * cs) {
+    const int64_t units = a.ne[0] - pairs;
+    const int64_t n     = units * a.ne[1] * a.ne[2] * a.ne[3];
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t k = f % units;
+        const row3    w = row_at(f / units, a.ne);
+        const char *  x = row_ptr(a, w);
+        char *        y = row_ptr(d, w);
+        if (k >= pairs) {
+            const int64_t e                                = 2 * pairs + (k - pairs);
+            *reinterpret_cast<float *>(y + e * d.nb[0]) = *reinterpret_cast<const float *>(x + e * a.nb[0]);
+            continue;
+        }
+        const int64_t e0 = adjacent ? 2 * k : k, e1 = adjacent ? 2 * k + 1 : k + pairs;
+        const float   x0 = *reinterpret_cast<const float *>(x + e0 * a.nb[0]);
+        const float   x1 = *reinterpret_cast<const float *>(x + e1 * a.nb[0]);
+        const float   c = cs[2 * (w.i2 * pairs + k)], s = cs[2 * (w.i2 * pairs + k) + 1];
+        *reinterpret_cast<float *>(y + e0 * d.nb[0]) = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+        *reinterpret_cast<float *>(y + e1 * d.nb[0]) = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
     }
 }
 
@@ -160,6 +333,41 @@ int norm(const tensor_arg & a, const tensor_arg & dst, float eps, bool mean, voi
 
 int copy(const tensor_arg & a, const tensor_arg & dst, void * stream) {
     copy_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst);
+    return status(stream);
+}
+
+int glu(act_kind act, const tensor_arg & a, const tensor_arg & b, const tensor_arg & dst, bool swapped,
+        const uint16_t * table, void * stream) {
+    glu_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(act, a, b, dst, swapped, table);
+    return status(stream);
+}
+
+int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint16_t * table, void * stream) {
+    unary_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(act, a, dst, table);
+    return status(stream);
+}
+
+int get_rows(row_type type, const tensor_arg & a, const tensor_arg & idx, const tensor_arg & dst, void * stream) {
+    get_rows_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, a, idx, dst);
+    return status(stream);
+}
+
+int set_rows(const tensor_arg & b, const tensor_arg & idx, bool idx_i64, const tensor_arg & dst, void * stream) {
+    set_rows_kernel<<<blocks(b.ne[0] * b.ne[2] * b.ne[3]), k_block, 0, static_cast<cudaStream_t>(stream)>>>(
+        b, idx, idx_i64, dst);
+    return status(stream);
+}
+
+int soft_max(const tensor_arg & a, const tensor_arg & mask, const tensor_arg & dst, float scale,
+             const float * slopes, void * stream) {
+    const int64_t rows = dst.ne[1] * dst.ne[2] * dst.ne[3];
+    soft_max_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, mask, dst, scale, slopes);
+    return status(stream);
+}
+
+int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjacent, const float * cs, void * stream) {
+    const int64_t units = (a.ne[0] - pairs) * a.ne[1] * a.ne[2] * a.ne[3];
+    rope_kernel<<<blocks(units), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, pairs, adjacent, cs);
     return status(stream);
 }
 

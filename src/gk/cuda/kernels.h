@@ -27,6 +27,32 @@ int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, 
 int norm(const tensor_arg & a, const tensor_arg & dst, float eps, bool mean, void * stream);
 /// dst's flat element f = a's flat element f, f32 / f16 either way (RNE to f16).
 int copy(const tensor_arg & a, const tensor_arg & dst, void * stream);
+/// Activations with a GLU or on their own (cpu/ops/glu.cpp, unary.cpp): silu (exp_f32's
+/// operations), the CPU's f32 GELU and GELU_QUICK through its f16 tables (`table`: 65536
+/// f16 bit patterns in device memory, nullptr for the others), relu, neg.
+enum class act_kind { silu, gelu, relu, gelu_quick, neg };
+
+/// dst = act(x) * g: x, g from a and b (split, b.data not null) or the halves of a's rows
+/// (swapped or not); f32, dense rows.
+int glu(act_kind act, const tensor_arg & a, const tensor_arg & b, const tensor_arg & dst, bool swapped,
+        const uint16_t * table, void * stream);
+/// dst = act(a); f32.
+int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint16_t * table, void * stream);
+/// The row formats get_rows decodes.
+enum class row_type { f32, f16, q8_0, q4_0 };
+/// dst[:, i1, i2, i3] = row idx[i1, i2, i3] of a (decoded as quant/legacy.h); an index
+/// outside [0, a.ne[1]) gives zeros. idx i32, dst f32.
+int get_rows(row_type type, const tensor_arg & a, const tensor_arg & idx, const tensor_arg & dst, void * stream);
+/// dst row idx[i1, i2 % .., i3 % ..] = b's row i1 (f32 into f32 or f16; i32 or i64
+/// indices; later rows win; an index outside the rows is skipped).
+int set_rows(const tensor_arg & b, const tensor_arg & idx, bool idx_i64, const tensor_arg & dst, void * stream);
+/// soft_max of f32 rows of a*scale (+ slope[i2] * mask, mask.data null for none), the
+/// normaliser summed in double as the CPU's; slopes in device memory or nullptr (1).
+int soft_max(const tensor_arg & a, const tensor_arg & mask, const tensor_arg & dst, float scale, const float * slopes,
+             void * stream);
+/// rope of f32 rows with the CPU's cos / sin table (cs: per token, per pair, c then s, in
+/// device memory): pairs (2i, 2i+1) when adjacent, else (i, i + pairs); the rest copied.
+int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjacent, const float * cs, void * stream);
 /// An empty kernel (the device probe).
 int empty(void * stream);
 

@@ -4,9 +4,14 @@
 #include "cuda.h"
 #include "kernels.h"
 
+#include "../cpu/ops/activations.h"
+#include "../cpu/ops/alibi.h"
+#include "../cpu/ops/rope_cache.h"
 #include "../internal.h"
 
 #include <cuda_runtime.h>
+
+#include <vector>
 
 namespace gk::cuda {
 namespace {
@@ -74,6 +79,174 @@ bool copy_ok(const gk_tensor * n, std::string * why) {
 }
 int copy_launch(const gk_tensor * n, void * s) { return kernels::copy(arg(n->src[0]), arg(n), s); }
 
+// ---- host-made tables: the CPU's GELU tables, ALiBi slopes, rope's cos / sin ------------
+
+/// Run `launch` with `bytes` of `host` data copied to device memory (its argument), wait
+/// for the stream, free the copy. The launch's status, or the first CUDA error.
+template <typename F>
+int with_table(const void * host, size_t bytes, void * stream, F launch) {
+    void *      dev = nullptr;
+    cudaError_t e   = cudaMalloc(&dev, bytes);
+    if (e == cudaSuccess) e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = static_cast<cudaError_t>(launch(dev));
+    if (e == cudaSuccess) e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+    cudaFree(dev);
+    return static_cast<int>(e);
+}
+
+/// The CPU's f16 table of `act` (built once).
+const std::vector<uint16_t> & f16_table(cpu::act_fn act) {
+    static const std::vector<uint16_t> gelu = [] {
+        std::vector<uint16_t> t(1u << 16);
+        cpu::f16_table_bits(cpu::act_gelu, t.data());
+        return t;
+    }();
+    static const std::vector<uint16_t> gelu_quick = [] {
+        std::vector<uint16_t> t(1u << 16);
+        cpu::f16_table_bits(cpu::act_gelu_quick, t.data());
+        return t;
+    }();
+    return act == cpu::act_gelu ? gelu : gelu_quick;
+}
+
+/// Launch with the table `act` needs (GELU's, GELU_QUICK's), or none.
+template <typename F>
+int with_act_table(kernels::act_kind act, void * stream, F launch) {
+    if (act != kernels::act_kind::gelu && act != kernels::act_kind::gelu_quick) return launch(nullptr);
+    const std::vector<uint16_t> & t = f16_table(act == kernels::act_kind::gelu ? cpu::act_gelu : cpu::act_gelu_quick);
+    return with_table(t.data(), t.size() * sizeof(uint16_t), stream,
+                      [&](void * dev) { return launch(static_cast<const uint16_t *>(dev)); });
+}
+
+bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4; }
+
+// ---- glu, unary ------------------------------------------------------------------------------
+
+/// The kernels' activation of a unary op, or -1.
+int act_of(gk_unary_op op) {
+    switch (op) {
+    case GK_UNARY_OP_SILU: return static_cast<int>(kernels::act_kind::silu);
+    case GK_UNARY_OP_GELU: return static_cast<int>(kernels::act_kind::gelu);
+    case GK_UNARY_OP_GELU_QUICK: return static_cast<int>(kernels::act_kind::gelu_quick);
+    case GK_UNARY_OP_RELU: return static_cast<int>(kernels::act_kind::relu);
+    case GK_UNARY_OP_NEG: return static_cast<int>(kernels::act_kind::neg);
+    default: return -1;
+    }
+}
+
+int glu_kind(const gk_tensor * n) { return act_of(cpu::glu_unary_op(gk_get_glu_op(n))); }
+int unary_kind(const gk_tensor * n) { return act_of(gk_get_unary_op(n)); }
+
+bool glu_ok(const gk_tensor * n, std::string * why) {
+    if (glu_kind(n) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
+    return (is(n, GK_TYPE_F32) && dense_f32(n->src[0]) && (!n->src[1] || dense_f32(n->src[1]))) ||
+           refuse(why, "f32 with dense rows only");
+}
+int glu_launch(const gk_tensor * n, void * s) {
+    const auto                act = static_cast<kernels::act_kind>(glu_kind(n));
+    const kernels::tensor_arg b   = n->src[1] ? arg(n->src[1]) : kernels::tensor_arg{};
+    const bool                sw  = gk_get_op_params_i32(n, 1) != 0;
+    return with_act_table(act, s,
+                          [&](const uint16_t * t) { return kernels::glu(act, arg(n->src[0]), b, arg(n), sw, t, s); });
+}
+
+bool unary_ok(const gk_tensor * n, std::string * why) {
+    if (unary_kind(n) < 0) return refuse(why, "silu, gelu, gelu_quick, relu and neg only");
+    return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
+}
+int unary_launch(const gk_tensor * n, void * s) {
+    const auto act = static_cast<kernels::act_kind>(unary_kind(n));
+    return with_act_table(act, s,
+                          [&](const uint16_t * t) { return kernels::unary(act, arg(n->src[0]), arg(n), t, s); });
+}
+
+// ---- get_rows, set_rows ------------------------------------------------------------------------
+
+int row_kind(gk_type t) {
+    switch (t) {
+    case GK_TYPE_F32: return static_cast<int>(kernels::row_type::f32);
+    case GK_TYPE_F16: return static_cast<int>(kernels::row_type::f16);
+    case GK_TYPE_Q8_0: return static_cast<int>(kernels::row_type::q8_0);
+    case GK_TYPE_Q4_0: return static_cast<int>(kernels::row_type::q4_0);
+    default: return -1;
+    }
+}
+
+bool get_rows_ok(const gk_tensor * n, std::string * why) {
+    if (row_kind(n->src[0]->type) < 0) return refuse(why, "tables of f32, f16, q8_0 or q4_0 rows only");
+    if (n->src[0]->nb[0] != gk_type_size(n->src[0]->type)) return refuse(why, "rows must be dense");
+    return (is(n->src[1], GK_TYPE_I32) && is(n, GK_TYPE_F32)) || refuse(why, "i32 indices and an f32 result only");
+}
+int get_rows_launch(const gk_tensor * n, void * s) {
+    return kernels::get_rows(static_cast<kernels::row_type>(row_kind(n->src[0]->type)), arg(n->src[0]), arg(n->src[1]),
+                             arg(n), s);
+}
+
+bool set_rows_ok(const gk_tensor * n, std::string * why) {
+    if (!float_or_half(n) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 rows into f32 or f16 only");
+    return is(n->src[1], GK_TYPE_I32) || is(n->src[1], GK_TYPE_I64) || refuse(why, "i32 or i64 indices only");
+}
+int set_rows_launch(const gk_tensor * n, void * s) {
+    return kernels::set_rows(arg(n->src[0]), arg(n->src[1]), n->src[1]->type == GK_TYPE_I64, arg(n), s);
+}
+
+// ---- soft_max ----------------------------------------------------------------------------------
+
+bool soft_max_ok(const gk_tensor * n, std::string * why) {
+    if (n->src[2]) return refuse(why, "no attention sinks (their exp is libm's, in double)");
+    if (n->src[1] && !float_or_half(n->src[1])) return refuse(why, "an f32 or f16 mask only");
+    return (is(n, GK_TYPE_F32) && dense_f32(n->src[0]) && n->nb[0] == 4) || refuse(why, "f32 with dense rows only");
+}
+int soft_max_launch(const gk_tensor * n, void * s) {
+    const kernels::tensor_arg mask     = n->src[1] ? arg(n->src[1]) : kernels::tensor_arg{};
+    const float               scale    = gk_get_op_params_f32(n, 0);
+    const float               max_bias = gk_get_op_params_f32(n, 1);
+    if (!n->src[1] || max_bias <= 0.0f) return kernels::soft_max(arg(n->src[0]), mask, arg(n), scale, nullptr, s);
+    std::vector<float> slopes(static_cast<size_t>(n->ne[2]));
+    for (int64_t h = 0; h < n->ne[2]; ++h) slopes[static_cast<size_t>(h)] = cpu::alibi_slope(max_bias, n->ne[2], h);
+    return with_table(slopes.data(), slopes.size() * sizeof(float), s, [&](void * dev) {
+        return kernels::soft_max(arg(n->src[0]), mask, arg(n), scale, static_cast<const float *>(dev), s);
+    });
+}
+
+// ---- rope --------------------------------------------------------------------------------------
+
+bool rope_ok(const gk_tensor * n, std::string * why) {
+    if (!is(n->src[1], GK_TYPE_I32) || !gk_is_contiguous(n->src[1]))
+        return refuse(why, "contiguous i32 positions only");
+    return (is(n, GK_TYPE_F32) && dense_f32(n->src[0])) || refuse(why, "f32 with dense rows only");
+}
+/// The angles are the CPU's (cpu/ops/rope_cache.h), made on the host from the positions
+/// and frequency factors read back once the stream has computed them.
+int rope_launch(const gk_tensor * n, void * s) {
+    const cpu::rope_params rp    = cpu::rope_params_of(n);
+    const gk_tensor *      pos   = n->src[1];
+    const gk_tensor *      ff    = n->src[2];
+    const int64_t          ne2   = n->src[0]->ne[2];
+    const int64_t          pairs = rp.n_pairs();
+    std::vector<int32_t>   p(static_cast<size_t>(gk_nelements(pos)));
+    std::vector<float>     f(ff ? static_cast<size_t>(gk_nelements(ff)) : 0);
+    cudaError_t            e = cudaStreamSynchronize(static_cast<cudaStream_t>(s));
+    if (e == cudaSuccess) e = cudaMemcpy(p.data(), pos->data, gk_nbytes(pos), cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && ff) e = cudaMemcpy(f.data(), ff->data, gk_nbytes(ff), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) return static_cast<int>(e);
+    gk_tensor ff_host{};
+    if (ff) {
+        ff_host      = *ff;
+        ff_host.data = f.data();
+    }
+    std::vector<float> cs(static_cast<size_t>(ne2 * 2 * pairs));
+    for (int64_t i2 = 0; i2 < ne2; ++i2) {
+        float ps[4] = {};
+        for (int k = 0; k < (rp.multi() ? 4 : 1); ++k) ps[k] = static_cast<float>(p[static_cast<size_t>(i2 + k * ne2)]);
+        cpu::rope_cache(rp, ps, ff ? &ff_host : nullptr, 1.0f, cs.data() + i2 * 2 * pairs);
+    }
+    return with_table(cs.data(), cs.size() * sizeof(float), s, [&](void * dev) {
+        return kernels::rope(arg(n->src[0]), arg(n), pairs, rp.mode == GK_ROPE_TYPE_NORMAL,
+                             static_cast<const float *>(dev), s);
+    });
+}
+
 struct op_entry {
     gk_op op;
     bool (*ok)(const gk_tensor *, std::string *);
@@ -81,12 +254,23 @@ struct op_entry {
 };
 
 constexpr op_entry k_ops[] = {
-    {GK_OP_ADD, binary_ok, binary_launch},   {GK_OP_SUB, binary_ok, binary_launch},
-    {GK_OP_MUL, binary_ok, binary_launch},   {GK_OP_DIV, binary_ok, binary_launch},
-    {GK_OP_SCALE, scale_ok, scale_launch},   {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_launch},
-    {GK_OP_NORM, norm_ok, norm_launch},      {GK_OP_RMS_NORM, norm_ok, norm_launch},
-    {GK_OP_DUP, copy_ok, copy_launch},       {GK_OP_CONT, copy_ok, copy_launch},
+    {GK_OP_ADD, binary_ok, binary_launch},
+    {GK_OP_SUB, binary_ok, binary_launch},
+    {GK_OP_MUL, binary_ok, binary_launch},
+    {GK_OP_DIV, binary_ok, binary_launch},
+    {GK_OP_SCALE, scale_ok, scale_launch},
+    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_launch},
+    {GK_OP_NORM, norm_ok, norm_launch},
+    {GK_OP_RMS_NORM, norm_ok, norm_launch},
+    {GK_OP_DUP, copy_ok, copy_launch},
+    {GK_OP_CONT, copy_ok, copy_launch},
     {GK_OP_CPY, copy_ok, copy_launch},
+    {GK_OP_GLU, glu_ok, glu_launch},
+    {GK_OP_UNARY, unary_ok, unary_launch},
+    {GK_OP_GET_ROWS, get_rows_ok, get_rows_launch},
+    {GK_OP_SET_ROWS, set_rows_ok, set_rows_launch},
+    {GK_OP_SOFT_MAX, soft_max_ok, soft_max_launch},
+    {GK_OP_ROPE, rope_ok, rope_launch},
 };
 
 const op_entry * entry(gk_op op) {

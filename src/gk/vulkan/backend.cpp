@@ -6,6 +6,7 @@
 
 #include "../internal.h"
 
+#include <algorithm>
 #include <new>
 #include <vector>
 
@@ -34,14 +35,15 @@ std::vector<gk_tensor *> computed_nodes(gk_cgraph * graph) {
 
 /// The descriptor writes of `node`: bindings 0, 1, 2 = src[0], src[1], the node (a
 /// missing source is bound to the node's buffer, which the shader does not read), 3 =
-/// the node's too. false with a message when a tensor is not in this device's memory.
-bool bind(device_context & d, VkDescriptorSet set, const gk_tensor * node) {
+/// `aux` (the node's host-filled data) or, without, the node's buffer too. false with a
+/// message when a tensor is not in this device's memory.
+bool bind(device_context & d, VkDescriptorSet set, const gk_tensor * node, VkBuffer aux) {
     const gk_tensor *      t[4] = {node->src[0], node->src[1], node, node};
     VkDescriptorBufferInfo info[4];
     VkWriteDescriptorSet   w[4];
     for (int i = 0; i < 4; ++i) {
         const gk_tensor * x = t[i] ? t[i] : node;
-        VkBuffer          h = buffer_handle(x->buffer);
+        VkBuffer          h = i == 3 && aux != VK_NULL_HANDLE ? aux : buffer_handle(x->buffer);
         if (h == VK_NULL_HANDLE) {
             backend_error("%s: tensor '%s' (%s of node '%s') is not in %s memory (it is in %s)", d.name.c_str(),
                           gk_get_name(x), i < 2 ? "a source" : "the result", gk_get_name(node), d.name.c_str(),
@@ -60,11 +62,64 @@ bool bind(device_context & d, VkDescriptorSet set, const gk_tensor * node) {
     return true;
 }
 
+/// The nodes' host-filled data (vk.h, aux_bytes) in one buffer of the device, each
+/// node's at a 256-byte aligned offset (`words`: in 32-bit words); nullptr when no node
+/// has any, or (with a message) when the buffer cannot be allocated.
+struct aux_data {
+    gk_backend_buffer_t   buffer = nullptr;
+    std::vector<uint32_t> words;
+    bool                  failed = false;
+
+    aux_data(device_context & d, const std::vector<gk_tensor *> & nodes) : words(nodes.size(), 0) {
+        std::vector<size_t> at(nodes.size());
+        size_t              total = 0;
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            at[i] = total;
+            total += (aux_bytes(nodes[i]) + 255) / 256 * 256;
+            words[i] = static_cast<uint32_t>(at[i] / 4);
+        }
+        if (total == 0) return;
+        buffer = gk_backend_buft_alloc_buffer(&d.buffer_type, total);
+        failed = buffer == nullptr;
+        if (failed) return;
+        auto * base = static_cast<char *>(gk_backend_buffer_get_base(buffer));
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            if (aux_bytes(nodes[i]) > 0) aux_fill(nodes[i], base + at[i]);
+        }
+    }
+    ~aux_data() { gk_backend_buffer_free(buffer); }
+    aux_data(const aux_data &)             = delete;
+    aux_data & operator=(const aux_data &) = delete;
+};
+
 gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     device_context &               d     = dev_of(b);
     const std::vector<gk_tensor *> nodes = computed_nodes(graph);
     if (nodes.empty()) return GK_STATUS_SUCCESS;
     const auto n = static_cast<uint32_t>(nodes.size());
+    for (gk_tensor * node : nodes) {  // before aux_data reads the nodes' sources
+        std::string why;
+        if (aux_reads_sources(node)) {
+            for (const gk_tensor * s : {node->src[1], node->src[2]}) {
+                while (s && s->view_src) s = s->view_src;
+                if (s && std::find(nodes.begin(), nodes.end(), s) != nodes.end()) {
+                    why = std::string("its source '") + gk_get_name(s) +
+                          "' is computed in the same graph, and the host reads it before the graph runs";
+                }
+            }
+        }
+        if (!why.empty() || !supports_op(d, node, &why)) {
+            backend_error("%s: node '%s': %s", d.name.c_str(), gk_get_name(node), why.c_str());
+            gk::set_error(gk_graph_context(graph), "%s", gk_backend_last_error());
+            return GK_STATUS_UNSUPPORTED;
+        }
+    }
+    const aux_data aux(d, nodes);
+    if (aux.failed) {
+        gk::set_error(gk_graph_context(graph), "%s", gk_backend_last_error());
+        return GK_STATUS_ALLOC_FAILED;
+    }
+    const VkBuffer aux_handle = aux.buffer ? buffer_handle(aux.buffer) : VK_NULL_HANDLE;
 
     std::lock_guard<std::mutex> lock(d.queue_mutex);  // one submission at a time on the queue
     VkDescriptorPoolSize        size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * n};
@@ -109,11 +164,8 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
         barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
         barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
         for (uint32_t i = 0; i < n && st == GK_STATUS_SUCCESS; ++i) {
-            std::string why;
-            if (!supports_op(d, nodes[i], &why)) {
-                backend_error("%s: node '%s': %s", d.name.c_str(), gk_get_name(nodes[i]), why.c_str());
-                st = GK_STATUS_UNSUPPORTED;
-            } else if (!bind(d, sets[i], nodes[i]) || !record_op(d, cmd, sets[i], nodes[i])) {
+            const VkBuffer node_aux = aux_bytes(nodes[i]) > 0 ? aux_handle : VK_NULL_HANDLE;
+            if (!bind(d, sets[i], nodes[i], node_aux) || !record_op(d, cmd, sets[i], nodes[i], aux.words[i])) {
                 st = GK_STATUS_FAILED;
             }
             vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,

@@ -41,7 +41,12 @@ const char * buft_name(gk_backend_buffer_type_t buft) {
 gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
     device_context & d     = *static_cast<device_context *>(buft->context);
     const size_t     bytes = size == 0 ? k_alignment : size;
-    auto *           c     = new (std::nothrow) buffer_context{&d, VK_NULL_HANDLE, VK_NULL_HANDLE, nullptr};
+    if (bytes > d.heap_size) {  // not asked of the driver: a software device would take it from the host
+        backend_error("%s buffer: cannot allocate %zu bytes: more than the device's memory (%llu MiB)", d.name.c_str(),
+                      size, static_cast<unsigned long long>(d.heap_size >> 20));
+        return nullptr;
+    }
+    auto * c = new (std::nothrow) buffer_context{&d, VK_NULL_HANDLE, VK_NULL_HANDLE, nullptr};
     if (!c) {
         backend_error("%s buffer: out of memory", d.name.c_str());
         return nullptr;

@@ -12,7 +12,9 @@
 // Compute: a graph is recorded into one command buffer, a dispatch per node with a
 // barrier after each, submitted and waited for. Shaders bind tensors whole (the VkBuffer
 // behind them) and address elements from an offset and strides in push constants
-// (shaders/index.glsl), so no descriptor offset alignment applies to views.
+// (shaders/index.glsl), so no descriptor offset alignment applies to views. Binding 3
+// holds data the host makes for a node as it records (the CPU's GELU tables, rope's
+// angles, ALiBi slopes: aux_bytes / aux_fill), in one buffer per compute.
 #pragma once
 
 #include "../backend/impl.h"
@@ -27,7 +29,7 @@
 namespace gk::vulkan {
 
 /// The shaders (shaders/*.comp, compiled to SPIR-V at build time and embedded).
-enum class shader { binary, scale, mul_mat, norm, copy, count };
+enum class shader { binary, scale, mul_mat, norm, copy, glu, unary, get_rows, set_rows, soft_max, rope, count };
 
 /// One pipeline: a shader with its specialization constant 0.
 struct pipeline_key {
@@ -83,10 +85,25 @@ gk_backend_t init_backend(device_context & d);
 /// Whether `d` computes `node` (the op table in ops.cpp); why not in `why` otherwise.
 bool supports_op(const device_context & d, const gk_tensor * node, std::string * why);
 
+/// Bytes of the host-filled data `node`'s shader reads at binding 3 (the CPU's GELU
+/// tables, rope's angles, ALiBi slopes); 0 when it reads none.
+size_t aux_bytes(const gk_tensor * node);
+
+/// Whether aux_fill reads `node`'s src[1] and src[2] (then neither may be computed in
+/// the graph that holds the node: the host reads them before the graph runs).
+bool aux_reads_sources(const gk_tensor * node);
+
+/// Write that data to `out` (aux_bytes(node) bytes), at record time: the node's sources
+/// that it reads (rope's positions and frequency factors) are inputs of the graph, in
+/// host-visible memory, already holding their values (supports_op checks they are leaves).
+void aux_fill(const gk_tensor * node, void * out);
+
 /// Record `node`'s dispatch into `cmd` with descriptor set `set` (bound to its tensors'
-/// buffers by the caller, bindings 0-2 = src[0], src[1], dst). false with a message
-/// when the node cannot run (supports_op says why).
-bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * node);
+/// buffers by the caller, bindings 0-2 = src[0], src[1], dst, 3 = its aux data, which
+/// starts at 32-bit word `aux_word` there). false with a message when the node cannot
+/// run (supports_op says why).
+bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * node,
+               uint32_t aux_word);
 
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.
 const char * result_name(VkResult r);

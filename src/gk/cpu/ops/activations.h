@@ -17,6 +17,7 @@
 #include "gk/gk.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace gk::cpu {
 
@@ -45,6 +46,24 @@ inline float act_gelu_f32(float x) { return x <= -10.0f ? 0.0f : (x >= 10.0f ? x
 float act_gelu_quick_f16(float x);
 
 using act_fn = float (*)(float);
+
+/// The activation a GLU op applies to x, as a unary op (swiglu: silu, geglu: gelu, reglu:
+/// relu, geglu_quick: gelu_quick); GK_UNARY_OP_COUNT for swiglu_oai and geglu_erf, whose
+/// formulas have no unary op of the same bits.
+inline gk_unary_op glu_unary_op(gk_glu_op op) {
+    switch (op) {
+    case GK_GLU_OP_SWIGLU: return GK_UNARY_OP_SILU;
+    case GK_GLU_OP_GEGLU: return GK_UNARY_OP_GELU;
+    case GK_GLU_OP_REGLU: return GK_UNARY_OP_RELU;
+    case GK_GLU_OP_GEGLU_QUICK: return GK_UNARY_OP_GELU_QUICK;
+    default: return GK_UNARY_OP_COUNT;
+    }
+}
+
+/// f16(act(x)) as bits at each of the 65536 f16 inputs x (out[h] for bit pattern h): the
+/// table act_gelu_f16 / act_gelu_quick_f16 look up (act_gelu, act_gelu_quick), for the
+/// device backends, which look the values up as the CPU does.
+void f16_table_bits(act_fn act, uint16_t * out);
 
 /// The activation of a unary op for rows of `type` (see the file comment for the GELU
 /// variants); nullptr for an op outside the enum, XIELU, and SILU (computed by its row

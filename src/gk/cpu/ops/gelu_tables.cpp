@@ -24,6 +24,10 @@ f16_table tabulate(act_fn act) {
 
 } // namespace
 
+void f16_table_bits(act_fn act, uint16_t * out) {
+    for (uint32_t h = 0; h < (1u << 16); ++h) out[h] = fp32_to_fp16(act(fp16_to_fp32(static_cast<fp16_t>(h))));
+}
+
 float act_gelu_f16(float x) {
     static const f16_table table = tabulate(act_gelu);
     return table[fp32_to_fp16(x)];

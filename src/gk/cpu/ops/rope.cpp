@@ -27,6 +27,8 @@
 //
 // rope_back (GK_OP_ROPE_BACK, the gradient of any of these modes) rotates by -theta':
 // s is negated, so the map is the transpose of rope's (ggml's sin_sign).
+#include "rope_cache.h"
+
 #include "../dispatch.h"
 #include "../rows.h"
 
@@ -36,32 +38,6 @@
 
 namespace gk::cpu {
 namespace {
-
-struct rope_params {
-    int   n_dims;
-    int   mode;
-    int   n_ctx_orig;
-    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
-    int   sections[4];
-
-    bool multi() const { return (mode & GK_ROPE_TYPE_MROPE) != 0; }  // true for vision and imrope too
-    /// Pairs rotated per row.
-    int n_pairs() const { return mode == GK_ROPE_TYPE_VISION ? n_dims : n_dims / 2; }
-};
-
-rope_params params_of(const gk_tensor * dst) {
-    return {gk_get_op_params_i32(dst, 1),
-            gk_get_op_params_i32(dst, 2),
-            gk_get_op_params_i32(dst, 4),
-            gk_get_op_params_f32(dst, 5),
-            gk_get_op_params_f32(dst, 6),
-            gk_get_op_params_f32(dst, 7),
-            gk_get_op_params_f32(dst, 8),
-            gk_get_op_params_f32(dst, 9),
-            gk_get_op_params_f32(dst, 10),
-            {gk_get_op_params_i32(dst, 11), gk_get_op_params_i32(dst, 12), gk_get_op_params_i32(dst, 13),
-             gk_get_op_params_i32(dst, 14)}};
-}
 
 /// Which of the four positions (t, h, w, e) pair i of a multi-section mode uses (see the
 /// file comment). For vision, *restart is the position whose theta restarts at pair i
@@ -91,8 +67,22 @@ float corr_dim(int n_dims, int n_ctx_orig, float beta, float base) {
            (2.0f * std::log(base));
 }
 
-/// cos/sin (scaled, the sin times sin_sign) of every pair into cs[2i], cs[2i+1], for the
-/// position pos[0] or, in the multi-section modes, the four positions pos[0..3].
+} // namespace
+
+rope_params rope_params_of(const gk_tensor * dst) {
+    return {gk_get_op_params_i32(dst, 1),
+            gk_get_op_params_i32(dst, 2),
+            gk_get_op_params_i32(dst, 4),
+            gk_get_op_params_f32(dst, 5),
+            gk_get_op_params_f32(dst, 6),
+            gk_get_op_params_f32(dst, 7),
+            gk_get_op_params_f32(dst, 8),
+            gk_get_op_params_f32(dst, 9),
+            gk_get_op_params_f32(dst, 10),
+            {gk_get_op_params_i32(dst, 11), gk_get_op_params_i32(dst, 12), gk_get_op_params_i32(dst, 13),
+             gk_get_op_params_i32(dst, 14)}};
+}
+
 void rope_cache(const rope_params & rp, const float pos[4], const gk_tensor * ff, float sin_sign, float * cs) {
     const float theta_scale = std::pow(rp.freq_base, -2.0f / static_cast<float>(rp.n_dims));
     const float low  = std::max(0.0f, std::floor(corr_dim(rp.n_dims, rp.n_ctx_orig, rp.beta_fast, rp.freq_base)));
@@ -128,11 +118,13 @@ void rope_cache(const rope_params & rp, const float pos[4], const gk_tensor * ff
     }
 }
 
+namespace {
+
 void rope(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * a    = dst->src[0];
     const gk_tensor * pos  = dst->src[1];
     const gk_tensor * ff   = dst->src[2];  // contiguous f32 (checked at build time)
-    const rope_params rp   = params_of(dst);
+    const rope_params rp   = rope_params_of(dst);
     const int64_t     n     = a->ne[0];
     const int64_t     pairs = rp.n_pairs();
     const bool        adjacent = rp.mode == GK_ROPE_TYPE_NORMAL;
@@ -164,7 +156,7 @@ void rope(const compute_params & p, gk_tensor * dst) {
 }
 
 size_t rope_work_size(const gk_tensor * dst) {
-    return default_work_size(dst) + scratch_bytes(static_cast<size_t>(2 * params_of(dst).n_pairs()) * sizeof(float));
+    return default_work_size(dst) + scratch_bytes(static_cast<size_t>(2 * rope_params_of(dst).n_pairs()) * sizeof(float));
 }
 
 } // namespace

@@ -1,0 +1,131 @@
+// test-gk-run-vulkan: gk-run with the weights on a Vulkan device (in CI Mesa's lavapipe,
+// listed because the test sets GK_VULKAN_SOFTWARE=1 for itself and its gk-run children):
+// stories260K greedy with --device Vulkan0 -ngl 99 (and a partial -ngl) gives the CPU
+// run's tokens and text, the ops the device refuses are named under -v; and bad input: a
+// device that does not exist is a one-line error listing the devices, an allocation
+// larger than the device's memory is a clear error at the gk API level, after which the
+// CPU still computes in the same process. Skipped ("GK-SKIP") without a Vulkan device,
+// except the unknown-device case, which needs none.
+#include "gk_run_exec.h"
+
+#include "gk/gk-alloc.h"
+#include "gk/gk-backend.h"
+#include "gk/gk.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using gk_run_test::run_gk_run;
+using gk_run_test::run_result;
+
+namespace {
+
+const fs::path k_stories = fs::path(GK_TEST_DATA) / "models" / "stories260K.gguf";
+
+/** Vulkan0, or nullptr; lavapipe counts (set before the registry's first call). */
+gk_backend_dev_t vulkan0() {
+    setenv("GK_VULKAN_SOFTWARE", "1", 1);
+    return gk_backend_dev_by_name("Vulkan0");
+}
+
+#define NEED_VULKAN(dev)              \
+    gk_backend_dev_t dev = vulkan0(); \
+    if (!dev) GTEST_SKIP() << "GK-SKIP: no Vulkan device (a build without GK_VULKAN, or no driver)"
+
+/** stories260K, greedy, 40 tokens, -v, then `extra`. */
+std::vector<std::string> story(std::vector<std::string> extra = {}) {
+    std::vector<std::string> a{"-m", k_stories.string(), "-p", "Once upon a time", "-n", "40", "--temp", "0", "-v"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+/** The "generated tokens:" line of -v. */
+std::string generated(const run_result & r) {
+    std::smatch m;
+    return std::regex_search(r.err, m, std::regex("gk-run: generated tokens:[ 0-9]*")) ? m.str() : "";
+}
+
+TEST(GkRunVulkan, TheDeviceGivesTheCpuTokensAndText) {
+    NEED_VULKAN(dev);
+    const run_result cpu = run_gk_run(story());
+    ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+    ASSERT_NE(generated(cpu), "");
+    for (const char * ngl : {"99", "2"}) {
+        SCOPED_TRACE(std::string("-ngl ") + ngl);
+        const run_result vk = run_gk_run(story({"--device", "Vulkan0", "-ngl", ngl}));
+        ASSERT_EQ(vk.exit_code, 0) << vk.err;
+        EXPECT_EQ(vk.out, cpu.out);
+        EXPECT_EQ(generated(vk), generated(cpu));
+        const std::string layers = std::string(ngl) == "99" ? "5 of 5 layers and the output layer" : "2 of 5 layers";
+        EXPECT_NE(vk.err.find("gk-run: Vulkan0 ("), std::string::npos) << vk.err;
+        EXPECT_NE(vk.err.find(layers), std::string::npos) << vk.err;
+        // The KV cache is in host memory: fused attention runs on the CPU, named once.
+        const std::string fallback = "gk-run: FLASH_ATTN_EXT runs on the CPU: Vulkan0 does not support it";
+        const size_t      at       = vk.err.find(fallback);
+        EXPECT_NE(at, std::string::npos) << vk.err;
+        EXPECT_EQ(vk.err.find(fallback, at + 1), std::string::npos) << "one line per op type";
+    }
+}
+
+TEST(GkRunVulkan, ListDevicesNamesTheDeviceAndTheCpu) {
+    NEED_VULKAN(dev);
+    const run_result r = run_gk_run({"--list-devices"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("Available devices:\n", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("  Vulkan0: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  CPU: "), std::string::npos) << r.out;
+}
+
+TEST(GkRunVulkan, AnUnknownDeviceIsAnErrorListingTheDevices) {
+    vulkan0();
+    for (const char * name : {"Vulkan7", "CPU", "Vulkan0,Vulkan7"}) {
+        SCOPED_TRACE(name);
+        const run_result r = run_gk_run(story({"--device", name}));
+        gk_run_test::expect_one_line_error(r, {"no such device", "available: ", "none"}, true);
+    }
+}
+
+TEST(GkRunVulkan, AnAllocationLargerThanTheDeviceFailsCleanlyAndTheCpuGoesOn) {
+    NEED_VULKAN(dev);
+    size_t free = 0, total = 0;
+    gk_backend_dev_memory(dev, &free, &total);
+    gk_backend_buffer_t big = gk_backend_buft_alloc_buffer(gk_backend_dev_buffer_type(dev), total + (size_t{1} << 20));
+    EXPECT_EQ(big, nullptr);
+    // Refused before the driver is asked (by the buffer type's largest buffer or the
+    // device's memory, whichever is smaller), with a message naming the device.
+    EXPECT_NE(std::string(gk_backend_last_error()).find("Vulkan0"), std::string::npos) << gk_backend_last_error();
+    gk_backend_buffer_free(big);
+
+    // The CPU path in the same process: 2 + 3 on the CPU backend.
+    gk_init_params p{};
+    p.mem_size       = 8 * gk_tensor_overhead() + gk_graph_overhead();
+    p.no_alloc       = true;
+    gk_context * ctx = gk_init(p);
+    ASSERT_NE(ctx, nullptr);
+    gk_tensor * a   = gk_new_tensor_1d(ctx, GK_TYPE_F32, 4);
+    gk_tensor * b   = gk_new_tensor_1d(ctx, GK_TYPE_F32, 4);
+    gk_tensor * sum = gk_add(ctx, a, b);
+    gk_cgraph * g   = gk_new_graph(ctx);
+    ASSERT_EQ(gk_build_forward_expand(g, sum), GK_STATUS_SUCCESS);
+    gk_backend_t        cpu = gk_backend_cpu_init();
+    gk_backend_buffer_t buf = gk_backend_alloc_ctx_tensors(ctx, cpu);
+    ASSERT_NE(buf, nullptr) << gk_backend_last_error();
+    const float two[4] = {2, 2, 2, 2}, three[4] = {3, 3, 3, 3};
+    gk_backend_tensor_set(a, two, 0, sizeof two);
+    gk_backend_tensor_set(b, three, 0, sizeof three);
+    EXPECT_EQ(gk_backend_graph_compute(cpu, g), GK_STATUS_SUCCESS);
+    float out[4] = {};
+    gk_backend_tensor_get(sum, out, 0, sizeof out);
+    for (float v : out) EXPECT_EQ(v, 5.0f);
+    gk_backend_buffer_free(buf);
+    gk_backend_free(cpu);
+    gk_free(ctx);
+}
+
+} // namespace
