@@ -19,6 +19,7 @@
 // Only the last token's hidden state of a sequence that asks for logits goes through
 // the output norm and projection. A graph where none asks stops at the last layer's
 // cache writes: its attention and feed-forward would feed only the logits.
+// A pipeline stage (pipeline.h) builds its layers only, from and to the hidden state.
 #include "model_session.h"
 
 #include <algorithm>
@@ -45,6 +46,8 @@ struct graph_builder {
     int64_t           n_tokens;     // all sequences' tokens
     bool              want_logits;  // some sequence asks for logits
     forward_tensors & io;
+    int64_t           first;        // the layers of the graph: [first, end)
+    int64_t           end;
 
     gk_tensor * norm(gk_tensor * x, gk_tensor * weight) const {
         return gk_mul(ctx, gk_rms_norm(ctx, x, hp.rms_eps), weight);
@@ -187,22 +190,28 @@ struct graph_builder {
         const model_weights & w = model.weights();
         // Layers whose attention is in the graph: without logits the last one only writes
         // its cache cells.
-        const int64_t n_attn = want_logits ? hp.n_layer : hp.n_layer - 1;
-        io.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
-        io.pos    = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
-        if (!io.tokens || !io.pos) return false;
+        const bool    to_end = end == hp.n_layer;
+        const int64_t n_attn = want_logits || !to_end ? end : end - 1;
+        io.pos               = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
+        if (!io.pos) return false;
         // A mask only where some layer reads it (an input outside the graph gets no memory).
-        const auto n_swa = std::count(hp.swa_layer.begin(), hp.swa_layer.begin() + n_attn, true);
+        const auto n_swa = std::count(hp.swa_layer.begin() + first, hp.swa_layer.begin() + n_attn, true);
         io.mask.assign(seqs.size(), nullptr);
         io.mask_swa.assign(seqs.size(), nullptr);
         for (size_t s = 0; s < seqs.size(); ++s) {
-            if (n_swa < n_attn) io.mask[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask");
+            if (n_swa < n_attn - first) io.mask[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask");
             if (n_swa > 0) io.mask_swa[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask_swa");
         }
 
-        gk_tensor * x = gk_get_rows(ctx, w.tok_embd, io.tokens);  // [n_embd, T]
-        if (hp.embd_scale != 1.0f) x = gk_scale(ctx, x, hp.embd_scale);
-        for (int64_t il = 0; il < n_attn && x; ++il) {
+        gk_tensor * x = nullptr;  // [n_embd, T]
+        if (first == 0) {
+            io.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
+            x         = io.tokens ? gk_get_rows(ctx, w.tok_embd, io.tokens) : nullptr;
+            if (hp.embd_scale != 1.0f) x = gk_scale(ctx, x, hp.embd_scale);
+        } else {
+            x = io.inp_embd = input(GK_TYPE_F32, hp.n_embd, n_tokens, "inp_embd");
+        }
+        for (int64_t il = first; il < n_attn && x; ++il) {
             const layer_weights & l = w.layers[il];
             gk_tensor * cur = attention(norm(x, l.attn_norm), il);
             if (hp.post_norms) cur = norm(cur, l.attn_post_norm);
@@ -212,6 +221,11 @@ struct graph_builder {
             x = gk_add(ctx, cur, x);
         }
         if (!x) return false;
+        if (!to_end) {  // a pipeline stage before the last: the hidden state goes on
+            io.out_embd = input(GK_TYPE_F32, hp.n_embd, n_tokens, "out_embd");
+            gk_tensor * out = io.out_embd ? gk_cpy(ctx, x, io.out_embd) : nullptr;
+            return out && gk_build_forward_expand(graph, out) == GK_STATUS_SUCCESS;
+        }
         if (!want_logits) return store_kv(project(norm(x, w.layers[n_attn].attn_norm), n_attn, false), n_attn);
         // The last token of each sequence that asks, side by side.
         gk_tensor * last  = nullptr;
@@ -241,7 +255,7 @@ size_t forward_graph_size(const hparams & hp, size_t n_seq) {
 }
 
 bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std::span<const forward_seq> seqs,
-                   forward_tensors & t) {
+                   forward_tensors & t, layer_range layers) {
     t                 = forward_tensors{};
     int64_t n_tokens  = 0;
     bool    logits    = false;
@@ -249,7 +263,9 @@ bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std
         n_tokens += sq.n_tokens;
         logits = logits || sq.logits;
     }
-    const graph_builder b{ctx, graph, model, model.hp(), seqs, n_tokens, logits, t};
+    const int64_t end   = std::min(layers.end, model.hp().n_layer);
+    const int64_t first = std::clamp<int64_t>(layers.first, 0, end - 1);  // at least one layer
+    const graph_builder b{ctx, graph, model, model.hp(), seqs, n_tokens, logits, t, first, end};
     return b.build();
 }
 

@@ -269,10 +269,3 @@ const char * result_name(VkResult r) {
 }
 
 } // namespace gk::vulkan
-
-#if defined(__SANITIZE_ADDRESS__)
-/// LeakSanitizer's built-in suppressions for programs linking gk under ASan: Mesa's
-/// lavapipe keeps a few small allocations of the instance and device alive past exit,
-/// which are the driver's, not gk's (every program that lists devices meets them).
-extern "C" const char * __lsan_default_suppressions() { return "leak:libvulkan_lvp.so\n"; }
-#endif
