@@ -3,8 +3,13 @@
 
 #include "gk/gk-mpi.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <random>
+#include <thread>
 
 namespace gk_run_tool {
 namespace {
@@ -12,12 +17,46 @@ namespace {
 bool g_started = false;  // mpi_start started MPI
 bool g_agreed  = false;  // the ranks agreed to stop (mpi_all_ok gave false)
 
+/// Ends the process (exit status 1, a message) unless stop() comes within `seconds`.
+class watchdog {
+public:
+    explicit watchdog(double seconds)
+        : thread_([this, seconds] {
+              std::unique_lock<std::mutex> lock(mutex_);
+              if (!stopped_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) {
+                  std::fprintf(stderr,
+                               "gk-run: error: --mpi: not every MPI rank started within %g s (a process of the job "
+                               "that is not gk-run --mpi, or one that failed before starting MPI?)\n",
+                               seconds);
+                  std::_Exit(1);
+              }
+          }) {}
+    ~watchdog() { stop(); }
+    void stop() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_ = true;
+        }
+        stopped_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+
+private:
+    std::mutex              mutex_;
+    std::condition_variable stopped_;
+    bool                    done_ = false;
+    std::thread             thread_;
+};
+
 } // namespace
 
 std::string mpi_start(run_options & opt) {
     if (opt.chat || opt.interactive) return "--mpi runs completions (-p, -f), not the interactive modes (-i, -if, -cnv)";
+    watchdog start(opt.mpi_start_timeout);
     if (gk_mpi_init(nullptr, nullptr) != GK_STATUS_SUCCESS) return std::string("--mpi: ") + gk_backend_last_error();
     g_started = true;
+    gk_mpi_all(true);  // every rank is here
+    start.stop();
     if (gk_mpi_rank() > 0) {
         if (!std::freopen("/dev/null", "w", stdout)) return "--mpi: cannot silence standard output";
         opt.dump_logits.clear();

@@ -4,7 +4,10 @@
 //
 // Exits: failures every rank meets together (found with mpi_all_ok) end every rank with
 // its message and MPI finalised; a failure of one rank alone aborts the job (MPI_Abort),
-// so that no rank waits for it.
+// so that no rank waits for it; a rank that dies takes the job with it (mpirun's doing).
+// A rank that never starts (a process of the job that is not gk-run --mpi) would leave
+// the others waiting in MPI's start forever: a rank whose peers have not all started
+// within --mpi-start-timeout seconds ends with an error instead.
 #pragma once
 
 #include "options.h"
@@ -15,10 +18,11 @@
 
 namespace gk_run_tool {
 
-/** --mpi: start MPI and fit `opt` to this rank (the others' standard output goes to
- *  /dev/null, no --dump-logits nor timings; one seed for all when it is drawn at random).
- *  "" when done, else why not: the build has no MPI, MPI cannot start, or the mode reads
- *  a terminal (-i, -cnv: only completions run over MPI). */
+/** --mpi: start MPI, wait for every rank (at most opt.mpi_start_timeout seconds: then
+ *  the process ends with exit status 1 and a message) and fit `opt` to this rank (the
+ *  others' standard output goes to /dev/null, no --dump-logits nor timings; one seed for
+ *  all when it is drawn at random). "" when done, else why not: the build has no MPI, MPI
+ *  cannot start, or the mode reads a terminal (-i, -cnv: only completions run over MPI). */
 std::string mpi_start(run_options & opt);
 
 /** Collective under --mpi (every rank calls it at the same point): true when `ok` on

@@ -38,6 +38,7 @@ struct run_options {
     bool                    show_timings   = true;
     bool                    verbose        = false;
     bool                    mpi            = false;  // --mpi: this rank's layers of a pipeline (mpi_ranks.h)
+    double                  mpi_start_timeout = 60;  // seconds for every rank to start (mpi_ranks.h)
     // interactive modes (llama-cli's -i, -if, -cnv): see docs/gk-run.md, "Chat"
     bool                     interactive       = false;  // -i: hand control to the user after each reply
     bool                     interactive_first = false;  // -if: and before the first
