@@ -51,7 +51,9 @@ private:
 } // namespace
 
 std::string mpi_start(run_options & opt) {
-    if (opt.chat || opt.interactive) return "--mpi runs completions (-p, -f), not the interactive modes (-i, -if, -cnv)";
+    if (opt.chat || opt.interactive) {
+        return "--mpi runs completions (-p, -f), not the interactive modes (-i, -if, -cnv)";
+    }
     watchdog start(opt.mpi_start_timeout);
     if (gk_mpi_init(nullptr, nullptr) != GK_STATUS_SUCCESS) return std::string("--mpi: ") + gk_backend_last_error();
     g_started = true;

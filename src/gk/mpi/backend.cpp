@@ -64,7 +64,9 @@ void clear(gk_backend_buffer_t b, uint8_t value) { memset_tensor(b, nullptr, val
 
 // ---- buffer type ----------------------------------------------------------------------
 
-const char * buft_name(gk_backend_buffer_type_t buft) { return static_cast<peer_device *>(buft->context)->name.c_str(); }
+const char * buft_name(gk_backend_buffer_type_t buft) {
+    return static_cast<peer_device *>(buft->context)->name.c_str();
+}
 
 gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
     void * range = mmap(nullptr, reserved_bytes(size), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -72,9 +74,9 @@ gk_backend_buffer_t alloc_buffer(gk_backend_buffer_type_t buft, size_t size) {
         backend_error("%s buffer: cannot reserve %zu bytes of address space", buft_name(buft), size);
         return nullptr;
     }
-    const gk_backend_buffer_i i{free_buffer, base, nullptr, memset_tensor, set_tensor, get_tensor, clear, nullptr,
-                                nullptr};
-    gk_backend_buffer_t b = buffer_init(buft, i, range, size);
+    const gk_backend_buffer_i i{free_buffer, base,  nullptr, memset_tensor, set_tensor,
+                                get_tensor,  clear, nullptr, nullptr};
+    gk_backend_buffer_t       b = buffer_init(buft, i, range, size);
     if (!b) munmap(range, reserved_bytes(size));
     return b;
 }
@@ -158,7 +160,8 @@ gk_backend_t gk_backend_mpi_init(int peer) {
     gk::mpi::peer_device * d = gk::mpi::peer(peer);
     if (!d) {
         gk::backend_error("backend_mpi_init: rank %d is not a peer of this process (rank %d of %d%s)", peer,
-                          gk_mpi_rank(), gk_mpi_size(), gk::mpi::comm() == MPI_COMM_NULL ? ", MPI not initialised" : "");
+                          gk_mpi_rank(), gk_mpi_size(),
+                          gk::mpi::comm() == MPI_COMM_NULL ? ", MPI not initialised" : "");
         return nullptr;
     }
     return gk_backend_dev_init(&d->device, nullptr);

@@ -9,12 +9,12 @@ namespace gk::mpi {
 namespace {
 
 struct state {
-    bool                                       started = false;  // gk_mpi_init succeeded
-    bool                                       owns    = false;  // and called MPI_Init_thread
-    MPI_Comm                                   comm    = MPI_COMM_NULL;
-    int                                        rank    = 0;
-    int                                        size    = 1;
-    std::vector<std::unique_ptr<peer_device>>  peers;  // by rank; nullptr for this rank
+    bool                                      started = false;  // gk_mpi_init succeeded
+    bool                                      owns    = false;  // and called MPI_Init_thread
+    MPI_Comm                                  comm    = MPI_COMM_NULL;
+    int                                       rank    = 0;
+    int                                       size    = 1;
+    std::vector<std::unique_ptr<peer_device>> peers;  // by rank; nullptr for this rank
 };
 
 state & the_state() {

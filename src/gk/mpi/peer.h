@@ -13,11 +13,11 @@ namespace gk::mpi {
 
 /// One other rank: its device and buffer type (context: the peer_device itself).
 struct peer_device {
-    int                     rank = 0;
-    std::string             name;         // "MPI<rank>"
-    std::string             description;  // "memory of MPI rank <rank> (this process is rank r of n)"
-    gk_backend_device       device{};
-    gk_backend_buffer_type  buffer_type{};
+    int                    rank = 0;
+    std::string            name;         // "MPI<rank>"
+    std::string            description;  // "memory of MPI rank <rank> (this process is rank r of n)"
+    gk_backend_device      device{};
+    gk_backend_buffer_type buffer_type{};
 };
 
 /// gk's communicator (a duplicate of MPI_COMM_WORLD), MPI_COMM_NULL before gk_mpi_init.
