@@ -62,7 +62,9 @@ std::vector<uint16_t> causal_mask() {
 }
 
 void set(gk_tensor * t, const void * data, size_t bytes) {
-    if (t) ASSERT_EQ(gk_backend_tensor_set(t, data, 0, bytes), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    if (t) {
+        ASSERT_EQ(gk_backend_tensor_set(t, data, 0, bytes), GK_STATUS_SUCCESS) << gk_backend_last_error();
+    }
 }
 
 /** One forward graph of `layers` over the first k_tokens tokens of the prompt, on the CPU:
