@@ -21,6 +21,7 @@
 // gets every token's through the output norm (llama.cpp's t_embd). A graph where none
 // asks for either stops at the last layer's cache writes: its attention and feed-forward
 // would feed only those outputs.
+// A pipeline stage (pipeline.h) builds its layers only, from and to the hidden state.
 #include "model_session.h"
 
 #include <algorithm>
@@ -48,6 +49,8 @@ struct graph_builder {
     bool              want_logits;  // some sequence asks for logits
     bool              want_embd;    // some sequence asks for its hidden states
     forward_tensors & io;
+    int64_t           first;        // the layers of the graph: [first, end)
+    int64_t           end;
 
     gk_tensor * norm(gk_tensor * x, gk_tensor * weight) const {
         return gk_mul(ctx, gk_rms_norm(ctx, x, hp.rms_eps), weight);
@@ -190,22 +193,28 @@ struct graph_builder {
         const model_weights & w = model.weights();
         // Layers whose attention is in the graph: without logits or hidden states the last
         // one only writes its cache cells.
-        const int64_t n_attn = want_logits || want_embd ? hp.n_layer : hp.n_layer - 1;
-        io.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
-        io.pos    = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
-        if (!io.tokens || !io.pos) return false;
+        const bool    to_end = end == hp.n_layer;
+        const int64_t n_attn = want_logits || want_embd || !to_end ? end : end - 1;
+        io.pos               = input(GK_TYPE_I32, n_tokens, 0, "inp_pos");
+        if (!io.pos) return false;
         // A mask only where some layer reads it (an input outside the graph gets no memory).
-        const auto n_swa = std::count(hp.swa_layer.begin(), hp.swa_layer.begin() + n_attn, true);
+        const auto n_swa = std::count(hp.swa_layer.begin() + first, hp.swa_layer.begin() + n_attn, true);
         io.mask.assign(seqs.size(), nullptr);
         io.mask_swa.assign(seqs.size(), nullptr);
         for (size_t s = 0; s < seqs.size(); ++s) {
-            if (n_swa < n_attn) io.mask[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask");
+            if (n_swa < n_attn - first) io.mask[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask");
             if (n_swa > 0) io.mask_swa[s] = input(GK_TYPE_F16, seqs[s].n_kv, seqs[s].n_tokens, "kq_mask_swa");
         }
 
-        gk_tensor * x = gk_get_rows(ctx, w.tok_embd, io.tokens);  // [n_embd, T]
-        if (hp.embd_scale != 1.0f) x = gk_scale(ctx, x, hp.embd_scale);
-        for (int64_t il = 0; il < n_attn && x; ++il) {
+        gk_tensor * x = nullptr;  // [n_embd, T]
+        if (first == 0) {
+            io.tokens = input(GK_TYPE_I32, n_tokens, 0, "inp_tokens");
+            x         = io.tokens ? gk_get_rows(ctx, w.tok_embd, io.tokens) : nullptr;
+            if (hp.embd_scale != 1.0f) x = gk_scale(ctx, x, hp.embd_scale);
+        } else {
+            x = io.inp_embd = input(GK_TYPE_F32, hp.n_embd, n_tokens, "inp_embd");
+        }
+        for (int64_t il = first; il < n_attn && x; ++il) {
             const layer_weights & l = w.layers[il];
             gk_tensor * cur = attention(norm(x, l.attn_norm), il);
             if (hp.post_norms) cur = norm(cur, l.attn_post_norm);
@@ -215,6 +224,11 @@ struct graph_builder {
             x = gk_add(ctx, cur, x);
         }
         if (!x) return false;
+        if (!to_end) {  // a pipeline stage before the last: the hidden state goes on
+            io.out_embd = input(GK_TYPE_F32, hp.n_embd, n_tokens, "out_embd");
+            gk_tensor * out = io.out_embd ? gk_cpy(ctx, x, io.out_embd) : nullptr;
+            return out && gk_build_forward_expand(graph, out) == GK_STATUS_SUCCESS;
+        }
         if (!want_logits && !want_embd) {
             return store_kv(project(norm(x, w.layers[n_attn].attn_norm), n_attn, false), n_attn);
         }
@@ -222,16 +236,16 @@ struct graph_builder {
         // hidden states; the last token of each that asks for logits.
         gk_tensor * last  = nullptr;
         gk_tensor * every = nullptr;
-        int64_t     first = 0;
+        int64_t     col0  = 0;  // the sequence's first column
         for (const forward_seq & sq : seqs) {
             if (sq.embd) {
                 gk_tensor * cols = gk_view_2d(ctx, x, hp.n_embd, sq.n_tokens, x->nb[1],
-                                              static_cast<size_t>(first) * x->nb[1]);
+                                              static_cast<size_t>(col0) * x->nb[1]);
                 every            = every ? gk_concat(ctx, every, cols, 1) : cols;
             }
-            first += sq.n_tokens;
+            col0 += sq.n_tokens;
             if (!sq.logits) continue;
-            gk_tensor * col = gk_view_2d(ctx, x, hp.n_embd, 1, x->nb[1], static_cast<size_t>(first - 1) * x->nb[1]);
+            gk_tensor * col = gk_view_2d(ctx, x, hp.n_embd, 1, x->nb[1], static_cast<size_t>(col0 - 1) * x->nb[1]);
             last            = last ? gk_concat(ctx, last, col, 1) : col;
         }
         if (every) {
@@ -262,7 +276,7 @@ size_t forward_graph_size(const hparams & hp, size_t n_seq) {
 }
 
 bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std::span<const forward_seq> seqs,
-                   forward_tensors & t) {
+                   forward_tensors & t, layer_range layers) {
     t                 = forward_tensors{};
     int64_t n_tokens  = 0;
     bool    logits    = false;
@@ -272,7 +286,9 @@ bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std
         logits = logits || sq.logits;
         embd   = embd || sq.embd;
     }
-    const graph_builder b{ctx, graph, model, model.hp(), seqs, n_tokens, logits, embd, t};
+    const int64_t end   = std::min(layers.end, model.hp().n_layer);
+    const int64_t first = std::clamp<int64_t>(layers.first, 0, end - 1);  // at least one layer
+    const graph_builder b{ctx, graph, model, model.hp(), seqs, n_tokens, logits, embd, t, first, end};
     return b.build();
 }
 

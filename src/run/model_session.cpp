@@ -1,6 +1,8 @@
 // model_session.cpp - see model_session.h.
 #include "model_session.h"
 
+#include "gk/gk-mpi.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -115,6 +117,13 @@ std::unique_ptr<Batcher> Batcher::create(const Model & model, const session_para
     b->graph_ctx_ = gk_init(gp);
     b->graph_     = b->graph_ctx_ ? gk_new_graph_custom(b->graph_ctx_, graph_size, false) : nullptr;
     b->cpu_       = gk_backend_cpu_init();
+    if (!b->graph_ || !b->cpu_) {
+        if (error) *error = "out of memory for the compute graph";
+        return nullptr;
+    }
+    // The scheduler's backends in order of preference: the device (when given), the CPU,
+    // then a pipeline's neighbours (their memory only holds what passes between ranks).
+    std::vector<gk_backend_t> backends;
     if (params.device) {
         b->device_ = gk_backend_dev_init(params.device, nullptr);
         if (!b->device_) {
@@ -122,11 +131,25 @@ std::unique_ptr<Batcher> Batcher::create(const Model & model, const session_para
                                 gk_backend_last_error();
             return nullptr;
         }
+        backends.push_back(b->device_);
     }
-    gk_backend_t backends[2] = {b->device_ ? b->device_ : b->cpu_, b->cpu_};
-    b->sched_ = b->cpu_ ? gk_sched_new(backends, b->device_ ? 2 : 1) : nullptr;
-    if (!b->graph_ || !b->sched_) {
-        if (error) *error = "out of memory for the compute graph";
+    backends.push_back(b->cpu_);
+    if (params.pipeline_ranks > 1) {
+        const int rank = params.pipeline_rank;
+        if (!pipeline_layers(model.hp().n_layer, rank, params.pipeline_ranks, b->layers_, error)) return nullptr;
+        for (auto [peer, backend] : {std::pair{rank - 1, &b->prev_}, std::pair{rank + 1, &b->next_}}) {
+            if (peer < 0 || peer == params.pipeline_ranks) continue;
+            *backend = gk_backend_mpi_init(peer);
+            if (!*backend) {
+                if (error) *error = std::string("the pipeline: ") + gk_backend_last_error();
+                return nullptr;
+            }
+            backends.push_back(*backend);
+        }
+    }
+    b->sched_ = gk_sched_new(backends.data(), static_cast<int>(backends.size()));
+    if (!b->sched_) {
+        if (error) *error = std::string("the scheduler: ") + gk_backend_last_error();
         return nullptr;
     }
     b->arena_.resize(graph_size * gk_tensor_overhead());
@@ -136,6 +159,8 @@ std::unique_ptr<Batcher> Batcher::create(const Model & model, const session_para
 Batcher::~Batcher() {
     gk_sched_free(sched_);
     gk_backend_free(device_);
+    gk_backend_free(next_);
+    gk_backend_free(prev_);
     gk_backend_free(cpu_);
     gk_free(graph_ctx_);
 }
@@ -323,8 +348,16 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
     }
     gk_graph_clear(graph_);
     forward_tensors ft;
-    bool            ok = build_forward(ctx, graph_, *model_, seqs, ft);
+    bool            ok = build_forward(ctx, graph_, *model_, seqs, ft, layers_);
     if (!ok && error) *error = std::string("building the graph: ") + gk_last_error(ctx);
+    // A pipeline stage's hidden state comes from the previous rank's memory and goes to the
+    // next rank's: the scheduler's staging copies in and out of them are the transfers.
+    gk_sched_reset(sched_);
+    if (ok && ((ft.inp_embd && !gk_sched_set_tensor_backend(sched_, ft.inp_embd, prev_)) ||
+               (ft.out_embd && !gk_sched_set_tensor_backend(sched_, ft.out_embd, next_)))) {
+        ok = false;
+        if (error) *error = std::string("placing the hidden state: ") + gk_backend_last_error();
+    }
     if (ok && gk_sched_alloc_graph(sched_, graph_) != GK_STATUS_SUCCESS) {
         ok = false;
         if (error) *error = std::string("allocating the graph: ") + gk_backend_last_error();
@@ -366,7 +399,11 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
         if (!seqs[k].logits) continue;
         std::vector<float> & logits = *parts[k].r->logits;
         logits.resize(static_cast<size_t>(hp.n_vocab));
-        if (gk_backend_tensor_get(ft.logits, logits.data(), col * row, row) != GK_STATUS_SUCCESS) {
+        // In a pipeline the last rank has them, and every rank gets them from it.
+        const bool here = ft.logits != nullptr;
+        if ((here && gk_backend_tensor_get(ft.logits, logits.data(), col * row, row) != GK_STATUS_SUCCESS) ||
+            (params_.pipeline_ranks > 1 &&
+             gk_mpi_bcast(logits.data(), row, params_.pipeline_ranks - 1) != GK_STATUS_SUCCESS)) {
             ok = false;
             if (error) *error = std::string("reading the logits: ") + gk_backend_last_error();
         }

@@ -5,6 +5,10 @@
 // Batcher: for each it builds the forward graph (mul_mat with n = micro-batch size),
 // places its tensors and computes it with a scheduler (gk-sched.h) over the batcher's
 // CPU backend; the logits of the batch's last token come from the last micro-batch.
+// In a pipeline over MPI ranks (session_params.pipeline_ranks > 1, pipeline.h, docs/mpi.md)
+// every rank evaluates the same batches in lockstep: its graph holds its layers only, the
+// scheduler also has the previous and next rank's memory (gk-mpi.h), so that the hidden
+// state comes in and goes on as staging copies, and the last rank's logits are broadcast.
 // Sessions that share a Batcher (a server's slots) are evaluated together, one graph per
 // step for all of them. Position p is kept in cache cell p; a batch that would pass
 // n_ctx is refused with an error before anything is computed. context_shift() makes room
@@ -19,6 +23,7 @@
 
 #include "kv_cache.h"
 #include "model.h"
+#include "pipeline.h"
 
 #include "gk/gk-sched.h"
 
@@ -40,6 +45,8 @@ struct session_params {
     enum gk_type type_v    = GK_TYPE_F16;
     gk_backend_dev_t device = nullptr;     // a device the scheduler puts first (the CPU takes
                                            // what it refuses); nullptr: the CPU alone
+    int          pipeline_rank  = 0;        // this process's part of the model split over
+    int          pipeline_ranks = 1;        // pipeline_ranks MPI ranks (pipeline.h); 1: all of it
 };
 
 /** One sequence's part of a forward graph: its tokens follow the previous sequence's. */
@@ -65,15 +72,23 @@ struct forward_tensors {
                                                 // the n sequences that want logits, in order
     gk_tensor *              embd   = nullptr;  // F32 [n_embd, m]: every token of the sequences
                                                 // that want hidden states, in order
+    gk_tensor *              inp_embd = nullptr;  // F32 [n_embd, T]: the hidden state the graph
+                                                  // starts from, when its layers start past 0
+    gk_tensor *              out_embd = nullptr;  // F32 [n_embd, T]: where the graph copies the
+                                                  // hidden state, when its layers end before the last
 };
 
 /** Build the forward graph of the sequences `seqs` (at least one, each with at least one
  *  token): creates the inputs and expands the cache writes into `graph`, and where some
  *  sequence asks, the logits and the hidden states. Without, the graph ends at the last
- *  layer's cache writes (that layer's attention and feed-forward feed only the outputs). false with the
- *  builder's message in gk_last_error(ctx) on an error. */
+ *  layer's cache writes (that layer's attention and feed-forward feed only the outputs).
+ *  With `layers` short of the whole model (a pipeline stage), the graph computes those
+ *  layers only: from the input t.inp_embd instead of the token embeddings when they start
+ *  past layer 0, and, when they end before the last layer, ending with a copy (gk_cpy) of
+ *  the hidden state into t.out_embd instead of the outputs. false with the builder's
+ *  message in gk_last_error(ctx) on an error. */
 bool build_forward(gk_context * ctx, gk_cgraph * graph, const Model & model, std::span<const forward_seq> seqs,
-                   forward_tensors & t);
+                   forward_tensors & t, layer_range layers = {});
 
 /** Upper bound of the node count of build_forward's graph for `hp` and `n_seq` sequences. */
 size_t forward_graph_size(const hparams & hp, size_t n_seq);
@@ -169,7 +184,10 @@ private:
     std::vector<uint8_t> arena_;                // tensor structs of each step's graph
     gk_backend_t         cpu_       = nullptr;  // the CPU backend (and its thread pool)
     gk_backend_t         device_    = nullptr;  // params.device's backend, when given
-    gk_sched_t           sched_     = nullptr;  // over [device_,] cpu_
+    gk_backend_t         prev_      = nullptr;  // a pipeline's previous and next rank's memory
+    gk_backend_t         next_      = nullptr;  // (gk-mpi.h), where there is such a rank
+    layer_range          layers_;               // the layers this process computes
+    gk_sched_t           sched_     = nullptr;  // over [device_,] cpu_, prev_, next_
     std::vector<std::string> fallbacks_;        // fallback_ops()
 
     std::mutex               mutex_;      // guards the queue below

@@ -11,6 +11,7 @@
 // (an unreadable or malformed model, an unsupported architecture, a prompt longer than
 // the context, generation asked to run past a full context, ...).
 #include "devices.h"
+#include "mpi_ranks.h"
 #include "options.h"
 #include "report.h"
 #include "text_input.h"
@@ -22,6 +23,8 @@
 #include "run/model.h"
 #include "run/model_session.h"
 #include "run/sampler.h"
+
+#include "gk/gk-mpi.h"
 
 #include <chrono>
 #include <cstdio>
@@ -42,7 +45,7 @@ constexpr uint64_t k_progress_min_bytes = 4u << 20;  // show a bar for files abo
 
 int fail(const std::string & msg) {
     std::fflush(stdout);
-    std::fprintf(stderr, "gk-run: error: %s\n", msg.c_str());
+    std::fprintf(stderr, "gk-run: error: %s%s\n", mpi_rank_prefix().c_str(), msg.c_str());
     return 1;
 }
 
@@ -446,6 +449,9 @@ int run(int argc, char ** argv) {
         print_devices();
         return 0;
     }
+    if (opt.mpi) {
+        if (const std::string e = mpi_start(opt); !e.empty()) return fail(e);
+    }
     if (opt.tokenize) return tokenize_only(opt);
     std::error_code same_ec;
     if (!opt.dump_logits.empty() && std::filesystem::equivalent(opt.dump_logits, opt.model, same_ec)) {
@@ -468,7 +474,10 @@ int run(int argc, char ** argv) {
         },
         &error);
     bar.finish();
-    if (!model) return fail(error);
+    if (!mpi_all_ok(model != nullptr)) return fail(model ? "another MPI rank could not load its model" : error);
+    if (opt.mpi) {
+        if (const std::string e = mpi_same_model(model->hp()); !e.empty()) return fail(e);
+    }
     for (const std::string & w : model->warnings()) {
         std::fprintf(stderr, "gk-run: warning: %s: %s\n", opt.model.c_str(), w.c_str());
     }
@@ -494,8 +503,14 @@ int run(int argc, char ** argv) {
     }
     error = gk::run::check_context(hp, sp.n_ctx, sp.type_k, sp.type_v, gk::run::available_memory_bytes());
     if (!error.empty()) return fail(error);
+    if (opt.mpi) {
+        sp.pipeline_rank  = gk_mpi_rank();
+        sp.pipeline_ranks = gk_mpi_size();
+    }
     auto session = gk::run::Session::create(*model, sp, &error);
-    if (!session) return fail(error);
+    if (!mpi_all_ok(session != nullptr)) {
+        return fail(session ? "another MPI rank could not start its part of the model" : error);
+    }
     timings t;
     t.load_ms = ms_since(t_load);
 
@@ -544,4 +559,4 @@ int run(int argc, char ** argv) {
 
 } // namespace
 
-int main(int argc, char ** argv) { return checked_stdout(run(argc, argv)); }
+int main(int argc, char ** argv) { return mpi_finish(checked_stdout(run(argc, argv))); }

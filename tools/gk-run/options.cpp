@@ -488,6 +488,12 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
                  "when the context is full, drop the older half of what follows --keep and go on (default), "
                  "or stop");
     app.add_option("--dump-logits", opt.dump_logits, "write the logits of every step to FILE (f32 rows)");
+    app.add_flag("--mpi", opt.mpi,
+                 "under mpirun: split the model's layers over the ranks (pipeline parallel; docs/mpi.md)");
+    app.add_option("--mpi-start-timeout", opt.mpi_start_timeout,
+                   "--mpi: seconds for every rank to start, else this one ends with an error")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     app.add_flag("--tokenize", opt.tokenize, "print the prompt's token ids and exit (vocab-only files work)");
     app.add_flag("--no-bos", opt.no_bos, "do not add the BOS token");
     app.add_flag("--parse-special", opt.parse_special, "tokenize control-token text (\"<|im_start|>\") as tokens");

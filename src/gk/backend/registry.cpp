@@ -14,9 +14,12 @@
 #endif
 
 #include <cstdio>
+#include <fcntl.h>
 #include <mutex>
 #include <string>
 #include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <vector>
 
 namespace gk {
@@ -140,3 +143,69 @@ gk_backend_t gk_backend_init_best(void) {
 }
 
 } // extern "C"
+
+#if defined(__SANITIZE_ADDRESS__)
+/// LeakSanitizer's built-in suppressions for programs linking gk under ASan: allocations
+/// that libraries of the build's backends keep alive past exit, theirs and not gk's (every
+/// program that lists the devices, or starts MPI, meets them): Mesa's lavapipe (a few of
+/// the Vulkan instance and device), Open MPI and its runtime (PMIx, hwloc, libevent and
+/// the components it loads). Here because every such program links the registry.
+extern "C" const char * __lsan_default_suppressions() {
+    return ""
+#if defined(GK_VULKAN)
+           "leak:libvulkan_lvp.so\n"
+#endif
+#if defined(GK_MPI)
+           "leak:libmpi.so\n"
+           "leak:libopen-pal.so\n"
+           "leak:libopen-rte.so\n"
+           "leak:libpmix.so\n"
+           "leak:libhwloc.so\n"
+           "leak:libevent\n"
+           "leak:mca_\n"
+#endif
+        ;
+}
+/// The list of suppressions used is not printed at exit: it would add lines to the
+/// standard error of every program that meets them (gk-run's one-line errors included).
+#if !defined(GK_MPI)
+extern "C" const char * __lsan_default_options() { return "print_suppressions=0"; }
+#else
+namespace {
+/// True when this process's environment names OMPI_COMM_WORLD_SIZE (Open MPI's launcher
+/// started it). Read from /proc/self/environ with raw system calls: the sanitizers ask
+/// before the C library has set up getenv and before their interceptors work. Only the
+/// first 256 KiB of the environment are looked at. Not instrumented: the shadow memory
+/// does not exist yet.
+__attribute__((no_sanitize("address", "undefined"))) bool started_by_open_mpi() {
+    static char  env[256 << 10];
+    const long   fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/environ", O_RDONLY);
+    size_t       n  = 0;
+    if (fd < 0) return false;
+    for (long got = 1; got > 0 && n < sizeof env - 1; n += static_cast<size_t>(got)) {
+        got = syscall(SYS_read, fd, env + n, sizeof env - 1 - n);
+        if (got < 0) break;
+    }
+    syscall(SYS_close, fd);
+    // NUL-separated entries, env[n] == 0; no strlen / strncmp (intercepted, not ready yet).
+    static const char key[] = "OMPI_COMM_WORLD_SIZE=";
+    for (size_t at = 0; at < n;) {
+        size_t k = 0;
+        while (key[k] && env[at + k] == key[k]) ++k;
+        if (!key[k]) return true;
+        while (env[at]) ++at;
+        ++at;
+    }
+    return false;
+}
+} // namespace
+
+/// Under Open MPI's launcher the stacks of allocations are unwound in full (its libraries
+/// have no frame pointers, so the fast unwinder stops at their first frame and the
+/// suppressions above could not see them). Elsewhere the fast unwinder stays (the full one
+/// slows every allocation by a third).
+extern "C" const char * __lsan_default_options() {
+    return started_by_open_mpi() ? "fast_unwind_on_malloc=0:print_suppressions=0" : "print_suppressions=0";
+}
+#endif
+#endif

@@ -269,13 +269,3 @@ const char * result_name(VkResult r) {
 }
 
 } // namespace gk::vulkan
-
-#if defined(__SANITIZE_ADDRESS__)
-/// LeakSanitizer's built-in suppressions for programs linking gk under ASan: Mesa's
-/// lavapipe keeps a few small allocations of the instance and device alive past exit,
-/// which are the driver's, not gk's (every program that lists devices meets them).
-extern "C" const char * __lsan_default_suppressions() { return "leak:libvulkan_lvp.so\n"; }
-/// ... without the report of the suppressions used, which would add lines to the
-/// standard error of every such program (gk-run's one-line errors included).
-extern "C" const char * __lsan_default_options() { return "print_suppressions=0"; }
-#endif
