@@ -343,7 +343,7 @@ public:
                 fb.CreateRet(fb.getInt32(PRESK_DIV_BY_ZERO));
             }
         }
-        block_stmts(k_.body, true);
+        block_stmts(k_.body);
         b_.CreateRet(b_.getInt32(PRESK_OK));
         b_.SetInsertPoint(entry_);
         b_.CreateBr(start);
@@ -733,8 +733,8 @@ private:
     }
 
     // ---- statements ----
-    void block_stmts(const std::vector<Stmt>& body, bool top = false) {
-        for (const Stmt& s : body) stmt(s, top && split_ && &s == &k_.body[0]);
+    void block_stmts(const std::vector<Stmt>& body) {
+        for (const Stmt& s : body) stmt(s, split_ && &s == split_->loop);
     }
 
     // Rule 1: whether loop `s` (run at least once) may hold its output element in a slot:
