@@ -34,6 +34,9 @@ std::vector<Kernel> lower_layout(const Node& n, DType t, const Layout& l) {
     if (!contraction && (shaped || l.lanes != 1))
         throw Error({}, "layout: " + n.prim + " is not a contraction: it has no form, tile, k-block, order, lanes or pack");
     if (n.prim != "softmax" && l.passes != 3) throw Error({}, "layout: passes are a softmax's, not " + n.prim + "'s");
+    if (l.passes == 2 && arith_type(t) != t)
+        throw Error({}, std::string("layout: a softmax's 2 passes on ") + dtype_name(t) +
+                            " storage round the exponentials to it before the division");
     if (l.split_depth < 0 || l.split_workers < 0) throw Error({}, "layout: a split's depth and workers are not negative");
     Kernel plain = lower(n, t);  // the type rule's checks and the default kernel
     std::vector<Kernel> out;
