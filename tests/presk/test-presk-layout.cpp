@@ -179,6 +179,101 @@ void sweep(bool full) {
 
 TEST(PreskLayout, EveryPointHasTheDefaultsBits) { sweep(false); }
 
+// The seed's pack listing: the tutorial's scores ein packed, tiled [2, 4] in four lanes (its
+// split at depth 1 is not in the text), character for character.
+TEST(PreskLayout, SeedPackListing) {
+    const std::vector<Axis> qk{Axis{"batch", 1}, Axis{"heads", 2}, Axis{"seq", 4}, Axis{"hd", 4}};
+    Layout l;
+    l.form = Layout::Form::Tiled;
+    l.tile_m = 2;
+    l.tile_n = 4;
+    l.lanes = 4;
+    l.pack = true;
+    l.split_depth = 1;
+    l.split_workers = 2;
+    const std::vector<Kernel> ks = kernel::lower_layout(node("ein", {real_t(qk), real_t(qk)}, "bhid,bhjd->bhij"), DType::F32, l);
+    ASSERT_EQ(ks.size(), 2u);
+    EXPECT_EQ(kernel::to_string(ks[0]) + kernel::to_string(ks[1]),
+              R"(kernel pack (%0 : f32[batch: 1, heads: 2, seq: 4, hd: 4]) -> %1 : f32[batch: 1, heads: 2, hd: 4, seq: 4] {
+  for i0 in 0..1 {
+    for i1 in 0..2 {
+      for i2 in 0..4 {
+        for i3 in 0..4 {
+          %1[i0, i1, i2, i3] = %0[i0, i1, i3, i2]
+        }
+      }
+    }
+  }
+}
+kernel ein[batch, heads, seq, seq2] (%0 : f32[batch: 1, heads: 2, seq: 4, hd: 4], %1 : f32[batch: 1, heads: 2, hd: 4, seq: 4]) -> %2 : f32[batch: 1, heads: 2, seq: 4, seq2: 4] {
+  for i0 in 0..1 {
+    for i1 in 0..2 {
+      for i2 in 0..2 {
+        for i3 in 0..1 {
+          v0 = splat(0)
+          v1 = splat(0)
+          for i4 in 0..4 {
+            s0 = %0[i0, i1, ((i2 * 2) + 0), i4]
+            s1 = %0[i0, i1, ((i2 * 2) + 1), i4]
+            v2 = %1[i0, i1, i4, ((i3 * 4) + 0)]<v>
+            v0 = (v0 + (splat(s0) * v2)<v>)<v>
+            v1 = (v1 + (splat(s1) * v2)<v>)<v>
+          }
+          %2[i0, i1, ((i2 * 2) + 0), ((i3 * 4) + 0)] <v= v0
+          %2[i0, i1, ((i2 * 2) + 1), ((i3 * 4) + 0)] <v= v1
+        }
+      }
+    }
+  }
+}
+)");
+    const std::optional<kernel::Split> sp = kernel::split_loop(ks[1]);
+    ASSERT_TRUE(sp.has_value());
+    EXPECT_EQ(sp->var, 1);  // the heads
+}
+
+// What the builder refuses, each with its reason.
+TEST(PreskLayout, Refusals) {
+    const auto all = nests();
+    const Node& dot = all[0].second;
+    const Node& scores = all[1].second;
+    auto refused = [](const Node& n, DType t, Layout l, const std::string& why) {
+        try {
+            kernel::lower_layout(n, t, l);
+            ADD_FAILURE() << "not refused: " << kernel::to_string(l) << " (" << why << ")";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    };
+    Layout tiled;
+    tiled.form = Layout::Form::Tiled;
+    Layout l = tiled;
+    l.tile_m = 3;
+    l.tile_n = 4;
+    refused(dot, DType::F32, l, "m_i is 1, 2 or 4");
+    l = tiled;
+    l.tile_n = 5;
+    refused(dot, DType::F32, l, "n_j is 4, 8 or 16");
+    l = tiled;
+    l.kblock = 64;
+    refused(dot, DType::F32, l, "the k-block is none, 32 or 128");
+    l.kblock = 32;
+    l.order = "KIJ";
+    refused(dot, DType::BF16, l, "a k-block on bf16 storage");
+    l = tiled;
+    l.tile_n = 8;
+    l.lanes = 4;
+    refused(scores, DType::F32, l, "need a pack");
+    refused(dot, DType::BF16, l, "lanes on bf16");
+    l = Layout{};
+    l.form = Layout::Form::RowWise;
+    refused(dot, DType::BF16, l, "row-wise form on bf16");
+    l = Layout{};
+    l.passes = 2;
+    refused(all[3].second, DType::BF16, l, "2 passes on bf16");
+    refused(dot, DType::F32, l, "passes are a softmax's");
+}
+
 // Run by the ctest entry test-presk-layout-full (label layout-full) when PRESK_LAYOUT_FULL=1.
 TEST(PreskLayout, DISABLED_FullSweep) {
     const char* f = std::getenv("PRESK_LAYOUT_FULL");

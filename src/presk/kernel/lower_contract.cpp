@@ -14,8 +14,10 @@
 //  - tiled [m, n]: the block loops (I's axes, the last in blocks of m; J's, the last in blocks
 //    of n; with a k-block the blocks of K) in the point's order, then m * n accumulators set
 //    to 0, the K loop (with a k-block the within-block loop, k = kb * b + t) reading one left
-//    element per row into a scalar (n > 1) and n right ones, then the m * n stores. With lanes
-//    the accumulators of a row are n / lanes vectors across its columns (lane = column). When
+//    element per row into a scalar (n > 1), then for each column the rows' updates, then the
+//    m * n stores. With lanes the accumulators of a row are n / lanes vectors across its
+//    columns (lane = column), and with several rows each vector of operand 1 is loaded once
+//    into a vector the rows share (the seed's pack listing). When
 //    the K block loop encloses an I or J block loop, the accumulators are reloaded from the
 //    output at every block but the first (`if i<kb> { ... }`), exact only where the storage
 //    type is the arithmetic type (not bf16);
@@ -234,29 +236,47 @@ std::vector<Stmt> tiled(const Nest& c, const Layout& l, int out, int w_buf) {
     const bool vec = L > 1;
     const int64_t per_row = vec ? nn / L : nn;
     const int left0 = vec ? 0 : (int)(m * nn);
-    for (int64_t r = 0; r < m; ++r) {
-        if (nn > 1 || vec) step.push_back(assign(left0 + (int)r, load(0, index(c.x, cell(r, 0)))));
+    const int shared = (int)(m * per_row);  // the vector of operand 1 the rows share (m > 1)
+    auto acc = [&](int64_t r, int64_t a) {
+        const int n_acc = (int)(r * per_row + a);
+        return vec ? vector_var(n_acc, (int)L) : scalar_var(n_acc);
+    };
+    auto out_at = [&](int64_t r, int64_t a) { return index(c.out, cell(r, a * (vec ? L : 1))); };
+    const ExprP zero = vec ? splat(real(0), (int)L) : real(0);
+    for (int64_t r = 0; r < m; ++r)
         for (int64_t a = 0; a < per_row; ++a) {
-            const int acc_n = (int)(r * per_row + a);
+            const int n_acc = (int)(r * per_row + a);
+            const std::vector<ExprP> oi = out_at(r, a);
+            if (spill) {
+                const ExprP back = vec ? vload(out, oi, (int)L) : load(out, oi);
+                init.push_back(if_else(kbv, {assign(n_acc, back)}, {assign(n_acc, zero)}));
+            } else {
+                init.push_back(assign(n_acc, zero));
+            }
+            done.push_back(vec ? vstore(out, oi, acc(r, a)) : store(out, oi, acc(r, a)));
+        }
+    // Each row's left element, then for each column (vector) of the tile the rows' updates.
+    for (int64_t r = 0; r < m; ++r)
+        if (nn > 1 || vec) step.push_back(assign(left0 + (int)r, load(0, index(c.x, cell(r, 0)))));
+    for (int64_t a = 0; a < per_row; ++a) {
+        ExprP right;
+        if (vec) {
+            right = vload(w_buf, index(c.w, cell(0, a * L)), (int)L);
+            if (m > 1) {
+                step.push_back(assign(shared, right));
+                right = vector_var(shared, (int)L);
+            }
+        }
+        for (int64_t r = 0; r < m; ++r) {
             const At here = cell(r, a * (vec ? L : 1));
-            const std::vector<ExprP> oi = index(c.out, here);
-            const ExprP acc = vec ? vector_var(acc_n, (int)L) : scalar_var(acc_n);
             ExprP prod;
             if (vec) {
-                prod = binary("mul", splat(scalar_var(left0 + (int)r), (int)L), vload(w_buf, index(c.w, here), (int)L));
+                prod = binary("mul", splat(scalar_var(left0 + (int)r), (int)L), right);
             } else {
                 const ExprP left = nn > 1 ? scalar_var(left0 + (int)r) : load(0, index(c.x, here));
                 prod = binary("mul", left, load(w_buf, index(c.w, here)));
             }
-            const ExprP zero = vec ? splat(real(0), (int)L) : real(0);
-            if (spill) {
-                const ExprP back = vec ? vload(out, oi, (int)L) : load(out, oi);
-                init.push_back(if_else(kbv, {assign(acc_n, back)}, {assign(acc_n, zero)}));
-            } else {
-                init.push_back(assign(acc_n, zero));
-            }
-            step.push_back(assign(acc_n, binary("add", acc, prod)));
-            done.push_back(vec ? vstore(out, oi, acc) : store(out, oi, acc));
+            step.push_back(assign((int)(r * per_row + a), binary("add", acc(r, a), prod)));
         }
     }
     // The K loops inside the tile, innermost last.
