@@ -105,11 +105,19 @@ Data interpret(const std::vector<Kernel>& ks, const std::vector<Data>& in) {
     return out;
 }
 
-/// The same natively, the last kernel launched on `pool` (null: one call over its range).
-std::vector<unsigned char> native(const std::vector<Kernel>& ks, const std::vector<Data>& in, kernel::Pool* pool) {
+/// The kernels compiled natively.
+std::vector<kernel::NativeCode> compile(const std::vector<Kernel>& ks) {
+    std::vector<kernel::NativeCode> codes;
+    for (const Kernel& k : ks) codes.push_back(kernel::compile_llvm(k));
+    return codes;
+}
+
+/// The same as interpret() natively, the last kernel launched on `pool` (null: one call over
+/// its range).
+std::vector<unsigned char> native(const std::vector<Kernel>& ks, const std::vector<kernel::NativeCode>& codes,
+                                  const std::vector<Data>& in, kernel::Pool* pool) {
     std::vector<unsigned char> panel, out;
     for (size_t i = 0; i < ks.size(); ++i) {
-        const kernel::NativeCode code = kernel::compile_llvm(ks[i]);
         std::vector<void*> bufs;
         if (i + 1 < ks.size()) bufs = {const_cast<void*>(in[1].raw())};
         else if (ks.size() > 1) bufs = {const_cast<void*>(in[0].raw()), panel.data()};
@@ -119,7 +127,7 @@ std::vector<unsigned char> native(const std::vector<Kernel>& ks, const std::vect
         std::vector<unsigned char>& o = i + 1 < ks.size() ? panel : out;
         o.assign((size_t)n * kernel::element_size(ks[i].output.dtype), (unsigned char)0xA5);
         bufs.push_back(o.data());
-        kernel::launch(ks[i], code, bufs.data(), pool);
+        kernel::launch(ks[i], codes[i], bufs.data(), pool);
     }
     return out;
 }
@@ -151,20 +159,22 @@ void sweep(bool full) {
                 ++ran;
                 EXPECT_EQ(test::bytes_of(interpret(ks, in)), want) << what << ", on the kernel interpreter";
                 if (!jit) continue;
-                EXPECT_EQ(native(ks, in, nullptr), want) << what << ", natively";
+                EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
                 if (i % 5 != 0) continue;
-                for (int depth : {0, 1, 2})
-                    for (kernel::Pool* pool : {&two, &four}) {
-                        ks.back().split_depth = depth;
-                        ks.back().split_workers = pool->size();
-                        if (!kernel::split_loop(ks.back())) {
-                            ++split_refused;
-                            continue;
-                        }
-                        ++split_ran;
-                        EXPECT_EQ(native(ks, in, pool), want) << what << ", split at depth " << depth << " over "
-                                                              << pool->size() << " workers";
+                for (int depth : {0, 1, 2}) {
+                    ks.back().split_depth = depth;
+                    if (!kernel::split_loop(ks.back())) {
+                        split_refused += 2;
+                        continue;
                     }
+                    const std::vector<kernel::NativeCode> codes = compile(ks);
+                    for (kernel::Pool* pool : {&two, &four}) {
+                        ks.back().split_workers = pool->size();
+                        ++split_ran;
+                        EXPECT_EQ(native(ks, codes, in, pool), want)
+                            << what << ", split at depth " << depth << " over " << pool->size() << " workers";
+                    }
+                }
             }
         }
     }

@@ -1,13 +1,14 @@
 // presk: the command line of the PSK language (docs/presk.md).
 //   presk check FILE [--entry E] [--dim k=v]... [--const k=v]...
 //   presk dump FILE --stage core|kernel --entry E [--dim k=v]... [--const k=v]... [--realize R]
-//             [--seed S] [--input k=v]...
+//             [--plan @P.json] [--seed S] [--input k=v]...
 //   presk run FILE --entry E [--dim k=v]... [--const k=v]... [--seed S]
 //             [--backend interp|kernel|native|cc] [--threads N] [--lanes N]
-//             [--realize R] [--bits N] [--input k=v]... [--digits D] [--train] [--out FILE.json]
-//   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--repeat N]
+//             [--realize R] [--plan @P.json] [--bits N] [--input k=v]... [--digits D] [--train]
+//             [--out FILE.json]
+//   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--repeat N]
 //             [--backend B] [--threads N] [--lanes N] [--bits N] [--seed S] [--input k=v]...
-//   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--seed S]
+//   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--seed S]
 //             [--input k=v]... [--digits D] [--train] --target c -o DIR
 //   presk train FILE [--entry E] --backend native|kernel|interp|cc [--realize R] --steps N --seed S
 //             [--batch B] [--data FILE] [--lr X] [--warmup W] [--checkpoint DIR] [--save-every K]
@@ -50,6 +51,8 @@ struct Args {
     int threads = 0;  // 0: the machine's cores (kernel::default_threads)
     int lanes = 0;    // 0: each kernel at its type's width on native and cc (kernel::lower's lanes)
     bool train = false;
+    std::string plan_arg;          // --plan @FILE
+    presk::realize::Plan plan;     // what it names (realize/plan.h)
 };
 
 /// The executor's options for kernel backend `backend` (kernel, native or cc) from the command
@@ -61,6 +64,7 @@ presk::realize::ExecOptions exec_options(const Args& a, const std::string& backe
     o.backend = presk::realize::parse_backend(backend);
     o.threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
     o.lanes = a.lanes;
+    o.plan = a.plan;
     o.log_launches = false;  // run and bench never read launches()
     o.on_note = [](const std::string& note) { std::cerr << "presk: " << note << "\n"; };
     return o;
@@ -206,7 +210,9 @@ void dump_kernels(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
     const auto args = entry_args(interp, a);
-    presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
+    presk::realize::ExecOptions o{a.seed, a.train, true};
+    o.plan = a.plan;
+    presk::realize::Executor ex(prog, r, o);
     ex.call(prog.entry, args);
     const auto ks = ex.kernels();
     const int64_t launched = (int64_t)ex.launches().size(), unfused = ex.unfused_launches(), saved = unfused - launched;
@@ -237,8 +243,9 @@ void export_program(const presk::core::Program& prog, const Args& a) {
     if (a.target != "c") throw presk::Error({}, "--target " + a.target + ": the only target is c");
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
-    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(interp, a), {a.seed, a.train, true},
-                                                               prog.entry, a.digits);
+    presk::realize::ExecOptions o{a.seed, a.train, true};
+    o.plan = a.plan;
+    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(interp, a), o, prog.entry, a.digits);
     std::error_code ec;
     std::filesystem::create_directories(a.dir, ec);
     for (const auto& [name, text] : x.files) {
@@ -376,7 +383,19 @@ int conformance(const Args& a, const SuiteArgs& s) {
     }
 }
 
-int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_given, const presk::train::TrainOptions& t) {
+/// --plan's file read into a.plan; its realization is the run's unless --realize names another.
+void read_plan(Args& a, bool& realize_given) {
+    if (a.plan_arg.empty()) return;
+    a.plan = presk::realize::parse_plan(a.plan_arg);
+    const std::string& r = a.plan.realization;
+    if (r.empty()) return;
+    if (realize_given && r != a.realize)
+        throw presk::Error({}, "E7002: plan " + a.plan_arg + ": made for realization " + r + ", run with --realize " + a.realize);
+    a.realize = r;
+    realize_given = true;
+}
+
+int run(const std::string& cmd, Args a, bool realize_given, bool backend_given, const presk::train::TrainOptions& t) {
     presk::Source src;
     src.path = a.file;
     std::error_code ec;
@@ -402,6 +421,7 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
         if (cmd == "run" && a.backend != "interp" && a.backend != "kernel" && a.backend != "native" && a.backend != "cc")
             throw presk::Error({}, "--backend " + a.backend + ": the backends are interp, kernel, native and cc");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
+        read_plan(a, realize_given);
         if (cmd == "train") {
             train_model(src, a, t);
             return 0;
@@ -452,8 +472,14 @@ int main(int argc, char** argv) {
         s->add_option("--seed", a.seed, "the random seed")->check(natural);
         s->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
     };
+    std::vector<CLI::Option*> realize_opts;
     auto realize = [&](CLI::App* s) {
-        return s->add_option("--realize", a.realize, "f64 | f32 | bf16 | @FILE.json (the kernel backend's machine types)");
+        realize_opts.push_back(
+            s->add_option("--realize", a.realize, "f64 | f32 | bf16 | @FILE.json (the kernel backend's machine types)"));
+        return realize_opts.back();
+    };
+    auto plan = [&](CLI::App* s) {
+        s->add_option("--plan", a.plan_arg, "@FILE.json: a layout point per site (docs/presk.md, \"Plans\")")->check(nonempty);
     };
     auto* check = app.add_subcommand("check", "type-check an entry (or list the entries)");
     common(check, false);
@@ -462,6 +488,7 @@ int main(int argc, char** argv) {
     dump->add_option("--stage", a.stage, "core | kernel");
     inputs(dump);
     realize(dump);
+    plan(dump);
     auto* runc = app.add_subcommand("run", "run an entry");
     common(runc, true);
     inputs(runc);
@@ -474,6 +501,7 @@ int main(int argc, char** argv) {
     };
     machine(runc);
     realize(runc);
+    plan(runc);
     runc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     runc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     runc->add_flag("--train", a.train, "draw dropout masks");
@@ -481,7 +509,8 @@ int main(int argc, char** argv) {
     auto* benchc = app.add_subcommand("bench", "time an entry on the interpreter and the kernel backends");
     common(benchc, true);
     inputs(benchc);
-    auto* bench_realize = realize(benchc);
+    realize(benchc);
+    plan(benchc);
     benchc->add_option("--repeat", a.repeat, "calls timed per backend (default 5); the median is printed");
     benchc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     auto* bench_backend = benchc->add_option("--backend", a.backend, "interp | kernel | native | cc: time that one only");
@@ -490,6 +519,7 @@ int main(int argc, char** argv) {
     common(exportc, true);
     inputs(exportc);
     realize(exportc);
+    plan(exportc);
     exportc->add_option("--target", a.target, "c")->required();
     exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")
         ->required()
@@ -544,7 +574,11 @@ int main(int argc, char** argv) {
             return;
         }
         for (auto* s : {check, dump, runc, benchc, exportc, trainc})
-            if (s->parsed()) rc = run(s->get_name(), a, bench_realize->count() > 0, bench_backend->count() > 0, train);
+            if (s->parsed()) {
+                const bool realize_given = std::any_of(realize_opts.begin(), realize_opts.end(),
+                                                       [](const CLI::Option* o) { return o->count() > 0; });
+                rc = run(s->get_name(), a, realize_given, bench_backend->count() > 0, train);
+            }
     });
     return rc;
 }

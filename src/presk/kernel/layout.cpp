@@ -27,11 +27,16 @@ std::string to_string(const Layout& l) {
     return s.empty() ? "default" : s;
 }
 
+bool shapes(const Layout& l) {
+    return l.form != Layout::Form::Default || l.tile_m != 1 || l.tile_n != 1 || l.kblock || !l.order.empty() ||
+           l.lanes > 1 || l.pack || l.passes != 3;
+}
+
 std::vector<Kernel> lower_layout(const Node& n, DType t, const Layout& l) {
     const bool contraction = n.prim == "dot" || n.prim == "matmul" || n.prim == "ein";
-    const bool shaped = l.form != Layout::Form::Default || l.kblock || !l.order.empty() || l.pack ||
-                        l.tile_m != 1 || l.tile_n != 1;
-    if (!contraction && (shaped || l.lanes != 1))
+    Layout rest = l;
+    rest.passes = 3;
+    if (!contraction && (shapes(rest) || l.lanes != 1))
         throw Error({}, "layout: " + n.prim + " is not a contraction: it has no form, tile, k-block, order, lanes or pack");
     if (n.prim != "softmax" && l.passes != 3) throw Error({}, "layout: passes are a softmax's, not " + n.prim + "'s");
     if (l.passes == 2 && arith_type(t) != t)

@@ -30,6 +30,10 @@ struct Layout {
 /// point as the test and the messages name it.
 std::string to_string(const Layout& l);
 
+/// Whether `l` chooses anything but a split: a form, tile, k-block, order, lanes above 1, a
+/// pack or two passes.
+bool shapes(const Layout& l);
+
 /// Lowers `n` (as lower() does) at the point `l`: the pack kernel first when `l.pack`, then the
 /// nest's kernel, both with the split of `l` on the nest's kernel. The form, tile, k-block,
 /// order, lanes and pack apply to dot, matmul and an ein of the contraction nest's pattern (two
