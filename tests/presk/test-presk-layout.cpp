@@ -161,13 +161,14 @@ void sweep(bool full) {
                 if (!jit) continue;
                 EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
                 if (i % 5 != 0) continue;
+                std::vector<std::vector<kernel::NativeCode>> held;  // the same text at each depth, held together
                 for (int depth : {0, 1, 2}) {
                     ks.back().split_depth = depth;
                     if (!kernel::split_loop(ks.back())) {
                         split_refused += 2;
                         continue;
                     }
-                    const std::vector<kernel::NativeCode> codes = compile(ks);
+                    const std::vector<kernel::NativeCode>& codes = held.emplace_back(compile(ks));
                     for (kernel::Pool* pool : {&two, &four}) {
                         ks.back().split_workers = pool->size();
                         ++split_ran;
@@ -242,6 +243,60 @@ kernel ein[batch, heads, seq, seq] (%0 : f32[batch: 1, heads: 2, seq: 4, hd: 4],
     const std::optional<kernel::Split> sp = kernel::split_loop(ks[1]);
     ASSERT_TRUE(sp.has_value());
     EXPECT_EQ(sp->var, 1);  // the heads
+}
+
+// The other nests of the space: a batched matmul and the dot's two derivatives as
+// core/autodiff.cpp writes them (dot_vjp_l reads its operand 1 with K innermost, so lanes
+// need a pack; dot_vjp_r sums two leading axes as one K, so it has no k-block), at a point of
+// each axis, bit-equal to the default on the interpreter and natively.
+TEST(PreskLayout, MatmulAndTheDotDerivatives) {
+    const Axis b{"batch", 2}, t{"seq", 4};
+    const std::vector<std::pair<std::string, Node>> others = {
+        {"matmul", node("matmul", {real_t({b, t, p(32)}), real_t({b, p(32), p(16)})})},
+        {"dot_vjp_l", node("ein", {real_t({b, t, p(16)}), real_t({p(8), p(16)})}, "abd,cd->abc")},
+        {"dot_vjp_r", node("ein", {real_t({b, t, p(4)}), real_t({b, t, p(8)})}, "abc,abd->cd")},
+    };
+    auto tiled = [](int m, int n, int kb, const char* order, int lanes, bool pack) {
+        Layout l;
+        l.form = Layout::Form::Tiled;
+        l.tile_m = m;
+        l.tile_n = n;
+        l.kblock = kb;
+        l.order = order;
+        l.lanes = lanes;
+        l.pack = pack;
+        return l;
+    };
+    Layout row;
+    row.form = Layout::Form::RowWise;
+    const std::vector<Layout> points = {row,
+                                        tiled(1, 1, 0, "JI", 1, false),
+                                        tiled(2, 4, 0, "IJ", 1, true),
+                                        tiled(4, 8, 0, "JI", 4, true),
+                                        tiled(2, 8, 32, "KJI", 1, false),
+                                        tiled(4, 4, 32, "IJK", 4, false)};
+    int64_t ran = 0;
+    for (const auto& [name, n] : others)
+        for (DType dt : {DType::F64, DType::F32}) {
+            const std::vector<Kernel> base = kernel::lower_layout(n, dt, Layout{});
+            const std::vector<Data> in = inputs(base.back(), 5);
+            const std::vector<unsigned char> want = test::bytes_of(interpret(base, in));
+            for (Layout l : points) {
+                if (dt == DType::F64 && l.lanes == 4) l.lanes = 2;
+                std::vector<Kernel> ks;
+                try {
+                    ks = kernel::lower_layout(n, dt, l);
+                } catch (const Error& e) {
+                    EXPECT_EQ(std::string(e.what()).find("layout: "), 0u) << e.what();
+                    continue;
+                }
+                ++ran;
+                const std::string what = name + " in " + kernel::dtype_name(dt) + " at " + kernel::to_string(l);
+                EXPECT_EQ(test::bytes_of(interpret(ks, in)), want) << what;
+                if (kernel::have_llvm()) EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
+            }
+        }
+    EXPECT_GE(ran, 24);
 }
 
 // What the builder refuses, each with its reason.

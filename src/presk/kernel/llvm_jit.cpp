@@ -882,7 +882,7 @@ NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
     Jit& j = jit();
     std::string key = std::to_string(o.opt_level);
     for (bool b : {o.register_output, o.loop_addresses, o.unroll, o.vectorize, o.invariant_loads}) key += b ? '1' : '0';
-    key += to_string(k);
+    key += "split at " + std::to_string(k.split_depth) + "\n" + to_string(k);  // the split is not in the text
     std::lock_guard<std::mutex> lock(j.mu);
     if (auto it = j.memo.find(key); it != j.memo.end()) {
         if (std::shared_ptr<void> held = it->second.second.lock()) return NativeCode{it->second.first, std::move(held), ""};
