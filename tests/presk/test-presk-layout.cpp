@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "kernel/eval.h"
+#include "kernel/cost.h"
 #include "kernel/launch.h"
 #include "kernel/layout.h"
 #include "kernel/llvm_jit.h"
@@ -52,40 +53,20 @@ std::vector<std::pair<std::string, Node>> nests() {
     };
 }
 
-/// Every point of a nest's space, in a fixed order, with whether the default subset takes it.
+/// Every point of a nest's space (kernel::layout_space, the default point left out: it is the
+/// reference; lanes 0 standing for the type's width), with whether the default subset takes it.
 std::vector<std::pair<Layout, bool>> points(const Node& n) {
     std::vector<std::pair<Layout, bool>> out;
-    if (n.prim == "softmax") {
-        for (int passes : {3, 2}) {
-            Layout l;
-            l.passes = passes;
+    const std::vector<Layout> space = kernel::layout_space(n, 0);
+    for (size_t i = 1; i < space.size(); ++i) {
+        const Layout& l = space[i];
+        if (l.form != Layout::Form::Tiled) {
             out.emplace_back(l, true);
+            continue;
         }
-        return out;
+        const int differ = (l.tile_m != 2 || l.tile_n != 8) + (l.kblock != 0 || l.order != "IJ") + (l.lanes != 1) + l.pack;
+        out.emplace_back(l, differ <= 1 || i % 20 == 0);
     }
-    Layout row;
-    row.form = Layout::Form::RowWise;
-    out.emplace_back(row, true);
-    std::vector<std::pair<int, int>> tiles{{1, 1}};
-    for (int m : {1, 2, 4})
-        for (int nj : {4, 8, 16}) tiles.emplace_back(m, nj);
-    for (auto [m, nj] : tiles)
-        for (int kb : {0, 32, 128})
-            for (const char* order : kb ? std::vector<const char*>{"IJK", "IKJ", "JIK", "JKI", "KIJ", "KJI"}
-                                        : std::vector<const char*>{"IJ", "JI"})
-                for (int lanes : {1, 0})  // 0: the type's width
-                    for (bool pack : {false, true}) {
-                        Layout l;
-                        l.form = Layout::Form::Tiled;
-                        l.tile_m = m;
-                        l.tile_n = nj;
-                        l.kblock = kb;
-                        l.order = order;
-                        l.lanes = lanes;
-                        l.pack = pack;
-                        const int differ = (m != 2 || nj != 8) + (kb != 0 || std::string(order) != "IJ") + (lanes != 1) + pack;
-                        out.emplace_back(l, differ <= 1 || out.size() % 20 == 0);
-                    }
     return out;
 }
 
@@ -297,6 +278,33 @@ TEST(PreskLayout, MatmulAndTheDotDerivatives) {
             }
         }
     EXPECT_GE(ran, 24);
+}
+
+// The cost model counts register loads per multiply-add: the row-wise form loads and stores
+// the output at every one, the [1, 8] tile shares each left element over eight columns, and
+// the [4, 16] tile in four lanes shares each vector of the right operand over four rows.
+TEST(PreskLayout, TheCostModelCountsLoadsPerMultiplyAdd) {
+    const Node dot = nests()[0].second;  // x[4, 128] . w[128, 16]
+    auto per_mac = [&](Layout l) { return kernel::cost(kernel::lower_layout(dot, DType::F32, l), 32).loads_per_multiply_add(); };
+    Layout row;
+    row.form = Layout::Form::RowWise;
+    Layout t18;
+    t18.form = Layout::Form::Tiled;
+    t18.tile_n = 8;
+    Layout t416 = t18;
+    t416.tile_m = 4;
+    t416.tile_n = 16;
+    t416.lanes = 4;
+    EXPECT_DOUBLE_EQ(per_mac(row), 33.0 / 16.0);  // the right element and the running sum, the left per 16
+    EXPECT_DOUBLE_EQ(per_mac(t18), 9.0 / 8.0);    // one left and eight right per eight
+    EXPECT_DOUBLE_EQ(per_mac(t416), 8.0 / 64.0);  // four left and four vectors per sixty-four
+    const kernel::Cost one = kernel::cost(kernel::lower_layout(dot, DType::F32, t416), 32);
+    t416.split_workers = 2;  // at depth 0, the one block of four rows: no split, counted whole
+    EXPECT_DOUBLE_EQ(kernel::cost(kernel::lower_layout(dot, DType::F32, t416), 32).ops, one.ops);
+    t416.tile_m = 2;
+    const kernel::Cost two = kernel::cost(kernel::lower_layout(dot, DType::F32, t416), 32);
+    t416.split_workers = 0;
+    EXPECT_LT(two.ops, kernel::cost(kernel::lower_layout(dot, DType::F32, t416), 32).ops);  // two row blocks over two workers
 }
 
 // What the builder refuses, each with its reason.

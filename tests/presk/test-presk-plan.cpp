@@ -14,6 +14,7 @@
 #include "presk_test.h"
 #include "realize/executor.h"
 #include "realize/plan.h"
+#include "realize/planner.h"
 #include "ref/interp.h"
 
 namespace presk::realize {
@@ -140,9 +141,10 @@ TEST(Plan, TheExecutorRefusesWhatItCannotRun) {
     EXPECT_EQ(refusal(split, Backend::Native, 4), "");
     EXPECT_EQ(refusal(split, Backend::Native, 2), "");
     EXPECT_NE(refusal(split, Backend::Native, 3).find("(condition 5)"), std::string::npos);
-    if (kernel::native_lanes(kernel::DType::F32) == 4)
+    if (kernel::native_lanes(kernel::DType::F32) == 4) {
         EXPECT_NE(refusal(one("22", "{\"tile\": [1, 8], \"lanes\": 2}"), Backend::Native, 1).find("register's width"),
                   std::string::npos);
+    }
 }
 
 /// Every tensor leaf's bytes of `v`, in order.
@@ -191,6 +193,43 @@ TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {
         }
     }
     if (!jit) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
+}
+
+int four(kernel::DType t) { return t == kernel::DType::F64 ? 2 : 4; }
+
+// presk plan: the model's choice for every nest of attention is never predicted slower than
+// the default, its plan reads back as written, and runs with the default's bits.
+TEST(Plan, ThePlannersPlanRunsWithTheDefaultsBits) {
+    const core::Program p = program();
+    ref::Interp interp(p, {64, 7, false});
+    const std::vector<ref::Value> args = interp.entry_args({});
+    for (const char* r : {"f64", "f32", "bf16"}) {
+        const std::vector<Choice> choices = choose_plan(p, parse_realization(r), 2, 16, four);
+        EXPECT_EQ(choices.size(), 7u) << r;  // four dots, two eins, a softmax
+        int64_t moved = 0;
+        for (const Choice& c : choices) {
+            EXPECT_LE(c.cost.ops, c.default_cost.ops) << c.site;
+            moved += c.cost.ops < c.default_cost.ops;
+        }
+        EXPECT_GT(moved, 0) << r;
+        const Plan plan = parse_plan_json(plan_json(choices, r), "@planned.json");
+        EXPECT_EQ(plan.realization, r);
+        ASSERT_EQ(plan.layout.size(), choices.size());
+        for (const Choice& c : choices) {
+            kernel::Layout read = plan.layout.at(c.site);
+            if (read.lanes == 0) read.lanes = c.point.lanes;
+            EXPECT_EQ(kernel::to_string(read), kernel::to_string(c.point)) << c.site;
+        }
+        std::vector<std::vector<unsigned char>> want, got;
+        ExecOptions o{7};
+        o.threads = 2;
+        Executor plain(p, parse_realization(r), o);
+        leaves(plain.call(p.entry, args), want);
+        o.plan = plan;
+        Executor planned(p, parse_realization(r), o);
+        leaves(planned.call(p.entry, args), got);
+        EXPECT_EQ(got, want) << r;
+    }
 }
 
 } // namespace

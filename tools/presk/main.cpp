@@ -10,6 +10,7 @@
 //             [--backend B] [--threads N] [--lanes N] [--bits N] [--seed S] [--input k=v]...
 //   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--seed S]
 //             [--input k=v]... [--digits D] [--train] --target c -o DIR
+//   presk plan FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--threads N] -o PLAN.json
 //   presk train FILE [--entry E] --backend native|kernel|interp|cc [--realize R] --steps N --seed S
 //             [--batch B] [--data FILE] [--lr X] [--warmup W] [--checkpoint DIR] [--save-every K]
 //             [--resume DIR] [--threads N] [--log-every K] [--bits N] [--dim k=v]... [--const k=v]...
@@ -28,7 +29,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "kernel/cost.h"
 #include "kernel/ir.h"
+#include "kernel/llvm_jit.h"
 #include "kernel/pool.h"
 #include "lang/checker.h"
 #include "lang/parser.h"
@@ -36,6 +39,7 @@
 #include "realize/conformance.h"
 #include "realize/executor.h"
 #include "realize/export_c.h"
+#include "realize/planner.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
 #include "train/trainer.h"
@@ -238,6 +242,23 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
     print_outputs(a, prog, in, ex.call_values(prog.entry, in));
 }
 
+/// `presk plan`: a point per nest by the cost model (realize/planner.h), written to -o as the
+/// plan --plan reads; a line per nest on stdout (the point, and the model's operations and
+/// loads per multiply-add against the default's).
+void plan_program(const presk::core::Program& prog, const Args& a) {
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    const int threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
+    const auto choices = presk::realize::choose_plan(prog, r, threads, presk::kernel::host_registers(), presk::kernel::native_lanes);
+    std::ofstream out(a.dir, std::ios::binary);
+    out << presk::realize::plan_json(choices, r.spelling);
+    out.close();
+    if (!out) throw presk::Error({}, a.dir + ": cannot write the plan");
+    for (const auto& c : choices)
+        std::printf("%s: %s (%.3g ops, %.3g loads per multiply-add; the default %.3g, %.3g)\n", c.site.c_str(),
+                    presk::kernel::to_string(c.point).c_str(), c.cost.ops, c.cost.loads_per_multiply_add(),
+                    c.default_cost.ops, c.default_cost.loads_per_multiply_add());
+}
+
 /// `presk export --target c`: the entry as a C program in DIR (realize/export_c.h).
 void export_program(const presk::core::Program& prog, const Args& a) {
     if (a.target != "c") throw presk::Error({}, "--target " + a.target + ": the only target is c");
@@ -435,6 +456,7 @@ int run(const std::string& cmd, Args a, bool realize_given, bool backend_given, 
         else if (cmd == "dump") dump_kernels(prog, a);
         else if (cmd == "bench") bench(prog, a, realize_given, backend_given);
         else if (cmd == "export") export_program(prog, a);
+        else if (cmd == "plan") plan_program(prog, a);
         else run_entry(prog, a);
         return 0;
     } catch (const presk::Error& e) {
@@ -526,6 +548,12 @@ int main(int argc, char** argv) {
         ->check(nonempty);
     exportc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     exportc->add_flag("--train", a.train, "draw dropout masks");
+    auto* planc = app.add_subcommand("plan", "choose a layout point per nest by the cost model and write the plan");
+    common(planc, true);
+    realize(planc);
+    planc->add_option("--threads", a.threads, "the workers the plan splits over (default: the machine's cores)")
+        ->check(CLI::Range(1, 1024));
+    planc->add_option("-o", a.dir, "the plan file written (PLAN.json)")->required()->check(nonempty);
     presk::train::TrainOptions train;
     auto* trainc = app.add_subcommand("train", "train a module's parameters with AdamW (its gradient entry on a backend)");
     common(trainc, false);
@@ -573,7 +601,7 @@ int main(int argc, char** argv) {
             rc = conformance(a, suite);
             return;
         }
-        for (auto* s : {check, dump, runc, benchc, exportc, trainc})
+        for (auto* s : {check, dump, runc, benchc, exportc, planc, trainc})
             if (s->parsed()) {
                 const bool realize_given = std::any_of(realize_opts.begin(), realize_opts.end(),
                                                        [](const CLI::Option* o) { return o->count() > 0; });

@@ -27,6 +27,35 @@ std::string to_string(const Layout& l) {
     return s.empty() ? "default" : s;
 }
 
+std::vector<Layout> layout_space(const Node& n, int width) {
+    std::vector<Layout> out{Layout{}};
+    if (n.prim == "softmax") {
+        out.emplace_back().passes = 2;
+        return out;
+    }
+    if (n.prim != "dot" && n.prim != "matmul" && n.prim != "ein") return out;
+    out.emplace_back().form = Layout::Form::RowWise;
+    std::vector<std::pair<int, int>> tiles{{1, 1}};
+    for (int m : {1, 2, 4})
+        for (int nj : {4, 8, 16}) tiles.emplace_back(m, nj);
+    for (auto [m, nj] : tiles)
+        for (int kb : {0, 32, 128})
+            for (const char* order : kb ? std::vector<const char*>{"IJK", "IKJ", "JIK", "JKI", "KIJ", "KJI"}
+                                        : std::vector<const char*>{"IJ", "JI"})
+                for (int lanes : {1, width})
+                    for (bool pack : {false, true}) {
+                        Layout& l = out.emplace_back();
+                        l.form = Layout::Form::Tiled;
+                        l.tile_m = m;
+                        l.tile_n = nj;
+                        l.kblock = kb;
+                        l.order = order;
+                        l.lanes = lanes;
+                        l.pack = pack;
+                    }
+    return out;
+}
+
 bool shapes(const Layout& l) {
     return l.form != Layout::Form::Default || l.tile_m != 1 || l.tile_n != 1 || l.kblock || !l.order.empty() ||
            l.lanes > 1 || l.pack || l.passes != 3;

@@ -30,6 +30,13 @@ struct Layout {
 /// point as the test and the messages name it.
 std::string to_string(const Layout& l);
 
+/// The candidate points of `n`'s space, in a fixed order, without splits: for a contraction
+/// the default, the row-wise form, then every tile ([1, 1], m_i in 1, 2, 4 by n_j in 4, 8, 16)
+/// by k-block (none, 32, 128) by order (IJ, JI; with a k-block the six permutations of IJK) by
+/// lanes (1, `width`) by pack (off, on); for a softmax its three and two passes; for anything
+/// else the default alone. Not every candidate applies to `n` (lower_layout refuses those).
+std::vector<Layout> layout_space(const Node& n, int width);
+
 /// Whether `l` chooses anything but a split: a form, tile, k-block, order, lanes above 1, a
 /// pack or two passes.
 bool shapes(const Layout& l);

@@ -358,8 +358,8 @@ void check_point(const Nest& c, DType t, const Layout& l, bool contiguous) {
         refuse(tile + ": n_j does not divide the last column axis");
     if (l.kblock != 0 && l.kblock != 32 && l.kblock != 128)
         refuse("the k-block is none, 32 or 128, not " + std::to_string(l.kblock));
-    if (l.kblock && (c.size[K].size() != 1 || c.size[K][0] % l.kblock))
-        refuse("the k-block " + std::to_string(l.kblock) + " does not divide the contracted axis");
+    if (l.kblock && (c.size[K].size() != 1 || c.size[K][0] % l.kblock || c.size[K][0] == 0))
+        refuse("the k-block " + std::to_string(l.kblock) + " does not divide the contracted axis (one axis, not empty)");
     std::string sorted = l.order;
     std::sort(sorted.begin(), sorted.end());
     if (!l.order.empty() && sorted != (l.kblock ? "IJK" : "IJ"))

@@ -800,6 +800,19 @@ Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_
 
 Executor::~Executor() = default;
 
+std::map<std::string, std::pair<kernel::Node, DType>> Executor::nests() {
+    std::map<std::string, std::pair<kernel::Node, DType>> out;
+    std::set<std::string> reached;
+    for (const auto& [site, s] : impl_->sites(reached)) {
+        if (s.kind != SiteInfo::Root || (s.prim != "dot" && s.prim != "matmul" && s.prim != "ein" && s.prim != "softmax"))
+            continue;
+        const core::Function& f = *impl_->p.find(site.substr(0, site.rfind("/%")));
+        for (const core::Let& l : f.body)
+            if (detail::site_of(f, l) == site) out.emplace(site, std::pair{detail::node_of(f, l), impl_->r.storage_of(site)});
+    }
+    return out;
+}
+
 std::vector<Value> Executor::convert_args(const std::string& fn, const std::vector<ref::Value>& args) const {
     const core::Function* f = impl_->p.find(fn);
     if (!f) throw Error({}, "no function '" + fn + "'");

@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "kernel/eval.h"
 #include "kernel/ir.h"
+#include "kernel/lower.h"
 #include "kernel/native.h"
 #include "realize/plan.h"
 #include "realize/realization.h"
@@ -73,7 +74,7 @@ struct ExecOptions {
     int lanes = 1;        // the vector width native and cc kernels are lowered at (kernel::lower);
                           // 0: each type's width (2 f64, 4 f32, bf16 scalar)
 
-    Plan plan;            // a layout point per site (--plan @FILE; empty: every nest at its default)
+    Plan plan = {};       // a layout point per site (--plan @FILE; empty: every nest at its default)
 
     bool log_launches = true;  // keep every launch's site and kernel for launches() (off: a run
                                // that never reads it, as presk run and bench, keeps no log)
@@ -123,6 +124,9 @@ public:
     int64_t unfused_launches() const;
     /// The distinct kernels launched, in the order of their first launch.
     std::vector<const kernel::Kernel*> kernels() const;
+    /// The nests a plan may lay out, by site: every group root reachable from the entry that
+    /// launches a dot, matmul, ein or softmax, with its node and storage type.
+    std::map<std::string, std::pair<kernel::Node, kernel::DType>> nests();
     /// The free lists the launches' outputs come from (kernel::BufferPool; its counts show the reuse).
     const kernel::BufferPool& buffers() const;
 
