@@ -237,16 +237,13 @@ TEST(PreskLayout, MatmulAndTheDotDerivatives) {
         {"dot_vjp_l", node("ein", {real_t({b, t, p(16)}), real_t({p(8), p(16)})}, "abd,cd->abc")},
         {"dot_vjp_r", node("ein", {real_t({b, t, p(4)}), real_t({b, t, p(8)})}, "abc,abd->cd")},
     };
-    auto tiled = [](int m, int n, int kb, const char* order, int lanes, bool pack) {
-        Layout l;
-        l.form = Layout::Form::Tiled;
-        l.tile_m = m;
-        l.tile_n = n;
-        l.kblock = kb;
-        l.order = order;
-        l.lanes = lanes;
-        l.pack = pack;
-        return l;
+    const std::vector<Layout> space = kernel::layout_space(others[0].second, 4);
+    auto tiled = [&](int m, int n, int kb, const std::string& order, int lanes, bool pack) {
+        for (const Layout& l : space)
+            if (l.tile_m == m && l.tile_n == n && l.kblock == kb && l.order == order && l.lanes == lanes && l.pack == pack)
+                return l;
+        ADD_FAILURE() << "no tiled point [" << m << ", " << n << "] " << kb << " " << order;
+        return Layout{};
     };
     Layout row;
     row.form = Layout::Form::RowWise;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "kernel/llvm_jit.h"
+#include "leaves.h"
 #include "presk_test.h"
 #include "realize/executor.h"
 #include "realize/plan.h"
@@ -20,15 +21,8 @@
 namespace presk::realize {
 namespace {
 
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using test::error_of;
+using test::leaves;
 
 TEST(Plan, ReadsTheSeedsPackJson) {
     const Plan p = parse_plan_json(R"({ "realization": "f32",
@@ -145,16 +139,6 @@ TEST(Plan, TheExecutorRefusesWhatItCannotRun) {
         EXPECT_NE(refusal(one("22", "{\"tile\": [1, 8], \"lanes\": 2}"), Backend::Native, 1).find("register's width"),
                   std::string::npos);
     }
-}
-
-/// Every tensor leaf's bytes of `v`, in order.
-void leaves(const Value& v, std::vector<std::vector<unsigned char>>& out) {
-    if (v.t) {
-        const auto* p = static_cast<const unsigned char*>(v.t->raw());
-        out.emplace_back(p, p + (size_t)v.t->size() * kernel::element_size(v.t->dtype()));
-        return;
-    }
-    for (const Value& i : v.items) leaves(i, out);
 }
 
 TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {
