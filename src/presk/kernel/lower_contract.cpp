@@ -384,7 +384,7 @@ std::vector<Kernel> lower_contract(const Node& n, DType t, const Layout& l) {
         name = ein_name(n);
         c = ein_nest(n, e);
         if (!c) {
-            if (l.form != Layout::Form::Default || l.pack || l.lanes != 1)
+            if (l.form != Layout::Form::Default || l.pack)  // lanes: the default has none here
                 refuse("ein '" + n.text + "' is not of the contraction nest's pattern: only its default point");
             return {general_ein(n, t, e)};
         }
