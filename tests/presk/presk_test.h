@@ -20,4 +20,15 @@ inline core::Program compile(const std::string& text, const std::string& entry, 
     }
 }
 
+/// The message of the presk::Error `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
 } // namespace presk::test

@@ -43,16 +43,7 @@ core::Program program(const std::string& text, const std::string& entry, std::ma
     return p;
 }
 
-/// The message of the presk::Error `f` throws ("" when it throws none).
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using test::error_of;
 
 // ---- realizations ----
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernel/llvm_jit.h"
+#include "leaves.h"
 #include "lang/checker.h"
 #include "lang/parser.h"
 #include "realize/conformance.h"
@@ -17,15 +18,7 @@
 namespace presk::realize {
 namespace {
 
-/// Every tensor leaf's bytes of `v`, in order.
-void leaves(const Value& v, std::vector<std::vector<unsigned char>>& out) {
-    if (v.t) {
-        const auto* p = static_cast<const unsigned char*>(v.t->raw());
-        out.emplace_back(p, p + (size_t)v.t->size() * kernel::element_size(v.t->dtype()));
-        return;
-    }
-    for (const Value& i : v.items) leaves(i, out);
-}
+using test::leaves;
 
 void same_bits_at_every_worker_count(Backend b) {
     for (const Case& c : example_cases(PRESK_SOURCE_DIR "/examples")) {

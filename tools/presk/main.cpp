@@ -1,14 +1,16 @@
 // presk: the command line of the PSK language (docs/presk.md).
 //   presk check FILE [--entry E] [--dim k=v]... [--const k=v]...
 //   presk dump FILE --stage core|kernel --entry E [--dim k=v]... [--const k=v]... [--realize R]
-//             [--seed S] [--input k=v]...
+//             [--plan @P.json] [--seed S] [--input k=v]...
 //   presk run FILE --entry E [--dim k=v]... [--const k=v]... [--seed S]
 //             [--backend interp|kernel|native|cc] [--threads N] [--lanes N]
-//             [--realize R] [--bits N] [--input k=v]... [--digits D] [--train] [--out FILE.json]
-//   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--repeat N]
+//             [--realize R] [--plan @P.json] [--bits N] [--input k=v]... [--digits D] [--train]
+//             [--out FILE.json]
+//   presk bench FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--repeat N]
 //             [--backend B] [--threads N] [--lanes N] [--bits N] [--seed S] [--input k=v]...
-//   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--seed S]
+//   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--seed S]
 //             [--input k=v]... [--digits D] [--train] --target c -o DIR
+//   presk plan FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--threads N] -o PLAN.json
 //   presk train FILE [--entry E] --backend native|kernel|interp|cc [--realize R] --steps N --seed S
 //             [--batch B] [--data FILE] [--lr X] [--warmup W] [--checkpoint DIR] [--save-every K]
 //             [--resume DIR] [--threads N] [--log-every K] [--bits N] [--dim k=v]... [--const k=v]...
@@ -27,7 +29,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "kernel/cost.h"
 #include "kernel/ir.h"
+#include "kernel/llvm_jit.h"
 #include "kernel/pool.h"
 #include "lang/checker.h"
 #include "lang/parser.h"
@@ -35,6 +39,7 @@
 #include "realize/conformance.h"
 #include "realize/executor.h"
 #include "realize/export_c.h"
+#include "realize/planner.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
 #include "train/trainer.h"
@@ -50,6 +55,8 @@ struct Args {
     int threads = 0;  // 0: the machine's cores (kernel::default_threads)
     int lanes = 0;    // 0: each kernel at its type's width on native and cc (kernel::lower's lanes)
     bool train = false;
+    std::string plan_arg;          // --plan @FILE
+    presk::realize::Plan plan;     // what it names (realize/plan.h)
 };
 
 /// The executor's options for kernel backend `backend` (kernel, native or cc) from the command
@@ -61,6 +68,7 @@ presk::realize::ExecOptions exec_options(const Args& a, const std::string& backe
     o.backend = presk::realize::parse_backend(backend);
     o.threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
     o.lanes = a.lanes;
+    o.plan = a.plan;
     o.log_launches = false;  // run and bench never read launches()
     o.on_note = [](const std::string& note) { std::cerr << "presk: " << note << "\n"; };
     return o;
@@ -206,7 +214,9 @@ void dump_kernels(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
     const auto args = entry_args(interp, a);
-    presk::realize::Executor ex(prog, r, {a.seed, a.train, true});
+    presk::realize::ExecOptions o{a.seed, a.train, true};
+    o.plan = a.plan;
+    presk::realize::Executor ex(prog, r, o);
     ex.call(prog.entry, args);
     const auto ks = ex.kernels();
     const int64_t launched = (int64_t)ex.launches().size(), unfused = ex.unfused_launches(), saved = unfused - launched;
@@ -232,13 +242,31 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
     print_outputs(a, prog, in, ex.call_values(prog.entry, in));
 }
 
+/// `presk plan`: a point per nest by the cost model (realize/planner.h), written to -o as the
+/// plan --plan reads; a line per nest on stdout (the point, and the model's operations and
+/// loads per multiply-add against the default's).
+void plan_program(const presk::core::Program& prog, const Args& a) {
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    const int threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
+    const auto choices = presk::realize::choose_plan(prog, r, threads, presk::kernel::host_registers(), presk::kernel::native_lanes);
+    std::ofstream out(a.dir, std::ios::binary);
+    out << presk::realize::plan_json(choices, r.spelling);
+    out.close();
+    if (!out) throw presk::Error({}, a.dir + ": cannot write the plan");
+    for (const auto& c : choices)
+        std::printf("%s: %s (%.3g ops, %.3g loads per multiply-add; the default %.3g, %.3g)\n", c.site.c_str(),
+                    presk::kernel::to_string(c.point).c_str(), c.cost.ops, c.cost.loads_per_multiply_add(),
+                    c.default_cost.ops, c.default_cost.loads_per_multiply_add());
+}
+
 /// `presk export --target c`: the entry as a C program in DIR (realize/export_c.h).
 void export_program(const presk::core::Program& prog, const Args& a) {
     if (a.target != "c") throw presk::Error({}, "--target " + a.target + ": the only target is c");
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
-    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(interp, a), {a.seed, a.train, true},
-                                                               prog.entry, a.digits);
+    presk::realize::ExecOptions o{a.seed, a.train, true};
+    o.plan = a.plan;
+    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(interp, a), o, prog.entry, a.digits);
     std::error_code ec;
     std::filesystem::create_directories(a.dir, ec);
     for (const auto& [name, text] : x.files) {
@@ -376,7 +404,19 @@ int conformance(const Args& a, const SuiteArgs& s) {
     }
 }
 
-int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_given, const presk::train::TrainOptions& t) {
+/// --plan's file read into a.plan; its realization is the run's unless --realize names another.
+void read_plan(Args& a, bool& realize_given) {
+    if (a.plan_arg.empty()) return;
+    a.plan = presk::realize::parse_plan(a.plan_arg);
+    const std::string& r = a.plan.realization;
+    if (r.empty()) return;
+    if (realize_given && r != a.realize)
+        throw presk::Error({}, "E7002: plan " + a.plan_arg + ": made for realization " + r + ", run with --realize " + a.realize);
+    a.realize = r;
+    realize_given = true;
+}
+
+int run(const std::string& cmd, Args a, bool realize_given, bool backend_given, const presk::train::TrainOptions& t) {
     presk::Source src;
     src.path = a.file;
     std::error_code ec;
@@ -402,6 +442,7 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
         if (cmd == "run" && a.backend != "interp" && a.backend != "kernel" && a.backend != "native" && a.backend != "cc")
             throw presk::Error({}, "--backend " + a.backend + ": the backends are interp, kernel, native and cc");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
+        read_plan(a, realize_given);
         if (cmd == "train") {
             train_model(src, a, t);
             return 0;
@@ -415,6 +456,7 @@ int run(const std::string& cmd, const Args& a, bool realize_given, bool backend_
         else if (cmd == "dump") dump_kernels(prog, a);
         else if (cmd == "bench") bench(prog, a, realize_given, backend_given);
         else if (cmd == "export") export_program(prog, a);
+        else if (cmd == "plan") plan_program(prog, a);
         else run_entry(prog, a);
         return 0;
     } catch (const presk::Error& e) {
@@ -452,8 +494,14 @@ int main(int argc, char** argv) {
         s->add_option("--seed", a.seed, "the random seed")->check(natural);
         s->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
     };
+    std::vector<CLI::Option*> realize_opts;
     auto realize = [&](CLI::App* s) {
-        return s->add_option("--realize", a.realize, "f64 | f32 | bf16 | @FILE.json (the kernel backend's machine types)");
+        realize_opts.push_back(
+            s->add_option("--realize", a.realize, "f64 | f32 | bf16 | @FILE.json (the kernel backend's machine types)"));
+        return realize_opts.back();
+    };
+    auto plan = [&](CLI::App* s) {
+        s->add_option("--plan", a.plan_arg, "@FILE.json: a layout point per site (docs/presk.md, \"Plans\")")->check(nonempty);
     };
     auto* check = app.add_subcommand("check", "type-check an entry (or list the entries)");
     common(check, false);
@@ -462,6 +510,7 @@ int main(int argc, char** argv) {
     dump->add_option("--stage", a.stage, "core | kernel");
     inputs(dump);
     realize(dump);
+    plan(dump);
     auto* runc = app.add_subcommand("run", "run an entry");
     common(runc, true);
     inputs(runc);
@@ -474,6 +523,7 @@ int main(int argc, char** argv) {
     };
     machine(runc);
     realize(runc);
+    plan(runc);
     runc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     runc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     runc->add_flag("--train", a.train, "draw dropout masks");
@@ -481,7 +531,8 @@ int main(int argc, char** argv) {
     auto* benchc = app.add_subcommand("bench", "time an entry on the interpreter and the kernel backends");
     common(benchc, true);
     inputs(benchc);
-    auto* bench_realize = realize(benchc);
+    realize(benchc);
+    plan(benchc);
     benchc->add_option("--repeat", a.repeat, "calls timed per backend (default 5); the median is printed");
     benchc->add_option("--bits", a.bits, "MPFR precision of the interpreter (default 256)");
     auto* bench_backend = benchc->add_option("--backend", a.backend, "interp | kernel | native | cc: time that one only");
@@ -490,12 +541,19 @@ int main(int argc, char** argv) {
     common(exportc, true);
     inputs(exportc);
     realize(exportc);
+    plan(exportc);
     exportc->add_option("--target", a.target, "c")->required();
     exportc->add_option("-o", a.dir, "the folder written (make -C DIR builds the program)")
         ->required()
         ->check(nonempty);
     exportc->add_option("--digits", a.digits, "significant digits printed (default 17)")->check(CLI::Range(1, 10000));
     exportc->add_flag("--train", a.train, "draw dropout masks");
+    auto* planc = app.add_subcommand("plan", "choose a layout point per nest by the cost model and write the plan");
+    common(planc, true);
+    realize(planc);
+    planc->add_option("--threads", a.threads, "the workers the plan splits over (default: the machine's cores)")
+        ->check(CLI::Range(1, 1024));
+    planc->add_option("-o", a.dir, "the plan file written (PLAN.json)")->required()->check(nonempty);
     presk::train::TrainOptions train;
     auto* trainc = app.add_subcommand("train", "train a module's parameters with AdamW (its gradient entry on a backend)");
     common(trainc, false);
@@ -543,8 +601,12 @@ int main(int argc, char** argv) {
             rc = conformance(a, suite);
             return;
         }
-        for (auto* s : {check, dump, runc, benchc, exportc, trainc})
-            if (s->parsed()) rc = run(s->get_name(), a, bench_realize->count() > 0, bench_backend->count() > 0, train);
+        for (auto* s : {check, dump, runc, benchc, exportc, planc, trainc})
+            if (s->parsed()) {
+                const bool realize_given = std::any_of(realize_opts.begin(), realize_opts.end(),
+                                                       [](const CLI::Option* o) { return o->count() > 0; });
+                rc = run(s->get_name(), a, realize_given, bench_backend->count() > 0, train);
+            }
     });
     return rc;
 }

@@ -400,7 +400,7 @@ private:
     void stmt(const Stmt& s) {
         switch (s.kind) {
         case Stmt::For: {
-            const bool split = split_ && &s == &k_.body[0];
+            const bool split = split_ && &s == split_->loop;
             const std::string v = "i" + std::to_string(s.var);
             line("for (int64_t " + v + " = " + (split ? "lo_" : int_lit(s.lo)) + "; " + v + " < " +
                  (split ? "hi_" : int_lit(s.hi)) + "; ++" + v + ") {");

@@ -89,6 +89,10 @@ struct Kernel {
     BufferType output;
     std::vector<Stmt> body;
     int n_loops = 0, n_scalars = 0, n_vectors = 0;  // one past the largest variable number
+    // A realization plan's split (kernel/layout.h; not part of the text): the depth of the
+    // loop a thread split divides in the kernel's perfect nest (0 the outermost), and its
+    // worker count, 0 for the executor's rule (the pool's size, above kSplitWork only).
+    int split_depth = 0, split_workers = 0;
 
     int out_buf() const { return (int)inputs.size(); }
 };

@@ -17,7 +17,8 @@ Range piece(int64_t lo, int64_t hi, int64_t pieces, int64_t t) {
 LaunchPlan plan_launch(const Kernel& k, double threshold) {
     LaunchPlan p;
     p.split = split_loop(k);
-    p.divisible = p.split && work(k) > threshold;
+    p.divisible = p.split && (k.split_workers > 1 || (k.split_workers == 0 && work(k) > threshold));
+    p.workers = k.split_workers;
     return p;
 }
 
@@ -36,7 +37,7 @@ void launch(const Kernel& k, const LaunchPlan& p, const NativeCode& code, void* 
         int status = PRESK_OK;
         int64_t err[3] = {0, 0, 0};
     };
-    const int64_t pieces = std::min<int64_t>(pool->size(), hi - lo);
+    const int64_t pieces = std::min<int64_t>({pool->size(), p.workers > 0 ? p.workers : pool->size(), hi - lo});
     std::vector<Result> results((size_t)pieces);
     const presk_kernel_fn fn = code.fn;
     pool->run(pieces, [&](int64_t t) {

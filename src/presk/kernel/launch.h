@@ -24,16 +24,19 @@ Range piece(int64_t lo, int64_t hi, int64_t pieces, int64_t t);
 
 /// How a kernel is launched, decided once per kernel: its split loop (split_loop), and whether
 /// a launch on a pool divides it (its work exceeds `threshold`, kSplitWork by default; a test
-/// gives 0 to divide every kernel that has a split loop).
+/// gives 0 to divide every kernel that has a split loop; a plan's split, k.split_workers > 0,
+/// divides it whatever its work, among that many workers at most).
 struct LaunchPlan {
     std::optional<Split> split;
     bool divisible = false;
+    int workers = 0;  // the most pieces a launch makes, 0 for the pool's size
 };
 LaunchPlan plan_launch(const Kernel& k, double threshold = kSplitWork);
 
 /// Runs `code` (compiled from `k`, planned as `p`) on `bufs` (native.h's layout: the inputs,
 /// then the output). When `pool` has more than one worker and `p` is divisible, the split
-/// loop's range is divided into min(pool->size(), hi - lo) pieces (piece()) run on the pool;
+/// loop's range is divided into min(pool->size(), p.workers if set, hi - lo) pieces (piece())
+/// run on the pool;
 /// otherwise code.fn runs once, over the whole split loop's range (lo = hi = 0 when there is
 /// none). Throws presk::Error with status_message() when the kernel fails (in a divided
 /// launch, the failure of the lowest failing piece, which is the failure one thread meets

@@ -343,7 +343,7 @@ public:
                 fb.CreateRet(fb.getInt32(PRESK_DIV_BY_ZERO));
             }
         }
-        block_stmts(k_.body, true);
+        block_stmts(k_.body);
         b_.CreateRet(b_.getInt32(PRESK_OK));
         b_.SetInsertPoint(entry_);
         b_.CreateBr(start);
@@ -733,8 +733,8 @@ private:
     }
 
     // ---- statements ----
-    void block_stmts(const std::vector<Stmt>& body, bool top = false) {
-        for (const Stmt& s : body) stmt(s, top && split_ && &s == &k_.body[0]);
+    void block_stmts(const std::vector<Stmt>& body) {
+        for (const Stmt& s : body) stmt(s, split_ && &s == split_->loop);
     }
 
     // Rule 1: whether loop `s` (run at least once) may hold its output element in a slot:
@@ -882,7 +882,7 @@ NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
     Jit& j = jit();
     std::string key = std::to_string(o.opt_level);
     for (bool b : {o.register_output, o.loop_addresses, o.unroll, o.vectorize, o.invariant_loads}) key += b ? '1' : '0';
-    key += to_string(k);
+    key += "split at " + std::to_string(k.split_depth) + "\n" + to_string(k);  // the split is not in the text
     std::lock_guard<std::mutex> lock(j.mu);
     if (auto it = j.memo.find(key); it != j.memo.end()) {
         if (std::shared_ptr<void> held = it->second.second.lock()) return NativeCode{it->second.first, std::move(held), ""};

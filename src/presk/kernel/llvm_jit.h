@@ -38,8 +38,8 @@ bool have_llvm();
 /// checked as the interpreter checks it (kernel::Compiled's errors, word for word) and its
 /// LLVM module verified; each compile is one module under its own resource tracker of one
 /// process-wide LLJIT (compiles are serialized), released when the last copy of the result's
-/// `keep` goes; compiling the same kernel text with the same options while an earlier result
-/// is still held gives that result. The function needs the output buffer apart from every
+/// `keep` goes; compiling the same kernel text at the same split depth (Kernel::split_depth)
+/// with the same options while an earlier result is still held gives that result. The function needs the output buffer apart from every
 /// input (inputs may share). Throws presk::Error naming the kernel when it is malformed or LLVM refuses it,
 /// and "--backend native: presk was built without LLVM (install llvm-16-dev)" in a build
 /// without LLVM.

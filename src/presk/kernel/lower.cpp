@@ -3,6 +3,8 @@
 // through lower_group in lower_elementwise.cpp) and the pieces of a nest they share.
 #include "kernel/lower.h"
 
+#include "kernel/layout.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -34,7 +36,9 @@ Kernel elementwise(const Node& n, DType t, int) {
 }
 
 Kernel contraction(const Node& n, DType t, int lanes) {
-    Kernel k = detail::lower_contract(n, t, t == DType::BF16 ? 1 : lanes);
+    Layout l;
+    l.lanes = lanes;
+    Kernel k = std::move(detail::lower_contract(n, t, l).back());
     detail::count_vars(k);
     return k;
 }

@@ -9,7 +9,9 @@
 //
 // softmax: s0 = the row maximum, s2 = the sum of exp(x - s0), each output exp(x - s0) / s2
 // (the exponential is computed again in the last pass: the same bits, and nothing rounded to
-// the storage type in between). The masked softmax reads its mask (broadcast to the scores)
+// the storage type in between). Its two passes (the layout space's, f64 and f32 only): the
+// exponentials stored into the output while their sum is taken, then divided in place, the
+// same operations on the same values since the store rounds nothing. The masked softmax reads its mask (broadcast to the scores)
 // in conditions: its maximum from the first allowed position (n0 says one was seen), its sum
 // over the allowed ones, 0 where it refuses; a row it empties gives zeros, where the
 // reference refuses the row. cross_entropy is log(s2) + s0 - x[target]: a target outside the
@@ -98,18 +100,28 @@ Kernel lower_reduce(const Node& n, DType t) {
     return k;
 }
 
-Kernel lower_softmax(const Node& n, DType t) {
+Kernel lower_softmax(const Node& n, DType t, int passes) {
+    if (passes != 2 && passes != 3) fail(n.prim, "a softmax has 2 or 3 passes, not " + std::to_string(passes));
     Kernel k = header(n.prim, n, t);
     Rows r{n.operands[0]->axes, n.operands[0]->axes.size() - 1};
     if (r.n() == 0) return k;  // no element
     const int jv = r.jv(), out = k.out_buf();
     const ExprP j = loop_var(jv);
     const XAt x = r.loader(0);
+    const ExprP stored = load(out, r.at(j));
     std::vector<Stmt> row;
     auto pass = [&](std::vector<Stmt> body) { row.push_back(for_loop(jv, 0, r.n(), std::move(body))); };
     if (n.operands.size() == 1) {
-        row = row_max_and_sum_exp(x, r.n(), jv);
-        pass({store(out, r.at(j), binary("div", unary("exp", binary("sub", x(j), scalar_var(0))), scalar_var(2)))});
+        const ExprP e = unary("exp", binary("sub", x(j), scalar_var(0)));
+        if (passes == 3) {
+            row = row_max_and_sum_exp(x, r.n(), jv);
+            pass({store(out, r.at(j), binary("div", e, scalar_var(2)))});
+        } else {
+            row = row_max(x, r.n(), jv, 0, 1);
+            row.push_back(assign(2, real(0)));
+            pass({assign(1, e), store(out, r.at(j), scalar_var(1)), assign(2, binary("add", scalar_var(2), scalar_var(1)))});
+            pass({store(out, r.at(j), binary("div", stored, scalar_var(2)))});
+        }
     } else {
         const ExprP allowed = load(1, aligned(n.prim, n.operands[1]->axes, r.x, r.at(j)), true);
         const ExprP seen = scalar_var(0, true), m = scalar_var(1), v = scalar_var(2);
@@ -118,8 +130,15 @@ Kernel lower_softmax(const Node& n, DType t) {
         pass({if_else(allowed, {assign(2, x(j)), assign(1, select(seen, select(compare("gt", v, m), v, m), v)),
                                 assign(0, integer(1))})});
         row.push_back(assign(3, real(0)));
-        pass({if_else(allowed, {assign(3, binary("add", scalar_var(3), e))})});
-        pass({if_else(allowed, {store(out, r.at(j), binary("div", e, scalar_var(3)))}, {store(out, r.at(j), real(0))})});
+        if (passes == 3) {
+            pass({if_else(allowed, {assign(3, binary("add", scalar_var(3), e))})});
+            pass({if_else(allowed, {store(out, r.at(j), binary("div", e, scalar_var(3)))}, {store(out, r.at(j), real(0))})});
+        } else {
+            pass({if_else(allowed,
+                          {assign(4, e), store(out, r.at(j), scalar_var(4)), assign(3, binary("add", scalar_var(3), scalar_var(4)))},
+                          {store(out, r.at(j), real(0))})});
+            pass({if_else(allowed, {store(out, r.at(j), binary("div", stored, scalar_var(3)))})});
+        }
     }
     k.body = nest(0, r.kept(), std::move(row));
     return k;
@@ -200,9 +219,10 @@ std::vector<Stmt> sum_nest(int out_buf, const std::vector<Axis>& x, const std::v
     return nest(0, sizes(out), std::move(each));
 }
 
-Kernel lower_rows(const Node& n, DType t) {
+Kernel lower_rows(const Node& n, DType t, int passes) {
+    if (passes != 3 && n.prim != "softmax") fail(n.prim, "only a softmax has a choice of passes");
     if (n.prim == "sum" || n.prim == "mean" || n.prim == "max") return lower_reduce(n, t);
-    if (n.prim == "softmax") return lower_softmax(n, t);
+    if (n.prim == "softmax") return lower_softmax(n, t, passes);
     if (n.prim == "cross_entropy") return lower_cross_entropy(n, t);
     if (n.prim == "argmax") return lower_argmax(n, t);
     if (n.prim == "max_grad") return lower_max_grad(n, t);

@@ -6,15 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "kernel/layout.h"
 #include "kernel/lower.h"
 
 namespace presk::kernel::detail {
 
 // The families, one file each. Each is given a node whose type rule has been checked
 // (prim_type agrees with n.result) and returns its kernel with the header filled in.
-Kernel lower_contract(const Node& n, DType t, int lanes);  // dot matmul ein (lower_contract.cpp)
-Kernel lower_rows(const Node& n, DType t);                 // sum mean max softmax cross_entropy
-                                                           // argmax max_grad expand (lower_rows.cpp)
+std::vector<Kernel> lower_contract(const Node& n, DType t, const Layout& l);  // dot matmul ein, at the
+                                                                             // point l (lower_contract.cpp)
+Kernel lower_rows(const Node& n, DType t, int passes = 3);  // sum mean max softmax (in `passes`)
+                                                            // cross_entropy argmax max_grad expand
+                                                            // (lower_rows.cpp)
 Kernel lower_index(const Node& n, DType t);                // embed scatter_add onehot split_heads
                                                            // merge_heads sum_to broadcast_like
                                                            // causal_mask positions zeros_like

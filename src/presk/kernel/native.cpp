@@ -15,12 +15,26 @@ namespace {
 
 bool is_loop_var(const ExprP& e, int var) { return e && e->kind == Expr::Loop && e->ivalue == var; }
 
-// The positions of the output's axes at which an access indexes it by i<var> itself. `ok`
+bool is_int(const ExprP& e) { return e && e->kind == Expr::Int; }
+
+// Whether `e` covers elements [c * i<var> + t, c * i<var> + t + width) with 0 <= t and t +
+// width <= c, so that different iterations of the loop touch different elements: i<var> itself
+// (c = 1, t = 0) or (i<var> * c) + t with constants.
+bool block_of(const ExprP& e, int var, int64_t width) {
+    if (is_loop_var(e, var)) return width == 1;
+    if (!e || e->kind != Expr::Binary || e->op != "add" || !is_int(e->args[1])) return false;
+    const ExprP& m = e->args[0];
+    if (m->kind != Expr::Binary || m->op != "mul" || !is_loop_var(m->args[0], var) || !is_int(m->args[1])) return false;
+    const int64_t c = m->args[1]->ivalue, t = e->args[1]->ivalue;
+    return t >= 0 && width <= c - t;
+}
+
+// The positions of the output's axes at which an access indexes it by i<var> (block_of). `ok`
 // keeps the positions every access so far shares; a vector access covers `lanes` elements
-// along the last axis, so its last position does not count.
+// along the last axis.
 void keep_positions(const std::vector<ExprP>& index, int lanes, int var, std::vector<bool>& ok) {
     for (size_t j = 0; j < ok.size(); ++j)
-        ok[j] = ok[j] && j < index.size() && is_loop_var(index[j], var) && (lanes == 1 || j + 1 != index.size());
+        ok[j] = ok[j] && j < index.size() && block_of(index[j], var, j + 1 == index.size() ? lanes : 1);
 }
 
 void keep_positions(const ExprP& e, int out, int var, std::vector<bool>& ok) {
@@ -108,15 +122,20 @@ double body_work(const std::vector<Stmt>& body) {
 } // namespace
 
 std::optional<Split> split_loop(const Kernel& k) {
-    if (k.body.size() != 1 || k.body[0].kind != Stmt::For) return std::nullopt;
-    const Stmt& f = k.body[0];
+    const std::vector<Stmt>* level = &k.body;
+    for (int d = 0; d < k.split_depth; ++d) {
+        if (level->size() != 1 || (*level)[0].kind != Stmt::For) return std::nullopt;
+        level = &(*level)[0].body;
+    }
+    if (k.split_depth < 0 || level->size() != 1 || (*level)[0].kind != Stmt::For) return std::nullopt;
+    const Stmt& f = (*level)[0];
     if (f.hi - f.lo < 2) return std::nullopt;
     std::vector<bool> ok(k.output.axes.size(), true);
     keep_positions(f.body, k.out_buf(), f.var, ok);
     if (std::find(ok.begin(), ok.end(), true) == ok.end()) return std::nullopt;
     std::set<Var> assigned;
     if (!assigns_before_reads(f.body, assigned)) return std::nullopt;
-    return Split{f.var, f.lo, f.hi};
+    return Split{f.var, f.lo, f.hi, &f};
 }
 
 double work(const Kernel& k) { return body_work(k.body); }

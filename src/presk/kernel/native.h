@@ -42,10 +42,12 @@ typedef int (*presk_kernel_fn)(void* const* bufs, int64_t lo, int64_t hi, int64_
 
 namespace presk::kernel {
 
-/// The loop a thread split may divide: the kernel's body is one loop nest (a single top-level
-/// For of at least two iterations); every store to the output and every load from it indexes
-/// it with that loop's variable itself at one and the same position (not the last axis of a
-/// vector access, which covers lanes along it), so different iterations write different
+/// The loop a thread split may divide: the loop at depth k.split_depth of the kernel's body
+/// when the body down to it is a perfect nest (one For per level; the loop of at least two
+/// iterations); every store to the output and every load from it indexes it at one and the
+/// same position with that loop's variable itself, or c * v + t with constants 0 <= t < c (a
+/// block loop of a tiled contraction; not the last axis of a vector access, which covers
+/// lanes along it), so different iterations write different
 /// elements and read only their own (the seed's "threads" rule); and every scalar or vector
 /// variable the loop's body reads is assigned earlier in the same iteration, so no value is
 /// carried from one iteration to the next. `var` is the loop's variable, [lo, hi) its bounds.
@@ -54,6 +56,7 @@ namespace presk::kernel {
 struct Split {
     int var = -1;
     int64_t lo = 0, hi = 0;
+    const Stmt* loop = nullptr;  // the loop in k.body (valid while the kernel is)
 };
 std::optional<Split> split_loop(const Kernel& k);
 

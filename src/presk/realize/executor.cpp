@@ -17,6 +17,7 @@
 #include "kernel/cc.h"
 #include "lang/stack.h"
 #include "kernel/launch.h"
+#include "kernel/layout.h"
 #include "kernel/llvm_jit.h"
 #include "kernel/lower.h"
 #include "lang/source.h"
@@ -157,6 +158,9 @@ struct FnPlan {
         DType dtype = DType::F64;
         Slot fused;
         std::vector<Slot> members;
+        std::optional<kernel::Layout> layout;  // the plan's point for the site, its lanes resolved
+        Slot pack;                             // the launch of the point's pack
+        TypeP panel;                           // the pack's output
     };
     std::vector<Group> groups;
     std::vector<Step> steps;  // by body position
@@ -172,6 +176,7 @@ struct Executor::Impl {
     std::vector<std::pair<const std::string*, const Kernel*>> log;  // every launch's site and kernel
     mutable std::vector<Launch> launches;                            // the log as launches() gives it
     std::vector<const Kernel*> first;  // distinct kernels in first-launch order
+    std::map<std::string, kernel::Layout> planned;  // the plan's points, checked, lanes resolved
     int64_t unfused = 0;
     std::vector<std::string> ctx;  // the enclosing fold steps, for random keys
     int depth = 0;
@@ -217,10 +222,47 @@ struct Executor::Impl {
                 m.literal = detail::literal_args(f, f.body[(size_t)pos].args);
                 pg.members.push_back(std::move(m));
             }
+            apply_plan(pg);
             fp.groups.push_back(std::move(pg));
         }
         fp.steps = steps(f, fp.part, fp.unread);
         return plans.emplace(&f, std::move(fp)).first->second;
+    }
+
+    /// The plan's point for `pg`'s site, if any: its kernels are cached under their own key.
+    void apply_plan(FnPlan::Group& pg) const {
+        auto it = planned.find(pg.site);
+        if (it == planned.end() || pg.layout) return;
+        pg.layout = it->second;
+        pg.fused.sig += " @ " + kernel::to_string(it->second);
+        pg.pack.sig = "pack of " + pg.fused.sig;
+        pg.pack.site = pg.site;
+    }
+
+    /// The kernels of group `fg` at the point `l`: the pack's (if any), then the nest's.
+    static std::vector<Kernel> at_point(const detail::FusionGroup& fg, DType t, const kernel::Layout& l) {
+        if (!fg.elementwise) return kernel::lower_layout(fg.node, t, l);
+        Kernel k = kernel::lower_group(fg.group, t);
+        k.split_depth = l.split_depth;
+        k.split_workers = l.split_workers;
+        return {std::move(k)};
+    }
+
+    /// The launches of a planned group from slot `s`: the pack of operand 1 first when the
+    /// point has one, then the nest reading the panel.
+    Value planned_launch(FnPlan::Group& pg, Slot& s, const detail::FusionGroup& fg, std::vector<const Value*> in,
+                         const TypeP& type) {
+        const kernel::Layout& l = *pg.layout;
+        Value panel;
+        if (l.pack) {
+            const std::vector<const Value*> w{in[1]};
+            Cached& pk = kernel_for(pg.pack, pg.dtype, w, [&] { return at_point(fg, pg.dtype, l).front(); });
+            if (!pg.panel) pg.panel = tensor_type(Elem::Real, pk.k.output.axes);
+            panel = launch(pg.pack, pk, w, pg.panel);
+            in[1] = &panel;
+        }
+        Cached& k = kernel_for(s, pg.dtype, in, [&] { return at_point(fg, pg.dtype, l).back(); });
+        return launch(s, k, in, type);
     }
 
     /// The steps of `f`'s lets as this executor runs them (fused or not): which are computed at
@@ -442,6 +484,10 @@ struct Executor::Impl {
         values.clear();
         if (o.fuse) {
             for (int id : fg.inputs) values.push_back(&env[(size_t)id]);
+            if (pg.layout) {
+                unfused += (int64_t)fg.lets.size();
+                return planned_launch(pg, pg.fused, fg, values, l.type);
+            }
             Cached& k = kernel_for(pg.fused, pg.dtype, values, [&] {
                 return fg.elementwise ? kernel::lower_group(fg.group, pg.dtype)
                                       : kernel::lower(fg.node, pg.dtype, lanes(pg.dtype));
@@ -451,6 +497,10 @@ struct Executor::Impl {
         }
         Slot& s = pg.members[(size_t)fp.steps[pos].member];
         for (int id : l.args) values.push_back(&env[(size_t)id]);
+        if (pg.layout && fg.lets.size() == 1) {  // a group of several members is planned fused only
+            ++unfused;
+            return planned_launch(pg, s, fg, values, l.type);
+        }
         Cached& k = kernel_for(s, pg.dtype, values,
                                [&] { return kernel::lower(detail::node_of(f, l), pg.dtype, lanes(pg.dtype)); });
         ++unfused;
@@ -612,21 +662,23 @@ struct Executor::Impl {
                           ") reassociates the contractions' sums, and the kernel backend has no such kernels");
         std::set<std::string> reached;
         const auto all = sites(reached);
+        std::vector<std::string> plan_why;
         auto located = [&](const std::string& key, const std::string& site) -> const SiteInfo* {
+            std::vector<std::string>& why_here = key == "layout" ? plan_why : why;
             auto it = all.find(site);
             if (it != all.end()) {
                 const SiteInfo& s = it->second;
                 if (s.kind == SiteInfo::Member)
-                    why.push_back(key + " names " + site + ", which is fused into the group rooted at " + s.root +
+                    why_here.push_back(key + " names " + site + ", which is fused into the group rooted at " + s.root +
                                   " (a realization types a fusion group by its root)");
                 else if (s.kind == SiteInfo::Host)
-                    why.push_back(key + " names " + site + ", " + s.prim + " evaluated on the host, not a kernel launch");
+                    why_here.push_back(key + " names " + site + ", " + s.prim + " evaluated on the host, not a kernel launch");
                 return &s;
             }
             const std::string fn = site.substr(0, site.rfind("/%"));
-            if (!p.find(fn)) why.push_back(key + " names " + site + ", but the program has no function " + fn);
-            else if (!reached.count(fn)) why.push_back(key + " names " + site + ", but " + fn + " is not reachable from the entry " + p.entry);
-            else why.push_back(key + " names " + site + ", but " + fn + " has no let %" + site.substr(site.rfind("/%") + 2));
+            if (!p.find(fn)) why_here.push_back(key + " names " + site + ", but the program has no function " + fn);
+            else if (!reached.count(fn)) why_here.push_back(key + " names " + site + ", but " + fn + " is not reachable from the entry " + p.entry);
+            else why_here.push_back(key + " names " + site + ", but " + fn + " has no let %" + site.substr(site.rfind("/%") + 2));
             return nullptr;
         };
         for (const auto& [site, t] : r.storage) located("storage", site);
@@ -661,6 +713,60 @@ struct Executor::Impl {
             }
         }
         if (!why.empty()) refuse(why);
+        for (const auto& [site, point] : o.plan.layout) {
+            const SiteInfo* s = located("layout", site);
+            if (s && s->kind == SiteInfo::Root) check_point(site, point, plan_why);
+        }
+        if (!plan_why.empty()) {
+            std::string msg = "E7002: plan " + o.plan.spelling + ": ";
+            for (size_t i = 0; i < plan_why.size(); ++i) msg += (i ? "; " : "") + plan_why[i];
+            throw Error({}, msg);
+        }
+        for (auto& [f, fp] : plans)
+            for (FnPlan::Group& pg : fp.groups) apply_plan(pg);
+    }
+
+    /// Checks the plan's point for the group rooted at `site` against its nest, the backend and
+    /// the machine, and keeps it with its lanes resolved (unstated: the run's width where the
+    /// point admits it, else 1).
+    void check_point(const std::string& site, kernel::Layout l, std::vector<std::string>& why) {
+        const core::Function& f = *p.find(site.substr(0, site.rfind("/%")));
+        const FnPlan& fp = plan(f);
+        size_t pos = 0;
+        while (detail::site_of(f, f.body[pos]) != site) ++pos;
+        const detail::FusionGroup& fg = fp.part.groups[(size_t)fp.part.group_of[pos]];
+        const DType t = fp.groups[(size_t)fp.part.group_of[pos]].dtype;
+        const std::string at = "layout names " + site;
+        if (fg.elementwise && kernel::shapes(l)) {
+            why.push_back(at + ", an elementwise group: its only choice is a split");
+            return;
+        }
+        const bool machine = o.backend != Backend::Kernel;
+        if (l.lanes > 1 && machine && l.lanes != kernel::native_lanes(t))
+            why.push_back(at + ": lanes " + std::to_string(l.lanes) + " are not 1 or the register's width for " +
+                          kernel::dtype_name(t) + " (" + std::to_string(kernel::native_lanes(t)) + ")");
+        if (l.split_workers > 1 && machine && l.split_workers != o.threads && l.split_workers != o.threads / 2)
+            why.push_back(at + ": a split over " + std::to_string(l.split_workers) + " workers, where the machine's count is " +
+                          std::to_string(o.threads) + " (--threads) and half of it " + std::to_string(o.threads / 2) +
+                          " (condition 5)");
+        std::vector<Kernel> ks;
+        const bool stated = l.lanes != 0;
+        for (int lanes : stated ? std::vector<int>{l.lanes} : std::vector<int>{this->lanes(t), 1}) {
+            l.lanes = lanes;
+            try {
+                ks = at_point(fg, t, l);
+                break;
+            } catch (const Error& e) {
+                if (stated || lanes == 1) {
+                    why.push_back(at + ": " + e.what());
+                    return;
+                }
+            }
+        }
+        if (l.split_workers > 1 && !kernel::split_loop(ks.back()))
+            why.push_back(at + ": a split at depth " + std::to_string(l.split_depth) + " of kernel " + ks.back().name +
+                          ", whose loop there is not parallel (condition 8)");
+        planned[site] = l;
     }
 };
 
@@ -693,6 +799,19 @@ Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_
 }
 
 Executor::~Executor() = default;
+
+std::map<std::string, std::pair<kernel::Node, DType>> Executor::nests() {
+    std::map<std::string, std::pair<kernel::Node, DType>> out;
+    std::set<std::string> reached;
+    for (const auto& [site, s] : impl_->sites(reached)) {
+        if (s.kind != SiteInfo::Root || (s.prim != "dot" && s.prim != "matmul" && s.prim != "ein" && s.prim != "softmax"))
+            continue;
+        const core::Function& f = *impl_->p.find(site.substr(0, site.rfind("/%")));
+        for (const core::Let& l : f.body)
+            if (detail::site_of(f, l) == site) out.emplace(site, std::pair{detail::node_of(f, l), impl_->r.storage_of(site)});
+    }
+    return out;
+}
 
 std::vector<Value> Executor::convert_args(const std::string& fn, const std::vector<ref::Value>& args) const {
     const core::Function* f = impl_->p.find(fn);

@@ -15,7 +15,9 @@
 #include "core/core.h"
 #include "kernel/eval.h"
 #include "kernel/ir.h"
+#include "kernel/lower.h"
 #include "kernel/native.h"
+#include "realize/plan.h"
 #include "realize/realization.h"
 #include "ref/values.h"
 
@@ -72,6 +74,8 @@ struct ExecOptions {
     int lanes = 1;        // the vector width native and cc kernels are lowered at (kernel::lower);
                           // 0: each type's width (2 f64, 4 f32, bf16 scalar)
 
+    Plan plan = {};       // a layout point per site (--plan @FILE; empty: every nest at its default)
+
     bool log_launches = true;  // keep every launch's site and kernel for launches() (off: a run
                                // that never reads it, as presk run and bench, keeps no log)
 
@@ -93,7 +97,11 @@ public:
     /// Binds `p` (kept by reference) to realization `r`. Throws presk::Error with code E7002
     /// naming the site when the kernel backend refuses the realization (an accumulation type
     /// other than the storage's arithmetic type, an interleaved order, ...), or naming a site
-    /// or parameter the realization mentions that the program does not have; or when
+    /// or parameter the realization mentions that the program does not have; with "E7002: plan
+    /// @FILE" when a point of `o.plan` does not apply (a site that is not a kernel launch, a
+    /// point its nest does not admit, lanes other than 1 or the register's width on native and
+    /// cc, a split whose loop is not parallel (condition 8) or, on native and cc, whose workers
+    /// are not `o.threads` or half of it (condition 5)); or when
     /// `o.threads` is below 1 or `o.lanes` below 0 (a lane count the host lacks is refused when a
     /// kernel is lowered: kernel::check_lanes).
     Executor(const core::Program& p, Realization r, ExecOptions o = {});
@@ -116,6 +124,9 @@ public:
     int64_t unfused_launches() const;
     /// The distinct kernels launched, in the order of their first launch.
     std::vector<const kernel::Kernel*> kernels() const;
+    /// The nests a plan may lay out, by site: every group root reachable from the entry that
+    /// launches a dot, matmul, ein or softmax, with its node and storage type.
+    std::map<std::string, std::pair<kernel::Node, kernel::DType>> nests();
     /// The free lists the launches' outputs come from (kernel::BufferPool; its counts show the reuse).
     const kernel::BufferPool& buffers() const;
 

@@ -12,24 +12,17 @@
 #include <nlohmann/json.hpp>
 
 #include "lang/source.h"
+#include "realize/json_strict.h"
 
 namespace presk::realize {
 namespace {
 
 using nlohmann::json;
+using detail::is_site;
+using detail::parse_strict;
+using detail::shown;
 
 [[noreturn]] void fail(const std::string& origin, const std::string& msg) { throw Error({}, origin + ": " + msg); }
-
-/// A JSON value as it appears in the text, for messages; cut after 80 characters. parse_strict
-/// refuses the deep nests whose dump would recurse past the stack.
-std::string shown(const json& v) {
-    std::string s = v.dump();
-    return s.size() <= 80 ? s : s.substr(0, 77) + "...";
-}
-
-/// Nesting deeper than this is refused: a realization needs three levels, and the JSON
-/// library's dump, which messages use, recurses once per level.
-constexpr int kMaxDepth = 32;
 
 /// A storage or accumulation type name; `where` is the key path for messages.
 kernel::DType type_name(const json& v, const std::string& origin, const std::string& where) {
@@ -40,15 +33,6 @@ kernel::DType type_name(const json& v, const std::string& origin, const std::str
     if (s == "bf16") return kernel::DType::BF16;
     if (s == "f16") fail(origin, where + ": \"f16\": there is no f16 (the types are f64, f32 and bf16)");
     fail(origin, where + ": unknown type " + shown(v) + " (the types are f64, f32 and bf16)");
-}
-
-/// "<function>/%<k>": a function name, then "/%" and a let number.
-bool is_site(const std::string& s) {
-    size_t at = s.rfind("/%");
-    if (at == std::string::npos || at == 0 || at + 2 == s.size()) return false;
-    for (size_t i = at + 2; i < s.size(); ++i)
-        if (s[i] < '0' || s[i] > '9') return false;
-    return s.size() - at - 2 <= 9;
 }
 
 /// A parameter path: fields joined by '.', none empty.
@@ -105,35 +89,6 @@ Order order_of(const json& v, const std::string& origin) {
     return o;
 }
 
-/// Parses `text`, refusing malformed JSON and an object that repeats a key (the JSON library
-/// would keep the last one silently).
-json parse_strict(const std::string& text, const std::string& origin) {
-    std::vector<std::set<std::string>> keys;
-    std::string repeated;
-    bool deep = false;
-    json::parser_callback_t cb = [&](int depth, json::parse_event_t ev, json& parsed) {
-        if (depth > kMaxDepth) {
-            deep = true;
-            return false;  // dropped: the value is refused below
-        }
-        if (ev == json::parse_event_t::object_start) keys.emplace_back();
-        else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-        else if (ev == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
-                 repeated.empty())
-            repeated = parsed.get<std::string>();
-        return true;
-    };
-    json v;
-    try {
-        v = json::parse(text, cb);
-    } catch (const json::exception& e) {
-        fail(origin, std::string("malformed JSON: ") + e.what());
-    }
-    if (deep) fail(origin, "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    if (!repeated.empty()) fail(origin, "the key \"" + repeated + "\" appears twice in one object");
-    return v;
-}
-
 } // namespace
 
 kernel::DType Realization::storage_of(const std::string& site) const {
@@ -188,16 +143,73 @@ Realization parse_realization(const std::string& arg) {
     }
     const std::string path = arg.substr(1);
     if (path.empty()) fail(origin, "no file name after '@'");
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) fail(path, "cannot read the realization file: it is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, "cannot read the realization file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) fail(path, "cannot read the realization file");
-    Realization r = parse_realization_json(ss.str(), path);
+    Realization r = parse_realization_json(detail::read_text(path, "the realization file"), path);
     r.spelling = arg;
     return r;
 }
+
+namespace detail {
+
+std::string read_text(const std::string& path, const std::string& what) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) fail(path, "cannot read " + what + ": it is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(path, "cannot read " + what);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) fail(path, "cannot read " + what);
+    return ss.str();
+}
+
+/// A JSON value as it appears in the text, for messages; cut after 80 characters. parse_strict
+/// refuses the deep nests whose dump would recurse past the stack.
+std::string shown(const json& v) {
+    std::string s = v.dump();
+    return s.size() <= 80 ? s : s.substr(0, 77) + "...";
+}
+
+/// Nesting deeper than this is refused: a realization needs three levels, and the JSON
+/// library's dump, which messages use, recurses once per level.
+constexpr int kMaxDepth = 32;
+
+/// "<function>/%<k>": a function name, then "/%" and a let number.
+bool is_site(const std::string& s) {
+    size_t at = s.rfind("/%");
+    if (at == std::string::npos || at == 0 || at + 2 == s.size()) return false;
+    for (size_t i = at + 2; i < s.size(); ++i)
+        if (s[i] < '0' || s[i] > '9') return false;
+    return s.size() - at - 2 <= 9;
+}
+
+/// Parses `text`, refusing malformed JSON and an object that repeats a key (the JSON library
+/// would keep the last one silently).
+json parse_strict(const std::string& text, const std::string& origin) {
+    std::vector<std::set<std::string>> keys;
+    std::string repeated;
+    bool deep = false;
+    json::parser_callback_t cb = [&](int depth, json::parse_event_t ev, json& parsed) {
+        if (depth > kMaxDepth) {
+            deep = true;
+            return false;  // dropped: the value is refused below
+        }
+        if (ev == json::parse_event_t::object_start) keys.emplace_back();
+        else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+        else if (ev == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
+                 repeated.empty())
+            repeated = parsed.get<std::string>();
+        return true;
+    };
+    json v;
+    try {
+        v = json::parse(text, cb);
+    } catch (const json::exception& e) {
+        fail(origin, std::string("malformed JSON: ") + e.what());
+    }
+    if (deep) fail(origin, "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (!repeated.empty()) fail(origin, "the key \"" + repeated + "\" appears twice in one object");
+    return v;
+}
+
+} // namespace detail
 
 } // namespace presk::realize

@@ -1,0 +1,55 @@
+// The layout space of a contraction and of a softmax (../shared/seeds/presk-native.txt,
+// "Contractions: one builder, a layout space" and "A split at a depth"; docs/presk.md, "The
+// layout space"). A point says how a nest's kernel is laid out, never what it computes: each
+// output element still adds its terms in increasing k in one accumulator, so every point gives
+// the default's bits.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kernel/lower.h"
+
+namespace presk::kernel {
+
+/// One point of a nest's layout space. The zero value is the default point.
+struct Layout {
+    enum class Form { Default, RowWise, Tiled };
+    Form form = Form::Default;  // Default: the form lower() chooses (tile and k-block unused)
+    int tile_m = 1, tile_n = 1;  // the register tile: [1, 1], or m in 1, 2, 4 and n in 4, 8, 16
+    int kblock = 0;              // the k-block: 0 (none), 32 or 128; it must divide K
+    std::string order;           // the block loops outermost first: "IJ" or "JI", with a k-block
+                                 // a permutation of "IJK"; empty for "IJ" ("IJK")
+    int lanes = 1;               // 1, or 2 / 4 lanes across the tile's columns
+    bool pack = false;           // operand 1 copied to a (outer..., K, J) panel by a kernel of its own
+    int passes = 3;              // a softmax's passes over a row: 3, or 2 (f64 and f32 only)
+    int split_depth = 0;         // the depth of the loop a thread split divides (Kernel::split_depth)
+    int split_workers = 0;       // its workers: 0 for the executor's rule, 1 for none
+};
+
+/// "tile [2, 4], k-block 32, order JI, lanes 4, pack, split at depth 1 over 2 workers": the
+/// point as the test and the messages name it.
+std::string to_string(const Layout& l);
+
+/// The candidate points of `n`'s space, in a fixed order, without splits: for a contraction
+/// the default, the row-wise form, then every tile ([1, 1], m_i in 1, 2, 4 by n_j in 4, 8, 16)
+/// by k-block (none, 32, 128) by order (IJ, JI; with a k-block the six permutations of IJK) by
+/// lanes (1, `width`) by pack (off, on); for a softmax its three and two passes; for anything
+/// else the default alone. Not every candidate applies to `n` (lower_layout refuses those).
+std::vector<Layout> layout_space(const Node& n, int width);
+
+/// Whether `l` chooses anything but a split: a form, tile, k-block, order, lanes above 1, a
+/// pack or two passes.
+bool shapes(const Layout& l);
+
+/// Lowers `n` (as lower() does) at the point `l`: the pack kernel first when `l.pack`, then the
+/// nest's kernel, both with the split of `l` on the nest's kernel. The form, tile, k-block,
+/// order, lanes and pack apply to dot, matmul and an ein of the contraction nest's pattern (two
+/// operands; the output's labels the outer ones, then I, then J; summed labels in both
+/// operands), passes to softmax; the split to every kernel. Throws presk::Error "layout:
+/// <what>" naming the first thing of `l` the nest does not admit (a tile that does not divide
+/// its axes, a k-block on bf16 storage that spills, lanes on an operand 1 not contiguous along J
+/// without a pack, the row-wise form in bf16, ...). Whether the split's loop is parallel is
+/// checked on the result (split_loop), not here.
+std::vector<Kernel> lower_layout(const Node& n, DType t, const Layout& l);
+
+} // namespace presk::kernel

@@ -1,0 +1,220 @@
+// Realization plans (realize/plan.h) and the executor running them: the seed's pack.json read,
+// every malformed plan refused with E7002 naming the problem, every point the executor cannot
+// run refused with E7002 naming the site (a site that does not exist or is no kernel launch, a
+// point its nest does not admit, lanes other than the register's width natively, a split whose
+// loop is not parallel, a worker count other than the machine's or half of it), and
+// attention's forward pass under a plan that moves every nest off its default giving the
+// default's bits on the kernel interpreter and natively.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "kernel/llvm_jit.h"
+#include "leaves.h"
+#include "presk_test.h"
+#include "realize/executor.h"
+#include "realize/plan.h"
+#include "realize/planner.h"
+#include "ref/interp.h"
+
+namespace presk::realize {
+namespace {
+
+using test::error_of;
+using test::leaves;
+
+TEST(Plan, ReadsTheSeedsPackJson) {
+    const Plan p = parse_plan_json(R"({ "realization": "f32",
+  "layout": { "scores/%2": { "tile": [2, 4], "lanes": 4, "pack": true,
+                             "split": { "depth": 1, "workers": 2 } } } })",
+                                   "@pack.json");
+    EXPECT_EQ(p.realization, "f32");
+    ASSERT_EQ(p.layout.count("scores/%2"), 1u);
+    const kernel::Layout& l = p.layout.at("scores/%2");
+    EXPECT_EQ(kernel::to_string(l), "tile [2, 4], lanes 4, pack, split at depth 1 over 2 workers");
+    EXPECT_EQ(parse_plan_json(R"({"layout": {"f/%1": {"split": "none"}}})", "@p").layout.at("f/%1").split_workers, 1);
+    EXPECT_EQ(parse_plan_json(R"({"layout": {"f/%1": {"tile": [1, 8]}}})", "@p").layout.at("f/%1").lanes, 0);  // unstated
+}
+
+TEST(Plan, RefusesEveryMalformedPlan) {
+    const std::pair<const char*, const char*> bad[] = {
+        {"[1]", "a plan is a JSON object"},
+        {"{\"layout\": {}, \"layout\": {}}", "appears twice"},
+        {"{\"layuot\": {}}", "unknown key \"layuot\""},
+        {"{\"layout\": []}", "is not an object of sites"},
+        {"{\"layout\": {\"scores\": {}}}", "is not a site"},
+        {"{\"layout\": {\"f/%1\": 3}}", "is not an object of layout choices"},
+        {"{\"layout\": {\"f/%1\": {\"tiles\": [1, 8]}}}", "\"tiles\": unknown key"},
+        {"{\"layout\": {\"f/%1\": {\"tile\": [3, 8]}}}", "is not a tile of the space"},
+        {"{\"layout\": {\"f/%1\": {\"tile\": [1, 32]}}}", "is not a tile of the space"},
+        {"{\"layout\": {\"f/%1\": {\"tile\": 8}}}", "is not [m_i, n_j]"},
+        {"{\"layout\": {\"f/%1\": {\"k_block\": 64}}}", "is not a k-block of the space"},
+        {"{\"layout\": {\"f/%1\": {\"order\": \"IK\"}}}", "is not IJ or JI"},
+        {"{\"layout\": {\"f/%1\": {\"k_block\": 32, \"order\": \"IJ\"}}}", "is not a permutation of IJK"},
+        {"{\"layout\": {\"f/%1\": {\"lanes\": 8}}}", "is not 1, 2 or 4 lanes"},
+        {"{\"layout\": {\"f/%1\": {\"pack\": 1}}}", "is not true or false"},
+        {"{\"layout\": {\"f/%1\": {\"passes\": 1}}}", "is not a softmax's 2 or 3 passes"},
+        {"{\"layout\": {\"f/%1\": {\"form\": \"blocked\"}}}", "is not \"tiled\" or \"row-wise\""},
+        {"{\"layout\": {\"f/%1\": {\"form\": \"row-wise\", \"tile\": [1, 8]}}}", "the row-wise form has no tile"},
+        {"{\"layout\": {\"f/%1\": {\"split\": {\"depth\": 1}}}}", "is not {\"depth\": d, \"workers\": p}"},
+        {"{\"layout\": {\"f/%1\": {\"split\": {\"depth\": 1, \"workers\": 0}}}}", "0 workers"},
+        {"{\"layout\": {\"f/%1\": {\"split\": {\"depth\": -1, \"workers\": 2}}}}", "is not a loop depth"},
+        {"{\"layout\": {\"f/%1\": {\"split\": {\"depth\": 1, \"workers\": 2, \"at\": 0}}}}", "\"at\": unknown key"},
+        {"{\"realization\": 3}", "is not a realization"},
+        {"{\"layout\": ", "malformed JSON"},
+    };
+    for (const auto& [text, why] : bad) {
+        const std::string e = error_of([&] { parse_plan_json(text, "@p.json"); });
+        EXPECT_EQ(e.rfind("E7002: plan @p.json: ", 0), 0u) << text << ": " << e;
+        EXPECT_NE(e.find(why), std::string::npos) << text << ": " << e;
+    }
+    EXPECT_NE(error_of([] { parse_plan("@/nonexistent/plan.json"); }).find("E7002: plan /nonexistent/plan.json: cannot read"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { parse_plan("plan.json"); }).find("a plan is @FILE.json"), std::string::npos);
+}
+
+std::string attention() {
+    std::ifstream in(PRESK_SOURCE_DIR "/examples/tutorial/03_attention.psk", std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+const char* const kEntry = "Attention{8, 2}.apply";
+const std::string kSite = "Attention{8,2}.apply/%";
+
+core::Program program() {
+    std::string err;
+    core::Program p = test::compile(attention(), kEntry, CheckOptions{{{"B", 1}, {"T", 4}}, {}}, &err);
+    EXPECT_EQ(err, "");
+    return p;
+}
+
+/// The message of the executor's refusal of `plan` (JSON) on `b` at `threads` ("" when none).
+std::string refusal(const std::string& plan, Backend b = Backend::Kernel, int threads = 1) {
+    const core::Program p = program();
+    ExecOptions o{7};
+    o.backend = b;
+    o.threads = threads;
+    o.plan = parse_plan_json(plan, "@p.json");
+    return error_of([&] { Executor(p, parse_realization("f32"), o); });
+}
+
+std::string one(const std::string& site, const std::string& point) {
+    return "{\"layout\": {\"" + kSite + site + "\": " + point + "}}";
+}
+
+TEST(Plan, TheExecutorRefusesWhatItCannotRun) {
+    const std::pair<std::string, const char*> bad[] = {
+        {one("99", "{}"), "has no let %99"},
+        {"{\"layout\": {\"nowhere/%1\": {}}}", "the program has no function nowhere"},
+        {one("2", "{}"), "not a kernel launch"},  // a projection, on the host
+        {one("16", "{\"tile\": [1, 4]}"), "an elementwise group: its only choice is a split"},
+        {one("11", "{\"tile\": [4, 8]}"), "n_j does not divide the last column axis"},
+        {one("11", "{\"tile\": [1, 4], \"lanes\": 4}"), "need a pack"},
+        {one("3", "{\"tile\": [1, 8], \"k_block\": 32}"), "does not divide the contracted axis"},
+        {one("3", "{\"tile\": [1, 8], \"split\": {\"depth\": 2, \"workers\": 1}}"), ""},  // one worker: no split to check
+        {one("18", "{\"split\": {\"depth\": 3, \"workers\": 2}}"), "is not parallel (condition 8)"},
+        {one("3", "{\"tile\": [1, 8], \"split\": {\"depth\": 2, \"workers\": 2}}"), "is not parallel (condition 8)"},
+    };
+    for (const auto& [plan, why] : bad) {
+        const std::string e = refusal(plan);
+        if (!*why) {
+            EXPECT_EQ(e, "") << plan;
+            continue;
+        }
+        EXPECT_EQ(e.rfind("E7002: plan @p.json: ", 0), 0u) << plan << ": " << e;
+        EXPECT_NE(e.find(why), std::string::npos) << plan << ": " << e;
+    }
+    // Condition 5, natively: the machine's count (--threads) or half of it; the interpreter is
+    // not held to it.
+    const std::string split = one("11", "{\"split\": {\"depth\": 1, \"workers\": 2}}");
+    EXPECT_EQ(refusal(split, Backend::Kernel, 3), "");
+    if (!kernel::have_llvm()) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the native backend's conditions";
+    EXPECT_EQ(refusal(split, Backend::Native, 4), "");
+    EXPECT_EQ(refusal(split, Backend::Native, 2), "");
+    EXPECT_NE(refusal(split, Backend::Native, 3).find("(condition 5)"), std::string::npos);
+    if (kernel::native_lanes(kernel::DType::F32) == 4) {
+        EXPECT_NE(refusal(one("22", "{\"tile\": [1, 8], \"lanes\": 2}"), Backend::Native, 1).find("register's width"),
+                  std::string::npos);
+    }
+}
+
+TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {
+    const core::Program p = program();
+    ref::Interp interp(p, {64, 7, false});
+    const std::vector<ref::Value> args = interp.entry_args({});
+    const bool jit = kernel::have_llvm();
+    for (Backend b : {Backend::Kernel, Backend::Native}) {
+        if (b == Backend::Native && !jit) continue;
+        for (const char* r : {"f64", "f32", "bf16"}) {
+            const bool bf16 = r == std::string("bf16");
+            const int width = kernel::native_lanes(r == std::string("f64") ? kernel::DType::F64 : kernel::DType::F32);
+            const std::string lanes = bf16 || width < 4 ? "" : "\"lanes\": " + std::to_string(width) + ", ";
+            std::string plan = "{\"layout\": {";
+            plan += "\"" + kSite + "11\": {\"tile\": [2, 4], " + lanes +
+                    "\"pack\": true, \"split\": {\"depth\": 1, \"workers\": 2}}, ";
+            plan += "\"" + kSite + "3\": {\"tile\": [2, 8], \"order\": \"JI\", \"split\": {\"depth\": 2, \"workers\": 2}}, ";
+            plan += "\"" + kSite + "18\": {" + std::string(bf16 ? "" : "\"passes\": 2, ") +
+                    "\"split\": {\"depth\": 2, \"workers\": 4}}, ";
+            plan += "\"" + kSite + "19\": {" + std::string(bf16 ? "\"tile\": [4, 4]" : "\"form\": \"row-wise\"") + "}, ";
+            plan += "\"" + kSite + "22\": {\"tile\": [2, 4]}}}";
+            std::vector<std::vector<unsigned char>> want, got;
+            ExecOptions o{7};
+            o.backend = b;
+            o.threads = 4;
+            o.lanes = b == Backend::Native ? 0 : 1;
+            Executor plain(p, parse_realization(r), o);
+            leaves(plain.call(p.entry, args), want);
+            o.plan = parse_plan_json(plan, "@p.json");
+            Executor planned(p, parse_realization(r), o);
+            leaves(planned.call(p.entry, args), got);
+            EXPECT_EQ(got, want) << backend_name(b) << " " << r;
+            int64_t packs = 0;
+            for (const kernel::Kernel* k : planned.kernels()) packs += k->name == "pack";
+            EXPECT_EQ(packs, 1) << backend_name(b) << " " << r;
+        }
+    }
+    if (!jit) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
+}
+
+int four(kernel::DType t) { return t == kernel::DType::F64 ? 2 : 4; }
+
+// presk plan: the model's choice for every nest of attention is never predicted slower than
+// the default, its plan reads back as written, and runs with the default's bits.
+TEST(Plan, ThePlannersPlanRunsWithTheDefaultsBits) {
+    const core::Program p = program();
+    ref::Interp interp(p, {64, 7, false});
+    const std::vector<ref::Value> args = interp.entry_args({});
+    for (const char* r : {"f64", "f32", "bf16"}) {
+        const std::vector<Choice> choices = choose_plan(p, parse_realization(r), 2, 16, four);
+        EXPECT_EQ(choices.size(), 7u) << r;  // four dots, two eins, a softmax
+        int64_t moved = 0;
+        for (const Choice& c : choices) {
+            EXPECT_LE(c.cost.ops, c.default_cost.ops) << c.site;
+            moved += c.cost.ops < c.default_cost.ops;
+        }
+        EXPECT_GT(moved, 0) << r;
+        const Plan plan = parse_plan_json(plan_json(choices, r), "@planned.json");
+        EXPECT_EQ(plan.realization, r);
+        ASSERT_EQ(plan.layout.size(), choices.size());
+        for (const Choice& c : choices) {
+            kernel::Layout read = plan.layout.at(c.site);
+            if (read.lanes == 0) read.lanes = c.point.lanes;
+            EXPECT_EQ(kernel::to_string(read), kernel::to_string(c.point)) << c.site;
+        }
+        std::vector<std::vector<unsigned char>> want, got;
+        ExecOptions o{7};
+        o.threads = 2;
+        Executor plain(p, parse_realization(r), o);
+        leaves(plain.call(p.entry, args), want);
+        o.plan = plan;
+        Executor planned(p, parse_realization(r), o);
+        leaves(planned.call(p.entry, args), got);
+        EXPECT_EQ(got, want) << r;
+    }
+}
+
+} // namespace
+} // namespace presk::realize
