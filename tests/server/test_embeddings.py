@@ -14,10 +14,9 @@ Exit 77 (skipped) when the openai package cannot be imported. Every wait has a t
 import json
 import sys
 import threading
-import urllib.error
-import urllib.request
 
 import checks
+import http_json
 import server_process
 
 try:
@@ -37,13 +36,7 @@ INPUTS = ref["inputs"]
 
 def post(port, body):
     """(status, parsed JSON) of POST /v1/embeddings."""
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/embeddings", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    return http_json.request(port, "POST", "/v1/embeddings", body, timeout=TIMEOUT)
 
 
 def vectors(port, inputs):
@@ -90,11 +83,11 @@ def check_mean(port, batch):
     for i, inp in enumerate(INPUTS):
         alone, _ = vectors(port, inp)
         check(alone == [batch[i]], f"input {i} alone differs from input {i} in a list")
-    status, toks = 0, None
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/tokenize", data=json.dumps(
-        {"content": INPUTS[1], "add_special": True, "parse_special": True}).encode())
-    with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
-        toks = json.loads(resp.read())["tokens"]
+    status, tokenized = http_json.request(port, "POST", "/tokenize",
+                                          {"content": INPUTS[1], "add_special": True, "parse_special": True},
+                                          timeout=TIMEOUT)
+    check(status == 200, f"/tokenize: {status} {tokenized}")
+    toks = tokenized.get("tokens", [])
     by_ids, _ = vectors(port, [toks])
     check(by_ids == [batch[1]], "token ids and their text give different vectors")
     results = []

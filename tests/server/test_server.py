@@ -12,10 +12,10 @@ import json
 import subprocess
 import sys
 import threading
-import urllib.error
 import urllib.request
 
 import checks
+import http_json
 import server_process
 
 try:
@@ -43,17 +43,7 @@ def gk_run_text(prompt, n):
 
 def raw(port, method, path, body=None, key=KEY, data=None):
     """(status, parsed JSON body) of one request over a fresh connection."""
-    headers = {"Content-Type": "application/json"}
-    if key:
-        headers["Authorization"] = "Bearer " + key
-    if data is None and body is not None:
-        data = json.dumps(body).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, headers=headers, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    return http_json.request(port, method, path, body, key, data, TIMEOUT)
 
 
 def page(port, path):
