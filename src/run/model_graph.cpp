@@ -109,11 +109,11 @@ struct graph_builder {
         return h;
     }
 
-    /** Tokens [first, first + n) of x [ne0, ne1, T]: a view, or x itself when that is all
+    /** Tokens [col0, col0 + n) of x [ne0, ne1, T]: a view, or x itself when that is all
      *  of it (one sequence). */
-    gk_tensor * columns(gk_tensor * x, int64_t first, int64_t n) const {
-        if (first == 0 && n == x->ne[2]) return x;
-        return gk_view_3d(ctx, x, x->ne[0], x->ne[1], n, x->nb[1], x->nb[2], static_cast<size_t>(first) * x->nb[2]);
+    gk_tensor * columns(gk_tensor * x, int64_t col0, int64_t n) const {
+        if (col0 == 0 && n == x->ne[2]) return x;
+        return gk_view_3d(ctx, x, x->ne[0], x->ne[1], n, x->nb[1], x->nb[2], static_cast<size_t>(col0) * x->nb[2]);
     }
 
     /** Layer il's k and v (project()'s), normed and roped, written to the cache cells of
@@ -127,17 +127,17 @@ struct graph_builder {
         if (hp.qk_norm) k = norm(k, l.k_norm);
         k = rope(k, il);
         if (!k || !v) return false;
-        int64_t first = 0;
+        int64_t col0 = 0;  // the sequence's first column
         for (const forward_seq & sq : seqs) {
             gk_tensor * cells   = sq.n_tokens == n_tokens ? io.pos
-                                  : gk_view_1d(ctx, io.pos, sq.n_tokens, static_cast<size_t>(first) * io.pos->nb[0]);
-            gk_tensor * store_k = sq.kv->store_k(ctx, il, columns(k, first, sq.n_tokens), cells);
-            gk_tensor * store_v = sq.kv->store_v(ctx, il, columns(v, first, sq.n_tokens), cells);
+                                  : gk_view_1d(ctx, io.pos, sq.n_tokens, static_cast<size_t>(col0) * io.pos->nb[0]);
+            gk_tensor * store_k = sq.kv->store_k(ctx, il, columns(k, col0, sq.n_tokens), cells);
+            gk_tensor * store_v = sq.kv->store_v(ctx, il, columns(v, col0, sq.n_tokens), cells);
             if (!store_k || !store_v || gk_build_forward_expand(graph, store_k) != GK_STATUS_SUCCESS ||
                 gk_build_forward_expand(graph, store_v) != GK_STATUS_SUCCESS) {
                 return false;
             }
-            first += sq.n_tokens;
+            col0 += sq.n_tokens;
         }
         return true;
     }
@@ -154,18 +154,18 @@ struct graph_builder {
         if (hp.q_scale != 1.0f) q = gk_scale(ctx, q, hp.q_scale);
         if (!q) return nullptr;
         gk_tensor * out   = nullptr;
-        int64_t     first = 0;
+        int64_t     col0 = 0;  // the sequence's first column
         for (size_t s = 0; s < seqs.size(); ++s) {
             const forward_seq & sq   = seqs[s];
             gk_tensor *         mask = hp.swa_layer[il] ? io.mask_swa[s] : io.mask[s];
-            gk_tensor *         qs   = columns(q, first, sq.n_tokens);
+            gk_tensor *         qs   = columns(q, col0, sq.n_tokens);
             gk_tensor *         o    = gk_flash_attn_ext(ctx, gk_permute(ctx, qs, 0, 2, 1, 3),
                                                          sq.kv->view_k(ctx, il, sq.n_kv),
                                                          sq.kv->view_v(ctx, il, sq.n_kv),
                                                          mask, hp.kq_scale, 0.0f, hp.attn_softcap);
             o   = gk_reshape_2d(ctx, o, hp.head_dim_v * hp.n_head, sq.n_tokens);  // [Dv, H, T] -> [Dv*H, T]
             out = out ? gk_concat(ctx, out, o, 1) : o;
-            first += sq.n_tokens;
+            col0 += sq.n_tokens;
         }
         return linear(l.wo, out, l.bo);
     }
