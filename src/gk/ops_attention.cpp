@@ -101,8 +101,11 @@ gk_tensor * rope(gk_context * ctx, gk_op op, gk_tensor * a, gk_tensor * b, gk_te
         return nullptr;
     }
     const int n_pairs = mode == GK_ROPE_TYPE_VISION ? n_dims : n_dims / 2;
-    if (n_dims <= 0 || n_dims % 2 != 0 || n_dims > a->ne[0]) {
-        bd.fail("n_dims = %d must be even and in 2..ne0 = %lld", n_dims, static_cast<long long>(a->ne[0]));
+    // n_dims = 0 rotates nothing (every element is copied), as in ggml, whose model loaders
+    // build such a node to ask a backend whether it takes rope with a tensor's frequency
+    // factors (llama.cpp's weight_buft_supported).
+    if (n_dims < 0 || n_dims % 2 != 0 || n_dims > a->ne[0]) {
+        bd.fail("n_dims = %d must be even and in 0..ne0 = %lld", n_dims, static_cast<long long>(a->ne[0]));
         return nullptr;
     }
     if (c && (c->type != GK_TYPE_F32 || !gk_is_contiguous(c) || gk_nelements(c) < n_pairs)) {
@@ -110,7 +113,10 @@ gk_tensor * rope(gk_context * ctx, gk_op op, gk_tensor * a, gk_tensor * b, gk_te
                 describe(c).c_str(), n_pairs);
         return nullptr;
     }
-    if (!(freq_base > 0.0f) || !(freq_scale > 0.0f) || !std::isfinite(ext_factor) || !std::isfinite(attn_factor)) {
+    // The frequencies only shape the rotation: with nothing rotated (n_dims = 0, the loaders'
+    // probe passes zeros for all of them) they are not used and not checked.
+    if (n_dims > 0 &&
+        (!(freq_base > 0.0f) || !(freq_scale > 0.0f) || !std::isfinite(ext_factor) || !std::isfinite(attn_factor))) {
         bd.fail("freq_base %g and freq_scale %g must be > 0, ext_factor and attn_factor finite",
                 static_cast<double>(freq_base), static_cast<double>(freq_scale));
         return nullptr;

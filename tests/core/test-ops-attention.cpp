@@ -119,7 +119,7 @@ void check_rope(const rope_cfg & c, const char * what) {
     const int64_t D = 32, H = 3, T = 7;
     gk_tensor *   a   = e.f32(D, H, T);
     gk_tensor *   pos = e.indices(c.max_pos, T);
-    gk_tensor *   ff  = c.freq_factors ? e.positive(c.n_dims / 2) : nullptr;
+    gk_tensor *   ff  = c.freq_factors ? e.positive(std::max(1, c.n_dims / 2)) : nullptr;
     gk_tensor *   y   = gk_rope_ext(e.ctx, a, pos, ff, c.n_dims, c.mode, c.n_ctx_orig, c.base, c.freq_scale,
                                     c.ext_factor, c.attn_factor, c.beta_fast, c.beta_slow);
     ASSERT_TRUE(compute(e.ctx, y)) << what;
@@ -164,6 +164,24 @@ TEST(OpsAttention, Rope) {
     check_rope({32, GK_ROPE_TYPE_NEOX, 4096, 10000, 0.25f, 0, 1, 32, 1, false, 100}, "linear scaling");
     check_rope({32, GK_ROPE_TYPE_NEOX, 4096, 10000, 0.25f, 1, 1, 32, 1, false, 100}, "yarn");
     check_rope({32, GK_ROPE_TYPE_NORMAL, 2048, 10000, 0.5f, 0.5f, 0.8f, 32, 1, false, 100}, "yarn partial mix");
+    check_rope({0, GK_ROPE_TYPE_NORMAL, 0, 10000, 1, 0, 1, 0, 0, false, 100}, "n_dims 0: a copy");
+    check_rope({0, GK_ROPE_TYPE_NEOX, 0, 10000, 1, 0, 1, 0, 0, false, 100}, "n_dims 0, neox: a copy");
+    check_rope({0, GK_ROPE_TYPE_NEOX, 0, 0, 0, 0, 0, 0, 0, true, 100}, "n_dims 0, frequencies 0 (unused): a copy");
+}
+
+TEST(OpsAttention, RopeRefusesBadNDims) {
+    env e;
+    for (int n_dims : {-2, 3, 34}) {
+        gk_tensor * y = gk_rope_ext(e.ctx, e.f32(32, 3, 7), e.indices(100, 7), nullptr, n_dims, GK_ROPE_TYPE_NORMAL, 0,
+                                    10000, 1, 0, 1, 0, 0);
+        EXPECT_EQ(y, nullptr) << n_dims;
+        EXPECT_NE(std::string(gk_last_error(e.ctx)).find("must be even and in 0..ne0 = 32"), std::string::npos)
+            << gk_last_error(e.ctx);
+    }
+    EXPECT_EQ(gk_rope_ext(e.ctx, e.f32(32, 3, 7), e.indices(100, 7), nullptr, 2, GK_ROPE_TYPE_NORMAL, 0, 0, 1, 0, 1, 0, 0),
+              nullptr);
+    EXPECT_NE(std::string(gk_last_error(e.ctx)).find("freq_base 0 and freq_scale 1 must be > 0"), std::string::npos)
+        << gk_last_error(e.ctx);
 }
 
 /// q's values as flash_attn_ext dots them against a K of type kt: each row converted to

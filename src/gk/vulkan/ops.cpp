@@ -465,6 +465,7 @@ bool rope_ok(const device_context &, const gk_tensor * n, std::string * why) {
     const gk_tensor * pos = n->src[1];
     const gk_tensor * ff  = n->src[2];
     if (!is(pos, GK_TYPE_I32) || !gk_is_contiguous(pos)) return refuse(why, "contiguous i32 positions only");
+    if (cpu::rope_params_of(n).n_pairs() == 0) return refuse(why, "n_dims = 0 (a copy) stays on the CPU");
     if (!is_input(pos) || (ff && !is_input(ff))) {
         return refuse(why, "positions and frequency factors must be inputs (the angles are tabulated on the host)");
     }
