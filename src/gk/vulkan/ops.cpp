@@ -502,6 +502,87 @@ bool rope_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     return dispatch(d, cmd, set, {shader::rope, adjacent}, &p, sizeof p, units, 256);
 }
 
+// ---- flash_attn_ext (shaders/flash_attn.comp) ----------------------------------------------
+
+struct flash_attn_push {
+    uint32_t D, Dv, n_kv, H;
+    uint32_t NQ, S, group, mne2;
+    uint32_t mne3, qs1, qs2, qs3;
+    uint32_t ks1, ks2, ks3, vs1;
+    uint32_t vs2, vs3, ms1, ms2;
+    uint32_t ms3, ds1, ds2, ds3;
+    uint32_t qoff, koff, voff, moff;
+    uint32_t doff, zoff, soff;
+    float    scale;
+};
+
+/// Dense rows of f32 or f16 (whole elements): K, V and the mask of flash_attn_ext.
+bool dense_float_rows(const gk_tensor * t, std::string * why) {
+    if (!float_or_half(t)) return refuse(why, "f32 or f16 K, V and mask only");
+    if (t->nb[0] != gk_type_size(t->type)) return refuse(why, "rows must be dense");
+    return whole_elements(t, gk_type_size(t->type), why);
+}
+
+bool flash_attn_ok(const device_context & d, const gk_tensor * n, std::string * why) {
+    const gk_tensor * mask  = n->src[3];
+    const gk_tensor * sinks = n->src[4];
+    if (gk_get_op_params_f32(n, 2) != 0.0f) return refuse(why, "no logit softcap (its tanh is libm's)");
+    if (!d.float64) return refuse(why, "the device has no shaderFloat64 (the sums are in double)");
+    if (!dense_float_rows(n->src[1], why) || !dense_float_rows(n->src[2], why)) return false;
+    if (mask && !dense_float_rows(mask, why)) return false;
+    if (sinks && !dense_f32(n, {sinks}, why)) return false;
+    return dense_f32(n, {n->src[0], n}, why);
+}
+
+size_t flash_attn_aux(const gk_tensor * n) {
+    return n->src[3] && gk_get_op_params_f32(n, 1) > 0.0f ? static_cast<size_t>(n->ne[1]) * sizeof(float) : 0;
+}
+
+void flash_attn_fill(const gk_tensor * n, void * out) {
+    auto * slopes = static_cast<float *>(out);
+    for (int64_t h = 0; h < n->ne[1]; ++h) slopes[h] = cpu::alibi_slope(gk_get_op_params_f32(n, 1), n->ne[1], h);
+}
+
+bool flash_attn_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n,
+                       uint32_t aux) {
+    const gk_tensor * q    = n->src[0];
+    const gk_tensor * k    = n->src[1];
+    const gk_tensor * v    = n->src[2];
+    const gk_tensor * mask = n->src[3];
+    const view      qv = as_view(q, 4), kv = as_view(k, gk_type_size(k->type)), vv = as_view(v, gk_type_size(v->type));
+    const view      dv = as_view(n, 4);
+    flash_attn_push p{};
+    p.D     = static_cast<uint32_t>(q->ne[0]);
+    p.Dv    = static_cast<uint32_t>(v->ne[0]);
+    p.n_kv  = static_cast<uint32_t>(k->ne[1]);
+    p.H     = static_cast<uint32_t>(q->ne[2]);
+    p.NQ    = static_cast<uint32_t>(q->ne[1]);
+    p.S     = static_cast<uint32_t>(q->ne[3]);
+    p.group = static_cast<uint32_t>(q->ne[2] / k->ne[2]);
+    p.mne2 = p.mne3 = 1;
+    p.qs1 = qv.s[1], p.qs2 = qv.s[2], p.qs3 = qv.s[3];
+    p.ks1 = kv.s[1], p.ks2 = kv.s[2], p.ks3 = kv.s[3];
+    p.vs1 = vv.s[1], p.vs2 = vv.s[2], p.vs3 = vv.s[3];
+    p.ds1 = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
+    p.qoff = qv.off, p.koff = kv.off, p.voff = vv.off, p.doff = dv.off;
+    p.soff        = aux;
+    p.scale       = gk_get_op_params_f32(n, 0);
+    uint32_t mode = (k->type == GK_TYPE_F16 ? 1u : 0u) | (v->type == GK_TYPE_F16 ? 2u : 0u) |
+                    (flash_attn_aux(n) > 0 ? 16u : 0u) | (d.float64 ? 64u : 0u);
+    if (mask) {
+        const view mv = as_view(mask, gk_type_size(mask->type));
+        p.ms1 = mv.s[1], p.ms2 = mv.s[2], p.ms3 = mv.s[3], p.moff = mv.off;
+        p.mne2 = static_cast<uint32_t>(mask->ne[2]);
+        p.mne3 = static_cast<uint32_t>(mask->ne[3]);
+        mode |= 4u | (mask->type == GK_TYPE_F16 ? 8u : 0u);
+    }
+    if (n->src[4]) {
+        p.zoff = as_view(n->src[4], 4).off;
+        mode |= 32u;
+    }
+    return dispatch(d, cmd, set, {shader::flash_attn, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 struct op_entry {
@@ -531,6 +612,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_record},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
     {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, true},
+    {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_record, flash_attn_aux, flash_attn_fill},
 };
 
 const op_entry * entry(gk_op op) {
@@ -543,7 +625,7 @@ const op_entry * entry(gk_op op) {
 static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(mul_mat_push) <= 128 &&
                   sizeof(norm_push) <= 128 && sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 &&
                   sizeof(unary_push) <= 128 && sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 &&
-                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128,
+                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
 } // namespace
