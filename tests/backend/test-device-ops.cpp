@@ -222,6 +222,15 @@ const std::vector<op_case> & cases() {
              return gk_add(x, gk_geglu_quick(x, gk_scale(x, in(x, GK_TYPE_F32, 32, 4), 8.0f)),
                            gk_glu(x, in(x, GK_TYPE_F32, 32, 4), GK_GLU_OP_REGLU, false));
          }},
+        {"swiglu_oai, split, past the limit",
+         [](gk_context * x) {
+             return gk_swiglu_oai(x, gk_scale(x, in(x, GK_TYPE_F32, 40, 6), 12.0f),
+                                  gk_scale(x, in(x, GK_TYPE_F32, 40, 6), 12.0f), 1.702f, 7.0f);
+         }},
+        {"swiglu_oai, fused",
+         [](gk_context * x) {
+             return gk_swiglu_oai(x, gk_scale(x, in(x, GK_TYPE_F32, 66, 5), 30.0f), nullptr, 1.702f, 7.0f);
+         }},
         {"silu, past the exp's range",
          [](gk_context * x) { return gk_silu(x, gk_scale(x, in(x, GK_TYPE_F32, 99, 3), 120.0f)); }},
         {"gelu, past +-10", [](gk_context * x) { return gk_gelu(x, gk_scale(x, in(x, GK_TYPE_F32, 99, 3), 14.0f)); }},
@@ -274,6 +283,11 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) {
              return gk_flash_attn_ext(x, in(x, GK_TYPE_F32, 32, 12, 2), in(x, GK_TYPE_F16, 32, 16, 1),
                                       in(x, GK_TYPE_F16, 32, 16, 1), causal(x, GK_TYPE_F16, 16, 12), 1.0f, 2.0f, 0.0f);
+         }},
+        {"soft_max_ext with sinks, f32 mask broadcast",
+         [](gk_context * x) {
+             gk_tensor * y = gk_soft_max_ext(x, in(x, GK_TYPE_F32, 30, 4, 6), in(x, GK_TYPE_F32, 30, 4), 0.7f, 0.0f);
+             return gk_soft_max_add_sinks(y, gk_scale(x, in(x, GK_TYPE_F32, 6), 3.0f)) ? y : nullptr;
          }},
         {"rope normal", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NORMAL, false, 0.0f); }},
         {"rope neox, frequency factors", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NEOX, true, 0.0f); }},

@@ -264,7 +264,10 @@ int act_kind(gk_unary_op op) {
     }
 }
 
-int glu_kind(const gk_tensor * n) { return act_kind(cpu::glu_unary_op(gk_get_glu_op(n))); }
+/// glu.comp's ACT: act_kind's, or 5 for swiglu_oai; -1 for geglu_erf (its erf is libm's).
+int glu_kind(const gk_tensor * n) {
+    return gk_get_glu_op(n) == GK_GLU_OP_SWIGLU_OAI ? 5 : act_kind(cpu::glu_unary_op(gk_get_glu_op(n)));
+}
 int unary_kind(const gk_tensor * n) { return act_kind(gk_get_unary_op(n)); }
 
 /// The bytes of the f16 table activation `kind` looks up (gelu's, gelu_quick's), or 0.
@@ -277,10 +280,11 @@ struct glu_push {
     uint32_t ne[4], as[4], bs[4], ds[4];
     uint32_t aoff, boff, doff, toff;
     uint32_t split, swapped;
+    float    alpha, limit;
 };
 
 bool glu_ok(const device_context & d, const gk_tensor * n, std::string * why) {
-    if (glu_kind(n) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
+    if (glu_kind(n) < 0) return refuse(why, "swiglu, swiglu_oai, geglu, reglu and geglu_quick only (erf is libm's)");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (exp's fused multiply-adds)");
     if (n->src[1]) return dense_f32(n, {n->src[0], n->src[1]}, why) && whole_elements(n, 4, why);
     return dense_f32(n, {n->src[0]}, why) && whole_elements(n, 4, why);
@@ -300,6 +304,8 @@ bool glu_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, co
     p.toff          = aux;
     p.split         = n->src[1] ? 1u : 0u;
     p.swapped       = gk_get_op_params_i32(n, 1) != 0 ? 1u : 0u;
+    p.alpha         = gk_get_op_params_f32(n, 2);
+    p.limit         = gk_get_op_params_f32(n, 3);
     const auto kind = static_cast<uint32_t>(glu_kind(n));
     return dispatch(d, cmd, set, {shader::glu, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
@@ -412,11 +418,12 @@ struct soft_max_push {
     uint32_t aoff, moff, doff, soff;
     uint32_t mne2, mne3;
     float    scale;
+    uint32_t zoff;
 };
 
 bool soft_max_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     const gk_tensor * mask = n->src[1];
-    if (n->src[2]) return refuse(why, "no attention sinks (their exp is libm's, in double)");
+    if (n->src[2] && !dense_f32(n, {n->src[2]}, why)) return false;
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (the sums are in double)");
     if (mask && !float_or_half(mask)) return refuse(why, "an f32 or f16 mask only");
     if (mask && !whole_elements(mask, gk_type_size(mask->type), why)) return false;
@@ -450,6 +457,10 @@ bool soft_max_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
         p.mne2 = static_cast<uint32_t>(mask->ne[2]);
         p.mne3 = static_cast<uint32_t>(mask->ne[3]);
         mode   = 1u | (mask->type == GK_TYPE_F16 ? 2u : 0u) | (soft_max_aux(n) > 0 ? 4u : 0u);
+    }
+    if (n->src[2]) {
+        p.zoff = as_view(n->src[2], 4).off;
+        mode |= 8u;
     }
     return dispatch(d, cmd, set, {shader::soft_max, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
 }
