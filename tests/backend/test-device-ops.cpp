@@ -349,6 +349,42 @@ TEST(Devices, WhatItRefusesRunsOnTheCpuWithStaging) {
     }
 }
 
+TEST(Devices, AGraphTheDeviceCannotRunFailsWithAMessageAndTheCpuGoesOn) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        // scale (the device's) then tanh (no device kernel), computed on the device
+        // directly, without a scheduler to send tanh to the CPU: the launch is refused.
+        ctx_ptr     ctx = make_ctx(8 * gk_tensor_overhead() + gk_graph_overhead(), true);
+        gk_tensor * a   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 16);
+        gk_tensor * y   = gk_tanh(ctx.get(), gk_scale(ctx.get(), a, 0.5f));
+        gk_set_name(y, "y");
+        gk_cgraph * g = gk_new_graph(ctx.get());
+        ASSERT_EQ(gk_build_forward_expand(g, y), GK_STATUS_SUCCESS);
+        gk_backend_buffer_t buf = gk_backend_alloc_ctx_tensors(ctx.get(), device.get());
+        ASSERT_NE(buf, nullptr) << gk_backend_last_error();
+        const std::vector<float> v = random_values(16, 3, 1.0f);
+        gk_backend_tensor_set(a, v.data(), 0, gk_nbytes(a));
+        EXPECT_EQ(gk_backend_graph_compute(device.get(), g), GK_STATUS_UNSUPPORTED);
+        const std::string msg = gk_backend_last_error();
+        EXPECT_NE(msg.find(gk_backend_dev_name(dev)), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'y'"), std::string::npos) << "the message names the node: " << msg;
+        EXPECT_NE(msg.find("TANH"), std::string::npos) << "the message names the op: " << msg;
+        gk_backend_buffer_free(buf);
+
+        // In the same process the device still computes what it takes, and the CPU the
+        // whole graph: the op-by-op run over [device, CPU] gives the CPU's bits.
+        const graph_fn   build = [](gk_context * x) { return gk_tanh(x, gk_scale(x, in(x, GK_TYPE_F32, 16), 0.5f)); };
+        const run_result want  = run(build, {cpu.get()});
+        const run_result got   = run(build, {device.get(), cpu.get()});
+        EXPECT_FALSE(want.out.empty());
+        EXPECT_TRUE(got.out == want.out);
+        EXPECT_FALSE(got.on_device.empty());
+    }
+}
+
 TEST(Devices, ATransformerOverTheDeviceAndCpuGivesTheCpuBits) {
     NEED_DEVICES(devs);
     for (gk_backend_dev_t dev : devs) {

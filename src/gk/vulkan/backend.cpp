@@ -93,6 +93,13 @@ struct aux_data {
     aux_data & operator=(const aux_data &) = delete;
 };
 
+/// The node's op as the messages name it: the unary or GLU op ("TANH"), else the op ("FLASH_ATTN_EXT").
+const char * op_label(const gk_tensor * node) {
+    if (node->op == GK_OP_UNARY) return gk_unary_op_name(gk_get_unary_op(node));
+    if (node->op == GK_OP_GLU) return gk_glu_op_name(gk_get_glu_op(node));
+    return gk_op_name(node->op);
+}
+
 gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     device_context &               d     = dev_of(b);
     const std::vector<gk_tensor *> nodes = computed_nodes(graph);
@@ -110,7 +117,7 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
             }
         }
         if (!why.empty() || !supports_op(d, node, &why)) {
-            backend_error("%s: node '%s': %s", d.name.c_str(), gk_get_name(node), why.c_str());
+            backend_error("%s: node '%s' (%s): %s", d.name.c_str(), gk_get_name(node), op_label(node), why.c_str());
             gk::set_error(gk_graph_context(graph), "%s", gk_backend_last_error());
             return GK_STATUS_UNSUPPORTED;
         }
