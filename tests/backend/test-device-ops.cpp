@@ -79,9 +79,16 @@ run_result run(const graph_fn & build, std::vector<gk_backend_t> backends) {
             EXPECT_EQ(gk_backend_tensor_set(t, src, 0, gk_nbytes(t)), GK_STATUS_SUCCESS);
             continue;
         }
-        if (std::strncmp(gk_get_name(t), "in", 2) != 0 && std::strncmp(gk_get_name(t), "causal", 6) != 0) continue;
+        const std::string name = gk_get_name(t);
+        if (name.rfind("in", 0) != 0 && name.rfind("causal", 0) != 0 && name != "special") continue;
         auto v = random_values(static_cast<size_t>(gk_nelements(t)), seed++, 1.0f);
-        if (gk_get_name(t)[0] == 'c') {  // a causal mask: element (i0, i1) is 0 for i0 < i1, else -inf (row 0 all -inf)
+        if (name == "special") {  // see special_activations
+            for (size_t i = 0; i < 32; ++i) {
+                v[i] *= 1e-39f;
+                v[static_cast<size_t>(t->ne[0]) + i] = 0.0f;
+            }
+        }
+        if (name[0] == 'c') {  // a causal mask: element (i0, i1) is 0 for i0 < i1, else -inf (row 0 all -inf)
             for (size_t i = 0; i < v.size(); ++i) {
                 v[i] = static_cast<int64_t>(i % t->ne[0]) < static_cast<int64_t>(i / t->ne[0]) % t->ne[1] ? 0.0f
                                                                                                           : -INFINITY;
@@ -147,6 +154,16 @@ gk_tensor * rope_case(gk_context * x, int mode, bool factors, float ext_factor) 
                        ext_factor, 1.0f, 32.0f, 1.0f);
 }
 
+/// Activations [k, n] (n >= 2; see run()): random values but for the first block of 32
+/// of column 0, tiny (127 / max |x| overflows: the q8_0 conversion's other rule), and of
+/// column 1, zeros.
+gk_tensor * special_activations(gk_context * x, int64_t k, int64_t n) {
+    gk_tensor * t = gk_new_tensor_2d(x, GK_TYPE_F32, k, n);
+    gk_set_name(t, "special");
+    gk_set_input(t);
+    return t;
+}
+
 /// flash_attn_ext of 5 queries over 37 keys, 4 query heads over 2 K/V heads, head size
 /// 64 (V's 48), K of `kt`, V f16, a mask of `mt` (values scaled by 4, so that some keys
 /// weigh little), scale 0.125, ALiBi's max_bias and sinks as asked.
@@ -187,6 +204,16 @@ const std::vector<op_case> & cases() {
          }},
         {"mul_mat f16 weights",
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F16, 130, 9), in(x, GK_TYPE_F32, 130, 4)); }},
+        {"mul_mat q8_0 weights, a block with an infinity and one of zeros",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 128, 9), special_activations(x, 128, 5)); }},
+        {"mul_mat q4_0 weights, batches broadcast",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_0, 96, 7, 2), in(x, GK_TYPE_F32, 96, 3, 4)); }},
+        {"mul_mat q4_K weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_K, 512, 6), special_activations(x, 512, 4)); }},
+        {"mul_mat q6_K weights",
+         [](gk_context * x) {
+             return gk_mul_mat(x, in(x, GK_TYPE_Q6_K, 256, 5, 1, 2), in(x, GK_TYPE_F32, 256, 3, 1, 2));
+         }},
         {"mul_mat of a permuted activation",
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_F32, 32, 5, 3), gk_permute(x, in(x, GK_TYPE_F32, 32, 3, 4), 0, 2, 1, 3));

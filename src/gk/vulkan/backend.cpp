@@ -168,16 +168,12 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         vkBeginCommandBuffer(cmd, &bi);
-        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
         for (uint32_t i = 0; i < n && st == GK_STATUS_SUCCESS; ++i) {
             const VkBuffer node_aux = aux_bytes(nodes[i]) > 0 ? aux_handle : VK_NULL_HANDLE;
             if (!bind(d, sets[i], nodes[i], node_aux) || !record_op(d, cmd, sets[i], nodes[i], aux.words[i])) {
                 st = GK_STATUS_FAILED;
             }
-            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                                 &barrier, 0, nullptr, 0, nullptr);
+            record_barrier(cmd);
         }
         vkEndCommandBuffer(cmd);
     }
@@ -202,6 +198,14 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
 }
 
 } // namespace
+
+void record_barrier(VkCommandBuffer cmd) {
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                         &barrier, 0, nullptr, 0, nullptr);
+}
 
 gk_backend_t init_backend(device_context & d) {
     auto * ctx = new (std::nothrow) backend_context{&d};

@@ -140,21 +140,100 @@ struct mul_mat_push {
     uint32_t woff, xoff, doff;
 };
 
+/// quantize_act.comp's and mul_mat_q.comp's numbers for block-format weights of `type`:
+/// the activation format (0 q8_0, 1 q8_K) and the weight format (mul_mat_q's TYPE); -1
+/// for weights the device does not take in blocks.
+struct quant_kind {
+    int      act, weight;
+    uint32_t block() const { return act == 0 ? 32 : 256; }
+    uint32_t block_words() const { return 1 + block() / 4; }  // one activation block
+};
+
+quant_kind quant_kind_of(gk_type type) {
+    switch (type) {
+    case GK_TYPE_Q8_0: return {0, 0};
+    case GK_TYPE_Q4_0: return {0, 1};
+    case GK_TYPE_Q4_K: return {1, 2};
+    case GK_TYPE_Q6_K: return {1, 3};
+    default: return {-1, -1};
+    }
+}
+
 bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) {
-    const gk_tensor * w = n->src[0];
-    const gk_tensor * x = n->src[1];
-    if (!is(w, GK_TYPE_F32) && !is(w, GK_TYPE_F16)) return refuse(why, "weights f32 or f16 only");
+    const gk_tensor * w     = n->src[0];
+    const gk_tensor * x     = n->src[1];
+    const bool        plain = is(w, GK_TYPE_F32) || is(w, GK_TYPE_F16);
+    if (!plain && quant_kind_of(w->type).weight < 0) {
+        return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4 || n->nb[0] != 4) {
         return refuse(why, "rows must be dense");
     }
-    return whole_elements(w, gk_type_size(w->type), why) && whole_elements(x, 4, why) && whole_elements(n, 4, why);
+    return (!plain || whole_elements(w, gk_type_size(w->type), why)) && whole_elements(x, 4, why) &&
+           whole_elements(n, 4, why);
 }
 
-bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
-    const gk_tensor * w = n->src[0];
+/// The activations in the weights' vec_dot_type (quantize_act.comp's output), for
+/// block-format weights; 0 for f32 and f16 weights.
+size_t mul_mat_aux(const gk_tensor * n) {
+    const quant_kind q = quant_kind_of(n->src[0]->type);
+    if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
-    const view        wv = as_view(w, gk_type_size(w->type)), xv = as_view(x, 4), dv = as_view(n, 4);
+    return static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+}
+
+struct quantize_push {
+    uint32_t K, N, ne2, ne3;
+    uint32_t xs1, xs2, xs3, xoff;
+    uint32_t qoff;
+};
+
+struct mul_mat_q_push {
+    uint32_t M, N, ne2, ne3;
+    uint32_t K, r2, r3, aoff;
+    uint32_t ws1, ws2, ws3;
+    uint32_t ds1, ds2, ds3;
+    uint32_t woff, doff;
+};
+
+bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
+    const gk_tensor * w  = n->src[0];
+    const gk_tensor * x  = n->src[1];
+    const quant_kind  q  = quant_kind_of(w->type);
+    const view        xv = as_view(x, 4), dv = as_view(n, 4);
+    // fma_exact wherever the device has doubles: a device's fma() need not be fused
+    // (lavapipe's is not), and the CPU's dots fuse every step.
+    const uint32_t exact = d.float64 ? 1u : 0u;
+    if (q.act >= 0) {
+        quantize_push qp{};
+        qp.K = static_cast<uint32_t>(x->ne[0]);
+        qp.N = static_cast<uint32_t>(x->ne[1]), qp.ne2 = static_cast<uint32_t>(x->ne[2]);
+        qp.ne3 = static_cast<uint32_t>(x->ne[3]);
+        qp.xs1 = xv.s[1], qp.xs2 = xv.s[2], qp.xs3 = xv.s[3], qp.xoff = xv.off;
+        const uint64_t blocks = static_cast<uint64_t>(gk_nrows(x)) * (qp.K / q.block());
+        qp.qoff               = aux;
+        if (!dispatch(d, cmd, set, {shader::quantize_act, static_cast<uint32_t>(q.act)}, &qp, sizeof qp, blocks, 64)) {
+            return false;
+        }
+        record_barrier(cmd);
+        const view     wv = as_view(w, 1);
+        mul_mat_q_push p{};
+        p.M   = static_cast<uint32_t>(n->ne[0]);
+        p.N   = static_cast<uint32_t>(n->ne[1]);
+        p.ne2 = static_cast<uint32_t>(n->ne[2]);
+        p.ne3 = static_cast<uint32_t>(n->ne[3]);
+        p.K   = static_cast<uint32_t>(w->ne[0]);
+        p.r2  = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
+        p.r3  = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
+        p.ws1 = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
+        p.ds1 = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
+        p.woff = wv.off, p.doff = dv.off, p.aoff = aux;
+        const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2;
+        return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)),
+                        64);
+    }
+    const view   wv = as_view(w, gk_type_size(w->type));
     mul_mat_push p{};
     p.M    = static_cast<uint32_t>(n->ne[0]);
     p.N    = static_cast<uint32_t>(n->ne[1]);
@@ -167,9 +246,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
     p.woff = wv.off, p.xoff = xv.off, p.doff = dv.off;
-    // fma_exact wherever the device has doubles: a device's fma() need not be fused
-    // (lavapipe's is not), and the CPU's dot fuses every step.
-    const uint32_t   mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | (d.float64 ? 2u : 0u);
+    const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1;
     return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 64);
 }
 
@@ -611,7 +688,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_MUL, binary_ok, binary_record},
     {GK_OP_DIV, binary_ok, binary_record},
     {GK_OP_SCALE, scale_ok, scale_record},
-    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record},
+    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record, mul_mat_aux},
     {GK_OP_NORM, norm_ok, norm_record},
     {GK_OP_RMS_NORM, norm_ok, norm_record},
     {GK_OP_DUP, copy_ok, copy_record},
@@ -634,9 +711,10 @@ const op_entry * entry(gk_op op) {
 }
 
 static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(mul_mat_push) <= 128 &&
-                  sizeof(norm_push) <= 128 && sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 &&
-                  sizeof(unary_push) <= 128 && sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 &&
-                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
+                  sizeof(quantize_push) <= 128 && sizeof(mul_mat_q_push) <= 128 && sizeof(norm_push) <= 128 &&
+                  sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 && sizeof(unary_push) <= 128 &&
+                  sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 && sizeof(soft_max_push) <= 128 &&
+                  sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
 } // namespace

@@ -42,6 +42,8 @@ enum class shader {
     soft_max,
     rope,
     flash_attn,
+    quantize_act,
+    mul_mat_q,
     count
 };
 
@@ -121,6 +123,9 @@ void aux_fill(const gk_tensor * node, void * out);
 /// run (supports_op says why).
 bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * node,
                uint32_t aux_word);
+
+/// A barrier in `cmd` after which a dispatch sees what the dispatches before it wrote.
+void record_barrier(VkCommandBuffer cmd);
 
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.
 const char * result_name(VkResult r);
