@@ -2,7 +2,7 @@
 // listed because the test sets GK_VULKAN_SOFTWARE=1 for itself and its gk-run children):
 // stories260K greedy with --device Vulkan0 -ngl 99 (and a partial -ngl, and -nkvo) gives
 // the CPU run's tokens and text, with attention and the KV cache on the device (it
-// refuses no op of the model); and bad input: a
+// refuses no op of the model), as for q8_0 llama, gemma3 and qwen3 models; and bad input: a
 // device that does not exist is a one-line error listing the devices, an allocation
 // larger than the device's memory is a clear error at the gk API level, after which the
 // CPU still computes in the same process. Skipped ("GK-SKIP") without a Vulkan device,
@@ -78,6 +78,29 @@ TEST(GkRunVulkan, TheDeviceGivesTheCpuTokensAndText) {
         // -nkvo keeps the cache in host memory, and attention on the CPU, by placement.
         const std::string cache = nkvo ? "0.0 MiB of KV cache" : all ? "1.2 MiB of KV cache" : "0.5 MiB of KV cache";
         EXPECT_NE(vk.err.find(cache), std::string::npos) << vk.err;
+        EXPECT_EQ(vk.err.find("runs on the CPU: Vulkan0 does not support it"), std::string::npos) << vk.err;
+    }
+}
+
+TEST(GkRunVulkan, QuantizedAndOtherArchitecturesGiveTheCpuTokens) {
+    NEED_VULKAN(dev);
+    // q8_0 weights (llama), gemma3's GELU and q / k norms, qwen3: every op on the device.
+    for (const char * model : {"llama-random-q8_0.gguf", "gemma3-random.gguf", "qwen3-random.gguf"}) {
+        SCOPED_TRACE(model);
+        const std::vector<std::string> args{"-m",     (fs::path(GK_TEST_DATA) / "models" / model).string(),
+                                            "-p",     "Once upon a time",
+                                            "-n",     "12",
+                                            "--temp", "0",
+                                            "-v"};
+        const run_result               cpu = run_gk_run(args);
+        ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+        std::vector<std::string> on = args;
+        on.insert(on.end(), {"--device", "Vulkan0", "-ngl", "99"});
+        const run_result vk = run_gk_run(on);
+        ASSERT_EQ(vk.exit_code, 0) << vk.err;
+        ASSERT_NE(generated(cpu), "");
+        EXPECT_EQ(generated(vk), generated(cpu));
+        EXPECT_EQ(vk.out, cpu.out);
         EXPECT_EQ(vk.err.find("runs on the CPU: Vulkan0 does not support it"), std::string::npos) << vk.err;
     }
 }
