@@ -131,9 +131,12 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 
 // ---- mul_mat (shaders/mul_mat.comp) -------------------------------------------------------
 
+/// mul_mat.comp's, quantize_act.comp's and mul_mat_q.comp's push constants (each reads
+/// the fields it needs): weight strides in elements (bytes for block formats), aoff the
+/// quantized activations' first word at binding 3.
 struct mul_mat_push {
     uint32_t M, N, ne2, ne3;
-    uint32_t K, r2, r3, pad;
+    uint32_t K, r2, r3, aoff;
     uint32_t ws1, ws2, ws3;
     uint32_t xs1, xs2, xs3;
     uint32_t ds1, ds2, ds3;
@@ -183,57 +186,13 @@ size_t mul_mat_aux(const gk_tensor * n) {
     return static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
 }
 
-struct quantize_push {
-    uint32_t K, N, ne2, ne3;
-    uint32_t xs1, xs2, xs3, xoff;
-    uint32_t qoff;
-};
-
-struct mul_mat_q_push {
-    uint32_t M, N, ne2, ne3;
-    uint32_t K, r2, r3, aoff;
-    uint32_t ws1, ws2, ws3;
-    uint32_t ds1, ds2, ds3;
-    uint32_t woff, doff;
-};
-
 bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
     const gk_tensor * w  = n->src[0];
     const gk_tensor * x  = n->src[1];
     const quant_kind  q  = quant_kind_of(w->type);
     const view        xv = as_view(x, 4), dv = as_view(n, 4);
-    // fma_exact wherever the device has doubles: a device's fma() need not be fused
-    // (lavapipe's is not), and the CPU's dots fuse every step.
-    const uint32_t exact = d.float64 ? 1u : 0u;
-    if (q.act >= 0) {
-        quantize_push qp{};
-        qp.K = static_cast<uint32_t>(x->ne[0]);
-        qp.N = static_cast<uint32_t>(x->ne[1]), qp.ne2 = static_cast<uint32_t>(x->ne[2]);
-        qp.ne3 = static_cast<uint32_t>(x->ne[3]);
-        qp.xs1 = xv.s[1], qp.xs2 = xv.s[2], qp.xs3 = xv.s[3], qp.xoff = xv.off;
-        const uint64_t blocks = static_cast<uint64_t>(gk_nrows(x)) * (qp.K / q.block());
-        qp.qoff               = aux;
-        if (!dispatch(d, cmd, set, {shader::quantize_act, static_cast<uint32_t>(q.act)}, &qp, sizeof qp, blocks, 64)) {
-            return false;
-        }
-        record_barrier(cmd);
-        const view     wv = as_view(w, 1);
-        mul_mat_q_push p{};
-        p.M   = static_cast<uint32_t>(n->ne[0]);
-        p.N   = static_cast<uint32_t>(n->ne[1]);
-        p.ne2 = static_cast<uint32_t>(n->ne[2]);
-        p.ne3 = static_cast<uint32_t>(n->ne[3]);
-        p.K   = static_cast<uint32_t>(w->ne[0]);
-        p.r2  = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
-        p.r3  = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
-        p.ws1 = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
-        p.ds1 = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
-        p.woff = wv.off, p.doff = dv.off, p.aoff = aux;
-        const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2;
-        return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)),
-                        64);
-    }
-    const view   wv = as_view(w, gk_type_size(w->type));
+    // Block formats are addressed in bytes (their blocks need not be 4-byte aligned).
+    const view   wv = as_view(w, q.act >= 0 ? 1 : gk_type_size(w->type));
     mul_mat_push p{};
     p.M    = static_cast<uint32_t>(n->ne[0]);
     p.N    = static_cast<uint32_t>(n->ne[1]);
@@ -242,12 +201,27 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.K    = static_cast<uint32_t>(w->ne[0]);
     p.r2   = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
     p.r3   = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
+    p.aoff = aux;
     p.ws1  = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
     p.woff = wv.off, p.xoff = xv.off, p.doff = dv.off;
-    const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1;
-    return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 64);
+    // fma_exact wherever the device has doubles: a device's fma() need not be fused
+    // (lavapipe's is not), and the CPU's dots fuse every step.
+    const uint32_t exact = d.float64 ? 1u : 0u;
+    const uint64_t outs  = static_cast<uint64_t>(gk_nelements(n));
+    if (q.act < 0) {
+        const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1;
+        return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, outs, 64);
+    }
+    // The activations into the node's scratch at binding 3 (the CPU's conversion), then the dots.
+    const uint64_t blocks = static_cast<uint64_t>(gk_nrows(x)) * (p.K / q.block());
+    if (!dispatch(d, cmd, set, {shader::quantize_act, static_cast<uint32_t>(q.act)}, &p, sizeof p, blocks, 64)) {
+        return false;
+    }
+    record_barrier(cmd);
+    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2;
+    return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, outs, 64);
 }
 
 // ---- norm, rms_norm (shaders/norm.comp) ----------------------------------------------------
@@ -711,10 +685,9 @@ const op_entry * entry(gk_op op) {
 }
 
 static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(mul_mat_push) <= 128 &&
-                  sizeof(quantize_push) <= 128 && sizeof(mul_mat_q_push) <= 128 && sizeof(norm_push) <= 128 &&
-                  sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 && sizeof(unary_push) <= 128 &&
-                  sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 && sizeof(soft_max_push) <= 128 &&
-                  sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
+                  sizeof(norm_push) <= 128 && sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 &&
+                  sizeof(unary_push) <= 128 && sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 &&
+                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
 } // namespace

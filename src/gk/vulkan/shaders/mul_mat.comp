@@ -15,14 +15,7 @@ layout(std430, set = 0, binding = 0) readonly buffer A { uint w[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float x[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer D { float d[]; };
 
-layout(push_constant) uniform P {
-    uint M, N, ne2, ne3;  // dst
-    uint K, r2, r3, pad;  // dot length; activation slabs per weight slab
-    uint ws1, ws2, ws3;   // strides in elements: weights (rows dense)
-    uint xs1, xs2, xs3;   // activations (rows dense)
-    uint ds1, ds2, ds3;   // dst (rows dense)
-    uint woff, xoff, doff;
-} p;
+#include "mul_mat_push.glsl"
 
 float dot_x(uint e) { return W == 0u ? uintBitsToFloat(w[e]) : half_at(w[e >> 1], e); }
 float dot_y(uint e) { return W == 0u ? x[e] : unpackHalf2x16(f32_to_f16_bits(x[e])).x; }

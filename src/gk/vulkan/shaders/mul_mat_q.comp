@@ -25,13 +25,7 @@ layout(std430, set = 0, binding = 0) readonly buffer A { uint w[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer D { float d[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Q { uint aq[]; };
 
-layout(push_constant) uniform P {
-    uint M, N, ne2, ne3;  // dst
-    uint K, r2, r3, aoff; // dot length; activation slabs per weight slab; activations' first word
-    uint ws1, ws2, ws3;   // weights, in bytes
-    uint ds1, ds2, ds3;   // dst, in elements (rows dense)
-    uint woff, doff;
-} p;
+#include "mul_mat_push.glsl"
 
 uint  byte_at(uint o) { return (w[o >> 2] >> (8u * (o & 3u))) & 0xFFu; }
 int   sbyte_at(uint o) { return int(byte_at(o) << 24) >> 24; }

@@ -21,11 +21,7 @@ const uint BW = 1u + QB / 4u;             // words per block
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 3) buffer Q { uint q[]; };
 
-layout(push_constant) uniform P {
-    uint K, N, ne2, ne3;
-    uint xs1, xs2, xs3, xoff;  // in elements (rows dense)
-    uint qoff;                 // the first block's word at binding 3
-} p;
+#include "mul_mat_push.glsl"
 
 const float k_round = 12582912.0;  // 1.5 * 2^23
 
@@ -51,7 +47,7 @@ void main() {
         const uint b = i % nb, r = i / nb;
         const uint n = r % p.N, i2 = (r / p.N) % p.ne2, i3 = r / (p.N * p.ne2);
         const uint x0 = p.xoff + n * p.xs1 + i2 * p.xs2 + i3 * p.xs3 + b * QB;
-        const uint o  = p.qoff + i * BW;
+        const uint o  = p.aoff + i * BW;
         for (uint w = 1u; w < BW; ++w) q[o + w] = 0u;
         if (MODE == 0u) {
             float amax   = 0.0;
