@@ -38,7 +38,8 @@ bool kv_cache_type_ok(enum gk_type type) {
 }
 
 std::unique_ptr<KvCache> KvCache::create(const hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v,
-                                         std::string * error) {
+                                         std::string * error, gk_backend_buffer_type_t device_buft,
+                                         int64_t n_device_layers) {
     for (const std::string & problem :
          {cache_type_problem(type_k, "K", hp.head_dim_k), cache_type_problem(type_v, "V", hp.head_dim_v)}) {
         if (!problem.empty()) {
@@ -46,6 +47,8 @@ std::unique_ptr<KvCache> KvCache::create(const hparams & hp, int64_t n_ctx, enum
             return nullptr;
         }
     }
+    const int64_t first_device = device_buft ? hp.n_layer - std::clamp<int64_t>(n_device_layers, 0, hp.n_layer)
+                                             : hp.n_layer;
     std::unique_ptr<KvCache> c(new KvCache());
     c->n_ctx_      = n_ctx;
     c->n_head_kv_  = hp.n_head_kv;
@@ -54,16 +57,19 @@ std::unique_ptr<KvCache> KvCache::create(const hparams & hp, int64_t n_ctx, enum
     gk_init_params ip{};
     ip.mem_size = static_cast<size_t>(2 * hp.n_layer + 4) * gk_tensor_overhead();
     ip.no_alloc = true;
-    c->ctx_     = gk_init(ip);
-    if (!c->ctx_) {
-        if (error) *error = "out of memory for the KV cache";
-        return nullptr;
+    for (gk_context *& ctx : c->ctx_) {
+        ctx = gk_init(ip);
+        if (!ctx) {
+            if (error) *error = "out of memory for the KV cache";
+            return nullptr;
+        }
     }
     for (int64_t il = 0; il < hp.n_layer; ++il) {
-        gk_tensor * k = gk_new_tensor_2d(c->ctx_, type_k, hp.n_embd_k_gqa(), n_ctx);
-        gk_tensor * v = gk_new_tensor_2d(c->ctx_, type_v, hp.n_embd_v_gqa(), n_ctx);
+        gk_context * ctx = c->ctx_[il >= first_device ? 1 : 0];
+        gk_tensor *  k   = gk_new_tensor_2d(ctx, type_k, hp.n_embd_k_gqa(), n_ctx);
+        gk_tensor *  v   = gk_new_tensor_2d(ctx, type_v, hp.n_embd_v_gqa(), n_ctx);
         if (!k || !v) {
-            if (error) *error = std::string("KV cache: ") + gk_last_error(c->ctx_);
+            if (error) *error = std::string("KV cache: ") + gk_last_error(ctx);
             return nullptr;
         }
         gk_format_name(k, "cache_k_l%lld", static_cast<long long>(il));
@@ -71,22 +77,37 @@ std::unique_ptr<KvCache> KvCache::create(const hparams & hp, int64_t n_ctx, enum
         c->k_.push_back(k);
         c->v_.push_back(v);
     }
-    c->buffer_ = gk_backend_alloc_ctx_tensors_from_buft(c->ctx_, gk_backend_cpu_buffer_type());
-    if (!c->buffer_) {
-        if (error) *error = std::string("cannot allocate the KV cache: ") + gk_backend_last_error();
-        return nullptr;
+    const gk_backend_buffer_type_t bufts[2] = {gk_backend_cpu_buffer_type(), device_buft};
+    for (int i = 0; i < 2; ++i) {
+        if (!gk_get_first_tensor(c->ctx_[i])) continue;
+        gk_backend_buffer_t buf = gk_backend_alloc_ctx_tensors_from_buft(c->ctx_[i], bufts[i]);
+        if (!buf) {
+            if (error) {
+                *error = std::string("cannot allocate the KV cache in ") + gk_backend_buft_name(bufts[i]) + ": " +
+                         gk_backend_last_error();
+            }
+            return nullptr;
+        }
+        c->buffers_.push_back(buf);
+        if (i == 1) c->device_buffer_ = buf;
+        // Cells past the filled ones are never read, but start from zero all the same.
+        gk_backend_buffer_clear(buf, 0);
     }
-    // Cells past the filled ones are never read, but start from zero all the same.
-    gk_backend_buffer_clear(c->buffer_, 0);
     return c;
 }
 
 KvCache::~KvCache() {
-    gk_backend_buffer_free(buffer_);
-    gk_free(ctx_);
+    for (gk_backend_buffer_t buf : buffers_) gk_backend_buffer_free(buf);
+    for (gk_context * ctx : ctx_) gk_free(ctx);
 }
 
-size_t KvCache::bytes() const { return buffer_ ? gk_backend_buffer_get_size(buffer_) : 0; }
+size_t KvCache::bytes() const {
+    size_t n = 0;
+    for (gk_backend_buffer_t buf : buffers_) n += gk_backend_buffer_get_size(buf);
+    return n;
+}
+
+size_t KvCache::device_bytes() const { return device_buffer_ ? gk_backend_buffer_get_size(device_buffer_) : 0; }
 
 gk_tensor * KvCache::store_k(gk_context * ctx, int64_t il, gk_tensor * k_cur, gk_tensor * cells) const {
     if (!k_cur) return nullptr;

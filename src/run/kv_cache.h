@@ -25,15 +25,21 @@ public:
      *  type_k / type_v (kv_cache_type_ok). A block type needs head sizes that are a
      *  multiple of its block size (32), as in llama.cpp. nullptr and a message naming the
      *  type when a type is not a cache type or does not fit the heads, or when out of
-     *  memory. */
-    static std::unique_ptr<KvCache> create(const hparams & hp, int64_t n_ctx, enum gk_type type_k,
-                                           enum gk_type type_v, std::string * error);
+     *  memory. The cache of the last `n_device_layers` layers (0 to n_layer) is in memory
+     *  of `device_buft` (the layers whose weights -ngl put on a device: a scheduler then
+     *  writes and reads their cells there), the rest in host memory; a device buffer that
+     *  cannot be allocated is an error naming the buffer type. */
+    static std::unique_ptr<KvCache> create(const hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v,
+                                           std::string * error, gk_backend_buffer_type_t device_buft = nullptr,
+                                           int64_t n_device_layers = 0);
     ~KvCache();
     KvCache(const KvCache &) = delete;
     KvCache & operator=(const KvCache &) = delete;
 
     int64_t n_ctx() const { return n_ctx_; }
     size_t  bytes() const;
+    /** Bytes of it in the device's memory (create's device_buft; 0 without). */
+    size_t device_bytes() const;
 
     /** Nodes that write k_cur [head_dim_k, n_head_kv, T] and v_cur [head_dim_v, n_head_kv, T]
      *  of layer `il` into the cells `cells` (I32 [T]). Both must be expanded into the graph
@@ -52,9 +58,10 @@ private:
     int64_t                  n_ctx_     = 0;
     int64_t                  n_head_kv_ = 0;
     int64_t                  head_dim_k_ = 0, head_dim_v_ = 0;
-    gk_context *             ctx_    = nullptr;
-    gk_backend_buffer_t      buffer_ = nullptr;
-    std::vector<gk_tensor *> k_, v_;
+    gk_context *                     ctx_[2] = {nullptr, nullptr};  // host layers', device layers'
+    std::vector<gk_backend_buffer_t> buffers_;                      // host layers' (if any), device layers' (if any)
+    gk_backend_buffer_t              device_buffer_ = nullptr;      // the latter
+    std::vector<gk_tensor *>         k_, v_;
 };
 
 } // namespace gk::run

@@ -152,6 +152,10 @@ public:
     int64_t offload(gk_backend_dev_t dev, int64_t n_gpu_layers, std::string * error);
     /** Bytes of weights placed on a device by offload(). */
     uint64_t device_bytes() const { return device_bytes_; }
+    /** The blocks offload() placed (the last ones) and the buffer type of their device
+     *  (nullptr before any): where a session keeps those layers' KV cache. */
+    int64_t                  device_layers() const { return device_layers_; }
+    gk_backend_buffer_type_t device_buffer_type() const { return device_buft_; }
 
 private:
     Model() = default;
@@ -166,6 +170,8 @@ private:
     gk_context *                     offload_ctx_ = nullptr;  // the output's copy when tied
     std::vector<gk_backend_buffer_t> device_buffers_;        // offload()'s, one per block
     uint64_t                         device_bytes_ = 0;
+    int64_t                          device_layers_ = 0;
+    gk_backend_buffer_type_t         device_buft_   = nullptr;
 
     friend class model_loader;
 };

@@ -95,6 +95,8 @@ int64_t Model::offload(gk_backend_dev_t dev, int64_t n_gpu_layers, std::string *
         device_buffers_.push_back(buf);
         device_bytes_ += gk_backend_buffer_get_size(buf);
     }
+    device_layers_ = n;
+    device_buft_   = n > 0 ? buft : nullptr;
     return n;
 }
 

@@ -452,7 +452,12 @@ std::unique_ptr<Session> Session::create(Batcher & batcher, std::string * error)
     }
     std::unique_ptr<Session> s(new Session());
     s->batcher_ = &batcher;
-    s->kv_      = KvCache::create(batcher.model().hp(), params.n_ctx, params.type_k, params.type_v, error);
+    // The cache of the blocks on the device is in its memory (llama.cpp's default, --kv-offload).
+    const Model & m  = batcher.model();
+    const bool    on = params.kv_offload && params.device && m.device_buffer_type() &&
+                    gk_backend_buft_get_device(m.device_buffer_type()) == params.device;
+    s->kv_ = KvCache::create(m.hp(), params.n_ctx, params.type_k, params.type_v, error,
+                             on ? m.device_buffer_type() : nullptr, on ? m.device_layers() : 0);
     if (!s->kv_) return nullptr;
     return s;
 }

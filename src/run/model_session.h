@@ -45,6 +45,8 @@ struct session_params {
     enum gk_type type_v    = GK_TYPE_F16;
     gk_backend_dev_t device = nullptr;     // a device the scheduler puts first (the CPU takes
                                            // what it refuses); nullptr: the CPU alone
+    bool kv_offload = true;                 // the KV cache of the blocks whose weights are on
+                                            // `device` (Model::offload) in its memory
     int          pipeline_rank  = 0;        // this process's part of the model split over
     int          pipeline_ranks = 1;        // pipeline_ranks MPI ranks (pipeline.h); 1: all of it
 };
@@ -246,6 +248,8 @@ public:
     int64_t n_ctx() const { return kv_->n_ctx(); }
     /** Bytes of the KV cache and of the compute buffer (its largest size so far). */
     size_t  cache_bytes() const { return kv_->bytes(); }
+    /** Bytes of the KV cache in the device's memory (session_params::kv_offload). */
+    size_t  cache_device_bytes() const { return kv_->device_bytes(); }
     size_t  compute_bytes() const { return batcher_->compute_bytes(); }
     /** Batcher::fallback_ops of its batcher. */
     std::vector<std::string> fallback_ops() { return batcher_->fallback_ops(); }

@@ -51,7 +51,8 @@ using graph_fn = std::function<gk_tensor *(gk_context *)>;
 struct run_result {
     std::vector<unsigned char> out;
     int                        n_splits = 0;
-    std::vector<std::string>   on_device;  // names of the nodes the device computed
+    std::vector<std::string>   on_device;              // names of the nodes the device computed
+    bool                       out_on_device = false;  // the output node among them
 };
 
 /// Build `build`'s graph in a fresh context, run it through a scheduler over `backends`
@@ -78,8 +79,21 @@ run_result run(const graph_fn & build, std::vector<gk_backend_t> backends) {
             EXPECT_EQ(gk_backend_tensor_set(t, src, 0, gk_nbytes(t)), GK_STATUS_SUCCESS);
             continue;
         }
-        if (std::strncmp(gk_get_name(t), "in", 2) != 0) continue;
-        const auto v = random_values(static_cast<size_t>(gk_nelements(t)), seed++, 1.0f);
+        const std::string name = gk_get_name(t);
+        if (name.rfind("in", 0) != 0 && name.rfind("causal", 0) != 0 && name != "special") continue;
+        auto v = random_values(static_cast<size_t>(gk_nelements(t)), seed++, 1.0f);
+        if (name == "special") {  // see special_activations
+            for (size_t i = 0; i < 32; ++i) {
+                v[i] *= 1e-39f;
+                v[static_cast<size_t>(t->ne[0]) + i] = 0.0f;
+            }
+        }
+        if (name[0] == 'c') {  // a causal mask: element (i0, i1) is 0 for i0 < i1, else -inf (row 0 all -inf)
+            for (size_t i = 0; i < v.size(); ++i) {
+                v[i] = static_cast<int64_t>(i % t->ne[0]) < static_cast<int64_t>(i / t->ne[0]) % t->ne[1] ? 0.0f
+                                                                                                          : -INFINITY;
+            }
+        }
         if (t->type == GK_TYPE_F32) {
             EXPECT_EQ(gk_backend_tensor_set(t, v.data(), 0, gk_nbytes(t)), GK_STATUS_SUCCESS);
         } else if (t->type != GK_TYPE_F16) {  // a block format: the values encoded
@@ -99,9 +113,19 @@ run_result run(const graph_fn & build, std::vector<gk_backend_t> backends) {
         gk_tensor * n = gk_graph_node(g, i);
         if (gk_sched_get_tensor_backend(sched.get(), n) == backends[0] && backends.size() > 1) {
             r.on_device.push_back(gk_get_name(n));
+            r.out_on_device = r.out_on_device || n == out;
         }
     }
     return r;
+}
+
+/// A causal mask of [a, b] (f32 or f16): see run().
+gk_tensor * causal(gk_context * ctx, gk_type type, int64_t a, int64_t b) {
+    static int  k = 0;
+    gk_tensor * t = gk_new_tensor_2d(ctx, type, a, b);
+    gk_set_name(t, ("causal" + std::to_string(k++)).c_str());
+    gk_set_input(t);
+    return t;
 }
 
 gk_tensor * in(gk_context * ctx, gk_type type, int64_t a, int64_t b = 1, int64_t c = 1, int64_t d = 1) {
@@ -130,6 +154,28 @@ gk_tensor * rope_case(gk_context * x, int mode, bool factors, float ext_factor) 
                        ext_factor, 1.0f, 32.0f, 1.0f);
 }
 
+/// Activations [k, n] (n >= 2; see run()): random values but for the first block of 32
+/// of column 0, tiny (127 / max |x| overflows: the q8_0 conversion's other rule), and of
+/// column 1, zeros.
+gk_tensor * special_activations(gk_context * x, int64_t k, int64_t n) {
+    gk_tensor * t = gk_new_tensor_2d(x, GK_TYPE_F32, k, n);
+    gk_set_name(t, "special");
+    gk_set_input(t);
+    return t;
+}
+
+/// flash_attn_ext of 5 queries over 37 keys, 4 query heads over 2 K/V heads, head size
+/// 64 (V's 48), K of `kt`, V f16, a mask of `mt` (values scaled by 4, so that some keys
+/// weigh little), scale 0.125, ALiBi's max_bias and sinks as asked.
+gk_tensor * flash_case(gk_context * x, gk_type kt, gk_type mt, float max_bias, bool sinks) {
+    gk_tensor * mask = gk_scale(x, in(x, GK_TYPE_F32, 37, 5), 4.0f);
+    if (mt == GK_TYPE_F16) mask = gk_cpy(x, mask, gk_new_tensor_2d(x, GK_TYPE_F16, 37, 5));
+    gk_tensor * a = gk_flash_attn_ext(x, in(x, GK_TYPE_F32, 64, 5, 4), in(x, kt, 64, 37, 2),
+                                      in(x, GK_TYPE_F16, 48, 37, 2), mask, 0.125f, max_bias, 0.0f);
+    if (sinks && !gk_flash_attn_ext_add_sinks(a, in(x, GK_TYPE_F32, 4))) return nullptr;
+    return a;
+}
+
 struct op_case {
     const char * name;
     graph_fn     build;
@@ -137,21 +183,37 @@ struct op_case {
 
 const std::vector<op_case> & cases() {
     static const std::vector<op_case> c = {
-        {"add, b repeated", [](gk_context * x) { return gk_add(x, in(x, GK_TYPE_F32, 33, 4, 3), in(x, GK_TYPE_F32, 33, 1, 3)); }},
+        {"add, b repeated",
+         [](gk_context * x) { return gk_add(x, in(x, GK_TYPE_F32, 33, 4, 3), in(x, GK_TYPE_F32, 33, 1, 3)); }},
         {"sub", [](gk_context * x) { return gk_sub(x, in(x, GK_TYPE_F32, 70, 3), in(x, GK_TYPE_F32, 70, 3)); }},
-        {"mul, b a row", [](gk_context * x) { return gk_mul(x, in(x, GK_TYPE_F32, 17, 9, 2), in(x, GK_TYPE_F32, 17)); }},
+        {"mul, b a row",
+         [](gk_context * x) { return gk_mul(x, in(x, GK_TYPE_F32, 17, 9, 2), in(x, GK_TYPE_F32, 17)); }},
         {"div", [](gk_context * x) { return gk_div(x, in(x, GK_TYPE_F32, 40, 5), in(x, GK_TYPE_F32, 40, 5)); }},
         {"mul of a transposed view",
-         [](gk_context * x) { return gk_mul(x, gk_transpose(x, in(x, GK_TYPE_F32, 6, 10)), in(x, GK_TYPE_F32, 10, 6)); }},
+         [](gk_context * x) {
+             return gk_mul(x, gk_transpose(x, in(x, GK_TYPE_F32, 6, 10)), in(x, GK_TYPE_F32, 10, 6));
+         }},
         {"scale", [](gk_context * x) { return gk_scale_bias(x, in(x, GK_TYPE_F32, 100, 3), 0.37f, -1.25f); }},
         {"mul_mat f32, K with a tail",
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F32, 100, 7), in(x, GK_TYPE_F32, 100, 5)); }},
         {"mul_mat f32, K with a tail, one column",
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F32, 100, 7), in(x, GK_TYPE_F32, 100, 1)); }},
         {"mul_mat f32, batches broadcast",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F32, 64, 6, 2, 1), in(x, GK_TYPE_F32, 64, 3, 4, 3)); }},
+         [](gk_context * x) {
+             return gk_mul_mat(x, in(x, GK_TYPE_F32, 64, 6, 2, 1), in(x, GK_TYPE_F32, 64, 3, 4, 3));
+         }},
         {"mul_mat f16 weights",
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_F16, 130, 9), in(x, GK_TYPE_F32, 130, 4)); }},
+        {"mul_mat q8_0 weights, a block with an infinity and one of zeros",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 128, 9), special_activations(x, 128, 5)); }},
+        {"mul_mat q4_0 weights, batches broadcast",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_0, 96, 7, 2), in(x, GK_TYPE_F32, 96, 3, 4)); }},
+        {"mul_mat q4_K weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_K, 512, 6), special_activations(x, 512, 4)); }},
+        {"mul_mat q6_K weights",
+         [](gk_context * x) {
+             return gk_mul_mat(x, in(x, GK_TYPE_Q6_K, 256, 5, 1, 2), in(x, GK_TYPE_F32, 256, 3, 1, 2));
+         }},
         {"mul_mat of a permuted activation",
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_F32, 32, 5, 3), gk_permute(x, in(x, GK_TYPE_F32, 32, 3, 4), 0, 2, 1, 3));
@@ -163,10 +225,10 @@ const std::vector<op_case> & cases() {
          }},
         {"cont of a permutation (f32)",
          [](gk_context * x) { return gk_cont(x, gk_permute(x, in(x, GK_TYPE_F32, 5, 6, 7), 1, 2, 0, 3)); }},
-        {"cpy f32 -> f16, odd row length", [](gk_context * x) {
-             return gk_cpy(x, in(x, GK_TYPE_F32, 37, 5), gk_new_tensor_2d(x, GK_TYPE_F16, 37, 5));
-         }},
-        {"cpy f16 -> f32 into another shape", [](gk_context * x) {
+        {"cpy f32 -> f16, odd row length",
+         [](gk_context * x) { return gk_cpy(x, in(x, GK_TYPE_F32, 37, 5), gk_new_tensor_2d(x, GK_TYPE_F16, 37, 5)); }},
+        {"cpy f16 -> f32 into another shape",
+         [](gk_context * x) {
              return gk_cpy(x, in(x, GK_TYPE_F16, 12, 10), gk_new_tensor_3d(x, GK_TYPE_F32, 8, 5, 3));
          }},
         {"cont f16 of a transposed view",
@@ -187,14 +249,25 @@ const std::vector<op_case> & cases() {
              return gk_add(x, gk_geglu_quick(x, gk_scale(x, in(x, GK_TYPE_F32, 32, 4), 8.0f)),
                            gk_glu(x, in(x, GK_TYPE_F32, 32, 4), GK_GLU_OP_REGLU, false));
          }},
-        {"silu, past the exp's range", [](gk_context * x) { return gk_silu(x, gk_scale(x, in(x, GK_TYPE_F32, 99, 3), 120.0f)); }},
+        {"swiglu_oai, split, past the limit",
+         [](gk_context * x) {
+             return gk_swiglu_oai(x, gk_scale(x, in(x, GK_TYPE_F32, 40, 6), 12.0f),
+                                  gk_scale(x, in(x, GK_TYPE_F32, 40, 6), 12.0f), 1.702f, 7.0f);
+         }},
+        {"swiglu_oai, fused",
+         [](gk_context * x) {
+             return gk_swiglu_oai(x, gk_scale(x, in(x, GK_TYPE_F32, 66, 5), 30.0f), nullptr, 1.702f, 7.0f);
+         }},
+        {"silu, past the exp's range",
+         [](gk_context * x) { return gk_silu(x, gk_scale(x, in(x, GK_TYPE_F32, 99, 3), 120.0f)); }},
         {"gelu, past +-10", [](gk_context * x) { return gk_gelu(x, gk_scale(x, in(x, GK_TYPE_F32, 99, 3), 14.0f)); }},
         {"gelu_quick, relu, neg",
          [](gk_context * x) {
              gk_tensor * a = gk_scale(x, in(x, GK_TYPE_F32, 50, 3), 6.0f);
              return gk_add(x, gk_gelu_quick(x, a), gk_neg(x, gk_relu(x, a)));
          }},
-        {"get_rows f32", [](gk_context * x) { return gk_get_rows(x, in(x, GK_TYPE_F32, 20, 7), idx(x, GK_TYPE_I32, 9)); }},
+        {"get_rows f32",
+         [](gk_context * x) { return gk_get_rows(x, in(x, GK_TYPE_F32, 20, 7), idx(x, GK_TYPE_I32, 9)); }},
         {"get_rows f16, batched",
          [](gk_context * x) { return gk_get_rows(x, in(x, GK_TYPE_F16, 21, 7, 2), idx(x, GK_TYPE_I32, 4, 2)); }},
         {"get_rows q8_0",
@@ -218,10 +291,30 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) {
              return gk_soft_max_ext(x, in(x, GK_TYPE_F32, 30, 4, 6), in(x, GK_TYPE_F32, 30, 4), 0.5f, 8.0f);
          }},
-        {"soft_max_ext, a row all -inf",
+        {"soft_max_ext, a causal mask (a row all -inf)",
          [](gk_context * x) {
-             gk_tensor * m = gk_diag_mask_inf(x, gk_scale(x, in(x, GK_TYPE_F32, 8, 8), 0.0f), -1);
-             return gk_soft_max_ext(x, in(x, GK_TYPE_F32, 8, 8), m, 1.0f, 0.0f);
+             return gk_soft_max_ext(x, in(x, GK_TYPE_F32, 8, 8), causal(x, GK_TYPE_F32, 8, 8), 1.0f, 0.0f);
+         }},
+        {"flash_attn_ext f16 K/V, f16 mask, grouped heads",
+         [](gk_context * x) { return flash_case(x, GK_TYPE_F16, GK_TYPE_F16, 0.0f, false); }},
+        {"flash_attn_ext f32 K/V, no mask",
+         [](gk_context * x) {
+             return gk_flash_attn_ext(x, in(x, GK_TYPE_F32, 40, 3, 2), in(x, GK_TYPE_F32, 40, 9, 2),
+                                      in(x, GK_TYPE_F32, 24, 9, 2), nullptr, 0.3f, 0.0f, 0.0f);
+         }},
+        {"flash_attn_ext f32 K, f16 V, f32 mask, ALiBi",
+         [](gk_context * x) { return flash_case(x, GK_TYPE_F32, GK_TYPE_F32, 8.0f, false); }},
+        {"flash_attn_ext with sinks",
+         [](gk_context * x) { return flash_case(x, GK_TYPE_F16, GK_TYPE_F16, 0.0f, true); }},
+        {"flash_attn_ext, causal f16 mask (a row all -inf), ALiBi",
+         [](gk_context * x) {
+             return gk_flash_attn_ext(x, in(x, GK_TYPE_F32, 32, 12, 2), in(x, GK_TYPE_F16, 32, 16, 1),
+                                      in(x, GK_TYPE_F16, 32, 16, 1), causal(x, GK_TYPE_F16, 16, 12), 1.0f, 2.0f, 0.0f);
+         }},
+        {"soft_max_ext with sinks, f32 mask broadcast",
+         [](gk_context * x) {
+             gk_tensor * y = gk_soft_max_ext(x, in(x, GK_TYPE_F32, 30, 4, 6), in(x, GK_TYPE_F32, 30, 4), 0.7f, 0.0f);
+             return gk_soft_max_add_sinks(y, gk_scale(x, in(x, GK_TYPE_F32, 6), 3.0f)) ? y : nullptr;
          }},
         {"rope normal", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NORMAL, false, 0.0f); }},
         {"rope neox, frequency factors", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NEOX, true, 0.0f); }},
@@ -254,7 +347,7 @@ TEST(Devices, EveryOpGivesTheCpuBits) {
             const run_result want = run(c.build, {cpu.get()});
             const run_result got  = run(c.build, {device.get(), cpu.get()});
             ASSERT_FALSE(want.out.empty());
-            EXPECT_FALSE(got.on_device.empty()) << "the device computed nothing";
+            EXPECT_TRUE(got.out_on_device) << "the device did not compute the op (its supports_op refused it)";
             EXPECT_TRUE(got.out == want.out) << "the device's result differs from the CPU's";
         }
     }
@@ -278,8 +371,44 @@ TEST(Devices, WhatItRefusesRunsOnTheCpuWithStaging) {
         EXPECT_GE(got.n_splits, 2);
         EXPECT_EQ(std::count(got.on_device.begin(), got.on_device.end(), "tanh"), 0);
         gk_tensor probe{};
-        probe.op = GK_OP_FLASH_ATTN_EXT;
+        probe.op = GK_OP_CONV_TRANSPOSE_1D;
         EXPECT_FALSE(gk_backend_dev_supports_op(dev, &probe));
+    }
+}
+
+TEST(Devices, AGraphTheDeviceCannotRunFailsWithAMessageAndTheCpuGoesOn) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        // scale (the device's) then tanh (no device kernel), computed on the device
+        // directly, without a scheduler to send tanh to the CPU: the launch is refused.
+        ctx_ptr     ctx = make_ctx(8 * gk_tensor_overhead() + gk_graph_overhead(), true);
+        gk_tensor * a   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 16);
+        gk_tensor * y   = gk_tanh(ctx.get(), gk_scale(ctx.get(), a, 0.5f));
+        gk_set_name(y, "y");
+        gk_cgraph * g = gk_new_graph(ctx.get());
+        ASSERT_EQ(gk_build_forward_expand(g, y), GK_STATUS_SUCCESS);
+        gk_backend_buffer_t buf = gk_backend_alloc_ctx_tensors(ctx.get(), device.get());
+        ASSERT_NE(buf, nullptr) << gk_backend_last_error();
+        const std::vector<float> v = random_values(16, 3, 1.0f);
+        gk_backend_tensor_set(a, v.data(), 0, gk_nbytes(a));
+        EXPECT_EQ(gk_backend_graph_compute(device.get(), g), GK_STATUS_UNSUPPORTED);
+        const std::string msg = gk_backend_last_error();
+        EXPECT_NE(msg.find(gk_backend_dev_name(dev)), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'y'"), std::string::npos) << "the message names the node: " << msg;
+        EXPECT_NE(msg.find("TANH"), std::string::npos) << "the message names the op: " << msg;
+        gk_backend_buffer_free(buf);
+
+        // In the same process the device still computes what it takes, and the CPU the
+        // whole graph: the op-by-op run over [device, CPU] gives the CPU's bits.
+        const graph_fn   build = [](gk_context * x) { return gk_tanh(x, gk_scale(x, in(x, GK_TYPE_F32, 16), 0.5f)); };
+        const run_result want  = run(build, {cpu.get()});
+        const run_result got   = run(build, {device.get(), cpu.get()});
+        EXPECT_FALSE(want.out.empty());
+        EXPECT_TRUE(got.out == want.out);
+        EXPECT_FALSE(got.on_device.empty());
     }
 }
 

@@ -1,7 +1,9 @@
 // test-gk-run-vulkan: gk-run with the weights on a Vulkan device (in CI Mesa's lavapipe,
 // listed because the test sets GK_VULKAN_SOFTWARE=1 for itself and its gk-run children):
-// stories260K greedy with --device Vulkan0 -ngl 99 (and a partial -ngl) gives the CPU
-// run's tokens and text, the ops the device refuses are named under -v; and bad input: a
+// stories260K greedy with --device Vulkan0 -ngl 99 (and a partial -ngl, and -nkvo) gives
+// the CPU run's tokens and text, with attention and the KV cache on the device (it
+// refuses no op of the model), as for q8_0 llama, gemma3 and qwen3 models (gemma2's
+// softcapped attention runs on the CPU over the device's cache); and bad input: a
 // device that does not exist is a one-line error listing the devices, an allocation
 // larger than the device's memory is a clear error at the gk API level, after which the
 // CPU still computes in the same process. Skipped ("GK-SKIP") without a Vulkan device,
@@ -56,20 +58,61 @@ TEST(GkRunVulkan, TheDeviceGivesTheCpuTokensAndText) {
     const run_result cpu = run_gk_run(story());
     ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
     ASSERT_NE(generated(cpu), "");
-    for (const char * ngl : {"99", "2"}) {
-        SCOPED_TRACE(std::string("-ngl ") + ngl);
-        const run_result vk = run_gk_run(story({"--device", "Vulkan0", "-ngl", ngl}));
+    const std::vector<std::vector<std::string>> runs = {{"-ngl", "99"}, {"-ngl", "2"}, {"-ngl", "99", "-nkvo"}};
+    for (const std::vector<std::string> & args : runs) {
+        const bool  all  = args[1] == "99";
+        const bool  nkvo = args.size() > 2;
+        std::string what;
+        for (const std::string & a : args) what += " " + a;
+        SCOPED_TRACE(what);
+        std::vector<std::string> extra{"--device", "Vulkan0"};
+        extra.insert(extra.end(), args.begin(), args.end());
+        const run_result vk = run_gk_run(story(extra));
         ASSERT_EQ(vk.exit_code, 0) << vk.err;
         EXPECT_EQ(vk.out, cpu.out);
         EXPECT_EQ(generated(vk), generated(cpu));
-        const std::string layers = std::string(ngl) == "99" ? "5 of 5 layers and the output layer" : "2 of 5 layers";
+        const std::string layers = all ? "5 of 5 layers and the output layer" : "2 of 5 layers";
         EXPECT_NE(vk.err.find("gk-run: Vulkan0 ("), std::string::npos) << vk.err;
         EXPECT_NE(vk.err.find(layers), std::string::npos) << vk.err;
-        // The KV cache is in host memory: fused attention runs on the CPU, named once.
-        const std::string fallback = "gk-run: FLASH_ATTN_EXT runs on the CPU: Vulkan0 does not support it";
-        const size_t      at       = vk.err.find(fallback);
-        EXPECT_NE(at, std::string::npos) << vk.err;
-        EXPECT_EQ(vk.err.find(fallback, at + 1), std::string::npos) << "one line per op type";
+        // The KV cache of the device's blocks is in its memory (5 or 2 of 5 layers' of
+        // 1.2 MiB), so attention runs there too: the device refuses no op of the model.
+        // -nkvo keeps the cache in host memory, and attention on the CPU, by placement.
+        const std::string cache = nkvo ? "0.0 MiB of KV cache" : all ? "1.2 MiB of KV cache" : "0.5 MiB of KV cache";
+        EXPECT_NE(vk.err.find(cache), std::string::npos) << vk.err;
+        EXPECT_EQ(vk.err.find("runs on the CPU: Vulkan0 does not support it"), std::string::npos) << vk.err;
+    }
+}
+
+TEST(GkRunVulkan, QuantizedAndOtherArchitecturesGiveTheCpuTokens) {
+    NEED_VULKAN(dev);
+    // q8_0 weights (llama), gemma3's GELU and q / k norms, qwen3: every op on the device;
+    // gemma2's logit softcaps (tanh, libm's) leave attention and tanh to the CPU, which
+    // reads the KV cache from the device's memory (staged).
+    for (const char * model :
+         {"llama-random-q8_0.gguf", "gemma3-random.gguf", "qwen3-random.gguf", "gemma2-random.gguf"}) {
+        const bool softcap = std::string(model).rfind("gemma2", 0) == 0;
+        SCOPED_TRACE(model);
+        const std::vector<std::string> args{"-m",     (fs::path(GK_TEST_DATA) / "models" / model).string(),
+                                            "-p",     "Once upon a time",
+                                            "-n",     "12",
+                                            "--temp", "0",
+                                            "-v"};
+        const run_result               cpu = run_gk_run(args);
+        ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+        std::vector<std::string> on = args;
+        on.insert(on.end(), {"--device", "Vulkan0", "-ngl", "99"});
+        const run_result vk = run_gk_run(on);
+        ASSERT_EQ(vk.exit_code, 0) << vk.err;
+        ASSERT_NE(generated(cpu), "");
+        EXPECT_EQ(generated(vk), generated(cpu));
+        EXPECT_EQ(vk.out, cpu.out);
+        if (softcap) {
+            EXPECT_NE(vk.err.find("gk-run: FLASH_ATTN_EXT runs on the CPU: Vulkan0 does not support it"),
+                      std::string::npos)
+                << vk.err;
+        } else {
+            EXPECT_EQ(vk.err.find("runs on the CPU: Vulkan0 does not support it"), std::string::npos) << vk.err;
+        }
     }
 }
 

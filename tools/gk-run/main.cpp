@@ -487,6 +487,7 @@ int run(int argc, char ** argv) {
 
     gk::run::session_params sp;
     sp.device    = device;
+    sp.kv_offload      = !opt.no_kv_offload;
     sp.n_ctx     = gk::run::resolve_n_ctx(hp, opt.n_ctx, opt.n_ctx_given);
     sp.n_ubatch  = opt.n_ubatch;
     sp.n_threads       = opt.n_threads;
@@ -539,10 +540,10 @@ int run(int argc, char ** argv) {
         std::fprintf(stderr, "gk-run: sampler chain: %s\n", r.sampler_chain().c_str());
         if (device) {
             const int64_t n_gpu = gpu_layers(opt);
-            std::fprintf(stderr, "gk-run: %s (%s): %lld of %lld layers%s, %.1f MiB of weights\n",
-                         gk_backend_dev_name(device), gk_backend_dev_description(device), (long long) n_offloaded,
-                         (long long) hp.n_layer, n_gpu < 0 || n_gpu > hp.n_layer ? " and the output layer" : "",
-                         model->device_bytes() / (1024.0 * 1024.0));
+            std::fprintf(stderr, "gk-run: %s (%s): %lld of %lld layers%s, %.1f MiB of weights, %.1f MiB of KV cache\n",
+                         gk_backend_dev_name(device), gk_backend_dev_description(device), (long long)n_offloaded,
+                         (long long)hp.n_layer, n_gpu < 0 || n_gpu > hp.n_layer ? " and the output layer" : "",
+                         model->device_bytes() / (1024.0 * 1024.0), session->cache_device_bytes() / (1024.0 * 1024.0));
         }
     }
     const int rc = interactive ? run_interactive(opt, *model, r) : run_completion(opt, r);

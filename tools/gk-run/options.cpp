@@ -429,7 +429,7 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.get_formatter()->column_width(36);
     app.footer(
         "llama.cpp's other options are taken by their llama.cpp spellings (-ub, -ctk, -cnv, ...), accepted "
-        "as no-ops where that is true of gk-run (-fa on, -nkvo), or refused by name: see docs/gk-run.md.");
+        "as no-ops where that is true of gk-run (-fa on, -kvo), or refused by name: see docs/gk-run.md.");
     std::string prompt_file, system_file, device_list, gpu_layers;
     int64_t     seed = -1;
     auto &      s    = opt.sampling;
@@ -507,6 +507,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_flag("--list-devices", opt.list_devices, "print the devices (Vulkan0, CUDA0, ..., the CPU) and exit");
     app.add_option("--device", device_list,
                    "(-dev) the device for -ngl's layers, by name (a comma list: the first is used); none = the CPU");
+    app.add_flag("--no-kv-offload", opt.no_kv_offload,
+                 "(-nkvo) keep the KV cache of -ngl's blocks in host memory too (default: in the device's)");
     app.add_option("--n-gpu-layers,--gpu-layers", gpu_layers,
                    "(-ngl) blocks whose weights go to the device (the last N; auto, all or more than the model has: "
                    "all, and the output layer); default 0, or all with --device");

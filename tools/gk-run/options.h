@@ -42,6 +42,7 @@ struct run_options {
     std::vector<std::string> devices;               // --device: names, or {"none"}
     int64_t                  n_gpu_layers = -3;     // -ngl: blocks on the device; -1 all
                                                     // (auto, all); -3 not given
+    bool                    no_kv_offload     = false;  // -nkvo: the whole KV cache in host memory
     bool                    mpi            = false;  // --mpi: this rank's layers of a pipeline (mpi_ranks.h)
     double                  mpi_start_timeout = 60;  // seconds for every rank to start (mpi_ranks.h)
     // interactive modes (llama-cli's -i, -if, -cnv): see docs/gk-run.md, "Chat"

@@ -396,8 +396,8 @@ bool apply(gk_gallocr * ga, const planner & plan) {
         }
     }
     for (gk_tensor * t : plan.tensors()) {
-        if (!t->view_src || (t->data && !plan.state(t->view_src).ours)) {
-            continue;  // not a view, or a view of storage placed elsewhere that already has data
+        if (!t->view_src || (t->data && t->buffer && !plan.state(t->view_src).ours)) {
+            continue;  // not a view, or a view of storage placed elsewhere that already has data and its buffer
         }
         if (gk_backend_view_init(t) != GK_STATUS_SUCCESS) {
             return false;

@@ -76,35 +76,169 @@ __global__ void scale_kernel(tensor_arg a, tensor_arg d, float s, float bias) {
     }
 }
 
-/// The CPU's dot (cpu/vec_dot.h): 64 partial sums, element k into sum k % 64 by a fused
-/// multiply-add, then (s[l] + s[l+16]) + (s[l+32] + s[l+48]) and halving 8, 4, 2, 1.
+/// The CPU's float dot (cpu/vec_dot.h) of row `a` (f32, or f16 when a16) and f32 row
+/// `y` (rounded to f16 first when a16, the CPU's vec_dot_type): 64 partial sums, element
+/// k into sum k % 64 by a fused multiply-add, then (s[l] + s[l+16]) + (s[l+32] + s[l+48])
+/// and halving 8, 4, 2, 1.
+__device__ float dot_rows(const char * a, bool a16, const float * y, int64_t K) {
+    float s[64];
+    for (int l = 0; l < 64; ++l) s[l] = 0.0f;
+    for (int64_t k = 0; k < K; ++k) {
+        float v = y[k];
+        float w;
+        if (a16) {
+            v = __half2float(__float2half_rn(v));
+            w = __half2float(reinterpret_cast<const __half *>(a)[k]);
+        } else {
+            w = reinterpret_cast<const float *>(a)[k];
+        }
+        s[k & 63] = fmaf(w, v, s[k & 63]);
+    }
+    float t[16];
+    for (int l = 0; l < 16; ++l) t[l] = __fadd_rn(__fadd_rn(s[l], s[l + 16]), __fadd_rn(s[l + 32], s[l + 48]));
+    for (int h = 8; h >= 1; h /= 2) {
+        for (int l = 0; l < h; ++l) t[l] = __fadd_rn(t[l], t[l + h]);
+    }
+    return t[0];
+}
+
 __global__ void mul_mat_kernel(tensor_arg w, tensor_arg x, tensor_arg d) {
     const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
-    const int64_t K  = w.ne[0];
     const int64_t r2 = x.ne[2] / w.ne[2], r3 = x.ne[3] / w.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4   j  = unflatten(f, d.ne);
         const char * wr = w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] + (j.i[3] / r3) * w.nb[3];
         const float * xr = reinterpret_cast<const float *>(x.data + j.i[1] * x.nb[1] + j.i[2] * x.nb[2] + j.i[3] * x.nb[3]);
-        float s[64];
-        for (int l = 0; l < 64; ++l) s[l] = 0.0f;
-        for (int64_t k = 0; k < K; ++k) {
-            float y = xr[k];
-            float a;
-            if (w.f16) {
-                y = __half2float(__float2half_rn(y));
-                a = __half2float(reinterpret_cast<const __half *>(wr)[k]);
-            } else {
-                a = reinterpret_cast<const float *>(wr)[k];
+        *reinterpret_cast<float *>(at(d, j)) = dot_rows(wr, w.f16, xr, w.ne[0]);
+    }
+}
+
+/// quant/legacy.cpp's quantize_block_q8_dot (and its other rule, quantize_block_q8, for
+/// blocks with a NaN or an infinity or whose 127 / amax overflows) and quant/k_quants.cpp's
+/// quantize_row_q8_K, one thread per block of the activations: per block d as f32 (for
+/// q8_0 the f16 value) then the quants, into `out` (block_floats(kind) floats a block).
+__device__ float round_away(float v) {
+    const float t = truncf(v);
+    return fabsf(__fsub_rn(v, t)) >= 0.5f ? __fadd_rn(t, copysignf(1.0f, v)) : t;
+}
+
+__global__ void quantize_act_kernel(act_quant kind, tensor_arg x, char * out) {
+    const int64_t QB     = kind == act_quant::q8_0 ? 32 : 256;
+    const int64_t nb     = x.ne[0] / QB;
+    const int64_t blocks = nb * x.ne[1] * x.ne[2] * x.ne[3];
+    const float   rnd    = 12582912.0f;  // 1.5 * 2^23
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < blocks; i += int64_t(gridDim.x) * blockDim.x) {
+        const row3    w  = row_at(i / nb, x.ne);
+        const float * xr = reinterpret_cast<const float *>(row_ptr(x, w)) + (i % nb) * QB;
+        char *        o  = out + i * (4 + QB);
+        int8_t *      q  = reinterpret_cast<int8_t *>(o + 4);
+        float         d;
+        if (kind == act_quant::q8_0) {
+            float amax   = 0.0f;
+            bool  finite = true;
+            for (int j = 0; j < 32; ++j) {
+                finite     = finite && isfinite(xr[j]);
+                const float a = fabsf(xr[j]);
+                amax       = amax < a ? a : amax;
             }
-            s[k & 63] = fmaf(a, y, s[k & 63]);
+            const float id = amax != 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
+            d              = __fdiv_rn(amax, 127.0f);
+            if (!finite || isinf(id)) {
+                const float id1 = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
+                for (int j = 0; j < 32; ++j) {
+                    const float v = __fmul_rn(xr[j], id1);
+                    const float c = v < -127.0f ? -127.0f : (127.0f < v ? 127.0f : v);
+                    q[j]          = isnan(v) ? 0 : static_cast<int8_t>(round_away(c));
+                }
+            } else {
+                for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(__fsub_rn(__fadd_rn(__fmul_rn(xr[j], id), rnd), rnd));
+            }
+            d = __half2float(__float2half_rn(d));
+        } else {
+            float amax = 0.0f, vmax = 0.0f;
+            for (int j = 0; j < 256; ++j) {
+                if (fabsf(xr[j]) > amax) {
+                    amax = fabsf(xr[j]);
+                    vmax = xr[j];
+                }
+            }
+            const float iscale = amax != 0.0f ? __fdiv_rn(-127.0f, vmax) : 0.0f;
+            d                  = amax != 0.0f ? __fdiv_rn(1.0f, iscale) : 0.0f;
+            for (int j = 0; j < 256; ++j) {
+                float v = __fmul_rn(iscale, xr[j]);
+                v       = v > -128.0f ? v : -128.0f;
+                v       = v < 127.0f ? v : 127.0f;
+                q[j]    = static_cast<int8_t>(__fsub_rn(__fadd_rn(v, rnd), rnd));
+            }
         }
-        float t[16];
-        for (int l = 0; l < 16; ++l) t[l] = __fadd_rn(__fadd_rn(s[l], s[l + 16]), __fadd_rn(s[l + 32], s[l + 48]));
-        for (int h = 8; h >= 1; h /= 2) {
-            for (int l = 0; l < h; ++l) t[l] = __fadd_rn(t[l], t[l + h]);
+        *reinterpret_cast<float *>(o) = d;
+    }
+}
+
+__device__ float half_at(const unsigned char * p) { return __half2float(*reinterpret_cast<const __half *>(p)); }
+
+/// The CPU's integer dots (cpu/vec_dot_legacy.cpp, vec_dot_k.cpp; the scalar twins):
+/// per block an exact integer sum, chain b % 4 += d * float(isum) fused, then
+/// (c0 + c1) + (c2 + c3); q4_K also chains -(f32(dmin) * activation d) * isum_min.
+__global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, const char * aq, tensor_arg d) {
+    const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    const int64_t r2 = d.ne[2] / w.ne[2], r3 = d.ne[3] / w.ne[3];
+    const int64_t QB = type == weight_quant::q8_0 || type == weight_quant::q4_0 ? 32 : 256;
+    const int64_t WB = type == weight_quant::q8_0 ? 34 : type == weight_quant::q4_0 ? 18 : type == weight_quant::q4_K ? 144 : 210;
+    const int64_t nb = w.ne[0] / QB;
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4 j = unflatten(f, d.ne);
+        const auto * wr = reinterpret_cast<const unsigned char *>(w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] +
+                                                                   (j.i[3] / r3) * w.nb[3]);
+        const char * ar = aq + ((j.i[1] + d.ne[1] * (j.i[2] + d.ne[2] * j.i[3])) * nb) * (4 + QB);
+        float        c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int64_t b = 0; b < nb; ++b) {
+            const unsigned char * x  = wr + b * WB;
+            const char *          ab = ar + b * (4 + QB);
+            const float           ad = *reinterpret_cast<const float *>(ab);
+            const auto *          a  = reinterpret_cast<const int8_t *>(ab + 4);
+            int                   isum = 0, isum_min = 0;
+            float                 wd;
+            if (type == weight_quant::q8_0) {
+                wd = half_at(x);
+                for (int e = 0; e < 32; ++e) isum += static_cast<int8_t>(x[2 + e]) * a[e];
+            } else if (type == weight_quant::q4_0) {
+                wd = half_at(x);
+                for (int e = 0; e < 32; ++e) isum += ((e < 16 ? x[2 + e] & 0xF : x[2 + e - 16] >> 4) - 8) * a[e];
+            } else if (type == weight_quant::q4_K) {
+                wd                     = half_at(x);
+                const unsigned char * sc = x + 4;
+                for (int s = 0; s < 8; ++s) {
+                    const int scale = s < 4 ? sc[s] & 63 : (sc[s + 4] & 0xF) | ((sc[s - 4] >> 6) << 4);
+                    const int m     = s < 4 ? sc[s + 4] & 63 : (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
+                    int       dot = 0, asum = 0;
+                    for (int l = 0; l < 32; ++l) {
+                        const unsigned char qb = x[16 + 32 * (s / 2) + l];
+                        dot += (s % 2 ? qb >> 4 : qb & 0xF) * a[32 * s + l];
+                        asum += a[32 * s + l];
+                    }
+                    isum += scale * dot;
+                    isum_min += m * asum;
+                }
+            } else {
+                wd = half_at(x + 208);
+                for (int h = 0; h < 2; ++h) {
+                    const unsigned char * ql = x + 64 * h;
+                    const unsigned char * qh = x + 128 + 32 * h;
+                    for (int l = 0; l < 32; ++l) {
+                        const int q[4] = {(ql[l] & 0xF) | ((qh[l] & 3) << 4), (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4),
+                                          (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4), (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)};
+                        for (int k = 0; k < 4; ++k) {
+                            const int e = 128 * h + 32 * k + l;
+                            isum += static_cast<int8_t>(x[192 + e / 16]) * (q[k] - 32) * a[e];
+                        }
+                    }
+                }
+            }
+            c[b & 3] = fmaf(__fmul_rn(wd, ad), static_cast<float>(isum), c[b & 3]);
+            if (type == weight_quant::q4_K) c[b & 3] = fmaf(-__fmul_rn(half_at(x + 2), ad), static_cast<float>(isum_min), c[b & 3]);
         }
-        *reinterpret_cast<float *>(at(d, j)) = t[0];
+        *reinterpret_cast<float *>(at(d, j)) = __fadd_rn(__fadd_rn(c[0], c[1]), __fadd_rn(c[2], c[3]));
     }
 }
 
@@ -176,7 +310,7 @@ __device__ float activate(act_kind act, float x, const uint16_t * table) {
 }
 
 __global__ void glu_kernel(act_kind act, tensor_arg a, tensor_arg b, tensor_arg d, bool swapped,
-                           const uint16_t * table) {
+                           const uint16_t * table, float alpha, float limit) {
     const int64_t n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4    j  = unflatten(f, d.ne);
@@ -189,7 +323,14 @@ __global__ void glu_kernel(act_kind act, tensor_arg a, tensor_arg b, tensor_arg 
             x = swapped ? xa[d.ne[0]] : xa[0];
             g = swapped ? xa[0] : xa[d.ne[0]];
         }
-        const float y = act == act_kind::gelu && x <= -10.0f ? 0.0f : __fmul_rn(activate(act, x, table), g);
+        float y;
+        if (act == act_kind::swiglu_oai) {  // cpu/ops/glu.cpp: clamped, x / (1 + exp_f32(-alpha x)) * (g + 1)
+            const float xc = limit < x ? limit : x;
+            const float gc = g < -limit ? -limit : (limit < g ? limit : g);
+            y = __fmul_rn(__fdiv_rn(xc, __fadd_rn(1.0f, exp_f32(__fmul_rn(-alpha, xc)))), __fadd_rn(gc, 1.0f));
+        } else {
+            y = act == act_kind::gelu && x <= -10.0f ? 0.0f : __fmul_rn(activate(act, x, table), g);
+        }
         *reinterpret_cast<float *>(at(d, j)) = y;
     }
 }
@@ -254,7 +395,8 @@ __global__ void set_rows_kernel(tensor_arg b, tensor_arg idx, bool i64, tensor_a
 }
 
 /// cpu/ops/softmax.cpp with alibi.h's softmax_in_place: the row built in dst.
-__global__ void soft_max_kernel(tensor_arg a, tensor_arg m, tensor_arg d, float scale, const float * slopes) {
+__global__ void soft_max_kernel(tensor_arg a, tensor_arg m, tensor_arg d, float scale, const float * slopes,
+                                const float * sinks) {
     const int64_t rows = d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t n    = d.ne[0];
     for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
@@ -262,7 +404,8 @@ __global__ void soft_max_kernel(tensor_arg a, tensor_arg m, tensor_arg d, float 
         const float * x     = reinterpret_cast<const float *>(row_ptr(a, w));
         float *       y     = reinterpret_cast<float *>(row_ptr(d, w));
         const float   slope = slopes ? slopes[w.i2] : 1.0f;
-        float         mx    = -__int_as_float(0x7f800000);
+        const float   sink  = sinks ? sinks[w.i2] : 0.0f;
+        float         mx    = sinks ? sink : -__int_as_float(0x7f800000);
         for (int64_t i = 0; i < n; ++i) {
             float v = __fmul_rn(x[i], scale);
             if (m.data) v = __fadd_rn(v, __fmul_rn(slope, load(m, idx4{{i, w.i1, w.i2 % m.ne[2], w.i3 % m.ne[3]}})));
@@ -278,8 +421,55 @@ __global__ void soft_max_kernel(tensor_arg a, tensor_arg m, tensor_arg d, float 
             y[i] = exp_f32(__fsub_rn(y[i], mx));
             sum  = __dadd_rn(sum, double(y[i]));
         }
+        if (sinks) sum = __dadd_rn(sum, double(exp_f32(__fsub_rn(sink, mx))));
         const float inv = float(__ddiv_rn(1.0, sum));
         for (int64_t i = 0; i < n; ++i) y[i] = __fmul_rn(y[i], inv);
+    }
+}
+
+/// cpu/ops/attention.cpp, one thread per dst row (head h, query iq, sequence s), K and V
+/// f32 or f16 (shaders/flash_attn.comp says the same steps): scores recomputed in each of
+/// three passes (max, sum in double, weighted V rows), masked keys (-inf, slope > 0)
+/// without their dot, sinks in the max and the normaliser; no softcap.
+__device__ float fa_score(const tensor_arg & k, const float * q, const tensor_arg & m, int64_t j, int64_t hk,
+                          int64_t s, int64_t iq, int64_t h, float scale, float slope) {
+    float mk = 0.0f;
+    if (m.data) {
+        mk = load(m, idx4{{j, iq, h % m.ne[2], s % m.ne[3]}});
+        if (slope > 0.0f && mk == -__int_as_float(0x7f800000)) return mk;
+    }
+    const float x = __fmul_rn(dot_rows(k.data + j * k.nb[1] + hk * k.nb[2] + s * k.nb[3], k.f16, q, k.ne[0]), scale);
+    return m.data ? __fadd_rn(x, __fmul_rn(slope, mk)) : x;
+}
+
+__global__ void flash_attn_kernel(tensor_arg q, tensor_arg k, tensor_arg v, tensor_arg m, const float * sinks,
+                                  tensor_arg d, float scale, const float * slopes) {
+    const int64_t H = q.ne[2], NQ = q.ne[1], rows = H * NQ * q.ne[3], n_kv = k.ne[1], group = q.ne[2] / k.ne[2];
+    const float   inf = __int_as_float(0x7f800000);
+    for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t h = r % H, iq = (r / H) % NQ, s = r / (H * NQ), hk = h / group;
+        const float   slope = slopes ? slopes[h] : 1.0f;
+        const float * qr    = reinterpret_cast<const float *>(q.data + iq * q.nb[1] + h * q.nb[2] + s * q.nb[3]);
+        float *       y     = reinterpret_cast<float *>(d.data + h * d.nb[1] + iq * d.nb[2] + s * d.nb[3]);
+        const float   sink  = sinks ? sinks[h] : 0.0f;
+        float         mx    = sinks ? sink : -inf;
+        for (int64_t j = 0; j < n_kv; ++j) {
+            const float x = fa_score(k, qr, m, j, hk, s, iq, h, scale, slope);
+            mx            = x > mx ? x : mx;
+        }
+        for (int64_t i = 0; i < v.ne[0]; ++i) y[i] = 0.0f;
+        if (mx == -inf) continue;
+        double sum = 0.0;
+        for (int64_t j = 0; j < n_kv; ++j) {
+            sum = __dadd_rn(sum, double(exp_f32(__fsub_rn(fa_score(k, qr, m, j, hk, s, iq, h, scale, slope), mx))));
+        }
+        if (sinks) sum = __dadd_rn(sum, double(exp_f32(__fsub_rn(sink, mx))));
+        const float inv = float(__ddiv_rn(1.0, sum));
+        for (int64_t j = 0; j < n_kv; ++j) {
+            const float wt = __fmul_rn(exp_f32(__fsub_rn(fa_score(k, qr, m, j, hk, s, iq, h, scale, slope), mx)), inv);
+            if (wt == 0.0f) continue;
+            for (int64_t i = 0; i < v.ne[0]; ++i) y[i] = __fadd_rn(y[i], __fmul_rn(wt, load(v, idx4{{i, j, hk, s}})));
+        }
     }
 }
 
@@ -337,8 +527,9 @@ int copy(const tensor_arg & a, const tensor_arg & dst, void * stream) {
 }
 
 int glu(act_kind act, const tensor_arg & a, const tensor_arg & b, const tensor_arg & dst, bool swapped,
-        const uint16_t * table, void * stream) {
-    glu_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(act, a, b, dst, swapped, table);
+        const uint16_t * table, float alpha, float limit, void * stream) {
+    glu_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(act, a, b, dst, swapped, table,
+                                                                                        alpha, limit);
     return status(stream);
 }
 
@@ -359,9 +550,29 @@ int set_rows(const tensor_arg & b, const tensor_arg & idx, bool idx_i64, const t
 }
 
 int soft_max(const tensor_arg & a, const tensor_arg & mask, const tensor_arg & dst, float scale,
-             const float * slopes, void * stream) {
+             const float * slopes, const float * sinks, void * stream) {
     const int64_t rows = dst.ne[1] * dst.ne[2] * dst.ne[3];
-    soft_max_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, mask, dst, scale, slopes);
+    soft_max_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, mask, dst, scale, slopes,
+                                                                                      sinks);
+    return status(stream);
+}
+
+int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream) {
+    const int64_t n = count(x) / (kind == act_quant::q8_0 ? 32 : 256);
+    quantize_act_kernel<<<blocks(n), k_block, 0, static_cast<cudaStream_t>(stream)>>>(kind, x, out);
+    return status(stream);
+}
+
+int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream) {
+    mul_mat_q_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, w, act, dst);
+    return status(stream);
+}
+
+int flash_attn(const tensor_arg & q, const tensor_arg & k, const tensor_arg & v, const tensor_arg & mask,
+               const float * sinks, const tensor_arg & dst, float scale, const float * slopes, void * stream) {
+    const int64_t rows = q.ne[1] * q.ne[2] * q.ne[3];
+    flash_attn_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(q, k, v, mask, sinks, dst, scale,
+                                                                                        slopes);
     return status(stream);
 }
 

@@ -23,6 +23,22 @@ int scale(const tensor_arg & a, const tensor_arg & dst, float s, float bias, voi
 /// dst[m, n, i2, i3] = the CPU's dot of weight row (m, i2 / r2, i3 / r3) and activation
 /// row (n, i2, i3); weights f32 or f16 (activations then rounded to f16), rows dense.
 int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, void * stream);
+/// The activation formats of quantized dots (the weight type's vec_dot_type) and the
+/// weight formats mul_mat_q takes.
+enum class act_quant { q8_0, q8_K };
+enum class weight_quant { q8_0, q4_0, q4_K, q6_K };
+/// The rows of f32 x (dense rows, K a multiple of the block) in `kind` as the CPU's
+/// activation conversion writes them: per block d (f32) then the int8 quants, blocks in
+/// row order, into `out` (count(x) + 4 bytes per block of 32 or 256).
+int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream);
+/// dst[m, n, i2, i3] = the CPU's integer dot of weight row (m, i2 / r2, i3 / r3) of
+/// `type` and activation row (n, i2, i3) of `act` (quantize_act's output).
+int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream);
+/// flash_attn_ext of f32 q, f32 / f16 K and V and mask (mask.data null for none), the
+/// sinks per head or nullptr, ALiBi slopes per head in device memory or nullptr (1); no
+/// softcap.
+int flash_attn(const tensor_arg & q, const tensor_arg & k, const tensor_arg & v, const tensor_arg & mask,
+               const float * sinks, const tensor_arg & dst, float scale, const float * slopes, void * stream);
 /// norm (mean = true) or rms_norm of each row, sums in double as the CPU's.
 int norm(const tensor_arg & a, const tensor_arg & dst, float eps, bool mean, void * stream);
 /// dst's flat element f = a's flat element f, f32 / f16 either way (RNE to f16).
@@ -30,12 +46,12 @@ int copy(const tensor_arg & a, const tensor_arg & dst, void * stream);
 /// Activations with a GLU or on their own (cpu/ops/glu.cpp, unary.cpp): silu (exp_f32's
 /// operations), the CPU's f32 GELU and GELU_QUICK through its f16 tables (`table`: 65536
 /// f16 bit patterns in device memory, nullptr for the others), relu, neg.
-enum class act_kind { silu, gelu, relu, gelu_quick, neg };
+enum class act_kind { silu, gelu, relu, gelu_quick, neg, swiglu_oai };
 
 /// dst = act(x) * g: x, g from a and b (split, b.data not null) or the halves of a's rows
-/// (swapped or not); f32, dense rows.
+/// (swapped or not); f32, dense rows. swiglu_oai (glu only) uses alpha and limit.
 int glu(act_kind act, const tensor_arg & a, const tensor_arg & b, const tensor_arg & dst, bool swapped,
-        const uint16_t * table, void * stream);
+        const uint16_t * table, float alpha, float limit, void * stream);
 /// dst = act(a); f32.
 int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint16_t * table, void * stream);
 /// The row formats get_rows decodes.
@@ -47,9 +63,10 @@ int get_rows(row_type type, const tensor_arg & a, const tensor_arg & idx, const 
 /// indices; later rows win; an index outside the rows is skipped).
 int set_rows(const tensor_arg & b, const tensor_arg & idx, bool idx_i64, const tensor_arg & dst, void * stream);
 /// soft_max of f32 rows of a*scale (+ slope[i2] * mask, mask.data null for none), the
-/// normaliser summed in double as the CPU's; slopes in device memory or nullptr (1).
+/// normaliser summed in double as the CPU's; slopes in device memory or nullptr (1);
+/// sinks (per i2) or nullptr.
 int soft_max(const tensor_arg & a, const tensor_arg & mask, const tensor_arg & dst, float scale, const float * slopes,
-             void * stream);
+             const float * sinks, void * stream);
 /// rope of f32 rows with the CPU's cos / sin table (cs: per token, per pair, c then s, in
 /// device memory): pairs (2i, 2i+1) when adjacent, else (i, i + pairs); the rest copied.
 int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjacent, const float * cs, void * stream);

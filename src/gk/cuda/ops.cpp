@@ -54,16 +54,29 @@ int scale_launch(const gk_tensor * n, void * s) {
     return kernels::scale(arg(n->src[0]), arg(n), gk_get_op_params_f32(n, 0), gk_get_op_params_f32(n, 1), s);
 }
 
+/// The quantized dot's formats for weights of `type` (activations, weights); false for
+/// weights that are not quantized ones the kernels take.
+bool quant_kinds(gk_type type, kernels::act_quant * act, kernels::weight_quant * weight) {
+    switch (type) {
+    case GK_TYPE_Q8_0: *act = kernels::act_quant::q8_0, *weight = kernels::weight_quant::q8_0; return true;
+    case GK_TYPE_Q4_0: *act = kernels::act_quant::q8_0, *weight = kernels::weight_quant::q4_0; return true;
+    case GK_TYPE_Q4_K: *act = kernels::act_quant::q8_K, *weight = kernels::weight_quant::q4_K; return true;
+    case GK_TYPE_Q6_K: *act = kernels::act_quant::q8_K, *weight = kernels::weight_quant::q6_K; return true;
+    default: return false;
+    }
+}
+
 bool mul_mat_ok(const gk_tensor * n, std::string * why) {
-    const gk_tensor * w = n->src[0];
-    const gk_tensor * x = n->src[1];
-    if (!float_or_half(w)) return refuse(why, "weights f32 or f16 only");
+    const gk_tensor *     w = n->src[0];
+    const gk_tensor *     x = n->src[1];
+    kernels::act_quant    aq;
+    kernels::weight_quant wq;
+    if (!float_or_half(w) && !quant_kinds(w->type, &aq, &wq)) {
+        return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4) return refuse(why, "rows must be dense");
     return true;
-}
-int mul_mat_launch(const gk_tensor * n, void * s) {
-    return kernels::mul_mat(arg(n->src[0]), arg(n->src[1]), arg(n), s);
 }
 
 bool norm_ok(const gk_tensor * n, std::string * why) {
@@ -81,13 +94,14 @@ int copy_launch(const gk_tensor * n, void * s) { return kernels::copy(arg(n->src
 
 // ---- host-made tables: the CPU's GELU tables, ALiBi slopes, rope's cos / sin ------------
 
-/// Run `launch` with `bytes` of `host` data copied to device memory (its argument), wait
-/// for the stream, free the copy. The launch's status, or the first CUDA error.
+/// Run `launch` with `bytes` of device memory (its argument) holding a copy of `host`
+/// (scratch when host is nullptr), wait for the stream, free it. The launch's status, or
+/// the first CUDA error.
 template <typename F>
 int with_table(const void * host, size_t bytes, void * stream, F launch) {
     void *      dev = nullptr;
     cudaError_t e   = cudaMalloc(&dev, bytes);
-    if (e == cudaSuccess) e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess && host) e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
     if (e == cudaSuccess) e = static_cast<cudaError_t>(launch(dev));
     if (e == cudaSuccess) e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
     cudaFree(dev);
@@ -120,6 +134,33 @@ int with_act_table(kernels::act_kind act, void * stream, F launch) {
 
 bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4; }
 
+/// Float weights: one kernel. Quantized ones: the activations converted into scratch
+/// (the CPU's conversion), then the integer dots.
+int mul_mat_launch(const gk_tensor * n, void * s) {
+    const gk_tensor *     w = n->src[0];
+    const gk_tensor *     x = n->src[1];
+    kernels::act_quant    aq;
+    kernels::weight_quant wq;
+    if (!quant_kinds(w->type, &aq, &wq)) return kernels::mul_mat(arg(w), arg(x), arg(n), s);
+    const size_t block = aq == kernels::act_quant::q8_0 ? 32 : 256;
+    const size_t bytes = static_cast<size_t>(gk_nelements(x)) / block * (block + 4);
+    return with_table(nullptr, bytes, s, [&](void * dev) {
+        const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
+        return r != 0 ? r : kernels::mul_mat_q(wq, arg(w), static_cast<const char *>(dev), arg(n), s);
+    });
+}
+
+/// ALiBi's slopes of `n_head` heads (the CPU's alibi_slope) in device memory for
+/// `launch`, or nullptr when max_bias is 0.
+template <typename F>
+int with_slopes(float max_bias, int64_t n_head, void * stream, F launch) {
+    if (max_bias <= 0.0f) return launch(nullptr);
+    std::vector<float> slopes(static_cast<size_t>(n_head));
+    for (int64_t h = 0; h < n_head; ++h) slopes[static_cast<size_t>(h)] = cpu::alibi_slope(max_bias, n_head, h);
+    return with_table(slopes.data(), slopes.size() * sizeof(float), stream,
+                      [&](void * dev) { return launch(static_cast<const float *>(dev)); });
+}
+
 // ---- glu, unary ------------------------------------------------------------------------------
 
 /// The kernels' activation of a unary op, or -1.
@@ -134,11 +175,14 @@ int act_of(gk_unary_op op) {
     }
 }
 
-int glu_kind(const gk_tensor * n) { return act_of(cpu::glu_unary_op(gk_get_glu_op(n))); }
+int glu_kind(const gk_tensor * n) {
+    return gk_get_glu_op(n) == GK_GLU_OP_SWIGLU_OAI ? static_cast<int>(kernels::act_kind::swiglu_oai)
+                                                    : act_of(cpu::glu_unary_op(gk_get_glu_op(n)));
+}
 int unary_kind(const gk_tensor * n) { return act_of(gk_get_unary_op(n)); }
 
 bool glu_ok(const gk_tensor * n, std::string * why) {
-    if (glu_kind(n) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
+    if (glu_kind(n) < 0) return refuse(why, "swiglu, swiglu_oai, geglu, reglu and geglu_quick only (erf is libm's)");
     return (is(n, GK_TYPE_F32) && dense_f32(n->src[0]) && (!n->src[1] || dense_f32(n->src[1]))) ||
            refuse(why, "f32 with dense rows only");
 }
@@ -146,8 +190,10 @@ int glu_launch(const gk_tensor * n, void * s) {
     const auto                act = static_cast<kernels::act_kind>(glu_kind(n));
     const kernels::tensor_arg b   = n->src[1] ? arg(n->src[1]) : kernels::tensor_arg{};
     const bool                sw  = gk_get_op_params_i32(n, 1) != 0;
-    return with_act_table(act, s,
-                          [&](const uint16_t * t) { return kernels::glu(act, arg(n->src[0]), b, arg(n), sw, t, s); });
+    const float               alpha = gk_get_op_params_f32(n, 2), limit = gk_get_op_params_f32(n, 3);
+    return with_act_table(act, s, [&](const uint16_t * t) {
+        return kernels::glu(act, arg(n->src[0]), b, arg(n), sw, t, alpha, limit, s);
+    });
 }
 
 bool unary_ok(const gk_tensor * n, std::string * why) {
@@ -193,19 +239,40 @@ int set_rows_launch(const gk_tensor * n, void * s) {
 // ---- soft_max ----------------------------------------------------------------------------------
 
 bool soft_max_ok(const gk_tensor * n, std::string * why) {
-    if (n->src[2]) return refuse(why, "no attention sinks (their exp is libm's, in double)");
+    if (n->src[2] && !dense_f32(n->src[2])) return refuse(why, "f32 sinks only");
     if (n->src[1] && !float_or_half(n->src[1])) return refuse(why, "an f32 or f16 mask only");
     return (is(n, GK_TYPE_F32) && dense_f32(n->src[0]) && n->nb[0] == 4) || refuse(why, "f32 with dense rows only");
 }
 int soft_max_launch(const gk_tensor * n, void * s) {
-    const kernels::tensor_arg mask     = n->src[1] ? arg(n->src[1]) : kernels::tensor_arg{};
-    const float               scale    = gk_get_op_params_f32(n, 0);
-    const float               max_bias = gk_get_op_params_f32(n, 1);
-    if (!n->src[1] || max_bias <= 0.0f) return kernels::soft_max(arg(n->src[0]), mask, arg(n), scale, nullptr, s);
-    std::vector<float> slopes(static_cast<size_t>(n->ne[2]));
-    for (int64_t h = 0; h < n->ne[2]; ++h) slopes[static_cast<size_t>(h)] = cpu::alibi_slope(max_bias, n->ne[2], h);
-    return with_table(slopes.data(), slopes.size() * sizeof(float), s, [&](void * dev) {
-        return kernels::soft_max(arg(n->src[0]), mask, arg(n), scale, static_cast<const float *>(dev), s);
+    const kernels::tensor_arg mask  = n->src[1] ? arg(n->src[1]) : kernels::tensor_arg{};
+    const float *             sinks = n->src[2] ? static_cast<const float *>(n->src[2]->data) : nullptr;
+    const float               scale = gk_get_op_params_f32(n, 0);
+    const float               bias  = n->src[1] ? gk_get_op_params_f32(n, 1) : 0.0f;
+    return with_slopes(bias, n->ne[2], s, [&](const float * slopes) {
+        return kernels::soft_max(arg(n->src[0]), mask, arg(n), scale, slopes, sinks, s);
+    });
+}
+
+// ---- flash_attn_ext ------------------------------------------------------------------------------
+
+bool flash_attn_ok(const gk_tensor * n, std::string * why) {
+    const gk_tensor * k = n->src[1];
+    const gk_tensor * v = n->src[2];
+    const gk_tensor * m = n->src[3];
+    if (gk_get_op_params_f32(n, 2) != 0.0f) return refuse(why, "no logit softcap (its tanh is libm's)");
+    if (!float_or_half(k) || !float_or_half(v) || (m && !float_or_half(m))) {
+        return refuse(why, "f32 or f16 K, V and mask only");
+    }
+    if (k->nb[0] != gk_type_size(k->type) || !dense_f32(n->src[0])) return refuse(why, "rows must be dense");
+    return (!n->src[4] || dense_f32(n->src[4])) || refuse(why, "f32 sinks only");
+}
+int flash_attn_launch(const gk_tensor * n, void * s) {
+    const kernels::tensor_arg mask  = n->src[3] ? arg(n->src[3]) : kernels::tensor_arg{};
+    const float *             sinks = n->src[4] ? static_cast<const float *>(n->src[4]->data) : nullptr;
+    const float               bias  = n->src[3] ? gk_get_op_params_f32(n, 1) : 0.0f;
+    return with_slopes(bias, n->ne[1], s, [&](const float * slopes) {
+        return kernels::flash_attn(arg(n->src[0]), arg(n->src[1]), arg(n->src[2]), mask, sinks, arg(n),
+                                   gk_get_op_params_f32(n, 0), slopes, s);
     });
 }
 
@@ -272,6 +339,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_launch},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_launch},
     {GK_OP_ROPE, rope_ok, rope_launch},
+    {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_launch},
 };
 
 const op_entry * entry(gk_op op) {

@@ -33,32 +33,33 @@ std::vector<gk_tensor *> computed_nodes(gk_cgraph * graph) {
     return out;
 }
 
-/// The descriptor writes of `node`: bindings 0, 1, 2 = src[0], src[1], the node (a
-/// missing source is bound to the node's buffer, which the shader does not read), 3 =
-/// `aux` (the node's host-filled data) or, without, the node's buffer too. false with a
-/// message when a tensor is not in this device's memory.
+/// The descriptor writes of `node`: bindings 0, 1, 2 = src[0], src[1], the node, 3 =
+/// `aux` (the node's host-filled data), 4, 5, 6 = src[2], src[3], src[4]; a missing one
+/// is bound to the node's buffer, which the shader does not read. false with a message
+/// when a tensor is not in this device's memory.
 bool bind(device_context & d, VkDescriptorSet set, const gk_tensor * node, VkBuffer aux) {
-    const gk_tensor *      t[4] = {node->src[0], node->src[1], node, node};
-    VkDescriptorBufferInfo info[4];
-    VkWriteDescriptorSet   w[4];
-    for (int i = 0; i < 4; ++i) {
+    const gk_tensor *      t[k_bindings] = {node->src[0], node->src[1], node,        node,
+                                            node->src[2], node->src[3], node->src[4]};
+    VkDescriptorBufferInfo info[k_bindings];
+    VkWriteDescriptorSet   w[k_bindings];
+    for (uint32_t i = 0; i < k_bindings; ++i) {
         const gk_tensor * x = t[i] ? t[i] : node;
         VkBuffer          h = i == 3 && aux != VK_NULL_HANDLE ? aux : buffer_handle(x->buffer);
         if (h == VK_NULL_HANDLE) {
             backend_error("%s: tensor '%s' (%s of node '%s') is not in %s memory (it is in %s)", d.name.c_str(),
-                          gk_get_name(x), i < 2 ? "a source" : "the result", gk_get_name(node), d.name.c_str(),
+                          gk_get_name(x), x == node ? "the result" : "a source", gk_get_name(node), d.name.c_str(),
                           x->buffer ? gk_backend_buft_name(gk_backend_buffer_get_type(x->buffer)) : "no buffer");
             return false;
         }
         info[i] = {h, 0, VK_WHOLE_SIZE};
         w[i]    = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         w[i].dstSet          = set;
-        w[i].dstBinding      = static_cast<uint32_t>(i);
+        w[i].dstBinding      = i;
         w[i].descriptorCount = 1;
         w[i].descriptorType  = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         w[i].pBufferInfo     = &info[i];
     }
-    vkUpdateDescriptorSets(d.dev, 4, w, 0, nullptr);
+    vkUpdateDescriptorSets(d.dev, k_bindings, w, 0, nullptr);
     return true;
 }
 
@@ -92,6 +93,13 @@ struct aux_data {
     aux_data & operator=(const aux_data &) = delete;
 };
 
+/// The node's op as the messages name it: the unary or GLU op ("TANH"), else the op ("FLASH_ATTN_EXT").
+const char * op_label(const gk_tensor * node) {
+    if (node->op == GK_OP_UNARY) return gk_unary_op_name(gk_get_unary_op(node));
+    if (node->op == GK_OP_GLU) return gk_glu_op_name(gk_get_glu_op(node));
+    return gk_op_name(node->op);
+}
+
 gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     device_context &               d     = dev_of(b);
     const std::vector<gk_tensor *> nodes = computed_nodes(graph);
@@ -109,7 +117,7 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
             }
         }
         if (!why.empty() || !supports_op(d, node, &why)) {
-            backend_error("%s: node '%s': %s", d.name.c_str(), gk_get_name(node), why.c_str());
+            backend_error("%s: node '%s' (%s): %s", d.name.c_str(), gk_get_name(node), op_label(node), why.c_str());
             gk::set_error(gk_graph_context(graph), "%s", gk_backend_last_error());
             return GK_STATUS_UNSUPPORTED;
         }
@@ -122,7 +130,7 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     const VkBuffer aux_handle = aux.buffer ? buffer_handle(aux.buffer) : VK_NULL_HANDLE;
 
     std::lock_guard<std::mutex> lock(d.queue_mutex);  // one submission at a time on the queue
-    VkDescriptorPoolSize        size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * n};
+    VkDescriptorPoolSize        size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, k_bindings * n};
     VkDescriptorPoolCreateInfo  pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pi.maxSets       = n;
     pi.poolSizeCount = 1;
@@ -160,16 +168,12 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         vkBeginCommandBuffer(cmd, &bi);
-        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
         for (uint32_t i = 0; i < n && st == GK_STATUS_SUCCESS; ++i) {
             const VkBuffer node_aux = aux_bytes(nodes[i]) > 0 ? aux_handle : VK_NULL_HANDLE;
             if (!bind(d, sets[i], nodes[i], node_aux) || !record_op(d, cmd, sets[i], nodes[i], aux.words[i])) {
                 st = GK_STATUS_FAILED;
             }
-            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                                 &barrier, 0, nullptr, 0, nullptr);
+            record_barrier(cmd);
         }
         vkEndCommandBuffer(cmd);
     }
@@ -194,6 +198,14 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
 }
 
 } // namespace
+
+void record_barrier(VkCommandBuffer cmd) {
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                         &barrier, 0, nullptr, 0, nullptr);
+}
 
 gk_backend_t init_backend(device_context & d) {
     auto * ctx = new (std::nothrow) backend_context{&d};

@@ -15,7 +15,6 @@
 namespace gk::vulkan {
 namespace {
 
-constexpr uint32_t k_bindings       = 4;    // src[0], src[1], dst, spare
 constexpr uint32_t k_push_bytes     = 128;  // the least every device offers
 
 void note(const char * fmt, const char * a, const char * b) {
@@ -193,6 +192,12 @@ std::vector<device_context *> discover() {
                          std::to_string(VK_API_VERSION_PATCH(props.apiVersion));
         d->max_buffer  = props.limits.maxStorageBufferRange;
         d->max_groups  = props.limits.maxComputeWorkGroupCount[0];
+        if (props.limits.maxPerStageDescriptorStorageBuffers < k_bindings) {
+            note("gk: Vulkan: %s left out (%s)\n", d->description.c_str(),
+                 "it binds fewer storage buffers to a shader than gk's k_bindings");
+            delete d;
+            continue;
+        }
         if (!open_device(*d)) {
             delete d;
             continue;

@@ -131,30 +131,68 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 
 // ---- mul_mat (shaders/mul_mat.comp) -------------------------------------------------------
 
+/// mul_mat.comp's, quantize_act.comp's and mul_mat_q.comp's push constants (each reads
+/// the fields it needs): weight strides in elements (bytes for block formats), aoff the
+/// quantized activations' first word at binding 3.
 struct mul_mat_push {
     uint32_t M, N, ne2, ne3;
-    uint32_t K, r2, r3, pad;
+    uint32_t K, r2, r3, aoff;
     uint32_t ws1, ws2, ws3;
     uint32_t xs1, xs2, xs3;
     uint32_t ds1, ds2, ds3;
     uint32_t woff, xoff, doff;
 };
 
+/// quantize_act.comp's and mul_mat_q.comp's numbers for block-format weights of `type`:
+/// the activation format (0 q8_0, 1 q8_K) and the weight format (mul_mat_q's TYPE); -1
+/// for weights the device does not take in blocks.
+struct quant_kind {
+    int      act, weight;
+    uint32_t block() const { return act == 0 ? 32 : 256; }
+    uint32_t block_words() const { return 1 + block() / 4; }  // one activation block
+};
+
+quant_kind quant_kind_of(gk_type type) {
+    switch (type) {
+    case GK_TYPE_Q8_0: return {0, 0};
+    case GK_TYPE_Q4_0: return {0, 1};
+    case GK_TYPE_Q4_K: return {1, 2};
+    case GK_TYPE_Q6_K: return {1, 3};
+    default: return {-1, -1};
+    }
+}
+
 bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) {
-    const gk_tensor * w = n->src[0];
-    const gk_tensor * x = n->src[1];
-    if (!is(w, GK_TYPE_F32) && !is(w, GK_TYPE_F16)) return refuse(why, "weights f32 or f16 only");
+    const gk_tensor * w     = n->src[0];
+    const gk_tensor * x     = n->src[1];
+    const bool        plain = is(w, GK_TYPE_F32) || is(w, GK_TYPE_F16);
+    if (!plain && quant_kind_of(w->type).weight < 0) {
+        return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4 || n->nb[0] != 4) {
         return refuse(why, "rows must be dense");
     }
-    return whole_elements(w, gk_type_size(w->type), why) && whole_elements(x, 4, why) && whole_elements(n, 4, why);
+    return (!plain || whole_elements(w, gk_type_size(w->type), why)) && whole_elements(x, 4, why) &&
+           whole_elements(n, 4, why);
 }
 
-bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
-    const gk_tensor * w = n->src[0];
+/// The activations in the weights' vec_dot_type (quantize_act.comp's output), for
+/// block-format weights; 0 for f32 and f16 weights.
+size_t mul_mat_aux(const gk_tensor * n) {
+    const quant_kind q = quant_kind_of(n->src[0]->type);
+    if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
-    const view        wv = as_view(w, gk_type_size(w->type)), xv = as_view(x, 4), dv = as_view(n, 4);
+    return static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+}
+
+bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
+    const gk_tensor * w  = n->src[0];
+    const gk_tensor * x  = n->src[1];
+    const quant_kind  q  = quant_kind_of(w->type);
+    const view        xv = as_view(x, 4), dv = as_view(n, 4);
+    // Block formats are addressed in bytes (their blocks need not be 4-byte aligned).
+    const view   wv = as_view(w, q.act >= 0 ? 1 : gk_type_size(w->type));
     mul_mat_push p{};
     p.M    = static_cast<uint32_t>(n->ne[0]);
     p.N    = static_cast<uint32_t>(n->ne[1]);
@@ -163,14 +201,27 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.K    = static_cast<uint32_t>(w->ne[0]);
     p.r2   = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
     p.r3   = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
+    p.aoff = aux;
     p.ws1  = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
     p.woff = wv.off, p.xoff = xv.off, p.doff = dv.off;
     // fma_exact wherever the device has doubles: a device's fma() need not be fused
-    // (lavapipe's is not), and the CPU's dot fuses every step.
-    const uint32_t   mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | (d.float64 ? 2u : 0u);
-    return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 64);
+    // (lavapipe's is not), and the CPU's dots fuse every step.
+    const uint32_t exact = d.float64 ? 1u : 0u;
+    const uint64_t outs  = static_cast<uint64_t>(gk_nelements(n));
+    if (q.act < 0) {
+        const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1;
+        return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, outs, 64);
+    }
+    // The activations into the node's scratch at binding 3 (the CPU's conversion), then the dots.
+    const uint64_t blocks = static_cast<uint64_t>(gk_nrows(x)) * (p.K / q.block());
+    if (!dispatch(d, cmd, set, {shader::quantize_act, static_cast<uint32_t>(q.act)}, &p, sizeof p, blocks, 64)) {
+        return false;
+    }
+    record_barrier(cmd);
+    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2;
+    return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, outs, 64);
 }
 
 // ---- norm, rms_norm (shaders/norm.comp) ----------------------------------------------------
@@ -264,7 +315,10 @@ int act_kind(gk_unary_op op) {
     }
 }
 
-int glu_kind(const gk_tensor * n) { return act_kind(cpu::glu_unary_op(gk_get_glu_op(n))); }
+/// glu.comp's ACT: act_kind's, or 5 for swiglu_oai; -1 for geglu_erf (its erf is libm's).
+int glu_kind(const gk_tensor * n) {
+    return gk_get_glu_op(n) == GK_GLU_OP_SWIGLU_OAI ? 5 : act_kind(cpu::glu_unary_op(gk_get_glu_op(n)));
+}
 int unary_kind(const gk_tensor * n) { return act_kind(gk_get_unary_op(n)); }
 
 /// The bytes of the f16 table activation `kind` looks up (gelu's, gelu_quick's), or 0.
@@ -277,10 +331,11 @@ struct glu_push {
     uint32_t ne[4], as[4], bs[4], ds[4];
     uint32_t aoff, boff, doff, toff;
     uint32_t split, swapped;
+    float    alpha, limit;
 };
 
 bool glu_ok(const device_context & d, const gk_tensor * n, std::string * why) {
-    if (glu_kind(n) < 0) return refuse(why, "swiglu, geglu, reglu and geglu_quick only");
+    if (glu_kind(n) < 0) return refuse(why, "swiglu, swiglu_oai, geglu, reglu and geglu_quick only (erf is libm's)");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (exp's fused multiply-adds)");
     if (n->src[1]) return dense_f32(n, {n->src[0], n->src[1]}, why) && whole_elements(n, 4, why);
     return dense_f32(n, {n->src[0]}, why) && whole_elements(n, 4, why);
@@ -300,6 +355,8 @@ bool glu_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, co
     p.toff          = aux;
     p.split         = n->src[1] ? 1u : 0u;
     p.swapped       = gk_get_op_params_i32(n, 1) != 0 ? 1u : 0u;
+    p.alpha         = gk_get_op_params_f32(n, 2);
+    p.limit         = gk_get_op_params_f32(n, 3);
     const auto kind = static_cast<uint32_t>(glu_kind(n));
     return dispatch(d, cmd, set, {shader::glu, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
@@ -412,11 +469,12 @@ struct soft_max_push {
     uint32_t aoff, moff, doff, soff;
     uint32_t mne2, mne3;
     float    scale;
+    uint32_t zoff;
 };
 
 bool soft_max_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     const gk_tensor * mask = n->src[1];
-    if (n->src[2]) return refuse(why, "no attention sinks (their exp is libm's, in double)");
+    if (n->src[2] && !dense_f32(n, {n->src[2]}, why)) return false;
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (the sums are in double)");
     if (mask && !float_or_half(mask)) return refuse(why, "an f32 or f16 mask only");
     if (mask && !whole_elements(mask, gk_type_size(mask->type), why)) return false;
@@ -450,6 +508,10 @@ bool soft_max_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
         p.mne2 = static_cast<uint32_t>(mask->ne[2]);
         p.mne3 = static_cast<uint32_t>(mask->ne[3]);
         mode   = 1u | (mask->type == GK_TYPE_F16 ? 2u : 0u) | (soft_max_aux(n) > 0 ? 4u : 0u);
+    }
+    if (n->src[2]) {
+        p.zoff = as_view(n->src[2], 4).off;
+        mode |= 8u;
     }
     return dispatch(d, cmd, set, {shader::soft_max, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
 }
@@ -503,6 +565,87 @@ bool rope_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     return dispatch(d, cmd, set, {shader::rope, adjacent}, &p, sizeof p, units, 256);
 }
 
+// ---- flash_attn_ext (shaders/flash_attn.comp) ----------------------------------------------
+
+struct flash_attn_push {
+    uint32_t D, Dv, n_kv, H;
+    uint32_t NQ, S, group, mne2;
+    uint32_t mne3, qs1, qs2, qs3;
+    uint32_t ks1, ks2, ks3, vs1;
+    uint32_t vs2, vs3, ms1, ms2;
+    uint32_t ms3, ds1, ds2, ds3;
+    uint32_t qoff, koff, voff, moff;
+    uint32_t doff, zoff, soff;
+    float    scale;
+};
+
+/// Dense rows of f32 or f16 (whole elements): K, V and the mask of flash_attn_ext.
+bool dense_float_rows(const gk_tensor * t, std::string * why) {
+    if (!float_or_half(t)) return refuse(why, "f32 or f16 K, V and mask only");
+    if (t->nb[0] != gk_type_size(t->type)) return refuse(why, "rows must be dense");
+    return whole_elements(t, gk_type_size(t->type), why);
+}
+
+bool flash_attn_ok(const device_context & d, const gk_tensor * n, std::string * why) {
+    const gk_tensor * mask  = n->src[3];
+    const gk_tensor * sinks = n->src[4];
+    if (gk_get_op_params_f32(n, 2) != 0.0f) return refuse(why, "no logit softcap (its tanh is libm's)");
+    if (!d.float64) return refuse(why, "the device has no shaderFloat64 (the sums are in double)");
+    if (!dense_float_rows(n->src[1], why) || !dense_float_rows(n->src[2], why)) return false;
+    if (mask && !dense_float_rows(mask, why)) return false;
+    if (sinks && !dense_f32(n, {sinks}, why)) return false;
+    return dense_f32(n, {n->src[0], n}, why);
+}
+
+size_t flash_attn_aux(const gk_tensor * n) {
+    return n->src[3] && gk_get_op_params_f32(n, 1) > 0.0f ? static_cast<size_t>(n->ne[1]) * sizeof(float) : 0;
+}
+
+void flash_attn_fill(const gk_tensor * n, void * out) {
+    auto * slopes = static_cast<float *>(out);
+    for (int64_t h = 0; h < n->ne[1]; ++h) slopes[h] = cpu::alibi_slope(gk_get_op_params_f32(n, 1), n->ne[1], h);
+}
+
+bool flash_attn_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n,
+                       uint32_t aux) {
+    const gk_tensor * q    = n->src[0];
+    const gk_tensor * k    = n->src[1];
+    const gk_tensor * v    = n->src[2];
+    const gk_tensor * mask = n->src[3];
+    const view      qv = as_view(q, 4), kv = as_view(k, gk_type_size(k->type)), vv = as_view(v, gk_type_size(v->type));
+    const view      dv = as_view(n, 4);
+    flash_attn_push p{};
+    p.D     = static_cast<uint32_t>(q->ne[0]);
+    p.Dv    = static_cast<uint32_t>(v->ne[0]);
+    p.n_kv  = static_cast<uint32_t>(k->ne[1]);
+    p.H     = static_cast<uint32_t>(q->ne[2]);
+    p.NQ    = static_cast<uint32_t>(q->ne[1]);
+    p.S     = static_cast<uint32_t>(q->ne[3]);
+    p.group = static_cast<uint32_t>(q->ne[2] / k->ne[2]);
+    p.mne2 = p.mne3 = 1;
+    p.qs1 = qv.s[1], p.qs2 = qv.s[2], p.qs3 = qv.s[3];
+    p.ks1 = kv.s[1], p.ks2 = kv.s[2], p.ks3 = kv.s[3];
+    p.vs1 = vv.s[1], p.vs2 = vv.s[2], p.vs3 = vv.s[3];
+    p.ds1 = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
+    p.qoff = qv.off, p.koff = kv.off, p.voff = vv.off, p.doff = dv.off;
+    p.soff        = aux;
+    p.scale       = gk_get_op_params_f32(n, 0);
+    uint32_t mode = (k->type == GK_TYPE_F16 ? 1u : 0u) | (v->type == GK_TYPE_F16 ? 2u : 0u) |
+                    (flash_attn_aux(n) > 0 ? 16u : 0u) | (d.float64 ? 64u : 0u);
+    if (mask) {
+        const view mv = as_view(mask, gk_type_size(mask->type));
+        p.ms1 = mv.s[1], p.ms2 = mv.s[2], p.ms3 = mv.s[3], p.moff = mv.off;
+        p.mne2 = static_cast<uint32_t>(mask->ne[2]);
+        p.mne3 = static_cast<uint32_t>(mask->ne[3]);
+        mode |= 4u | (mask->type == GK_TYPE_F16 ? 8u : 0u);
+    }
+    if (n->src[4]) {
+        p.zoff = as_view(n->src[4], 4).off;
+        mode |= 32u;
+    }
+    return dispatch(d, cmd, set, {shader::flash_attn, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 struct op_entry {
@@ -520,7 +663,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_MUL, binary_ok, binary_record},
     {GK_OP_DIV, binary_ok, binary_record},
     {GK_OP_SCALE, scale_ok, scale_record},
-    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record},
+    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record, mul_mat_aux},
     {GK_OP_NORM, norm_ok, norm_record},
     {GK_OP_RMS_NORM, norm_ok, norm_record},
     {GK_OP_DUP, copy_ok, copy_record},
@@ -532,6 +675,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_record},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
     {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, true},
+    {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_record, flash_attn_aux, flash_attn_fill},
 };
 
 const op_entry * entry(gk_op op) {
@@ -544,7 +688,7 @@ const op_entry * entry(gk_op op) {
 static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(mul_mat_push) <= 128 &&
                   sizeof(norm_push) <= 128 && sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 &&
                   sizeof(unary_push) <= 128 && sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 &&
-                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128,
+                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
 } // namespace

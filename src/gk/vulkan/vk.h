@@ -29,7 +29,26 @@
 namespace gk::vulkan {
 
 /// The shaders (shaders/*.comp, compiled to SPIR-V at build time and embedded).
-enum class shader { binary, scale, mul_mat, norm, copy, glu, unary, get_rows, set_rows, soft_max, rope, count };
+enum class shader {
+    binary,
+    scale,
+    mul_mat,
+    norm,
+    copy,
+    glu,
+    unary,
+    get_rows,
+    set_rows,
+    soft_max,
+    rope,
+    flash_attn,
+    quantize_act,
+    mul_mat_q,
+    count
+};
+
+/// Storage buffers a shader sees: src[0], src[1], dst, the host-filled data, src[2..4].
+constexpr uint32_t k_bindings = 7;
 
 /// One pipeline: a shader with its specialization constant 0.
 struct pipeline_key {
@@ -53,7 +72,7 @@ struct device_context {
     std::string                name;                  // "Vulkan0"
     std::string                description;           // the device's name and driver
     std::string                api_version;
-    VkDescriptorSetLayout      set_layout      = VK_NULL_HANDLE;  // 4 storage buffers
+    VkDescriptorSetLayout                        set_layout      = VK_NULL_HANDLE;  // k_bindings storage buffers
     VkPipelineLayout           pipeline_layout = VK_NULL_HANDLE;  // + 128 bytes of push constants
     VkCommandPool              command_pool    = VK_NULL_HANDLE;
     std::mutex                 queue_mutex;           // the queue and the command pool
@@ -100,10 +119,13 @@ void aux_fill(const gk_tensor * node, void * out);
 
 /// Record `node`'s dispatch into `cmd` with descriptor set `set` (bound to its tensors'
 /// buffers by the caller, bindings 0-2 = src[0], src[1], dst, 3 = its aux data, which
-/// starts at 32-bit word `aux_word` there). false with a message when the node cannot
+/// starts at 32-bit word `aux_word` there, 4-6 = src[2], src[3], src[4]). false with a message when the node cannot
 /// run (supports_op says why).
 bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * node,
                uint32_t aux_word);
+
+/// A barrier in `cmd` after which a dispatch sees what the dispatches before it wrote.
+void record_barrier(VkCommandBuffer cmd);
 
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.
 const char * result_name(VkResult r);

@@ -25,7 +25,8 @@ inline float alibi_slope(float max_bias, int64_t n_head, int64_t h) {
 
 /// Softmax in place over w[0..n) with an optional extra logit (an attention sink)
 /// that joins the normaliser only: w[i] = exp_f32(w[i] - max) (vec_exp.h), normalised by
-/// their sum in double, left to right (exp_kernels::exp_sum), plus exp(sink - max), then
+/// their sum in double, left to right (exp_kernels::exp_sum), plus exp_f32(sink - max)
+/// (gk's exp, not libm's, so that a device reproduces it; ggml adds expf's value), then
 /// multiplied by the normaliser's f32 reciprocal. A row whose logits are all -inf (fully
 /// masked) gives zeros. A -inf logit gets weight +0 (exp_f32(-inf) = +0), and a +0 leaves
 /// every run's bits, so -inf entries (masked keys) change nothing for the others.
@@ -56,7 +57,7 @@ inline void softmax_in_place(float * w, int64_t n, const float * sink) {
         }
         return;
     }
-    const double sum = get_exp_kernels().exp_sum(w, n, max) + (sink ? std::exp(static_cast<double>(*sink - max)) : 0.0);
+    const double sum = get_exp_kernels().exp_sum(w, n, max) + (sink ? static_cast<double>(exp_f32(*sink - max)) : 0.0);
     const float inv = static_cast<float>(1.0 / sum);
     for (i = 0; i < n; ++i) {
         w[i] *= inv;

@@ -2,7 +2,8 @@
 // one source row) or split (x from src0, g from src1). Split by destination row.
 //
 // swiglu_oai (gpt-oss) clamps first: x = min(x, limit), g = clamp(g, -limit, limit),
-// out = x * sigmoid(alpha * x) * (g + 1).
+// out = x / (1 + exp_f32(-alpha x)) * (g + 1), with gk's exp (vec_exp.h), so that a
+// device reproduces it (ggml's is libm's expf).
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_exp.h"
@@ -63,7 +64,7 @@ void glu(const compute_params & p, gk_tensor * dst) {
             for (int64_t i = 0; i < n; ++i) {
                 const float xc = std::min(x[i], limit);
                 const float gc = g[i] < -limit ? -limit : (limit < g[i] ? limit : g[i]);
-                y[i]           = xc / (1.0f + std::exp(-alpha * xc)) * (gc + 1.0f);
+                y[i]           = xc / (1.0f + exp_f32(-alpha * xc)) * (gc + 1.0f);
             }
         }
         store_row(dst, i1, i2, i3, y);

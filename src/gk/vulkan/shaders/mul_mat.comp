@@ -2,11 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // mul_mat.comp - dst[m, n, i2, i3] = dot(row m of weight slab (i2 / r2, i3 / r3), row n
 // of the activations), weights f32 or f16 (W = 0 / 1), activations f32 (for f16 weights
-// first rounded to f16, the CPU's vec_dot_type). The dot is the CPU's (cpu/vec_dot.h):
-// 64 partial sums, element k into sum k % 64 by a fused multiply-add, then sums l and
-// l + 16, l + 32, l + 48 combined as (s0 + s1) + (s2 + s3), then halved 8, 4, 2, 1.
-// The fused multiply-add is fma() where the device fuses it, else fma_exact (index.glsl),
-// which needs shaderFloat64. One invocation per output element.
+// first rounded to f16, the CPU's vec_dot_type). The dot is the CPU's (dot.glsl). One
+// invocation per output element.
 #include "index.glsl"
 
 layout(local_size_x = 64) in;
@@ -18,16 +15,12 @@ layout(std430, set = 0, binding = 0) readonly buffer A { uint w[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float x[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer D { float d[]; };
 
-layout(push_constant) uniform P {
-    uint M, N, ne2, ne3;  // dst
-    uint K, r2, r3, pad;  // dot length; activation slabs per weight slab
-    uint ws1, ws2, ws3;   // strides in elements: weights (rows dense)
-    uint xs1, xs2, xs3;   // activations (rows dense)
-    uint ds1, ds2, ds3;   // dst (rows dense)
-    uint woff, xoff, doff;
-} p;
+#include "mul_mat_push.glsl"
 
-float weight(uint e) { return W == 0u ? uintBitsToFloat(w[e]) : half_at(w[e >> 1], e); }
+float dot_x(uint e) { return W == 0u ? uintBitsToFloat(w[e]) : half_at(w[e >> 1], e); }
+float dot_y(uint e) { return W == 0u ? x[e] : unpackHalf2x16(f32_to_f16_bits(x[e])).x; }
+
+#include "dot.glsl"
 
 void main() {
     const uint n = p.M * p.N * p.ne2 * p.ne3;
@@ -35,28 +28,6 @@ void main() {
         const uvec4 j  = unflatten(i, uvec4(p.M, p.N, p.ne2, p.ne3));
         const uint  w0 = p.woff + j.x * p.ws1 + (j.z / p.r2) * p.ws2 + (j.w / p.r3) * p.ws3;
         const uint  x0 = p.xoff + j.y * p.xs1 + j.z * p.xs2 + j.w * p.xs3;
-        float       s[64];
-        for (uint l = 0u; l < 64u; ++l) s[l] = 0.0;
-        for (uint k = 0u; k < p.K; ++k) {
-            float y = x[x0 + k];
-            if (W == 1u) y = unpackHalf2x16(f32_to_f16_bits(y)).x;
-            const float   a = weight(w0 + k);
-            precise float r = EXACT ? fma_exact(a, y, s[k & 63u]) : fma(a, y, s[k & 63u]);
-            s[k & 63u]      = r;
-        }
-        float t[16];
-        for (uint l = 0u; l < 16u; ++l) {
-            precise float u = s[l] + s[l + 16u];
-            precise float v = s[l + 32u] + s[l + 48u];
-            precise float r = u + v;
-            t[l] = r;
-        }
-        for (uint h = 8u; h >= 1u; h /= 2u) {
-            for (uint l = 0u; l < h; ++l) {
-                precise float r = t[l] + t[l + h];
-                t[l] = r;
-            }
-        }
-        d[p.doff + j.x + j.y * p.ds1 + j.z * p.ds2 + j.w * p.ds3] = t[0];
+        d[p.doff + j.x + j.y * p.ds1 + j.z * p.ds2 + j.w * p.ds3] = dot_rows(w0, x0, p.K, EXACT);
     }
 }
