@@ -1957,14 +1957,15 @@ GGML_API void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml
 /** Adds tensor to the graph after the nodes already in it. Aborts: gk does not provide this yet. */
 GGML_API void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
-/** Adds the gradient nodes of the graph's loss. Aborts: gk does not provide this yet. */
+/** Adds the gradient nodes of the graph's loss (gk_build_backward_expand); aborts with gk's message
+ *  on an op without a gradient. */
 GGML_API void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph,
                                          struct ggml_tensor ** grad_accs);
 
 /** New graph for up to GGML_DEFAULT_GRAPH_SIZE nodes, without gradients. */
 GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);
 
-/** New graph for up to size nodes (grads must be false: gk does not build gradients). */
+/** New graph for up to size nodes (with grads: room for a gradient and an accumulator per tensor). */
 GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
 
 /** Copy of a graph in ctx. Aborts: gk does not provide this yet. */
@@ -1974,7 +1975,7 @@ GGML_API struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct g
 /** Copies a graph's nodes into dst. Aborts: gk does not provide this yet. */
 GGML_API void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst);
 
-/** Zeroes gradients and optimiser state. Aborts: gk does not provide this yet. */
+/** Zeroes gradient accumulators and AdamW moments, sets the loss's gradient to 1 (NULL: nothing). */
 GGML_API void ggml_graph_reset(struct ggml_cgraph * cgraph);
 
 /** Empties a graph (nodes and leafs) for reuse. */
@@ -2004,11 +2005,11 @@ GGML_API size_t ggml_graph_overhead_custom(size_t size, bool grads);
 /** Node or leaf with this name (NULL if none). */
 GGML_API struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * cgraph, const char * name);
 
-/** Gradient of node. Aborts: gk does not provide this yet. */
+/** Gradient of node. */
 GGML_API struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph,
                                                   const struct ggml_tensor * node);
 
-/** Gradient accumulator of node. Aborts: gk does not provide this yet. */
+/** Gradient accumulator of node. */
 GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph,
                                                       const struct ggml_tensor * node);
 

@@ -236,6 +236,8 @@ int ggml_graph_n_nodes(struct ggml_cgraph * cgraph) { return compat::to_ggml(gk_
 size_t ggml_graph_overhead(void) { return compat::to_ggml(gk_graph_overhead()); }
 size_t ggml_graph_overhead_custom(size_t size, bool grads) { return compat::to_ggml(gk_graph_overhead_custom(compat::to_gk(size), compat::to_gk(grads))); }
 struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * cgraph, const char * name) { return compat::to_ggml(gk_graph_get_tensor(compat::to_gk(cgraph), compat::to_gk(name))); }
+struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { return compat::to_ggml(gk_graph_get_grad(compat::to_gk(cgraph), compat::to_gk(node))); }
+struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { return compat::to_ggml(gk_graph_get_grad_acc(compat::to_gk(cgraph), compat::to_gk(node))); }
 struct ggml_tallocr ggml_tallocr_new(ggml_backend_buffer_t buffer) { return compat::to_ggml(gk_tallocr_new(compat::to_gk(buffer))); }
 enum ggml_status ggml_tallocr_alloc(struct ggml_tallocr * talloc, struct ggml_tensor * tensor) { return compat::to_ggml(gk_tallocr_alloc(compat::to_gk(talloc), compat::to_gk(tensor))); }
 ggml_gallocr_t ggml_gallocr_new(ggml_backend_buffer_type_t buft) { return compat::to_ggml(gk_gallocr_new(compat::to_gk(buft))); }

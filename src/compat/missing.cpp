@@ -44,13 +44,9 @@ struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_ten
 struct ggml_tensor * ggml_dsv4_hc_pre_gated(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * gate, float scale) { compat::unsupported("ggml_dsv4_hc_pre_gated"); }
 struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual, struct ggml_tensor * post, struct ggml_tensor * comb) { compat::unsupported("ggml_dsv4_hc_post"); }
 void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_build_forward_order"); }
-void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph, struct ggml_tensor ** grad_accs) { compat::unsupported("ggml_build_backward_expand"); }
 struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads) { compat::unsupported("ggml_graph_dup"); }
 void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) { compat::unsupported("ggml_graph_cpy"); }
-void ggml_graph_reset(struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_reset"); }
 void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_graph_add_node"); }
-struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { compat::unsupported("ggml_graph_get_grad"); }
-struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { compat::unsupported("ggml_graph_get_grad_acc"); }
 void ggml_graph_print(const struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_print"); }
 void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph, const char * filename) { compat::unsupported("ggml_graph_dump_dot"); }
 void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) { compat::unsupported("ggml_gallocr_reserve_n_size"); }
