@@ -1323,8 +1323,7 @@ GGML_API struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_t
 /** Index of the largest value of each row of a matrix: I32 [ne1]. */
 GGML_API struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Number of positions where a and b are equal (I64 scalar). Aborts: gk does not compute this op
- *  yet. */
+/** Number of positions where a and b are equal (I64 scalar). */
 GGML_API struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b);
 
@@ -1968,11 +1967,11 @@ GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);
 /** New graph for up to size nodes (with grads: room for a gradient and an accumulator per tensor). */
 GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
 
-/** Copy of a graph in ctx. Aborts: gk does not provide this yet. */
+/** Copy of a graph in ctx. */
 GGML_API struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph,
                                              bool force_grads);
 
-/** Copies a graph's nodes into dst. Aborts: gk does not provide this yet. */
+/** Copies a graph's nodes into dst. */
 GGML_API void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst);
 
 /** Zeroes gradient accumulators and AdamW moments, sets the loss's gradient to 1 (NULL: nothing). */

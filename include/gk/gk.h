@@ -749,6 +749,9 @@ struct gk_tensor * gk_sum(struct gk_context * ctx, struct gk_tensor * a);       
 struct gk_tensor * gk_sum_rows(struct gk_context * ctx, struct gk_tensor * a);  /* [1, ne1, ne2, ne3]     */
 struct gk_tensor * gk_mean(struct gk_context * ctx, struct gk_tensor * a);      /* [1, ne1, ne2, ne3]     */
 struct gk_tensor * gk_argmax(struct gk_context * ctx, struct gk_tensor * a);    /* I32 [ne1]; a 2-d; first max wins */
+/** The number of positions where a and b (I32, one shape) hold equal values -> I64 [1]
+ *  (ggml's count_equal; ggml-opt's count of correct predictions). */
+struct gk_tensor * gk_count_equal(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
 struct gk_tensor * gk_cumsum(struct gk_context * ctx, struct gk_tensor * a);    /* inclusive prefix sum along dim 0 */
 /** I32 indices sorting each row of a (F32); stable: equal values keep index order. */
 struct gk_tensor * gk_argsort(struct gk_context * ctx, struct gk_tensor * a, enum gk_sort_order order);
@@ -981,6 +984,12 @@ struct gk_tensor *  gk_graph_get_tensor(const struct gk_cgraph * graph, const ch
 void                gk_graph_clear(struct gk_cgraph * graph);
 /** The context the graph was created in (where its errors are recorded). */
 struct gk_context * gk_graph_context(const struct gk_cgraph * graph);
+/** Make dst hold src's nodes, leafs and gradients (dst's own are dropped). Fails (dst
+ *  unchanged, message in dst's context) when dst is smaller than src's node or leaf count,
+ *  or src has gradients and dst was made without. */
+enum gk_status gk_graph_cpy(const struct gk_cgraph * src, struct gk_cgraph * dst);
+/** A copy of graph in ctx, of its size, with gradients when graph has them or force_grads. */
+struct gk_cgraph * gk_graph_dup(struct gk_context * ctx, const struct gk_cgraph * graph, bool force_grads);
 
 /* Automatic differentiation (ggml's ggml_build_backward_expand; src/gk/backward.cpp, the
  * gradient of each op in src/gk/vjp.cpp). */

@@ -23,7 +23,6 @@ struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_tensor * a
 struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c) { compat::unsupported("ggml_fill_inplace"); }
 struct ggml_tensor * ggml_xielu(struct ggml_context * ctx, struct ggml_tensor * a, float alpha_n, float alpha_p, float beta, float eps) { compat::unsupported("ggml_xielu"); }
 struct ggml_tensor * ggml_tri(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_tri_type type) { compat::unsupported("ggml_tri"); }
-struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { compat::unsupported("ggml_count_equal"); }
 struct ggml_tensor * ggml_reglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_reglu_swapped"); }
 struct ggml_tensor * ggml_geglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_swapped"); }
 struct ggml_tensor * ggml_swiglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_swiglu_swapped"); }
@@ -44,8 +43,6 @@ struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_ten
 struct ggml_tensor * ggml_dsv4_hc_pre_gated(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * gate, float scale) { compat::unsupported("ggml_dsv4_hc_pre_gated"); }
 struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual, struct ggml_tensor * post, struct ggml_tensor * comb) { compat::unsupported("ggml_dsv4_hc_post"); }
 void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_build_forward_order"); }
-struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads) { compat::unsupported("ggml_graph_dup"); }
-void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) { compat::unsupported("ggml_graph_cpy"); }
 void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_graph_add_node"); }
 void ggml_graph_print(const struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_print"); }
 void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph, const char * filename) { compat::unsupported("ggml_graph_dump_dot"); }

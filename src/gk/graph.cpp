@@ -250,4 +250,41 @@ void gk_graph_clear(gk_cgraph * g) {
 
 gk_context * gk_graph_context(const gk_cgraph * g) { return g ? g->ctx : nullptr; }
 
+gk_status gk_graph_cpy(const gk_cgraph * src, gk_cgraph * dst) {
+    if (!src || !dst) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    if (dst->size < src->n_nodes || dst->size < src->n_leafs || (src->grads && !dst->grads)) {
+        gk::set_error(dst->ctx, "graph_cpy: the destination (size %d%s) cannot hold %d nodes and %d leafs%s", dst->size,
+                      dst->grads ? "" : ", no gradients", src->n_nodes, src->n_leafs,
+                      src->grads ? " with gradients" : "");
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    std::memcpy(dst->nodes, src->nodes, static_cast<size_t>(src->n_nodes) * sizeof(dst->nodes[0]));
+    std::memcpy(dst->leafs, src->leafs, static_cast<size_t>(src->n_leafs) * sizeof(dst->leafs[0]));
+    dst->n_nodes = src->n_nodes;
+    dst->n_leafs = src->n_leafs;
+    if (dst->grads) {
+        std::memset(dst->grads, 0, 2 * dst->hash_size * sizeof(dst->grads[0]));
+    }
+    gk::rebuild_visited(dst);
+    for (size_t i = 0; src->grads && i < src->hash_size; ++i) {
+        if (src->hash[i] && (src->grads[i] || src->grad_accs[i])) {
+            const size_t slot    = gk::graph_slot(dst, src->hash[i]);
+            dst->grads[slot]     = src->grads[i];
+            dst->grad_accs[slot] = src->grad_accs[i];
+        }
+    }
+    return GK_STATUS_SUCCESS;
+}
+
+gk_cgraph * gk_graph_dup(gk_context * ctx, const gk_cgraph * g, bool force_grads) {
+    if (!g) {
+        gk::set_error(ctx, "graph_dup: graph is NULL");
+        return nullptr;
+    }
+    gk_cgraph * r = gk_new_graph_custom(ctx, static_cast<size_t>(g->size), g->grads || force_grads);
+    return r && gk_graph_cpy(g, r) == GK_STATUS_SUCCESS ? r : nullptr;
+}
+
 } // extern "C"

@@ -617,6 +617,35 @@ TEST(Backward, SharedSourcesAndAccumulators) {
     }
 }
 
+/// gk_graph_dup / gk_graph_cpy carry the gradients: a copy of a differentiated graph gives
+/// the same gradient nodes and accumulators; a copy into a graph without grads is refused.
+TEST(Backward, GraphDupKeepsGradients) {
+    env         e;
+    gk_tensor * w = e.f32(4);
+    gk_set_param(w);
+    gk_tensor * loss = gk_sum(e.ctx, gk_sin(e.ctx, w));
+    gk_set_loss(loss);
+    gk_cgraph * g = gk_new_graph_custom(e.ctx, 64, true);
+    ASSERT_EQ(gk_build_forward_expand(g, loss), GK_STATUS_SUCCESS);
+    gk_cgraph * fwd = gk_graph_dup(e.ctx, g, true);
+    ASSERT_NE(fwd, nullptr);
+    ASSERT_EQ(gk_build_backward_expand(e.ctx, g, nullptr), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+    gk_cgraph * copy = gk_graph_dup(e.ctx, g, false);
+    ASSERT_NE(copy, nullptr) << gk_last_error(e.ctx);
+    EXPECT_EQ(gk_graph_n_nodes(copy), gk_graph_n_nodes(g));
+    EXPECT_EQ(gk_graph_get_grad(copy, w), gk_graph_get_grad(g, w));
+    EXPECT_EQ(gk_graph_get_grad_acc(copy, loss), gk_graph_get_grad_acc(g, loss));
+    EXPECT_EQ(gk_graph_get_grad(fwd, w), nullptr) << "the copy made before the backward pass has none";
+    EXPECT_EQ(gk_graph_cpy(g, gk_new_graph_custom(e.ctx, 64, false)), GK_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(gk_graph_cpy(g, gk_new_graph_custom(e.ctx, 2, true)), GK_STATUS_INVALID_ARGUMENT);
+    ASSERT_EQ(gk_graph_reset(copy), GK_STATUS_SUCCESS);
+    ASSERT_EQ(gk_graph_compute(copy, 2), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+    const values_t vw = values(w), vg = values(gk_graph_get_grad(copy, w));
+    for (size_t i = 0; i < 4; ++i) {
+        EXPECT_NEAR(vg[i], std::cos(vw[i]), 1e-6);
+    }
+}
+
 TEST(Backward, Refusals) {
     env         e;
     gk_tensor * x = e.f32(4, 2);
