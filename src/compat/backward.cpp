@@ -6,7 +6,8 @@
 
 extern "C" {
 
-void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph, struct ggml_tensor ** grad_accs) {
+void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph,
+                                struct ggml_tensor ** grad_accs) {
     gk_context * gctx = compat::to_gk(ctx);
     if (gk_build_backward_expand(gctx, compat::to_gk(cgraph), compat::to_gk(grad_accs)) != GK_STATUS_SUCCESS) {
         ggml_abort(__FILE__, __LINE__, "ggml_build_backward_expand: %s", gctx ? gk_last_error(gctx) : "ctx is NULL");
@@ -19,4 +20,4 @@ void ggml_graph_reset(struct ggml_cgraph * cgraph) {
     }
 }
 
-} // extern "C"
+}  // extern "C"

@@ -64,39 +64,5 @@ struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, s
 void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) { compat::unsupported("ggml_backend_graph_copy_free"); }
 bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph, ggml_backend_eval_callback callback, void * user_data, struct ggml_tensor const * const * test_nodes, size_t num_test_nodes) { compat::unsupported("ggml_backend_compare_graph_backend"); }
 int ggml_cpu_has_sme2(void) { compat::unsupported("ggml_cpu_has_sme2"); }
-ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_type type_label, int64_t ne_datapoint, int64_t ne_label, int64_t ndata, int64_t ndata_shard) { compat::unsupported("ggml_opt_dataset_init"); }
-int64_t ggml_opt_dataset_ndata(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_ndata"); }
-struct ggml_tensor * ggml_opt_dataset_data(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_data"); }
-struct ggml_tensor * ggml_opt_dataset_labels(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_labels"); }
-void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, int64_t idata) { compat::unsupported("ggml_opt_dataset_shuffle"); }
-void ggml_opt_dataset_get_batch(ggml_opt_dataset_t dataset, struct ggml_tensor * data_batch, struct ggml_tensor * labels_batch, int64_t ibatch) { compat::unsupported("ggml_opt_dataset_get_batch"); }
-void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t dataset, void * data_batch, size_t nb_data_batch, void * labels_batch, int64_t ibatch) { compat::unsupported("ggml_opt_dataset_get_batch_host"); }
-struct ggml_opt_optimizer_params ggml_opt_get_default_optimizer_params(void * userdata) { compat::unsupported("ggml_opt_get_default_optimizer_params"); }
-struct ggml_opt_optimizer_params ggml_opt_get_constant_optimizer_params(void * userdata) { compat::unsupported("ggml_opt_get_constant_optimizer_params"); }
-struct ggml_opt_params ggml_opt_default_params(ggml_backend_sched_t backend_sched, enum ggml_opt_loss_type loss_type) { compat::unsupported("ggml_opt_default_params"); }
-ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) { compat::unsupported("ggml_opt_init"); }
-void ggml_opt_reset(ggml_opt_context_t opt_ctx, bool optimizer) { compat::unsupported("ggml_opt_reset"); }
-bool ggml_opt_static_graphs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_static_graphs"); }
-struct ggml_tensor * ggml_opt_inputs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_inputs"); }
-struct ggml_tensor * ggml_opt_outputs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_outputs"); }
-struct ggml_tensor * ggml_opt_labels(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_labels"); }
-struct ggml_tensor * ggml_opt_loss(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_loss"); }
-struct ggml_tensor * ggml_opt_pred(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_pred"); }
-struct ggml_tensor * ggml_opt_ncorrect(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_ncorrect"); }
-struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t opt_ctx, struct ggml_tensor * node) { compat::unsupported("ggml_opt_grad_acc"); }
-enum ggml_opt_optimizer_type ggml_opt_context_optimizer_type(ggml_opt_context_t) { compat::unsupported("ggml_opt_context_optimizer_type"); }
-const char * ggml_opt_optimizer_name(enum ggml_opt_optimizer_type) { compat::unsupported("ggml_opt_optimizer_name"); }
-ggml_opt_result_t ggml_opt_result_init(void) { compat::unsupported("ggml_opt_result_init"); }
-void ggml_opt_result_reset(ggml_opt_result_t result) { compat::unsupported("ggml_opt_result_reset"); }
-void ggml_opt_result_ndata(ggml_opt_result_t result, int64_t * ndata) { compat::unsupported("ggml_opt_result_ndata"); }
-void ggml_opt_result_loss(ggml_opt_result_t result, double * loss, double * unc) { compat::unsupported("ggml_opt_result_loss"); }
-void ggml_opt_result_pred(ggml_opt_result_t result, int32_t * pred) { compat::unsupported("ggml_opt_result_pred"); }
-void ggml_opt_result_accuracy(ggml_opt_result_t result, double * accuracy, double * unc) { compat::unsupported("ggml_opt_result_accuracy"); }
-void ggml_opt_prepare_alloc(ggml_opt_context_t opt_ctx, struct ggml_context * ctx_compute, struct ggml_cgraph * gf, struct ggml_tensor * inputs, struct ggml_tensor * outputs) { compat::unsupported("ggml_opt_prepare_alloc"); }
-void ggml_opt_alloc(ggml_opt_context_t opt_ctx, bool backward) { compat::unsupported("ggml_opt_alloc"); }
-void ggml_opt_eval(ggml_opt_context_t opt_ctx, ggml_opt_result_t result) { compat::unsupported("ggml_opt_eval"); }
-void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train, ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train, ggml_opt_epoch_callback callback_eval) { compat::unsupported("ggml_opt_epoch"); }
-void ggml_opt_epoch_callback_progress_bar(bool train, ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result, int64_t ibatch, int64_t ibatch_max, int64_t t_start_us) { compat::unsupported("ggml_opt_epoch_callback_progress_bar"); }
-void ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_context * ctx_compute, struct ggml_tensor * inputs, struct ggml_tensor * outputs, ggml_opt_dataset_t dataset, enum ggml_opt_loss_type loss_type, enum ggml_opt_optimizer_type optimizer, ggml_opt_get_optimizer_params get_opt_pars, int64_t nepoch, int64_t nbatch_logical, float val_split, bool silent) { compat::unsupported("ggml_opt_fit"); }
 
 } // extern "C"
