@@ -484,6 +484,48 @@ TEST(Backward, Rope) {
     }
 }
 
+/// Through rope_multi (M-RoPE, interleaved M-RoPE, vision) and YaRN rope_ext with frequency
+/// factors the gradient is the op's own *_back (checked against finite differences in
+/// test-ops-back) with the forward op's parameters: the same bits as building it directly.
+TEST(Backward, RopeRoutesToRopeBack) {
+    const struct {
+        int mode, n_dims, sections[GK_MROPE_SECTIONS];
+    } cases[] = {
+        {GK_ROPE_TYPE_MROPE, 32, {4, 6, 6, 0}},
+        {GK_ROPE_TYPE_IMROPE, 32, {4, 6, 6, 0}},
+        {GK_ROPE_TYPE_VISION, 16, {8, 8, 0, 0}},
+        {GK_ROPE_TYPE_NEOX, 24, {0, 0, 0, 0}},
+    };
+    for (const auto & c : cases) {
+        env           e;
+        const bool    multi = c.mode & GK_ROPE_TYPE_MROPE;
+        gk_tensor *   x     = e.f32(32, 3, 5);
+        gk_tensor *   pos   = e.indices(60, multi ? 4 * 5 : 5);
+        gk_tensor *   ff    = multi ? nullptr : e.positive(c.n_dims / 2);
+        int           sec[GK_MROPE_SECTIONS] = {c.sections[0], c.sections[1], c.sections[2], c.sections[3]};
+        const auto    rope = [&](gk_tensor * a, bool back) {
+            if (multi) {
+                return (back ? gk_rope_multi_back : gk_rope_multi)(e.ctx, a, pos, nullptr, c.n_dims, sec, c.mode, 4096,
+                                                                   10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f);
+            }
+            return (back ? gk_rope_ext_back : gk_rope_ext)(e.ctx, a, pos, ff, c.n_dims, c.mode, 4096, 10000.0f, 0.5f,
+                                                           1.0f, 1.0f, 32.0f, 1.0f);
+        };
+        gk_set_param(x);
+        gk_tensor * dy   = e.f32(32, 3, 5);
+        gk_tensor * loss = gk_sum(e.ctx, gk_mul(e.ctx, rope(x, false), dy));
+        gk_set_loss(loss);
+        gk_cgraph * g = gk_new_graph_custom(e.ctx, 256, true);
+        ASSERT_EQ(gk_build_forward_expand(g, loss), GK_STATUS_SUCCESS);
+        ASSERT_EQ(gk_build_backward_expand(e.ctx, g, nullptr), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+        gk_tensor * direct = rope(dy, true);
+        ASSERT_EQ(gk_build_forward_expand(g, direct), GK_STATUS_SUCCESS);
+        ASSERT_EQ(gk_graph_reset(g), GK_STATUS_SUCCESS);
+        ASSERT_EQ(gk_graph_compute(g, 2), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+        EXPECT_EQ(bytes_of(gk_graph_get_grad(g, x)), bytes_of(direct)) << "mode " << c.mode;
+    }
+}
+
 TEST(Backward, Im2colAndPool) {
     {
         env         e;
