@@ -1323,8 +1323,7 @@ GGML_API struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_t
 /** Index of the largest value of each row of a matrix: I32 [ne1]. */
 GGML_API struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** Number of positions where a and b are equal (I64 scalar). Aborts: gk does not compute this op
- *  yet. */
+/** Number of positions where a and b are equal (I64 scalar). */
 GGML_API struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b);
 
@@ -1957,24 +1956,25 @@ GGML_API void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml
 /** Adds tensor to the graph after the nodes already in it. Aborts: gk does not provide this yet. */
 GGML_API void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
-/** Adds the gradient nodes of the graph's loss. Aborts: gk does not provide this yet. */
+/** Adds the gradient nodes of the graph's loss (gk_build_backward_expand); aborts with gk's message
+ *  on an op without a gradient. */
 GGML_API void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph,
                                          struct ggml_tensor ** grad_accs);
 
 /** New graph for up to GGML_DEFAULT_GRAPH_SIZE nodes, without gradients. */
 GGML_API struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx);
 
-/** New graph for up to size nodes (grads must be false: gk does not build gradients). */
+/** New graph for up to size nodes (with grads: room for a gradient and an accumulator per tensor). */
 GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
 
-/** Copy of a graph in ctx. Aborts: gk does not provide this yet. */
+/** Copy of a graph in ctx. */
 GGML_API struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph,
                                              bool force_grads);
 
-/** Copies a graph's nodes into dst. Aborts: gk does not provide this yet. */
+/** Copies a graph's nodes into dst. */
 GGML_API void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst);
 
-/** Zeroes gradients and optimiser state. Aborts: gk does not provide this yet. */
+/** Zeroes gradient accumulators and AdamW moments, sets the loss's gradient to 1 (NULL: nothing). */
 GGML_API void ggml_graph_reset(struct ggml_cgraph * cgraph);
 
 /** Empties a graph (nodes and leafs) for reuse. */
@@ -2004,11 +2004,11 @@ GGML_API size_t ggml_graph_overhead_custom(size_t size, bool grads);
 /** Node or leaf with this name (NULL if none). */
 GGML_API struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * cgraph, const char * name);
 
-/** Gradient of node. Aborts: gk does not provide this yet. */
+/** Gradient of node. */
 GGML_API struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph,
                                                   const struct ggml_tensor * node);
 
-/** Gradient accumulator of node. Aborts: gk does not provide this yet. */
+/** Gradient accumulator of node. */
 GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph,
                                                       const struct ggml_tensor * node);
 

@@ -204,6 +204,16 @@ gk_backend_buffer_type_t gk_backend_cpu_buffer_type(void);
  *  leaves the memory alone. ptr must be aligned to GK_MEM_ALIGN. */
 gk_backend_buffer_t      gk_backend_cpu_buffer_from_ptr(void * ptr, size_t size);
 
+/* ------------------------------------------------------------------------------------ */
+/* Training                                                                              */
+
+/** Before a training step of a graph from gk_build_backward_expand: every gradient
+ *  accumulator set to 0, a loss's to 1 (the seed of the backward pass), and the moments
+ *  m, v of every opt_step_adamw node to 0; written wherever the tensors live (context
+ *  memory or a backend buffer). Fails (GK_STATUS_INVALID_ARGUMENT, message in the graph's
+ *  context) for a graph without grads or an accumulator without data. */
+enum gk_status gk_graph_reset(struct gk_cgraph * graph);
+
 #ifdef __cplusplus
 }
 #endif

@@ -374,6 +374,8 @@ struct gk_tensor * gk_format_name(struct gk_tensor * t, const char * fmt, ...)
 void gk_set_input(struct gk_tensor * t);
 void gk_set_output(struct gk_tensor * t);
 void gk_set_param(struct gk_tensor * t);
+/** Marks the loss of a graph for gk_build_backward_expand (an F32 tensor of one element). */
+void gk_set_loss(struct gk_tensor * t);
 
 int64_t gk_nelements(const struct gk_tensor * t);
 int64_t gk_nrows(const struct gk_tensor * t);          /* ne[1]*ne[2]*ne[3] */
@@ -747,6 +749,9 @@ struct gk_tensor * gk_sum(struct gk_context * ctx, struct gk_tensor * a);       
 struct gk_tensor * gk_sum_rows(struct gk_context * ctx, struct gk_tensor * a);  /* [1, ne1, ne2, ne3]     */
 struct gk_tensor * gk_mean(struct gk_context * ctx, struct gk_tensor * a);      /* [1, ne1, ne2, ne3]     */
 struct gk_tensor * gk_argmax(struct gk_context * ctx, struct gk_tensor * a);    /* I32 [ne1]; a 2-d; first max wins */
+/** The number of positions where a and b (I32, one shape) hold equal values -> I64 [1]
+ *  (ggml's count_equal; ggml-opt's count of correct predictions). */
+struct gk_tensor * gk_count_equal(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
 struct gk_tensor * gk_cumsum(struct gk_context * ctx, struct gk_tensor * a);    /* inclusive prefix sum along dim 0 */
 /** I32 indices sorting each row of a (F32); stable: equal values keep index order. */
 struct gk_tensor * gk_argsort(struct gk_context * ctx, struct gk_tensor * a, enum gk_sort_order order);
@@ -955,7 +960,8 @@ struct gk_tensor * gk_opt_step_sgd(struct gk_context * ctx, struct gk_tensor * a
 /* Graphs                                                                                */
 
 /** A graph of up to GK_DEFAULT_GRAPH_SIZE (or `size`) nodes and as many leafs, allocated
- *  in ctx. grads is accepted for ggml compatibility and must be false. */
+ *  in ctx. With grads it also holds a gradient and a gradient accumulator per tensor
+ *  (gk_build_backward_expand). */
 struct gk_cgraph * gk_new_graph(struct gk_context * ctx);
 struct gk_cgraph * gk_new_graph_custom(struct gk_context * ctx, size_t size, bool grads);
 
@@ -978,6 +984,38 @@ struct gk_tensor *  gk_graph_get_tensor(const struct gk_cgraph * graph, const ch
 void                gk_graph_clear(struct gk_cgraph * graph);
 /** The context the graph was created in (where its errors are recorded). */
 struct gk_context * gk_graph_context(const struct gk_cgraph * graph);
+/** Make dst hold src's nodes, leafs and gradients (dst's own are dropped). Fails (dst
+ *  unchanged, message in dst's context) when dst is smaller than src's node or leaf count,
+ *  or src has gradients and dst was made without. */
+enum gk_status gk_graph_cpy(const struct gk_cgraph * src, struct gk_cgraph * dst);
+/** A copy of graph in ctx, of its size, with gradients when graph has them or force_grads. */
+struct gk_cgraph * gk_graph_dup(struct gk_context * ctx, const struct gk_cgraph * graph, bool force_grads);
+
+/* Automatic differentiation (ggml's ggml_build_backward_expand; src/gk/backward.cpp, the
+ * gradient of each op in src/gk/vjp.cpp). */
+/** Add to graph (created with grads, holding the forward pass) the nodes computing the
+ *  gradient of the loss (the nodes flagged gk_set_loss, F32 of one element, summed) with
+ *  respect to every node that depends on a parameter (gk_set_param) and leads to the loss,
+ *  in reverse graph order, each op's vector-Jacobian product from its gradient ops. New
+ *  tensors are made in ctx. A loss gets a gradient accumulator of its shape made here
+ *  (gk_graph_reset sets it to 1); grad_accs, when not NULL, gives one per forward node
+ *  (grad_accs[i] for node i, NULL for none), into which that node's gradient is added in
+ *  place (gradient accumulation across graph evaluations). Integer (I32) nodes get no
+ *  gradient; indices, positions and copy targets pass none on.
+ *  Errors (graph unchanged, message in ctx): no parameter or no loss, a graph without
+ *  grads, a loss that is not one F32 element, an in-place node (other than a view or a
+ *  copy) on the path, an op or operand with no gradient (gk_op_has_grad), a full graph. */
+enum gk_status gk_build_backward_expand(struct gk_context * ctx, struct gk_cgraph * graph,
+                                        struct gk_tensor ** grad_accs);
+/** The node holding d loss / d node after gk_build_backward_expand, or NULL (no gradient,
+ *  node not in the graph, a graph without grads). */
+struct gk_tensor * gk_graph_get_grad(const struct gk_cgraph * graph, const struct gk_tensor * node);
+/** The gradient accumulator of node (a loss's, or one given to gk_build_backward_expand),
+ *  or NULL. */
+struct gk_tensor * gk_graph_get_grad_acc(const struct gk_cgraph * graph, const struct gk_tensor * node);
+/** True when gk_build_backward_expand can pass a gradient through `op` (for GK_OP_UNARY
+ *  and GK_OP_GLU: through its sub-op, a gk_unary_op or gk_glu_op value, ignored otherwise). */
+bool gk_op_has_grad(enum gk_op op, int sub_op);
 
 /* ------------------------------------------------------------------------------------ */
 /* Compute (CPU)                                                                         */

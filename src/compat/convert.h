@@ -21,6 +21,7 @@ inline gk_context *               to_gk(ggml_context * p) { return reinterpret_c
 inline const gk_context *         to_gk(const ggml_context * p) { return reinterpret_cast<const gk_context *>(p); }
 inline gk_tensor *                to_gk(ggml_tensor * p) { return reinterpret_cast<gk_tensor *>(p); }
 inline const gk_tensor *          to_gk(const ggml_tensor * p) { return reinterpret_cast<const gk_tensor *>(p); }
+inline gk_tensor **               to_gk(ggml_tensor ** p) { return reinterpret_cast<gk_tensor **>(p); }
 inline gk_cgraph *                to_gk(ggml_cgraph * p) { return reinterpret_cast<gk_cgraph *>(p); }
 inline const gk_cgraph *          to_gk(const ggml_cgraph * p) { return reinterpret_cast<const gk_cgraph *>(p); }
 inline gk_init_params             to_gk(ggml_init_params p) { return {p.mem_size, p.mem_buffer, p.no_alloc}; }

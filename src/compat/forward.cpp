@@ -141,6 +141,7 @@ struct ggml_tensor * ggml_sum_rows(struct ggml_context * ctx, struct ggml_tensor
 struct ggml_tensor * ggml_cumsum(struct ggml_context * ctx, struct ggml_tensor * a) { return compat::built(ctx, gk_cumsum(compat::to_gk(ctx), compat::to_gk(a)), "ggml_cumsum"); }
 struct ggml_tensor * ggml_mean(struct ggml_context * ctx, struct ggml_tensor * a) { return compat::built(ctx, gk_mean(compat::to_gk(ctx), compat::to_gk(a)), "ggml_mean"); }
 struct ggml_tensor * ggml_argmax(struct ggml_context * ctx, struct ggml_tensor * a) { return compat::built(ctx, gk_argmax(compat::to_gk(ctx), compat::to_gk(a)), "ggml_argmax"); }
+struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return compat::built(ctx, gk_count_equal(compat::to_gk(ctx), compat::to_gk(a), compat::to_gk(b)), "ggml_count_equal"); }
 struct ggml_tensor * ggml_glu(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_glu_op op, bool swapped) { return compat::built(ctx, gk_glu(compat::to_gk(ctx), compat::to_gk(a), compat::to_gk(op), compat::to_gk(swapped)), "ggml_glu"); }
 struct ggml_tensor * ggml_reglu(struct ggml_context * ctx, struct ggml_tensor * a) { return compat::built(ctx, gk_reglu(compat::to_gk(ctx), compat::to_gk(a)), "ggml_reglu"); }
 struct ggml_tensor * ggml_geglu(struct ggml_context * ctx, struct ggml_tensor * a) { return compat::built(ctx, gk_geglu(compat::to_gk(ctx), compat::to_gk(a)), "ggml_geglu"); }
@@ -228,6 +229,8 @@ struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_te
 void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::check(gk_build_forward_expand(compat::to_gk(cgraph), compat::to_gk(tensor)), "ggml_build_forward_expand"); }
 struct ggml_cgraph * ggml_new_graph(struct ggml_context * ctx) { return compat::to_ggml(gk_new_graph(compat::to_gk(ctx))); }
 struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads) { return compat::to_ggml(gk_new_graph_custom(compat::to_gk(ctx), compat::to_gk(size), compat::to_gk(grads))); }
+struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads) { return compat::to_ggml(gk_graph_dup(compat::to_gk(ctx), compat::to_gk(cgraph), compat::to_gk(force_grads))); }
+void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) { compat::check(gk_graph_cpy(compat::to_gk(src), compat::to_gk(dst)), "ggml_graph_cpy"); }
 void ggml_graph_clear(struct ggml_cgraph * cgraph) { gk_graph_clear(compat::to_gk(cgraph)); }
 int ggml_graph_size(struct ggml_cgraph * cgraph) { return compat::to_ggml(gk_graph_size(compat::to_gk(cgraph))); }
 struct ggml_tensor * ggml_graph_node(struct ggml_cgraph * cgraph, int i) { return compat::to_ggml(gk_graph_node(compat::to_gk(cgraph), compat::to_gk(i))); }
@@ -236,6 +239,8 @@ int ggml_graph_n_nodes(struct ggml_cgraph * cgraph) { return compat::to_ggml(gk_
 size_t ggml_graph_overhead(void) { return compat::to_ggml(gk_graph_overhead()); }
 size_t ggml_graph_overhead_custom(size_t size, bool grads) { return compat::to_ggml(gk_graph_overhead_custom(compat::to_gk(size), compat::to_gk(grads))); }
 struct ggml_tensor * ggml_graph_get_tensor(const struct ggml_cgraph * cgraph, const char * name) { return compat::to_ggml(gk_graph_get_tensor(compat::to_gk(cgraph), compat::to_gk(name))); }
+struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { return compat::to_ggml(gk_graph_get_grad(compat::to_gk(cgraph), compat::to_gk(node))); }
+struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { return compat::to_ggml(gk_graph_get_grad_acc(compat::to_gk(cgraph), compat::to_gk(node))); }
 struct ggml_tallocr ggml_tallocr_new(ggml_backend_buffer_t buffer) { return compat::to_ggml(gk_tallocr_new(compat::to_gk(buffer))); }
 enum ggml_status ggml_tallocr_alloc(struct ggml_tallocr * talloc, struct ggml_tensor * tensor) { return compat::to_ggml(gk_tallocr_alloc(compat::to_gk(talloc), compat::to_gk(tensor))); }
 ggml_gallocr_t ggml_gallocr_new(ggml_backend_buffer_type_t buft) { return compat::to_ggml(gk_gallocr_new(compat::to_gk(buft))); }

@@ -23,7 +23,6 @@ struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_tensor * a
 struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c) { compat::unsupported("ggml_fill_inplace"); }
 struct ggml_tensor * ggml_xielu(struct ggml_context * ctx, struct ggml_tensor * a, float alpha_n, float alpha_p, float beta, float eps) { compat::unsupported("ggml_xielu"); }
 struct ggml_tensor * ggml_tri(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_tri_type type) { compat::unsupported("ggml_tri"); }
-struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { compat::unsupported("ggml_count_equal"); }
 struct ggml_tensor * ggml_reglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_reglu_swapped"); }
 struct ggml_tensor * ggml_geglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_swapped"); }
 struct ggml_tensor * ggml_swiglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_swiglu_swapped"); }
@@ -44,13 +43,7 @@ struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_ten
 struct ggml_tensor * ggml_dsv4_hc_pre_gated(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * gate, float scale) { compat::unsupported("ggml_dsv4_hc_pre_gated"); }
 struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual, struct ggml_tensor * post, struct ggml_tensor * comb) { compat::unsupported("ggml_dsv4_hc_post"); }
 void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_build_forward_order"); }
-void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph, struct ggml_tensor ** grad_accs) { compat::unsupported("ggml_build_backward_expand"); }
-struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads) { compat::unsupported("ggml_graph_dup"); }
-void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) { compat::unsupported("ggml_graph_cpy"); }
-void ggml_graph_reset(struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_reset"); }
 void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_graph_add_node"); }
-struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { compat::unsupported("ggml_graph_get_grad"); }
-struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { compat::unsupported("ggml_graph_get_grad_acc"); }
 void ggml_graph_print(const struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_print"); }
 void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph, const char * filename) { compat::unsupported("ggml_graph_dump_dot"); }
 void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) { compat::unsupported("ggml_gallocr_reserve_n_size"); }
@@ -71,39 +64,5 @@ struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, s
 void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) { compat::unsupported("ggml_backend_graph_copy_free"); }
 bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph, ggml_backend_eval_callback callback, void * user_data, struct ggml_tensor const * const * test_nodes, size_t num_test_nodes) { compat::unsupported("ggml_backend_compare_graph_backend"); }
 int ggml_cpu_has_sme2(void) { compat::unsupported("ggml_cpu_has_sme2"); }
-ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_type type_label, int64_t ne_datapoint, int64_t ne_label, int64_t ndata, int64_t ndata_shard) { compat::unsupported("ggml_opt_dataset_init"); }
-int64_t ggml_opt_dataset_ndata(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_ndata"); }
-struct ggml_tensor * ggml_opt_dataset_data(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_data"); }
-struct ggml_tensor * ggml_opt_dataset_labels(ggml_opt_dataset_t dataset) { compat::unsupported("ggml_opt_dataset_labels"); }
-void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, int64_t idata) { compat::unsupported("ggml_opt_dataset_shuffle"); }
-void ggml_opt_dataset_get_batch(ggml_opt_dataset_t dataset, struct ggml_tensor * data_batch, struct ggml_tensor * labels_batch, int64_t ibatch) { compat::unsupported("ggml_opt_dataset_get_batch"); }
-void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t dataset, void * data_batch, size_t nb_data_batch, void * labels_batch, int64_t ibatch) { compat::unsupported("ggml_opt_dataset_get_batch_host"); }
-struct ggml_opt_optimizer_params ggml_opt_get_default_optimizer_params(void * userdata) { compat::unsupported("ggml_opt_get_default_optimizer_params"); }
-struct ggml_opt_optimizer_params ggml_opt_get_constant_optimizer_params(void * userdata) { compat::unsupported("ggml_opt_get_constant_optimizer_params"); }
-struct ggml_opt_params ggml_opt_default_params(ggml_backend_sched_t backend_sched, enum ggml_opt_loss_type loss_type) { compat::unsupported("ggml_opt_default_params"); }
-ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) { compat::unsupported("ggml_opt_init"); }
-void ggml_opt_reset(ggml_opt_context_t opt_ctx, bool optimizer) { compat::unsupported("ggml_opt_reset"); }
-bool ggml_opt_static_graphs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_static_graphs"); }
-struct ggml_tensor * ggml_opt_inputs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_inputs"); }
-struct ggml_tensor * ggml_opt_outputs(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_outputs"); }
-struct ggml_tensor * ggml_opt_labels(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_labels"); }
-struct ggml_tensor * ggml_opt_loss(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_loss"); }
-struct ggml_tensor * ggml_opt_pred(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_pred"); }
-struct ggml_tensor * ggml_opt_ncorrect(ggml_opt_context_t opt_ctx) { compat::unsupported("ggml_opt_ncorrect"); }
-struct ggml_tensor * ggml_opt_grad_acc(ggml_opt_context_t opt_ctx, struct ggml_tensor * node) { compat::unsupported("ggml_opt_grad_acc"); }
-enum ggml_opt_optimizer_type ggml_opt_context_optimizer_type(ggml_opt_context_t) { compat::unsupported("ggml_opt_context_optimizer_type"); }
-const char * ggml_opt_optimizer_name(enum ggml_opt_optimizer_type) { compat::unsupported("ggml_opt_optimizer_name"); }
-ggml_opt_result_t ggml_opt_result_init(void) { compat::unsupported("ggml_opt_result_init"); }
-void ggml_opt_result_reset(ggml_opt_result_t result) { compat::unsupported("ggml_opt_result_reset"); }
-void ggml_opt_result_ndata(ggml_opt_result_t result, int64_t * ndata) { compat::unsupported("ggml_opt_result_ndata"); }
-void ggml_opt_result_loss(ggml_opt_result_t result, double * loss, double * unc) { compat::unsupported("ggml_opt_result_loss"); }
-void ggml_opt_result_pred(ggml_opt_result_t result, int32_t * pred) { compat::unsupported("ggml_opt_result_pred"); }
-void ggml_opt_result_accuracy(ggml_opt_result_t result, double * accuracy, double * unc) { compat::unsupported("ggml_opt_result_accuracy"); }
-void ggml_opt_prepare_alloc(ggml_opt_context_t opt_ctx, struct ggml_context * ctx_compute, struct ggml_cgraph * gf, struct ggml_tensor * inputs, struct ggml_tensor * outputs) { compat::unsupported("ggml_opt_prepare_alloc"); }
-void ggml_opt_alloc(ggml_opt_context_t opt_ctx, bool backward) { compat::unsupported("ggml_opt_alloc"); }
-void ggml_opt_eval(ggml_opt_context_t opt_ctx, ggml_opt_result_t result) { compat::unsupported("ggml_opt_eval"); }
-void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train, ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train, ggml_opt_epoch_callback callback_eval) { compat::unsupported("ggml_opt_epoch"); }
-void ggml_opt_epoch_callback_progress_bar(bool train, ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result, int64_t ibatch, int64_t ibatch_max, int64_t t_start_us) { compat::unsupported("ggml_opt_epoch_callback_progress_bar"); }
-void ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_context * ctx_compute, struct ggml_tensor * inputs, struct ggml_tensor * outputs, ggml_opt_dataset_t dataset, enum ggml_opt_loss_type loss_type, enum ggml_opt_optimizer_type optimizer, ggml_opt_get_optimizer_params get_opt_pars, int64_t nepoch, int64_t nbatch_logical, float val_split, bool silent) { compat::unsupported("ggml_opt_fit"); }
 
 } // extern "C"

@@ -5,6 +5,7 @@
 // explicit stack, so its depth is bounded by the graph's size and not by the machine
 // stack. Everything a graph needs lives in one arena object sized at creation:
 //   struct | nodes[size] | leafs[size] | visited hash[hash_size] | stack[2*size]
+//          | grads[hash_size] | grad_accs[hash_size]   (a graph with gradients only)
 #include "graph.h"
 
 #include "internal.h"
@@ -12,6 +13,7 @@
 #include <climits>
 #include <cstring>
 #include <new>
+#include <vector>
 
 namespace gk {
 namespace {
@@ -26,9 +28,9 @@ size_t hash_size_for(size_t size) {
     return n;
 }
 
-size_t graph_bytes(size_t size) {
+size_t graph_bytes(size_t size, bool grads) {
     return sizeof(gk_cgraph) + 2 * size * sizeof(gk_tensor *) + hash_size_for(size) * sizeof(gk_tensor *) +
-           2 * size * sizeof(graph_frame);
+           2 * size * sizeof(graph_frame) + (grads ? 2 * hash_size_for(size) * sizeof(gk_tensor *) : 0);
 }
 
 size_t hash_slot(const gk_cgraph * g, const gk_tensor * t) {
@@ -49,7 +51,26 @@ bool visit(gk_cgraph * g, const gk_tensor * t) {
     }
 }
 
+/// One key's gradients, kept across a rebuild of the visited set (which moves slots).
+struct kept_grad {
+    const gk_tensor * key;
+    gk_tensor *       grad;
+    gk_tensor *       grad_acc;
+};
+
+/// The visited set refilled from the node and leaf lists; the gradients of the keys that
+/// are still in the graph move with them to their new slots.
 void rebuild_visited(gk_cgraph * g) {
+    std::vector<kept_grad> kept;
+    if (g->grads) {
+        for (size_t i = 0; i < g->hash_size; ++i) {
+            if (g->hash[i] && (g->grads[i] || g->grad_accs[i])) {
+                kept.push_back({g->hash[i], g->grads[i], g->grad_accs[i]});
+            }
+        }
+        std::memset(g->grads, 0, g->hash_size * sizeof(g->grads[0]));
+        std::memset(g->grad_accs, 0, g->hash_size * sizeof(g->grad_accs[0]));
+    }
     std::memset(g->hash, 0, g->hash_size * sizeof(g->hash[0]));
     for (int i = 0; i < g->n_nodes; ++i) {
         visit(g, g->nodes[i]);
@@ -57,18 +78,43 @@ void rebuild_visited(gk_cgraph * g) {
     for (int i = 0; i < g->n_leafs; ++i) {
         visit(g, g->leafs[i]);
     }
+    for (const kept_grad & k : kept) {
+        const size_t slot = graph_slot(g, k.key);
+        if (slot != SIZE_MAX) {
+            g->grads[slot]     = k.grad;
+            g->grad_accs[slot] = k.grad_acc;
+        }
+    }
 }
 
 bool is_leaf(const gk_tensor * t) { return t->op == GK_OP_NONE && !(t->flags & GK_TENSOR_FLAG_PARAM); }
 
 } // namespace
+
+size_t graph_slot(const gk_cgraph * g, const gk_tensor * t) {
+    for (size_t i = hash_slot(g, t);; i = (i + 1) & (g->hash_size - 1)) {
+        if (g->hash[i] == t) {
+            return i;
+        }
+        if (!g->hash[i]) {
+            return SIZE_MAX;
+        }
+    }
+}
+
+void graph_truncate(gk_cgraph * g, int n_nodes, int n_leafs) {
+    g->n_nodes = n_nodes;
+    g->n_leafs = n_leafs;
+    rebuild_visited(g);
+}
+
 } // namespace gk
 
 using gk::graph_frame;
 
 extern "C" {
 
-size_t gk_graph_overhead_custom(size_t size, bool grads) { return gk::arena_cost(gk::graph_bytes(size)); }
+size_t gk_graph_overhead_custom(size_t size, bool grads) { return gk::arena_cost(gk::graph_bytes(size, grads)); }
 
 size_t gk_graph_overhead(void) { return gk_graph_overhead_custom(GK_DEFAULT_GRAPH_SIZE, false); }
 
@@ -76,15 +122,11 @@ gk_cgraph * gk_new_graph_custom(gk_context * ctx, size_t size, bool grads) {
     if (!ctx) {
         return nullptr;
     }
-    if (grads) {
-        gk::set_error(ctx, "new graph: gradients are not supported");
-        return nullptr;
-    }
     if (size == 0 || size > INT_MAX / 4) {
         gk::set_error(ctx, "new graph: size %zu is out of range (1..%d)", size, INT_MAX / 4);
         return nullptr;
     }
-    auto * mem = static_cast<unsigned char *>(gk::arena_alloc(ctx, gk_object::graph, gk::graph_bytes(size)));
+    auto * mem = static_cast<unsigned char *>(gk::arena_alloc(ctx, gk_object::graph, gk::graph_bytes(size, grads)));
     if (!mem) {
         return nullptr;
     }
@@ -98,6 +140,11 @@ gk_cgraph * gk_new_graph_custom(gk_context * ctx, size_t size, bool grads) {
     g->hash       = const_cast<const gk_tensor **>(g->leafs + size);
     g->stack      = reinterpret_cast<graph_frame *>(g->hash + g->hash_size);
     std::memset(g->hash, 0, g->hash_size * sizeof(g->hash[0]));
+    if (grads) {
+        g->grads     = reinterpret_cast<gk_tensor **>(g->stack + 2 * size);
+        g->grad_accs = g->grads + g->hash_size;
+        std::memset(g->grads, 0, 2 * g->hash_size * sizeof(g->grads[0]));
+    }
     return g;
 }
 
@@ -146,9 +193,7 @@ gk_status gk_build_forward_expand(gk_cgraph * g, gk_tensor * tensor) {
         --depth;
     }
     if (depth > 0) {
-        g->n_nodes = n_nodes0;
-        g->n_leafs = n_leafs0;
-        gk::rebuild_visited(g);
+        gk::graph_truncate(g, n_nodes0, n_leafs0);
         gk::set_error(g->ctx, "build_forward_expand: graph of size %d is too small for '%s' and its sources", g->size,
                       tensor->name);
         return GK_STATUS_INVALID_ARGUMENT;
@@ -204,5 +249,42 @@ void gk_graph_clear(gk_cgraph * g) {
 }
 
 gk_context * gk_graph_context(const gk_cgraph * g) { return g ? g->ctx : nullptr; }
+
+gk_status gk_graph_cpy(const gk_cgraph * src, gk_cgraph * dst) {
+    if (!src || !dst) {
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    if (dst->size < src->n_nodes || dst->size < src->n_leafs || (src->grads && !dst->grads)) {
+        gk::set_error(dst->ctx, "graph_cpy: the destination (size %d%s) cannot hold %d nodes and %d leafs%s", dst->size,
+                      dst->grads ? "" : ", no gradients", src->n_nodes, src->n_leafs,
+                      src->grads ? " with gradients" : "");
+        return GK_STATUS_INVALID_ARGUMENT;
+    }
+    std::memcpy(dst->nodes, src->nodes, static_cast<size_t>(src->n_nodes) * sizeof(dst->nodes[0]));
+    std::memcpy(dst->leafs, src->leafs, static_cast<size_t>(src->n_leafs) * sizeof(dst->leafs[0]));
+    dst->n_nodes = src->n_nodes;
+    dst->n_leafs = src->n_leafs;
+    if (dst->grads) {
+        std::memset(dst->grads, 0, 2 * dst->hash_size * sizeof(dst->grads[0]));
+    }
+    gk::rebuild_visited(dst);
+    for (size_t i = 0; src->grads && i < src->hash_size; ++i) {
+        if (src->hash[i] && (src->grads[i] || src->grad_accs[i])) {
+            const size_t slot    = gk::graph_slot(dst, src->hash[i]);
+            dst->grads[slot]     = src->grads[i];
+            dst->grad_accs[slot] = src->grad_accs[i];
+        }
+    }
+    return GK_STATUS_SUCCESS;
+}
+
+gk_cgraph * gk_graph_dup(gk_context * ctx, const gk_cgraph * g, bool force_grads) {
+    if (!g) {
+        gk::set_error(ctx, "graph_dup: graph is NULL");
+        return nullptr;
+    }
+    gk_cgraph * r = gk_new_graph_custom(ctx, static_cast<size_t>(g->size), g->grads || force_grads);
+    return r && gk_graph_cpy(g, r) == GK_STATUS_SUCCESS ? r : nullptr;
+}
 
 } // extern "C"

@@ -4,6 +4,7 @@
 #include "gk/gk.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gk {
 
@@ -25,4 +26,17 @@ struct gk_cgraph {
     size_t             hash_size;  // power of two
     const gk_tensor ** hash;       // visited set, open addressing, nullptr = empty
     gk::graph_frame *  stack;      // 2*size frames for the walk
+    gk_tensor **       grads;      // per hash slot: the gradient of the key (NULL without grads)
+    gk_tensor **       grad_accs;  // per hash slot: the key's gradient accumulator (NULL without grads)
 };
+
+namespace gk {
+
+/// The hash slot of t in g's visited set, or SIZE_MAX when t is not in the graph.
+size_t graph_slot(const gk_cgraph * g, const gk_tensor * t);
+
+/// Cut g back to its first n_nodes nodes and n_leafs leafs; the gradients of the tensors
+/// that stay are kept, the others dropped.
+void graph_truncate(gk_cgraph * g, int n_nodes, int n_leafs);
+
+} // namespace gk

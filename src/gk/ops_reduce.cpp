@@ -1,5 +1,5 @@
 // ops_reduce.cpp - builders of the reductions and orderings: sum, sum_rows, mean,
-// argmax, cumsum, argsort, top_k.
+// argmax, count_equal, cumsum, argsort, top_k.
 #include "internal.h"
 
 #include <climits>
@@ -56,6 +56,16 @@ gk_tensor * gk_argmax(gk_context * ctx, gk_tensor * a) {
     }
     const int64_t ne[4] = {a->ne[1], 1, 1, 1};
     return gk::reduce(ctx, GK_OP_ARGMAX, a, GK_TYPE_I32, ne);
+}
+
+gk_tensor * gk_count_equal(gk_context * ctx, gk_tensor * a, gk_tensor * b) {
+    builder bd(ctx, "count_equal");
+    if (!bd.inputs(a, b) || !bd.type_is(a, GK_TYPE_I32, "a") || !bd.type_is(b, GK_TYPE_I32, "b") ||
+        !bd.same_shape(a, b)) {
+        return nullptr;
+    }
+    const int64_t ne[4] = {1, 1, 1, 1};
+    return bd.result(GK_TYPE_I64, ne, GK_OP_COUNT_EQUAL, a, b);
 }
 
 gk_tensor * gk_cumsum(gk_context * ctx, gk_tensor * a) {

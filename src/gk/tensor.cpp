@@ -235,6 +235,12 @@ void gk_set_param(gk_tensor * t) {
     }
 }
 
+void gk_set_loss(gk_tensor * t) {
+    if (t) {
+        t->flags |= GK_TENSOR_FLAG_LOSS;
+    }
+}
+
 int64_t gk_nelements(const gk_tensor * t) { return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]; }
 
 int64_t gk_nrows(const gk_tensor * t) { return t->ne[1] * t->ne[2] * t->ne[3]; }

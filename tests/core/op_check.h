@@ -76,6 +76,22 @@ public:
         return t;
     }
 
+    /// Labels: F32 [n, rows, ne2], each row a probability distribution (positive, summing to 1).
+    gk_tensor * distributions(int64_t n, int64_t rows, int64_t ne2 = 1) {
+        gk_tensor * t = rand(GK_TYPE_F32, n, rows, ne2, 1, 0.0f, 1.0f);
+        auto *      v = static_cast<float *>(t->data);
+        for (int64_t r = 0; r < rows * ne2; ++r) {
+            float s = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                s += v[r * n + i];
+            }
+            for (int64_t i = 0; i < n; ++i) {
+                v[r * n + i] /= s;
+            }
+        }
+        return t;
+    }
+
     float uniform() {
         state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
         return static_cast<float>(state_ >> 40) / static_cast<float>(1ull << 24);

@@ -384,27 +384,11 @@ double cross_entropy_ref(const std::vector<double> & x, const std::vector<double
     return -total / static_cast<double>(rows);
 }
 
-/// Labels: each row a probability distribution (positive, summing to 1).
-gk_tensor * distributions(env & e, int64_t n, int64_t rows, int64_t ne2) {
-    gk_tensor * t = e.rand(GK_TYPE_F32, n, rows, ne2, 1, 0.0f, 1.0f);
-    auto *      v = static_cast<float *>(t->data);
-    for (int64_t r = 0; r < rows * ne2; ++r) {
-        float s = 0;
-        for (int64_t i = 0; i < n; ++i) {
-            s += v[r * n + i];
-        }
-        for (int64_t i = 0; i < n; ++i) {
-            v[r * n + i] /= s;
-        }
-    }
-    return t;
-}
-
 TEST(OpsBack, CrossEntropyLoss) {
     env           e;
     const int64_t n = 30, rows = 7, ne2 = 2;
     gk_tensor *   x    = e.rand(GK_TYPE_F32, n, rows, ne2, 1, -5, 5);
-    gk_tensor *   lab  = distributions(e, n, rows, ne2);
+    gk_tensor *   lab  = e.distributions(n, rows, ne2);
     gk_tensor *   loss = gk_cross_entropy_loss(e.ctx, x, lab);
     ASSERT_TRUE(compute(e.ctx, loss));
     EXPECT_EQ(gk_nelements(loss), 1);
@@ -416,7 +400,7 @@ TEST(OpsBack, CrossEntropyLossBack) {
     env           e;
     const int64_t n = 30, rows = 7, ne2 = 2;
     gk_tensor *   x                = e.rand(GK_TYPE_F32, n, rows, ne2, 1, -5, 5);
-    gk_tensor *   lab              = distributions(e, n, rows, ne2);
+    gk_tensor *   lab              = e.distributions(n, rows, ne2);
     gk_tensor *   d                = gk_new_tensor_1d(e.ctx, GK_TYPE_F32, 1);
     *static_cast<float *>(d->data) = 1.75f;
     gk_tensor * dx                 = gk_cross_entropy_loss_back(e.ctx, d, x, lab);
@@ -437,7 +421,7 @@ TEST(OpsBack, AChainOfGradientsMatchesTheChainsDifferences) {
     const int64_t d = 8, heads = 2, tokens = 3;
     const float   eps  = 1e-6f;
     gk_tensor *   x    = e.rand(GK_TYPE_F32, d, heads, tokens, 1, -2, 2);
-    gk_tensor *   lab  = distributions(e, d, heads, tokens);
+    gk_tensor *   lab  = e.distributions(d, heads, tokens);
     gk_tensor *   pos  = e.indices(50, tokens);
     const auto    rope = [&](gk_tensor * a, bool back) {
         return (back ? gk_rope_ext_back : gk_rope_ext)(e.ctx, a, pos, nullptr, static_cast<int>(d), GK_ROPE_TYPE_NEOX,

@@ -1,4 +1,4 @@
-// test-ops-reduce - sum, sum_rows, mean, argmax, cumsum, argsort and top_k.
+// test-ops-reduce - sum, sum_rows, mean, argmax, count_equal, cumsum, argsort and top_k.
 #include "op_check.h"
 
 #include <algorithm>
@@ -79,6 +79,28 @@ TEST(OpsReduce, ArgmaxArgsortTopK) {
     expect_close(asc, rasc, 0, 0, "argsort asc");
     expect_close(dsc, rdsc, 0, 0, "argsort desc");
     expect_close(tk, rtk, 0, 0, "top_k");
+}
+
+TEST(OpsReduce, CountEqual) {
+    env         e;
+    gk_tensor * a = e.indices(3, 17, 4, 2);
+    gk_tensor * b = e.indices(3, 17, 4, 2);
+    gk_tensor * n = gk_count_equal(e.ctx, a, gk_cont(e.ctx, b));
+    ASSERT_TRUE(compute(e.ctx, n));
+    EXPECT_EQ(n->type, GK_TYPE_I64);
+    const auto va = values(a), vb = values(b);
+    double     same = 0;
+    for (size_t i = 0; i < va.size(); ++i) {
+        same += va[i] == vb[i];
+    }
+    EXPECT_EQ(values(n), std::vector<double>{same});
+    // a transposed view of a against itself: every position equal
+    gk_tensor * t = gk_transpose(e.ctx, gk_reshape_2d(e.ctx, a, 17, 8));
+    gk_tensor * m = gk_count_equal(e.ctx, t, t);
+    ASSERT_TRUE(compute(e.ctx, m));
+    EXPECT_EQ(values(m), std::vector<double>{17.0 * 8});
+    expect_refused(e.ctx, gk_count_equal(e.ctx, a, e.f32(17, 4, 2)), "f32 b", "must be i32");
+    expect_refused(e.ctx, gk_count_equal(e.ctx, a, e.indices(3, 17, 4)), "shapes", "shapes differ");
 }
 
 } // namespace

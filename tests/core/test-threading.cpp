@@ -150,6 +150,7 @@ const std::vector<op_case> k_cases = {
     {"sum_rows",       [](env & e) { return gk_sum_rows(e.ctx, e.f32(33, 70)); }},
     {"mean",           [](env & e) { return gk_mean(e.ctx, e.f32(33, 70)); }},
     {"argmax",         [](env & e) { return gk_argmax(e.ctx, e.f32(33, 70)); }},
+    {"count_equal",    [](env & e) { return gk_count_equal(e.ctx, e.indices(4, 33, 70), e.indices(4, 33, 70)); }},
     {"cumsum",         [](env & e) { return gk_cumsum(e.ctx, e.f32(33, 70)); }},
     {"argsort_asc",    [](env & e) { return gk_argsort(e.ctx, e.rand(GK_TYPE_F16, 33, 70), GK_SORT_ORDER_ASC); }},
     {"argsort_desc",   [](env & e) { return gk_argsort(e.ctx, e.f32(33, 70), GK_SORT_ORDER_DESC); }},

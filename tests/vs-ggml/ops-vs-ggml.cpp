@@ -6,7 +6,8 @@
 // Each case is written once, as a generic lambda over an "api": gk_api forwards NAME to
 // gk_NAME, ggml_api to ggml_NAME (the builders share names, argument lists and enum
 // values: issue 14's compat promise), so both libraries build the very same graph. The
-// inputs are random (fixed seed) F32 / F16 / I32 tensors filled with the same bytes on
+// inputs are random (fixed seed) F32 / F16 / I32 / block-quantized tensors (those encoded
+// by ggml's quantize_row_*) filled with the same bytes on
 // both sides. A case passes when max |gk - ggml| <= tol * max(max |ggml|, 1e-30)
 // (relative to the output's scale; tol 0 means bit for bit). The table the run prints
 // (one row per case: the measured distance and the bound) is docs/compat.md's
@@ -49,7 +50,10 @@ namespace {
     X(pad_reflect_1d) X(interpolate) X(pad) X(ssm_conv) X(ssm_scan) X(rwkv_wkv6) X(rwkv_wkv7) X(gated_linear_attn)   \
     X(gated_delta_net) X(set) X(acc) X(add1) X(win_part) X(win_unpart) X(get_rel_pos) X(add_rel_pos)                  \
     X(flash_attn_ext) X(timestep_embedding) X(diag_mask_inf) X(diag_mask_zero) X(cast) X(scale_bias) X(softplus)       \
-    X(floor) X(ceil) X(round) X(trunc) X(expm1) X(new_tensor_2d) X(reshape_3d) X(view_1d) X(map_custom1) X(map_custom2) X(map_custom3)
+    X(floor) X(ceil) X(round) X(trunc) X(expm1) X(new_tensor_2d) X(reshape_3d) X(view_1d) X(map_custom1) X(map_custom2) X(map_custom3) \
+    X(silu_back) X(rms_norm_back) X(soft_max_ext_back) X(rope_ext_back) X(rope_multi_back)              \
+    X(get_rows_back) X(repeat_back) X(cross_entropy_loss) X(cross_entropy_loss_back) X(opt_step_adamw) X(opt_step_sgd) \
+    X(pool_2d_back) X(im2col_back)
 
 struct gk_api {
     using context = gk_context;
@@ -64,6 +68,8 @@ struct gk_api {
     static constexpr auto nearest = GK_SCALE_MODE_NEAREST, bilinear = GK_SCALE_MODE_BILINEAR;
     static constexpr auto align_corners = GK_SCALE_FLAG_ALIGN_CORNERS;
     static auto type(int t) { return static_cast<gk_type>(t); }
+    static void set_param(tensor * t) { gk_set_param(t); }
+    static void add_sinks(tensor * attn, tensor * sinks) { gk_flash_attn_ext_add_sinks(attn, sinks); }
 };
 
 struct ggml_api {
@@ -79,6 +85,8 @@ struct ggml_api {
     static constexpr auto nearest = GGML_SCALE_MODE_NEAREST, bilinear = GGML_SCALE_MODE_BILINEAR;
     static constexpr auto align_corners = GGML_SCALE_FLAG_ALIGN_CORNERS;
     static auto type(int t) { return static_cast<ggml_type>(t); }
+    static void set_param(tensor * t) { ggml_set_param(t); }
+    static void add_sinks(tensor * attn, tensor * sinks) { ggml_flash_attn_ext_add_sinks(attn, sinks); }
 };
 
 /** An input: its type (a gk_type value, equal to ggml's), shape, and value range (I32:
@@ -92,6 +100,9 @@ struct input {
 input f32(int64_t a, int64_t b = 1, int64_t c = 1, int64_t d = 1) { return {GK_TYPE_F32, {a, b, c, d}}; }
 input f16(int64_t a, int64_t b = 1, int64_t c = 1, int64_t d = 1) { return {GK_TYPE_F16, {a, b, c, d}}; }
 input ints(int64_t n, int lo, int hi) { return {GK_TYPE_I32, {n, 1, 1, 1}, float(lo), float(hi)}; }
+/** A block-quantized input: uniform values encoded once by ggml's encoder, the same bytes
+ *  for both libraries. */
+input quantized(int type, int64_t a, int64_t b = 1, int64_t c = 1, int64_t d = 1) { return {type, {a, b, c, d}}; }
 input range(input in, float lo, float hi) {
     in.lo = lo;
     in.hi = hi;
@@ -133,6 +144,11 @@ std::vector<std::vector<uint8_t>> input_bytes(const vs_case & c) {
             if (in.type == GK_TYPE_F16) {
                 b.resize(v.size() * 2);
                 ggml_fp32_to_fp16_row(v.data(), reinterpret_cast<ggml_fp16_t *>(b.data()), n);
+            } else if (in.type != GK_TYPE_F32) {
+                const auto type = static_cast<ggml_type>(in.type);
+                const auto rows = n / in.ne[0];
+                b.resize(ggml_row_size(type, in.ne[0]) * static_cast<size_t>(rows));
+                ggml_quantize_chunk(type, v.data(), b.data(), 0, rows, in.ne[0], nullptr);
             } else {
                 b.resize(v.size() * 4);
                 std::memcpy(b.data(), v.data(), b.size());
@@ -452,6 +468,65 @@ std::vector<vs_case> cases() {
                      [](auto A, auto c, auto & t) { return A.flash_attn_ext(c, t[0], t[1], t[2], t[3], 0.125f, 0.0f, 0.0f); }));
     v.push_back(make("flash_attn_ext softcap", T{f32(64, 7, 4), f16(64, 32, 2), f16(64, 32, 2), range(f16(32, 7), -3, 0)}, 3e-3,
                      [](auto A, auto c, auto & t) { return A.flash_attn_ext(c, t[0], t[1], t[2], t[3], 0.125f, 0.0f, 30.0f); }));
+    // Quantized K/V (q8_0, q4_0, the same blocks for both; both round the queries to q8_0
+    // for the integer dot products and decode V rows to f32: only the sums' order differs),
+    // attention sinks, ALiBi.
+    for (int kv : {GK_TYPE_Q8_0, GK_TYPE_Q4_0}) {
+        v.push_back(make(std::string("flash_attn_ext ") + (kv == GK_TYPE_Q8_0 ? "q8_0" : "q4_0") + " K/V",
+                         T{f32(64, 7, 4), quantized(kv, 64, 32, 2), quantized(kv, 64, 32, 2), range(f16(32, 7), -3, 0)}, sums,
+                         [](auto A, auto c, auto & t) { return A.flash_attn_ext(c, t[0], t[1], t[2], t[3], 0.125f, 0.0f, 0.0f); }));
+    }
+    v.push_back(make("flash_attn_ext sinks", T{f32(64, 7, 4), f16(64, 32, 2), f16(64, 32, 2), range(f16(32, 7), -3, 0), range(f32(4), -2, 2)},
+                     3e-3, [](auto A, auto c, auto & t) {
+                         auto r = A.flash_attn_ext(c, t[0], t[1], t[2], t[3], 0.125f, 0.0f, 0.0f);
+                         A.add_sinks(r, t[4]);
+                         return r;
+                     }));
+    v.push_back(make("flash_attn_ext ALiBi", T{f32(64, 7, 4), f16(64, 32, 2), f16(64, 32, 2), range(f16(32, 7), -3, 0)}, 3e-3,
+                     [](auto A, auto c, auto & t) { return A.flash_attn_ext(c, t[0], t[1], t[2], t[3], 0.125f, 8.0f, 0.0f); }));
+    // Training: the *_back ops against ggml's own backward kernels (a is the gradient of the
+    // forward op's result), the loss and its gradient, the optimizer steps (the parameter
+    // after one step; hyperparameters in (0.1, 0.9), v >= 0).
+    v.push_back(make("silu_back", T{f32(70, 4), range(f32(70, 4), -6, 6)}, ulps, [](auto A, auto c, auto & t) { return A.silu_back(c, t[0], t[1]); }));
+    v.push_back(make("rms_norm_back", T{f32(130, 4, 2), f32(130, 4, 2)}, sums, [](auto A, auto c, auto & t) { return A.rms_norm_back(c, t[0], t[1], 1e-6f); }));
+    v.push_back(make("soft_max_ext_back", T{f32(70, 6, 4), range(f32(70, 6, 4), 0, 0.1f)}, sums,
+                     [](auto A, auto c, auto & t) { return A.soft_max_ext_back(c, t[0], t[1], 0.3f, 0.0f); }));
+    v.push_back(make("rope_ext_back normal", T{f32(64, 4, 7), ints(7, 0, 500)}, rope, [](auto A, auto c, auto & t) {
+        return A.rope_ext_back(c, t[0], t[1], nullptr, 64, 0, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+    }));
+    v.push_back(make("rope_ext_back neox YaRN", T{f32(64, 4, 7), ints(7, 0, 5000)}, rope, [](auto A, auto c, auto & t) {
+        return A.rope_ext_back(c, t[0], t[1], nullptr, 64, 2, 4096, 10000.0f, 0.25f, 1.0f, 1.0f, 32.0f, 1.0f);
+    }));
+    v.push_back(make("rope_multi_back (M-RoPE)", T{f32(64, 4, 7), ints(4 * 7, 0, 50)}, rope, [](auto A, auto c, auto & t) {
+        int sections[4] = {8, 12, 12, 0};
+        return A.rope_multi_back(c, t[0], t[1], nullptr, 64, sections, 8, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+    }));
+    v.push_back(make("get_rows_back", T{f32(37, 7), ints(7, 0, 19), f32(37, 20)}, 0,
+                     [](auto A, auto c, auto & t) { return A.get_rows_back(c, t[0], t[1], t[2]); }));
+    v.push_back(make("repeat_back", T{f32(37, 4, 3, 2), f32(37, 1, 3)}, 0, [](auto A, auto c, auto & t) { return A.repeat_back(c, t[0], t[1]); }));
+    v.push_back(make("pool_2d_back avg", T{f32(6, 5, 3), f32(12, 10, 3)}, sums, [](auto A, auto c, auto & t) {
+        return A.pool_2d_back(c, t[0], t[1], A.pool_avg, 3, 3, 2, 2, 1.0f, 1.0f);
+    }));
+    v.push_back(make("pool_2d_back max", T{f32(6, 5, 3), f32(12, 10, 3)}, sums, [](auto A, auto c, auto & t) {
+        return A.pool_2d_back(c, t[0], t[1], A.pool_max, 2, 2, 2, 2, 0.0f, 0.0f);
+    }));
+    v.push_back(make("im2col_back 2-D", T{f32(36, 12, 4, 2), f16(3, 3, 4, 5)}, sums, [](auto A, auto c, auto & t) {
+        int64_t ne[4] = {12, 10, 4, 2};
+        return A.im2col_back(c, t[0], t[1], ne, 1, 2, 1, 0, 1, 1, true);
+    }));
+    v.push_back(make("cross_entropy_loss", T{range(f32(37, 6), -4, 4), range(f32(37, 6), 0, 1)}, sums,
+                     [](auto A, auto c, auto & t) { return A.cross_entropy_loss(c, t[0], t[1]); }));
+    v.push_back(make("cross_entropy_loss_back", T{f32(1), range(f32(37, 6), -4, 4), range(f32(37, 6), 0, 1)}, sums,
+                     [](auto A, auto c, auto & t) { return A.cross_entropy_loss_back(c, t[0], t[1], t[2]); }));
+    v.push_back(make("opt_step_adamw", T{f32(37, 4), f32(37, 4), f32(37, 4), range(f32(37, 4), 0, 1), range(f32(7), 0.1f, 0.9f)}, ulps,
+                     [](auto A, auto c, auto & t) {
+                         A.set_param(t[0]);
+                         return A.opt_step_adamw(c, t[0], t[1], t[2], t[3], t[4]);
+                     }));
+    v.push_back(make("opt_step_sgd", T{f32(37, 4), f32(37, 4), range(f32(2), 0.1f, 0.9f)}, ulps, [](auto A, auto c, auto & t) {
+        A.set_param(t[0]);
+        return A.opt_step_sgd(c, t[0], t[1], t[2]);
+    }));
     // The custom-op hooks: the same callback text for both, run on every thread.
     v.push_back(make("map_custom1", T{f32(37, 9)}, 0, [](auto A, auto c, auto & t) {
         return A.map_custom1(c, t[0], &custom1<typename decltype(A)::tensor>, -1, nullptr);

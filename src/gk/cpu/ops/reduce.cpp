@@ -1,9 +1,9 @@
-// reduce.cpp - sum, sum_rows, mean, argmax, cumsum. Sums are accumulated in double,
-// in index order.
+// reduce.cpp - sum, sum_rows, mean, argmax, count_equal, cumsum. Sums are accumulated in
+// double, in index order.
 //
-// sum is one global accumulator and runs on thread 0 alone (the others return), so its
-// order is the index order whatever the thread count. The rest split by destination
-// row (argmax: by source row, one output element each).
+// sum and count_equal are one global accumulator and run on thread 0 alone (the others
+// return), so sum's order is the index order whatever the thread count. The rest split by
+// destination row (argmax: by source row, one output element each).
 #include "../dispatch.h"
 #include "../rows.h"
 
@@ -74,6 +74,30 @@ void argmax(const compute_params & p, gk_tensor * dst) {
     }
 }
 
+/// The number of equal elements of two I32 tensors, counted by thread 0 (an integer
+/// count: the order does not matter, one thread keeps it simple).
+void count_equal(const compute_params & p, gk_tensor * dst) {
+    if (p.ith != 0) {
+        return;
+    }
+    const gk_tensor * a = dst->src[0];
+    const gk_tensor * b = dst->src[1];
+    int64_t           n = 0;
+    for (int64_t i3 = 0; i3 < a->ne[3]; ++i3) {
+        for (int64_t i2 = 0; i2 < a->ne[2]; ++i2) {
+            for (int64_t i1 = 0; i1 < a->ne[1]; ++i1) {
+                for (int64_t i0 = 0; i0 < a->ne[0]; ++i0) {
+                    int32_t x, y;
+                    std::memcpy(&x, element_ptr(a, i0, i1, i2, i3), sizeof x);
+                    std::memcpy(&y, element_ptr(b, i0, i1, i2, i3), sizeof y);
+                    n += x == y;
+                }
+            }
+        }
+    }
+    std::memcpy(element_ptr(dst, 0, 0, 0, 0), &n, sizeof n);
+}
+
 void cumsum(const compute_params & p, gk_tensor * dst) {
     scratch w = p.work();
     transform_rows(p, w, dst, [&](const float * x, float * y, int64_t, int64_t, int64_t) {
@@ -92,6 +116,7 @@ void register_reduce(kernel_table & t) {
     t.ops[GK_OP_SUM_ROWS] = {sum_rows<false>, nullptr};
     t.ops[GK_OP_MEAN]     = {sum_rows<true>, nullptr};
     t.ops[GK_OP_ARGMAX]   = {argmax, nullptr};
+    t.ops[GK_OP_COUNT_EQUAL] = {count_equal, nullptr};
     t.ops[GK_OP_CUMSUM]   = {cumsum, nullptr};
 }
 
