@@ -1,5 +1,5 @@
 // graph.cpp - compute graphs: the node and leaf lists, a visited set, and the
-// topological walk of gk_build_forward_expand.
+// topological walk of gk_build_forward_expand, and the edits of ggml's graph API (add_node, cpy, dup).
 //
 // The walk is an iterative depth-first post-order over src[0..GK_MAX_SRC) with an
 // explicit stack, so its depth is bounded by the graph's size and not by the machine
@@ -204,5 +204,42 @@ void gk_graph_clear(gk_cgraph * g) {
 }
 
 gk_context * gk_graph_context(const gk_cgraph * g) { return g ? g->ctx : nullptr; }
+
+
+bool gk_graph_add_node(gk_cgraph * g, gk_tensor * tensor) {
+    if (!g || !tensor || g->n_nodes == g->size) {
+        return false;
+    }
+    g->nodes[g->n_nodes++] = tensor;
+    return true;
+}
+
+bool gk_graph_cpy(const gk_cgraph * src, gk_cgraph * dst) {
+    if (!src || !dst || src->n_nodes > dst->size || src->n_leafs > dst->size || dst->hash_size < src->hash_size) {
+        return false;
+    }
+    if (src == dst) {
+        return true;
+    }
+    dst->n_nodes = src->n_nodes;
+    dst->n_leafs = src->n_leafs;
+    std::memcpy(dst->nodes, src->nodes, static_cast<size_t>(src->n_nodes) * sizeof(src->nodes[0]));
+    std::memcpy(dst->leafs, src->leafs, static_cast<size_t>(src->n_leafs) * sizeof(src->leafs[0]));
+    std::memset(dst->hash, 0, dst->hash_size * sizeof(dst->hash[0]));
+    for (size_t i = 0; i < src->hash_size; ++i) {  // the visited set as it is (add_node's nodes are not in it)
+        if (src->hash[i]) {
+            gk::visit(dst, src->hash[i]);
+        }
+    }
+    return true;
+}
+
+gk_cgraph * gk_graph_dup(gk_context * ctx, const gk_cgraph * src) {
+    if (!src) {
+        return nullptr;
+    }
+    gk_cgraph * g = gk_new_graph_custom(ctx, static_cast<size_t>(src->size), false);
+    return g && gk_graph_cpy(src, g) ? g : nullptr;
+}
 
 } // extern "C"

@@ -99,4 +99,14 @@ gk_tensor * gk_top_k(gk_context * ctx, gk_tensor * a, int k) {
     return gk::reduce(ctx, GK_OP_TOP_K, a, GK_TYPE_I32, ne);
 }
 
+
+gk_tensor * gk_count_equal(gk_context * ctx, gk_tensor * a, gk_tensor * b) {
+    builder bd(ctx, "count_equal");
+    if (!bd.inputs(a, b) || !bd.type_is(a, GK_TYPE_I32, "a") || !bd.type_is(b, GK_TYPE_I32, "b") || !bd.same_shape(a, b)) {
+        return nullptr;
+    }
+    const int64_t ne[4] = {1, 1, 1, 1};
+    return bd.result(GK_TYPE_I64, ne, GK_OP_COUNT_EQUAL, a, b);
+}
+
 } // extern "C"

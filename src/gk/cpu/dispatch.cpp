@@ -34,6 +34,7 @@ kernel_table build() {
     register_resample(t);
     register_back(t);
     register_train(t);
+    register_matrix(t);
     return t;
 }
 

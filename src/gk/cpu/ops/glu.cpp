@@ -2,7 +2,8 @@
 // one source row) or split (x from src0, g from src1). Split by destination row.
 //
 // swiglu_oai (gpt-oss) clamps first: x = min(x, limit), g = clamp(g, -limit, limit),
-// out = x * sigmoid(alpha * x) * (g + 1).
+// out = x * sigmoid(alpha * x) * (g + 1); swiglu_clamp: x = min(x, limit),
+// g = clamp(g, -limit, limit), out = x * sigmoid(x) * g.
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_exp.h"
@@ -26,6 +27,9 @@ act_fn glu_activation(gk_glu_op op, gk_type type) {
     default: return nullptr;
     }
 }
+
+/// v clamped to [-limit, limit] (comparisons, not std::clamp: a negative limit is not UB).
+float clamp_limit(float v, float limit) { return v < -limit ? -limit : (limit < v ? limit : v); }
 
 void glu(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * a       = dst->src[0];
@@ -59,10 +63,16 @@ void glu(const compute_params & p, gk_tensor * dst) {
             for (int64_t i = 0; i < n; ++i) {
                 y[i] = zero_lo && x[i] <= -10.0f ? 0.0f : act(x[i]) * g[i];
             }
+        } else if (op == GK_GLU_OP_SWIGLU_CLAMP) {
+            for (int64_t i = 0; i < n; ++i) {
+                const float xc = std::min(x[i], limit);
+                const float gc = clamp_limit(g[i], limit);
+                y[i]           = xc / (1.0f + std::exp(-xc)) * gc;
+            }
         } else {
             for (int64_t i = 0; i < n; ++i) {
                 const float xc = std::min(x[i], limit);
-                const float gc = g[i] < -limit ? -limit : (limit < g[i] ? limit : g[i]);
+                const float gc = clamp_limit(g[i], limit);
                 y[i]           = xc / (1.0f + std::exp(-alpha * xc)) * (gc + 1.0f);
             }
         }

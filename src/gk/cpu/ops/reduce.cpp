@@ -85,9 +85,30 @@ void cumsum(const compute_params & p, gk_tensor * dst) {
     });
 }
 
+/// Thread 0 counts every position (an integer count: no order to fix); the others do nothing.
+void count_equal(const compute_params & p, gk_tensor * dst) {
+    if (p.ith != 0) {
+        return;
+    }
+    const gk_tensor * a = dst->src[0];
+    const gk_tensor * b = dst->src[1];
+    int64_t           n = 0;
+    for (int64_t i3 = 0; i3 < a->ne[3]; ++i3) {
+        for (int64_t i2 = 0; i2 < a->ne[2]; ++i2) {
+            for (int64_t i1 = 0; i1 < a->ne[1]; ++i1) {
+                for (int64_t i0 = 0; i0 < a->ne[0]; ++i0) {
+                    n += read_index(a, i0, i1, i2, i3) == read_index(b, i0, i1, i2, i3) ? 1 : 0;
+                }
+            }
+        }
+    }
+    std::memcpy(dst->data, &n, sizeof(n));
+}
+
 } // namespace
 
 void register_reduce(kernel_table & t) {
+    t.ops[GK_OP_COUNT_EQUAL] = {count_equal, nullptr};
     t.ops[GK_OP_SUM]      = {sum, nullptr};
     t.ops[GK_OP_SUM_ROWS] = {sum_rows<false>, nullptr};
     t.ops[GK_OP_MEAN]     = {sum_rows<true>, nullptr};
