@@ -488,7 +488,8 @@ struct gk_tensor * gk_trunc(struct gk_context * ctx, struct gk_tensor * a);
 struct gk_tensor * gk_leaky_relu(struct gk_context * ctx, struct gk_tensor * a, float negative_slope, bool inplace);
 
 /* Gated linear units (GK_OP_GLU; op_params: i32 op, i32 swapped, f32 alpha, f32 limit).
- * Fused: a holds [x | g] along dim 0 (ne0 even); the result has ne0/2; swapped exchanges
+ * Fused: a holds [x | g] along dim 0; the result has ne0/2 (rounded down: of an odd row,
+ * the last element is not read, as in ggml); swapped exchanges
  * the halves. Split: x = a, g = b, same shape and type; the result has a's shape.
  * result = act(x) * g, act being relu, gelu, silu, gelu_erf or gelu_quick. Rows of a
  * (and b) must be dense. */
@@ -558,7 +559,7 @@ struct gk_tensor * gk_set_rows(struct gk_context * ctx, struct gk_tensor * a, st
 /* Placement. */
 /** Tile a to b's shape (gk_can_repeat(a, b)). */
 struct gk_tensor * gk_repeat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
-/** Join a and b along dim (other dims equal, same type). */
+/** Join a and b along dim (other dims equal, same type; a block type joins whole blocks). */
 struct gk_tensor * gk_concat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int dim);
 /** Zero-pad at the end of each dim (pad), or before and after (pad_ext; op_params
  *  lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3). Counts >= 0. */
@@ -914,7 +915,8 @@ struct gk_tensor * gk_rope_multi_back(struct gk_context * ctx, struct gk_tensor 
                                       struct gk_tensor * c, int n_dims, int sections[GK_MROPE_SECTIONS], int mode,
                                       int n_ctx_orig, float freq_base, float freq_scale, float ext_factor,
                                       float attn_factor, float beta_fast, float beta_slow);
-/** Gradient of get_rows: a float [C, N] (dy), b I32 [N] (the row indices), c [C, R] (the
+/** Gradient of get_rows: a decodable [C, >= N] (dy; rows past N are not read), b I32 [N] (the
+ *  row indices), c [C, R] (the
  *  table get_rows read; only its shape is used, it is not a source) -> F32 [C, R]: row r
  *  is the f32 sum, in index order i = 0, 1, ..., of the rows a[:, i] with b[i] == r, 0
  *  when none. An index outside [0, R) is GK_STATUS_OUT_OF_RANGE at compute time. */

@@ -105,7 +105,7 @@ gk_tensor * gk_repeat(gk_context * ctx, gk_tensor * a, gk_tensor * b) {
 
 gk_tensor * gk_concat(gk_context * ctx, gk_tensor * a, gk_tensor * b, int dim) {
     builder bd(ctx, "concat");
-    if (!bd.inputs(a, b) || !bd.plain_type(a, "a") || !bd.type_is(b, a->type, "b")) {
+    if (!bd.inputs(a, b) || !bd.type_is(b, a->type, "b")) {
         return nullptr;
     }
     if (dim < 0 || dim > 3) {

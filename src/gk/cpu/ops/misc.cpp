@@ -52,12 +52,14 @@ void concat(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * a   = dst->src[0];
     const gk_tensor * b   = dst->src[1];
     const int         dim = gk_get_op_params_i32(dst, 0);
+    const int64_t     blk = gk_blck_size(dst->type);  // a block type moves whole blocks
+    const int64_t     na  = dim == 0 ? a->ne[0] / blk : a->ne[dim];
     for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+        for (int64_t i0 = 0; i0 < dst->ne[0] / blk; ++i0) {
             int64_t    j[4]  = {i0, i1, i2, i3};
-            const bool in_a  = j[dim] < a->ne[dim];
+            const bool in_a  = j[dim] < na;
             if (!in_a) {
-                j[dim] -= a->ne[dim];
+                j[dim] -= na;
             }
             copy_element(dst, i0, i1, i2, i3, in_a ? a : b, j[0], j[1], j[2], j[3]);
         }
