@@ -1950,7 +1950,7 @@ GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgr
 /** Adds tensor and every node it depends on (not yet in the graph) to cgraph, in dependency order. */
 GGML_API void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
-/** Adds tensor to the graph after the nodes already in it. Aborts: gk does not provide this yet. */
+/** Adds tensor to the graph after the nodes already in it. */
 GGML_API void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
 /** Adds the gradient nodes of the graph's loss. Aborts: gk does not provide this yet. */

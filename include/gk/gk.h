@@ -1067,10 +1067,9 @@ bool gk_rope_set_offset(struct gk_tensor * rope, int n_offs);
 void gk_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
                             float dims[2]);
 
-/* DeepSeek-V4's ops: builders with ggml's checks; no CPU kernel yet (gk_cpu_supports_op
- * says false, a compute fails with GK_STATUS_UNSUPPORTED). */
-/** Index scores [n_kv, T, 1, B] F32 from q F32 [d, H, T, B], k [d, 1, n_kv, B], weights F32
- *  [H, T, 1, B] and mask F16 [n_kv, T, 1, B'] (B % B' == 0). */
+/* DeepSeek-V4's ops (formulas: cpu/ops/dsv4.cpp's file comment). */
+/** Index scores [n_kv, T, 1, B] F32 from q F32 [d, H, T, B], k (decodable) [d, 1, n_kv, B],
+ *  weights F32 [H, T, 1, B] and mask F16 [n_kv, T, 1, B'] (B % B' == 0). */
 struct gk_tensor * gk_lightning_indexer(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
                                         struct gk_tensor * weights, struct gk_tensor * mask);
 /** Hyper-connection combination matrices [hc, hc, T] F32 from mixes F32 [(2 + hc) hc, T]

@@ -1,6 +1,7 @@
 // graph.cpp - ggml's graph functions that gk's graph API gives in another form: the
-// edits (add_node, cpy, dup: gk reports a full graph with false, ggml asserts), and the
-// printouts (ggml_graph_print through ggml's log callback, ggml_graph_dump_dot).
+// edits (build_forward_order; add_node, cpy, dup: gk reports a full graph with false,
+// ggml asserts), and the printouts (ggml_graph_print through ggml's log callback,
+// ggml_graph_dump_dot).
 // Graphs without gradients only: ggml_graph_dup with force_grads aborts.
 #include "convert.h"
 
@@ -34,6 +35,14 @@ void log_info(const char * fmt, ...) {
 } // namespace
 
 extern "C" {
+
+// gk has no per-node compute flag: the tensor and its new sources join the graph as
+// ggml_build_forward_expand adds them, and are computed (ggml leaves them out of the
+// compute set unless a later expand reaches them; mtmd's clip orders q, k, v this way, and
+// expands their users right after, so the same nodes run).
+void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) {
+    ggml_build_forward_expand(cgraph, tensor);
+}
 
 void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) {
     if (!gk_graph_add_node(to_gk(cgraph), to_gk(tensor))) {

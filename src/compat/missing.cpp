@@ -18,7 +18,6 @@ void ggml_reset(struct ggml_context * ctx) { compat::unsupported("ggml_reset"); 
 void * ggml_get_mem_buffer(const struct ggml_context * ctx) { compat::unsupported("ggml_get_mem_buffer"); }
 void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes) { compat::unsupported("ggml_new_buffer"); }
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * d, bool masked) { compat::unsupported("ggml_flash_attn_back"); }
-void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_build_forward_order"); }
 void ggml_build_backward_expand(struct ggml_context * ctx, struct ggml_cgraph * cgraph, struct ggml_tensor ** grad_accs) { compat::unsupported("ggml_build_backward_expand"); }
 void ggml_graph_reset(struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_reset"); }
 struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node) { compat::unsupported("ggml_graph_get_grad"); }

@@ -1,7 +1,7 @@
 // ops_dsv4.cpp - builders of DeepSeek-V4's ops: lightning_indexer (the sparse-attention
 // indexer's scores) and the hyper-connection ops dsv4_hc_comb, dsv4_hc_pre (and its gated
 // form) and dsv4_hc_post. Sources, result shapes, checks and op_params are ggml's (ggml.c);
-// the CPU has no kernel for them yet.
+// the CPU kernels are cpu/ops/dsv4.cpp.
 #include "internal.h"
 
 using gk::builder;
@@ -54,7 +54,7 @@ extern "C" {
 gk_tensor * gk_lightning_indexer(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk_tensor * weights, gk_tensor * mask) {
     builder bd(ctx, "lightning_indexer");
     if (!bd.inputs(q, k, weights, mask) || !bd.type_is(q, GK_TYPE_F32, "q") ||
-        !bd.type_is(weights, GK_TYPE_F32, "weights") || !bd.type_is(mask, GK_TYPE_F16, "mask")) {
+        !bd.decodable(k, "k") || !bd.type_is(weights, GK_TYPE_F32, "weights") || !bd.type_is(mask, GK_TYPE_F16, "mask")) {
         return nullptr;
     }
     const bool ok = q->ne[0] == k->ne[0] && k->ne[1] == 1 && q->ne[1] == weights->ne[0] && q->ne[2] == weights->ne[1] &&

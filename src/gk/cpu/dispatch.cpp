@@ -35,6 +35,7 @@ kernel_table build() {
     register_back(t);
     register_train(t);
     register_matrix(t);
+    register_dsv4(t);
     return t;
 }
 
