@@ -290,7 +290,6 @@ bool ggml_backend_buft_is_host(ggml_backend_buffer_type_t buft) { return compat:
 ggml_backend_dev_t ggml_backend_buft_get_device(ggml_backend_buffer_type_t buft) { return compat::to_ggml(gk_backend_buft_get_device(compat::to_gk(buft))); }
 const char * ggml_backend_buffer_name(ggml_backend_buffer_t buffer) { return compat::to_ggml(gk_backend_buffer_name(compat::to_gk(buffer))); }
 void ggml_backend_buffer_free(ggml_backend_buffer_t buffer) { gk_backend_buffer_free(compat::to_gk(buffer)); }
-void * ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer) { return compat::to_ggml(gk_backend_buffer_get_base(compat::to_gk(buffer))); }
 size_t ggml_backend_buffer_get_size(ggml_backend_buffer_t buffer) { return compat::to_ggml(gk_backend_buffer_get_size(compat::to_gk(buffer))); }
 enum ggml_status ggml_backend_buffer_init_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor) { return compat::to_ggml(gk_backend_buffer_init_tensor(compat::to_gk(buffer), compat::to_gk(tensor))); }
 size_t ggml_backend_buffer_get_alignment(ggml_backend_buffer_t buffer) { return compat::to_ggml(gk_backend_buffer_get_alignment(compat::to_gk(buffer))); }

@@ -2,7 +2,8 @@
 // every sum runs in f32 in the index order written here.
 //
 // lightning_indexer: dst[ik, t, 0, s] = sum_h max(q[:, h, t, s] . k[:, 0, ik, s], 0) *
-//   w[h, t, 0, s] + mask[ik, t, 0, s % mask.ne3] (the dot product over i0 ascending, h ascending).
+//   w[h, t, 0, s] + mask[ik, t, 0, s % mask.ne3] (the dot product in vec_dot.h's f32 order,
+//   h ascending).
 // dsv4_hc_comb (hc = 4): per token, c = softmax over idst of (mixes[8 + idst + 4 isrc] *
 //   scale[2] + base[8 + idst + 4 isrc]) + eps for each isrc; then the columns normalised
 //   (each divided by eps + its sum), and n_iter - 1 times rows then columns again.
@@ -13,6 +14,7 @@
 // All split by destination row (hc_comb: by token).
 #include "../dispatch.h"
 #include "../rows.h"
+#include "../vec_dot.h"
 
 #include <cmath>
 
@@ -28,8 +30,10 @@ void lightning_indexer(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * k    = dst->src[1];
     const gk_tensor * w    = dst->src[2];
     const gk_tensor * mask = dst->src[3];
+    const vec_dot_fn  dot  = get_vec_dot_traits(GK_TYPE_F32)->vec_dot;
     scratch           ws   = p.work();
     float *           kbuf = ws.floats(k->ne[0]);
+    float *           qbuf = ws.floats(q->ne[0]);
     float *           ybuf = ws.floats(dst->ne[0]);
     for_each_row(p, dst, [&](int64_t t, int64_t, int64_t s) {
         float * y = out_row(dst, t, 0, s, ybuf);
@@ -38,9 +42,7 @@ void lightning_indexer(const compute_params & p, gk_tensor * dst) {
             float         score = 0.0f;
             for (int64_t h = 0; h < q->ne[1]; ++h) {
                 float qk = 0.0f;
-                for (int64_t i = 0; i < q->ne[0]; ++i) {
-                    qk += f32_at(q, i, h, t, s) * kr[i];
-                }
+                dot(q->ne[0], &qk, kr, read_row(q, h, t, s, qbuf));
                 score += (qk > 0.0f ? qk : 0.0f) * f32_at(w, h, t, 0, s);
             }
             y[ik] = score + read_element(mask, ik, t, 0, s % mask->ne[3]);
