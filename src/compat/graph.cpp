@@ -9,8 +9,8 @@
 #include <cstdarg>
 #include <cstdio>
 
-using compat::to_gk;
 using compat::to_ggml;
+using compat::to_gk;
 
 namespace {
 
@@ -53,7 +53,8 @@ void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tenso
 
 void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) {
     if (!gk_graph_cpy(to_gk(src), to_gk(dst))) {
-        ggml_abort(__FILE__, __LINE__, "ggml_graph_cpy: the destination graph (size %d) is smaller than the source (%d)",
+        ggml_abort(__FILE__, __LINE__,
+                   "ggml_graph_cpy: the destination graph (size %d) is smaller than the source (%d)",
                    gk_graph_size(to_gk(dst)), gk_graph_size(to_gk(src)));
     }
 }
@@ -82,8 +83,7 @@ void ggml_graph_print(const struct ggml_cgraph * cgraph) {
     log_info("n_leafs = %d\n", gk_graph_n_leafs(g));
     for (int i = 0; i < gk_graph_n_leafs(g); ++i) {
         const gk_tensor * t = gk_graph_leaf(g, i);
-        log_info(" - %3d: [ %5" PRId64 ", %5" PRId64 "] %8s %16s\n", i, t->ne[0], t->ne[1], gk_op_name(t->op),
-                 t->name);
+        log_info(" - %3d: [ %5" PRId64 ", %5" PRId64 "] %8s %16s\n", i, t->ne[0], t->ne[1], gk_op_name(t->op), t->name);
     }
     log_info("========================================\n");
 }

@@ -51,10 +51,11 @@ gk_tensor * hc_pre(gk_context * ctx, gk_tensor * x, gk_tensor * w, float scale, 
 
 extern "C" {
 
-gk_tensor * gk_lightning_indexer(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk_tensor * weights, gk_tensor * mask) {
+gk_tensor * gk_lightning_indexer(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk_tensor * weights,
+                                 gk_tensor * mask) {
     builder bd(ctx, "lightning_indexer");
-    if (!bd.inputs(q, k, weights, mask) || !bd.type_is(q, GK_TYPE_F32, "q") ||
-        !bd.decodable(k, "k") || !bd.type_is(weights, GK_TYPE_F32, "weights") || !bd.type_is(mask, GK_TYPE_F16, "mask")) {
+    if (!bd.inputs(q, k, weights, mask) || !bd.type_is(q, GK_TYPE_F32, "q") || !bd.decodable(k, "k") ||
+        !bd.type_is(weights, GK_TYPE_F32, "weights") || !bd.type_is(mask, GK_TYPE_F16, "mask")) {
         return nullptr;
     }
     const bool ok = q->ne[0] == k->ne[0] && k->ne[1] == 1 && q->ne[1] == weights->ne[0] && q->ne[2] == weights->ne[1] &&
@@ -62,9 +63,10 @@ gk_tensor * gk_lightning_indexer(gk_context * ctx, gk_tensor * q, gk_tensor * k,
                     q->ne[3] == k->ne[3] && k->ne[3] == weights->ne[3] && mask->ne[3] > 0 &&
                     weights->ne[3] % mask->ne[3] == 0;
     if (!ok) {
-        bd.fail("q %s, k %s, weights %s and mask %s do not match (q [d, H, T, B], k [d, 1, n_kv, B], weights [H, T, "
-                "1, B], mask [n_kv, T, 1, B'])",
-                describe(q).c_str(), describe(k).c_str(), describe(weights).c_str(), describe(mask).c_str());
+        bd.fail(
+            "q %s, k %s, weights %s and mask %s do not match (q [d, H, T, B], k [d, 1, n_kv, B], weights [H, T, "
+            "1, B], mask [n_kv, T, 1, B'])",
+            describe(q).c_str(), describe(k).c_str(), describe(weights).c_str(), describe(mask).c_str());
         return nullptr;
     }
     const int64_t ne[4] = {k->ne[2], q->ne[2], 1, q->ne[3]};

@@ -100,18 +100,6 @@ bool parameterless_glu(builder & bd, gk_glu_op op) {
 /// xIELU's softplus of its parameters, as ggml computes it at build time.
 float softplus_param(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }
 
-gk_tensor * fill(gk_context * ctx, gk_tensor * a, float c, bool inplace) {
-    builder bd(ctx, "fill");
-    if (!bd.inputs(a) || !bd.float_type(a, "a")) {
-        return nullptr;
-    }
-    gk_tensor * r = like(bd, a, GK_OP_FILL, inplace);
-    if (r) {
-        set_op_param_f32(r, 0, c);
-    }
-    return r;
-}
-
 } // namespace
 } // namespace gk
 
@@ -244,8 +232,10 @@ gk_tensor * gk_xielu(gk_context * ctx, gk_tensor * a, float alpha_n, float alpha
     return r;
 }
 
-gk_tensor * gk_fill(gk_context * ctx, gk_tensor * a, float c) { return fill(ctx, a, c, false); }
-gk_tensor * gk_fill_inplace(gk_context * ctx, gk_tensor * a, float c) { return fill(ctx, a, c, true); }
+gk_tensor * gk_fill(gk_context * ctx, gk_tensor * a, float c) { return affine(ctx, GK_OP_FILL, a, c, 0.0f, false); }
+gk_tensor * gk_fill_inplace(gk_context * ctx, gk_tensor * a, float c) {
+    return affine(ctx, GK_OP_FILL, a, c, 0.0f, true);
+}
 
 gk_tensor * gk_add_id(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * ids) {
     builder bd(ctx, "add_id");
