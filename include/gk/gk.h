@@ -198,7 +198,7 @@ enum gk_unary_op {
     GK_UNARY_OP_EXPM1,
     GK_UNARY_OP_SOFTPLUS,
     GK_UNARY_OP_GELU_ERF,    /* exact, with erf */
-    GK_UNARY_OP_XIELU,       /* slot only: no builder */
+    GK_UNARY_OP_XIELU,       /* gk_xielu (its parameters in op_params) */
     GK_UNARY_OP_FLOOR,
     GK_UNARY_OP_CEIL,
     GK_UNARY_OP_ROUND,       /* half away from zero */
@@ -215,7 +215,7 @@ enum gk_glu_op {
     GK_GLU_OP_SWIGLU_OAI,
     GK_GLU_OP_GEGLU_ERF,
     GK_GLU_OP_GEGLU_QUICK,
-    GK_GLU_OP_SWIGLU_CLAMP,  /* slot only: no builder */
+    GK_GLU_OP_SWIGLU_CLAMP,  /* gk_swiglu_clamp */
 
     GK_GLU_OP_COUNT
 };

@@ -65,6 +65,7 @@ struct gk_api {
     static constexpr auto pool_max = GK_OP_POOL_MAX, pool_avg = GK_OP_POOL_AVG;
     static constexpr auto sort_asc = GK_SORT_ORDER_ASC;
     static constexpr auto tri_lower = GK_TRI_TYPE_LOWER, tri_upper_diag = GK_TRI_TYPE_UPPER_DIAG;
+    static tensor * rope_set_offset(tensor * t, int n_offs) { return gk_rope_set_offset(t, n_offs) ? t : nullptr; }
     static constexpr auto nearest = GK_SCALE_MODE_NEAREST, bilinear = GK_SCALE_MODE_BILINEAR;
     static constexpr auto align_corners = GK_SCALE_FLAG_ALIGN_CORNERS;
     static auto type(int t) { return static_cast<gk_type>(t); }
@@ -81,6 +82,7 @@ struct ggml_api {
     static constexpr auto pool_max = GGML_OP_POOL_MAX, pool_avg = GGML_OP_POOL_AVG;
     static constexpr auto sort_asc = GGML_SORT_ORDER_ASC;
     static constexpr auto tri_lower = GGML_TRI_TYPE_LOWER, tri_upper_diag = GGML_TRI_TYPE_UPPER_DIAG;
+    static tensor * rope_set_offset(tensor * t, int n_offs) { return ggml_rope_set_offset(t, n_offs); }
     static constexpr auto nearest = GGML_SCALE_MODE_NEAREST, bilinear = GGML_SCALE_MODE_BILINEAR;
     static constexpr auto align_corners = GGML_SCALE_FLAG_ALIGN_CORNERS;
     static auto type(int t) { return static_cast<ggml_type>(t); }
@@ -380,6 +382,12 @@ std::vector<vs_case> cases() {
         return A.rope_multi(c, t[0], t[1], nullptr, 32, sections, 24, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
     }));
     // The ops added for test-backend-ops (issue 14).
+    v.push_back(make("rope neox, window at an offset", T{f32(64, 4, 7), ints(7, 0, 500)}, rope, [](auto A, auto c, auto & t) {
+        return A.rope_set_offset(A.rope_ext(c, t[0], t[1], nullptr, 32, 2, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), 16);
+    }));
+    v.push_back(make("rope normal, window at an offset", T{f32(64, 4, 7), ints(7, 0, 500)}, rope, [](auto A, auto c, auto & t) {
+        return A.rope_set_offset(A.rope_ext(c, t[0], t[1], nullptr, 24, 0, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), 38);
+    }));
     v.push_back(make("add_id", T{f32(37, 4, 5), f32(37, 8), ints(4 * 5, 0, 7)}, 0, [](auto A, auto c, auto & t) {
         return A.add_id(c, t[0], t[1], A.reshape_2d(c, t[2], 4, 5));
     }));
