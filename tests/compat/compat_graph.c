@@ -68,7 +68,10 @@ int main(int argc, char ** argv) {
     struct ggml_tensor * off = ggml_rope_set_offset(ggml_rope_ext(ctx, x, pos, NULL, 16, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f), 8);
     struct ggml_tensor * win = ggml_view_3d(ctx, x, 16, 2, 3, x->nb[1], x->nb[2], 8 * sizeof(float));
     struct ggml_tensor * ref = ggml_rope_ext(ctx, ggml_cont(ctx, win), pos, NULL, 16, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the deprecated name is what is tested
     struct ggml_tensor * cus = ggml_rope_custom(ctx, x, pos, 16, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+#pragma GCC diagnostic pop
     struct ggml_tensor * ext = ggml_rope_ext(ctx, x, pos, NULL, 16, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
     struct ggml_cgraph * rg  = ggml_new_graph(ctx);
     ggml_build_forward_expand(rg, off);
