@@ -909,12 +909,11 @@ GGML_API struct ggml_tensor * ggml_add(struct ggml_context * ctx, struct ggml_te
 GGML_API struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                struct ggml_tensor * b);
 
-/** a + b with the result in type. Aborts: gk does not compute this op yet. */
+/** a + b with the result in type. */
 GGML_API struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor * a,
                                             struct ggml_tensor * b, enum ggml_type type);
 
-/** a + rows of b selected by ids (mixture-of-experts biases). Aborts: gk does not compute this op
- *  yet. */
+/** a + rows of b selected by ids (mixture-of-experts biases). */
 GGML_API struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a,
                                           struct ggml_tensor * b, struct ggml_tensor * ids);
 
@@ -984,11 +983,10 @@ GGML_API struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_
 GGML_API struct ggml_tensor * ggml_clamp_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float min,
                                                  float max);
 
-/** A tensor of a's shape filled with c. Aborts: gk does not compute this op yet. */
+/** A tensor of a's shape filled with c. */
 GGML_API struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_tensor * a, float c);
 
-/** ggml_fill computed in place: the result is a view of a and the op writes into a's memory.
- *  Aborts: gk does not compute this op yet. */
+/** ggml_fill computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1152,8 +1150,7 @@ GGML_API struct ggml_tensor * ggml_trunc(struct ggml_context * ctx, struct ggml_
 /** ggml_trunc computed in place: the result is a view of a and the op writes into a's memory. */
 GGML_API struct ggml_tensor * ggml_trunc_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** xIELU activation with parameters alpha_n, alpha_p, beta, eps. Aborts: gk does not compute this
- *  op yet. */
+/** xIELU activation with parameters alpha_n, alpha_p, beta, eps. */
 GGML_API struct ggml_tensor * ggml_xielu(struct ggml_context * ctx, struct ggml_tensor * a, float alpha_n,
                                          float alpha_p, float beta, float eps);
 
@@ -1282,7 +1279,7 @@ GGML_API struct ggml_tensor * ggml_transpose(struct ggml_context * ctx, struct g
 /* ---------------------------------------------------------------------------------------------- */
 /* Generators, sorting and selection                                                              */
 
-/** a with the elements outside one triangle set to 0. Aborts: gk does not compute this op yet. */
+/** a with the elements outside one triangle set to 0. */
 GGML_API struct ggml_tensor * ggml_tri(struct ggml_context * ctx, struct ggml_tensor * a,
                                        enum ggml_tri_type type);
 
@@ -1338,31 +1335,31 @@ GGML_API struct ggml_tensor * ggml_glu(struct ggml_context * ctx, struct ggml_te
 /** relu(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_reglu(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** reglu with the halves of each row swapped. Aborts: gk does not compute this op yet. */
+/** reglu with the halves of each row swapped. */
 GGML_API struct ggml_tensor * ggml_reglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** gelu(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_geglu(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** geglu with the halves of each row swapped. Aborts: gk does not compute this op yet. */
+/** geglu with the halves of each row swapped. */
 GGML_API struct ggml_tensor * ggml_geglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** silu(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_swiglu(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** swiglu with the halves of each row swapped. Aborts: gk does not compute this op yet. */
+/** swiglu with the halves of each row swapped. */
 GGML_API struct ggml_tensor * ggml_swiglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** gelu_erf(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_geglu_erf(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** geglu_erf with the halves of each row swapped. Aborts: gk does not compute this op yet. */
+/** geglu_erf with the halves of each row swapped. */
 GGML_API struct ggml_tensor * ggml_geglu_erf_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** gelu_quick(x) * g with x, g the halves of each row of a. */
 GGML_API struct ggml_tensor * ggml_geglu_quick(struct ggml_context * ctx, struct ggml_tensor * a);
 
-/** geglu_quick with the halves of each row swapped. Aborts: gk does not compute this op yet. */
+/** geglu_quick with the halves of each row swapped. */
 GGML_API struct ggml_tensor * ggml_geglu_quick_swapped(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /** Gated unit with separate tensors: op(a) * b, a and b of one shape. */
@@ -1394,7 +1391,7 @@ GGML_API struct ggml_tensor * ggml_geglu_quick_split(struct ggml_context * ctx, 
 GGML_API struct ggml_tensor * ggml_swiglu_oai(struct ggml_context * ctx, struct ggml_tensor * a,
                                               struct ggml_tensor * b, float alpha, float limit);
 
-/** swiglu with both operands clamped to limit. Aborts: gk does not compute this op yet. */
+/** swiglu with both operands clamped to limit. */
 GGML_API struct ggml_tensor * ggml_swiglu_clamp(struct ggml_context * ctx, struct ggml_tensor * a,
                                                 struct ggml_tensor * b, float limit);
 
@@ -1536,7 +1533,7 @@ GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, stru
 GGML_API struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a,
                                             struct ggml_tensor * b, struct ggml_tensor * c);
 
-/** Square matrix with a's row on its diagonal. Aborts: gk does not compute this op yet. */
+/** Square matrix with a's row on its diagonal. */
 GGML_API struct ggml_tensor * ggml_diag(struct ggml_context * ctx, struct ggml_tensor * a);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1582,7 +1579,7 @@ GGML_API struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx,
                                                       float beta_slow);
 
 /** RoPE with YaRN parameters (the old name of ggml_rope_ext without frequency factors). Deprecated:
- *  use ggml_rope_ext instead. Aborts: gk does not compute this op yet. */
+ *  use ggml_rope_ext instead. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx,
                                                                struct ggml_tensor * a, struct ggml_tensor * b,
                                                                int n_dims, int mode, int n_ctx_orig,
@@ -1592,7 +1589,7 @@ GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom(struct ggml_conte
                                                                float beta_slow), "use ggml_rope_ext instead");
 
 /** ggml_rope_custom computed in place: the result is a view of a and the op writes into a's memory.
- *  Deprecated: use ggml_rope_ext_inplace instead. Aborts: gk does not compute this op yet. */
+ *  Deprecated: use ggml_rope_ext_inplace instead. */
 GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx,
                                                                        struct ggml_tensor * a,
                                                                        struct ggml_tensor * b, int n_dims,
@@ -1602,7 +1599,7 @@ GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom_inplace(struct gg
                                                                        float beta_fast,
                                                                        float beta_slow), "use ggml_rope_ext_inplace instead");
 
-/** The first and last dimension YaRN corrects, into dims. Aborts: gk does not provide this yet. */
+/** The first and last dimension YaRN corrects, into dims. */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast,
                                        float beta_slow, float dims[2]);
 
@@ -1620,7 +1617,7 @@ GGML_API struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, st
                                                    float freq_scale, float ext_factor, float attn_factor,
                                                    float beta_fast, float beta_slow);
 
-/** Sets a rope node's position offset. Aborts: gk does not provide this yet. */
+/** Sets a rope node's position offset. */
 GGML_API struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1758,7 +1755,7 @@ GGML_API struct ggml_tensor * ggml_pad_ext_circular(struct ggml_context * ctx, s
 GGML_API struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_tensor * a, int p0,
                                                   int p1);
 
-/** a shifted cyclically in each dimension. Aborts: gk does not compute this op yet. */
+/** a shifted cyclically in each dimension. */
 GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0,
                                         int shift1, int shift2, int shift3);
 
@@ -1843,7 +1840,7 @@ GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct g
                                              struct ggml_tensor * v, struct ggml_tensor * a,
                                              struct ggml_tensor * b, struct ggml_tensor * state);
 
-/** Solves a triangular system a x = b. Aborts: gk does not compute this op yet. */
+/** Solves a triangular system a x = b. */
 GGML_API struct ggml_tensor * ggml_solve_tri(struct ggml_context * ctx, struct ggml_tensor * a,
                                              struct ggml_tensor * b, bool left, bool lower, bool uni);
 
@@ -1853,25 +1850,25 @@ GGML_API struct ggml_tensor * ggml_gated_delta_net(struct ggml_context * ctx, st
                                                    struct ggml_tensor * g, struct ggml_tensor * beta,
                                                    struct ggml_tensor * state, int64_t K);
 
-/** Lightning attention index scores. Aborts: gk does not compute this op yet. */
+/** Lightning attention index scores. */
 GGML_API struct ggml_tensor * ggml_lightning_indexer(struct ggml_context * ctx, struct ggml_tensor * q,
                                                      struct ggml_tensor * k, struct ggml_tensor * weights,
                                                      struct ggml_tensor * mask);
 
-/** DeepSeek-V4 hyper-connection mixing weights. Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 hyper-connection mixing weights. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_comb(struct ggml_context * ctx, struct ggml_tensor * mixes,
                                                 struct ggml_tensor * scale, struct ggml_tensor * base,
                                                 float eps, int32_t n_iter);
 
-/** DeepSeek-V4 hyper-connection input. Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 hyper-connection input. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_tensor * x,
                                                struct ggml_tensor * weights);
 
-/** DeepSeek-V4 gated hyper-connection input. Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 gated hyper-connection input. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_pre_gated(struct ggml_context * ctx, struct ggml_tensor * x,
                                                      struct ggml_tensor * gate, float scale);
 
-/** DeepSeek-V4 hyper-connection output. Aborts: gk does not compute this op yet. */
+/** DeepSeek-V4 hyper-connection output. */
 GGML_API struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x,
                                                 struct ggml_tensor * residual, struct ggml_tensor * post,
                                                 struct ggml_tensor * comb);
@@ -1953,7 +1950,7 @@ GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgr
 /** Adds tensor and every node it depends on (not yet in the graph) to cgraph, in dependency order. */
 GGML_API void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
-/** Adds tensor to the graph after the nodes already in it. Aborts: gk does not provide this yet. */
+/** Adds tensor to the graph after the nodes already in it. */
 GGML_API void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
 /** Adds the gradient nodes of the graph's loss (gk_build_backward_expand); aborts with gk's message
@@ -1992,7 +1989,7 @@ GGML_API struct ggml_tensor ** ggml_graph_nodes(struct ggml_cgraph * cgraph);
 /** Number of nodes. */
 GGML_API int ggml_graph_n_nodes(struct ggml_cgraph * cgraph);
 
-/** Appends a node. Aborts: gk does not provide this yet. */
+/** Appends a node. */
 GGML_API void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 
 /** Arena bytes of a default-size graph. */
@@ -2012,10 +2009,10 @@ GGML_API struct ggml_tensor * ggml_graph_get_grad(const struct ggml_cgraph * cgr
 GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph,
                                                       const struct ggml_tensor * node);
 
-/** Prints the graph's nodes. Aborts: gk does not provide this yet. */
+/** Prints the graph's nodes. */
 GGML_API void ggml_graph_print(const struct ggml_cgraph * cgraph);
 
-/** Writes the graph as Graphviz dot. Aborts: gk does not provide this yet. */
+/** Writes the graph as Graphviz dot. */
 GGML_API void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph,
                                   const char * filename);
 

@@ -198,7 +198,7 @@ enum gk_unary_op {
     GK_UNARY_OP_EXPM1,
     GK_UNARY_OP_SOFTPLUS,
     GK_UNARY_OP_GELU_ERF,    /* exact, with erf */
-    GK_UNARY_OP_XIELU,       /* slot only: no builder */
+    GK_UNARY_OP_XIELU,       /* gk_xielu (its parameters in op_params) */
     GK_UNARY_OP_FLOOR,
     GK_UNARY_OP_CEIL,
     GK_UNARY_OP_ROUND,       /* half away from zero */
@@ -215,7 +215,7 @@ enum gk_glu_op {
     GK_GLU_OP_SWIGLU_OAI,
     GK_GLU_OP_GEGLU_ERF,
     GK_GLU_OP_GEGLU_QUICK,
-    GK_GLU_OP_SWIGLU_CLAMP,  /* slot only: no builder */
+    GK_GLU_OP_SWIGLU_CLAMP,  /* gk_swiglu_clamp */
 
     GK_GLU_OP_COUNT
 };
@@ -490,7 +490,8 @@ struct gk_tensor * gk_trunc(struct gk_context * ctx, struct gk_tensor * a);
 struct gk_tensor * gk_leaky_relu(struct gk_context * ctx, struct gk_tensor * a, float negative_slope, bool inplace);
 
 /* Gated linear units (GK_OP_GLU; op_params: i32 op, i32 swapped, f32 alpha, f32 limit).
- * Fused: a holds [x | g] along dim 0 (ne0 even); the result has ne0/2; swapped exchanges
+ * Fused: a holds [x | g] along dim 0; the result has ne0/2 (rounded down: of an odd row,
+ * the last element is not read, as in ggml); swapped exchanges
  * the halves. Split: x = a, g = b, same shape and type; the result has a's shape.
  * result = act(x) * g, act being relu, gelu, silu, gelu_erf or gelu_quick. Rows of a
  * (and b) must be dense. */
@@ -560,7 +561,7 @@ struct gk_tensor * gk_set_rows(struct gk_context * ctx, struct gk_tensor * a, st
 /* Placement. */
 /** Tile a to b's shape (gk_can_repeat(a, b)). */
 struct gk_tensor * gk_repeat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b);
-/** Join a and b along dim (other dims equal, same type). */
+/** Join a and b along dim (other dims equal, same type; a block type joins whole blocks). */
 struct gk_tensor * gk_concat(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, int dim);
 /** Zero-pad at the end of each dim (pad), or before and after (pad_ext; op_params
  *  lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3). Counts >= 0. */
@@ -919,7 +920,8 @@ struct gk_tensor * gk_rope_multi_back(struct gk_context * ctx, struct gk_tensor 
                                       struct gk_tensor * c, int n_dims, int sections[GK_MROPE_SECTIONS], int mode,
                                       int n_ctx_orig, float freq_base, float freq_scale, float ext_factor,
                                       float attn_factor, float beta_fast, float beta_slow);
-/** Gradient of get_rows: a float [C, N] (dy), b I32 [N] (the row indices), c [C, R] (the
+/** Gradient of get_rows: a decodable [C, >= N] (dy; rows past N are not read), b I32 [N] (the
+ *  row indices), c [C, R] (the
  *  table get_rows read; only its shape is used, it is not a source) -> F32 [C, R]: row r
  *  is the f32 sum, in index order i = 0, 1, ..., of the rows a[:, i] with b[i] == r, 0
  *  when none. An index outside [0, R) is GK_STATUS_OUT_OF_RANGE at compute time. */
@@ -1035,6 +1037,94 @@ enum gk_status gk_graph_compute(struct gk_cgraph * graph, int n_threads);
  *  types (a mul_mat / mul_mat_id weight and a flash_attn_ext K need a CPU dot product
  *  for their type at their row length: the builders no longer check that). */
 bool gk_cpu_supports_op(const struct gk_tensor * node);
+
+/* ------------------------------------------------------------------------------------ */
+/* More of ggml's ops (issue 14: what test-backend-ops and llama.cpp's graphs build).     */
+/* Sources, shapes and op_params are ggml's (ggml.c); the CPU kernels follow ggml-cpu.    */
+
+/** Which triangle gk_tri keeps (op_params[0]); ggml's enum ggml_tri_type. */
+enum gk_tri_type {
+    GK_TRI_TYPE_UPPER_DIAG = 0, /* i0 >= i1 */
+    GK_TRI_TYPE_UPPER      = 1, /* i0 >  i1 */
+    GK_TRI_TYPE_LOWER_DIAG = 2, /* i0 <= i1 */
+    GK_TRI_TYPE_LOWER      = 3  /* i0 <  i1 */
+};
+
+/** a + b[:, ids[i1, i2]] (mixture-of-experts biases, GK_OP_ADD_ID): a float
+ *  [n, n_used, T, B], b float [n, n_expert], ids I32 [n_used, T]; result a's type and
+ *  shape. An id outside [0, n_expert) fails the compute. */
+struct gk_tensor * gk_add_id(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                             struct gk_tensor * ids);
+/** a + b (GK_OP_ADD) with the result in `type` (encodable): a of any decodable type, b float
+ *  with b->ne[0] == a->ne[0], its rows broadcast to a's. */
+struct gk_tensor * gk_add_cast(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                               enum gk_type type);
+/** A tensor of a's type and shape with every element c (GK_OP_FILL, op_params: f32 c); a float.
+ *  The _inplace form writes c into a. */
+struct gk_tensor * gk_fill(struct gk_context * ctx, struct gk_tensor * a, float c);
+struct gk_tensor * gk_fill_inplace(struct gk_context * ctx, struct gk_tensor * a, float c);
+/** a (float, ne0 == ne1) with the elements outside one triangle of each [ne0, ne1] matrix
+ *  set to 0 (GK_OP_TRI, op_params: i32 type); i0 is the column, i1 the row. */
+struct gk_tensor * gk_tri(struct gk_context * ctx, struct gk_tensor * a, enum gk_tri_type type);
+/** The diagonal matrix of each row: a float [n, 1, C, D] -> [n, n, C, D] (GK_OP_DIAG). */
+struct gk_tensor * gk_diag(struct gk_context * ctx, struct gk_tensor * a);
+/** a shifted cyclically by shift_d in dimension d (GK_OP_ROLL, op_params: i32 shift0..3):
+ *  result[i] = a[(i - shift) mod ne]; |shift_d| < ne[d]; a float with dense rows. */
+struct gk_tensor * gk_roll(struct gk_context * ctx, struct gk_tensor * a, int shift0, int shift1, int shift2,
+                           int shift3);
+/** X with A X = B (GK_OP_SOLVE_TRI): A F32 [n, n, C, D] lower triangular (row i1, column i0),
+ *  B F32 [k, n, C, D], both contiguous; X F32 [k, n, C, D], forward substitution row by row
+ *  (X[i] = (B[i] - sum_{t<i} A[i, t] X[t]) / A[i, i], t ascending). Only left, lower and
+ *  not unit-diagonal (ggml's one variant); the others fail. */
+struct gk_tensor * gk_solve_tri(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b, bool left,
+                                bool lower, bool uni);
+/** xIELU activation (GK_OP_UNARY, GK_UNARY_OP_XIELU); a float. op_params (ggml's): [1]
+ *  beta + softplus(alpha_n), [2] softplus(alpha_p), [3] beta, [4] eps;
+ *  y = x > 0 ? ap x^2 + beta x : (expm1(min(x, eps)) - x) an + beta x. */
+struct gk_tensor * gk_xielu(struct gk_context * ctx, struct gk_tensor * a, float alpha_n, float alpha_p, float beta,
+                            float eps);
+/** GLUs with the halves of each row of a exchanged (g first, then x): gk_glu(.., true). */
+struct gk_tensor * gk_reglu_swapped(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_geglu_swapped(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_swiglu_swapped(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_geglu_erf_swapped(struct gk_context * ctx, struct gk_tensor * a);
+struct gk_tensor * gk_geglu_quick_swapped(struct gk_context * ctx, struct gk_tensor * a);
+/** x = min(a, limit), g = clamp(b, -limit, limit), result = x * sigmoid(x) * g
+ *  (GK_GLU_OP_SWIGLU_CLAMP, op_params[3] f32 limit); b NULL means fused (a = [x | g]). */
+struct gk_tensor * gk_swiglu_clamp(struct gk_context * ctx, struct gk_tensor * a, struct gk_tensor * b,
+                                   float limit);
+/** Rotate the window [n_offs, n_offs + n_dims) of each row instead of [0, n_dims)
+ *  (op_params[15]) of a rope or rope_back node of mode normal, neox, mrope or imrope.
+ *  n_offs even, >= 0, n_offs + n_dims <= ne0. False (nothing changed) otherwise. */
+bool gk_rope_set_offset(struct gk_tensor * rope, int n_offs);
+/** YaRN's correction dims: floor / ceil of n_dims ln(n_ctx_orig / (beta 2 pi)) / (2 ln base)
+ *  for beta_fast / beta_slow, clamped to [0, n_dims - 1]. */
+void gk_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                            float dims[2]);
+
+/* DeepSeek-V4's ops (formulas: cpu/ops/dsv4.cpp's file comment). */
+/** Index scores [n_kv, T, 1, B] F32 from q F32 [d, H, T, B], k (decodable) [d, 1, n_kv, B],
+ *  weights F32 [H, T, 1, B] and mask F16 [n_kv, T, 1, B'] (B % B' == 0). */
+struct gk_tensor * gk_lightning_indexer(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
+                                        struct gk_tensor * weights, struct gk_tensor * mask);
+/** Hyper-connection combination matrices [hc, hc, T] F32 from mixes F32 [(2 + hc) hc, T]
+ *  (hc = 4), scale F32 [>= 3] and base F32 [(2 + hc) hc]; op_params f32 eps, i32 n_iter > 0. */
+struct gk_tensor * gk_dsv4_hc_comb(struct gk_context * ctx, struct gk_tensor * mixes, struct gk_tensor * scale,
+                                   struct gk_tensor * base, float eps, int32_t n_iter);
+/** Hyper-connection input [n, T] F32 from x F32 [n, hc, T] and weights F32 [hc, T]
+ *  (op_params f32 scale 1, i32 gated 0); _gated: gate F32 [n, hc, T] and scale. */
+struct gk_tensor * gk_dsv4_hc_pre(struct gk_context * ctx, struct gk_tensor * x, struct gk_tensor * weights);
+struct gk_tensor * gk_dsv4_hc_pre_gated(struct gk_context * ctx, struct gk_tensor * x, struct gk_tensor * gate,
+                                        float scale);
+/** Hyper-connection output [n, hc, T] F32 from x F32 [n, T], residual F32 [n, hc, T], post
+ *  F32 [hc, T] and comb F32 [hc, hc, T] or NULL. */
+struct gk_tensor * gk_dsv4_hc_post(struct gk_context * ctx, struct gk_tensor * x, struct gk_tensor * residual,
+                                   struct gk_tensor * post, struct gk_tensor * comb);
+
+/* Graph editing (ggml's graph functions). */
+/** Append tensor to the node list as it is (no sources visited, not marked visited);
+ *  false when the graph is full. */
+bool gk_graph_add_node(struct gk_cgraph * graph, struct gk_tensor * tensor);
 
 #ifdef __cplusplus
 }

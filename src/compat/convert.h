@@ -30,6 +30,7 @@ inline gk_op                      to_gk(ggml_op v) { return static_cast<gk_op>(v
 inline gk_unary_op                to_gk(ggml_unary_op v) { return static_cast<gk_unary_op>(v); }
 inline gk_glu_op                  to_gk(ggml_glu_op v) { return static_cast<gk_glu_op>(v); }
 inline gk_sort_order              to_gk(ggml_sort_order v) { return static_cast<gk_sort_order>(v); }
+inline gk_tri_type                to_gk(ggml_tri_type v) { return static_cast<gk_tri_type>(v); }
 inline gk_op_pool                 to_gk(ggml_op_pool v) { return static_cast<gk_op_pool>(v); }
 inline gk_scale_mode              to_gk(ggml_scale_mode v) { return static_cast<gk_scale_mode>(v); }
 inline gk_backend_t               to_gk(ggml_backend_t p) { return reinterpret_cast<gk_backend_t>(p); }

@@ -183,6 +183,10 @@ static_assert(GGML_GLU_OP_SWIGLU_CLAMP == static_cast<int>(GK_GLU_OP_SWIGLU_CLAM
 static_assert(GGML_GLU_OP_COUNT == static_cast<int>(GK_GLU_OP_COUNT));
 static_assert(GGML_SORT_ORDER_ASC == static_cast<int>(GK_SORT_ORDER_ASC));
 static_assert(GGML_SORT_ORDER_DESC == static_cast<int>(GK_SORT_ORDER_DESC));
+static_assert(GGML_TRI_TYPE_UPPER_DIAG == static_cast<int>(GK_TRI_TYPE_UPPER_DIAG));
+static_assert(GGML_TRI_TYPE_UPPER == static_cast<int>(GK_TRI_TYPE_UPPER));
+static_assert(GGML_TRI_TYPE_LOWER_DIAG == static_cast<int>(GK_TRI_TYPE_LOWER_DIAG));
+static_assert(GGML_TRI_TYPE_LOWER == static_cast<int>(GK_TRI_TYPE_LOWER));
 static_assert(GGML_OP_POOL_MAX == static_cast<int>(GK_OP_POOL_MAX));
 static_assert(GGML_OP_POOL_AVG == static_cast<int>(GK_OP_POOL_AVG));
 static_assert(GGML_OP_POOL_COUNT == static_cast<int>(GK_OP_POOL_COUNT));

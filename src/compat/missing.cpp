@@ -17,35 +17,7 @@ void ggml_print_objects(const struct ggml_context * ctx) { compat::unsupported("
 void ggml_reset(struct ggml_context * ctx) { compat::unsupported("ggml_reset"); }
 void * ggml_get_mem_buffer(const struct ggml_context * ctx) { compat::unsupported("ggml_get_mem_buffer"); }
 void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes) { compat::unsupported("ggml_new_buffer"); }
-struct ggml_tensor * ggml_add_cast(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_type type) { compat::unsupported("ggml_add_cast"); }
-struct ggml_tensor * ggml_add_id(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids) { compat::unsupported("ggml_add_id"); }
-struct ggml_tensor * ggml_fill(struct ggml_context * ctx, struct ggml_tensor * a, float c) { compat::unsupported("ggml_fill"); }
-struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c) { compat::unsupported("ggml_fill_inplace"); }
-struct ggml_tensor * ggml_xielu(struct ggml_context * ctx, struct ggml_tensor * a, float alpha_n, float alpha_p, float beta, float eps) { compat::unsupported("ggml_xielu"); }
-struct ggml_tensor * ggml_tri(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_tri_type type) { compat::unsupported("ggml_tri"); }
-struct ggml_tensor * ggml_reglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_reglu_swapped"); }
-struct ggml_tensor * ggml_geglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_swapped"); }
-struct ggml_tensor * ggml_swiglu_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_swiglu_swapped"); }
-struct ggml_tensor * ggml_geglu_erf_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_erf_swapped"); }
-struct ggml_tensor * ggml_geglu_quick_swapped(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_geglu_quick_swapped"); }
-struct ggml_tensor * ggml_swiglu_clamp(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float limit) { compat::unsupported("ggml_swiglu_clamp"); }
-struct ggml_tensor * ggml_diag(struct ggml_context * ctx, struct ggml_tensor * a) { compat::unsupported("ggml_diag"); }
-struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) { compat::unsupported("ggml_rope_custom"); }
-struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) { compat::unsupported("ggml_rope_custom_inplace"); }
-void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]) { compat::unsupported("ggml_rope_yarn_corr_dims"); }
-struct ggml_tensor * ggml_rope_set_offset(struct ggml_tensor * a, int n_offs) { compat::unsupported("ggml_rope_set_offset"); }
-struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3) { compat::unsupported("ggml_roll"); }
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * d, bool masked) { compat::unsupported("ggml_flash_attn_back"); }
-struct ggml_tensor * ggml_solve_tri(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, bool left, bool lower, bool uni) { compat::unsupported("ggml_solve_tri"); }
-struct ggml_tensor * ggml_lightning_indexer(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * weights, struct ggml_tensor * mask) { compat::unsupported("ggml_lightning_indexer"); }
-struct ggml_tensor * ggml_dsv4_hc_comb(struct ggml_context * ctx, struct ggml_tensor * mixes, struct ggml_tensor * scale, struct ggml_tensor * base, float eps, int32_t n_iter) { compat::unsupported("ggml_dsv4_hc_comb"); }
-struct ggml_tensor * ggml_dsv4_hc_pre(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weights) { compat::unsupported("ggml_dsv4_hc_pre"); }
-struct ggml_tensor * ggml_dsv4_hc_pre_gated(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * gate, float scale) { compat::unsupported("ggml_dsv4_hc_pre_gated"); }
-struct ggml_tensor * ggml_dsv4_hc_post(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * residual, struct ggml_tensor * post, struct ggml_tensor * comb) { compat::unsupported("ggml_dsv4_hc_post"); }
-void ggml_build_forward_order(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_build_forward_order"); }
-void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor) { compat::unsupported("ggml_graph_add_node"); }
-void ggml_graph_print(const struct ggml_cgraph * cgraph) { compat::unsupported("ggml_graph_print"); }
-void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph, const char * filename) { compat::unsupported("ggml_graph_dump_dot"); }
 void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) { compat::unsupported("ggml_gallocr_reserve_n_size"); }
 ggml_guid_t ggml_backend_guid(ggml_backend_t backend) { compat::unsupported("ggml_backend_guid"); }
 ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend, struct ggml_cgraph * cgraph) { compat::unsupported("ggml_backend_graph_plan_create"); }

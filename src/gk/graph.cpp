@@ -1,5 +1,5 @@
 // graph.cpp - compute graphs: the node and leaf lists, a visited set, and the
-// topological walk of gk_build_forward_expand.
+// topological walk of gk_build_forward_expand, and the edits of ggml's graph API (add_node, cpy, dup).
 //
 // The walk is an iterative depth-first post-order over src[0..GK_MAX_SRC) with an
 // explicit stack, so its depth is bounded by the graph's size and not by the machine
@@ -285,6 +285,14 @@ gk_cgraph * gk_graph_dup(gk_context * ctx, const gk_cgraph * g, bool force_grads
     }
     gk_cgraph * r = gk_new_graph_custom(ctx, static_cast<size_t>(g->size), g->grads || force_grads);
     return r && gk_graph_cpy(g, r) == GK_STATUS_SUCCESS ? r : nullptr;
+}
+
+bool gk_graph_add_node(gk_cgraph * g, gk_tensor * tensor) {
+    if (!g || !tensor || g->n_nodes == g->size) {
+        return false;
+    }
+    g->nodes[g->n_nodes++] = tensor;
+    return true;
 }
 
 } // extern "C"

@@ -282,4 +282,18 @@ bool gk_flash_attn_ext_add_sinks(gk_tensor * attn, gk_tensor * sinks) {
     return true;
 }
 
+
+bool gk_rope_set_offset(gk_tensor * rope, int n_offs) {
+    if (!rope || (rope->op != GK_OP_ROPE && rope->op != GK_OP_ROPE_BACK)) {
+        return false;
+    }
+    const int n_dims = gk_get_op_params_i32(rope, 1);
+    const int mode   = gk_get_op_params_i32(rope, 2);
+    if (mode == GK_ROPE_TYPE_VISION || n_offs < 0 || n_offs % 2 != 0 || n_offs + n_dims > rope->ne[0]) {
+        return false;
+    }
+    gk::set_op_param_i32(rope, 15, n_offs);
+    return true;
+}
+
 } // extern "C"

@@ -67,12 +67,12 @@ gk_tensor * gk_soft_max_ext_back_inplace(gk_context * ctx, gk_tensor * a, gk_ten
 
 gk_tensor * gk_get_rows_back(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * c) {
     builder bd(ctx, "get_rows_back");
-    if (!bd.inputs(a, b, c) || !bd.float_type(a, "a (dy)") || !bd.type_is(b, GK_TYPE_I32, "indices b") ||
+    if (!bd.inputs(a, b, c) || !bd.decodable(a, "a (dy)") || !bd.type_is(b, GK_TYPE_I32, "indices b") ||
         !bd.dims_at_most(a, 2, "a (dy)") || !bd.dims_at_most(b, 1, "indices b") || !bd.dims_at_most(c, 2, "c")) {
         return nullptr;
     }
-    if (a->ne[0] != c->ne[0] || a->ne[1] != b->ne[0]) {
-        bd.fail("a %s must have c's row length (c %s) and one row per index (b %s)", describe(a).c_str(),
+    if (a->ne[0] != c->ne[0] || a->ne[1] < b->ne[0]) {  // rows of a past the indices' count are not read (ggml)
+        bd.fail("a %s must have c's row length (c %s) and a row per index (b %s)", describe(a).c_str(),
                 describe(c).c_str(), describe(b).c_str());
         return nullptr;
     }

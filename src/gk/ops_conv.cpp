@@ -68,9 +68,9 @@ bool window_3d_ok(builder & bd, const gk_tensor * a, const gk_tensor * b, int64_
         return bd.fail("strides (%d, %d, %d) and dilations (%d, %d, %d) must be >= 1", w[0], w[1], w[2], w[6], w[7],
                        w[8]);
     }
-    if (ic < 1 || ic > INT32_MAX || a->ne[3] < ic || b->ne[3] < ic || a->ne[3] % ic != 0 || b->ne[3] % ic != 0) {
-        return bd.fail("channels %lld must be >= 1 and divide ne3 (>= 1 times it) of kernel a %s and input b %s",
-                       static_cast<long long>(ic), describe(a).c_str(), describe(b).c_str());
+    if (ic < 1 || ic > INT32_MAX) {  // ne3 of a and b: the callers' checks (ggml's im2col_3d has none)
+        return bd.fail("channels %lld must be >= 1 (kernel a %s, input b %s)", static_cast<long long>(ic),
+                       describe(a).c_str(), describe(b).c_str());
     }
     for (int i = 0; i < 3; ++i) {
         out[i] = conv_out_size(b->ne[i], a->ne[i], w[i], w[3 + i], w[6 + i]);
@@ -309,7 +309,13 @@ gk_tensor * gk_im2col_3d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64_t
 
 gk_tensor * gk_conv_3d(gk_context * ctx, gk_tensor * a, gk_tensor * b, int64_t IC, int s0, int s1, int s2, int p0,
                        int p1, int p2, int d0, int d1, int d2) {
-    if (!builder(ctx, "conv_3d").inputs(a, b)) {
+    builder bd(ctx, "conv_3d");
+    if (!bd.inputs(a, b)) {
+        return nullptr;
+    }
+    if (IC < 1 || a->ne[3] < IC || b->ne[3] < IC || a->ne[3] % IC != 0 || b->ne[3] % IC != 0) {
+        bd.fail("channels %lld must be >= 1 and divide ne3 (>= 1 times it) of kernel a %s and input b %s",
+                static_cast<long long>(IC), describe(a).c_str(), describe(b).c_str());
         return nullptr;
     }
     gk_tensor * cols = gk_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2,

@@ -105,7 +105,7 @@ gk_tensor * gk_repeat(gk_context * ctx, gk_tensor * a, gk_tensor * b) {
 
 gk_tensor * gk_concat(gk_context * ctx, gk_tensor * a, gk_tensor * b, int dim) {
     builder bd(ctx, "concat");
-    if (!bd.inputs(a, b) || !bd.plain_type(a, "a") || !bd.type_is(b, a->type, "b")) {
+    if (!bd.inputs(a, b) || !bd.type_is(b, a->type, "b")) {
         return nullptr;
     }
     if (dim < 0 || dim > 3) {
@@ -208,6 +208,26 @@ gk_tensor * gk_timestep_embedding(gk_context * ctx, gk_tensor * timesteps, int d
     if (r) {
         gk::set_op_param_i32(r, 0, dim);
         gk::set_op_param_i32(r, 1, max_period);
+    }
+    return r;
+}
+
+
+gk_tensor * gk_roll(gk_context * ctx, gk_tensor * a, int shift0, int shift1, int shift2, int shift3) {
+    builder bd(ctx, "roll");
+    if (!bd.inputs(a) || !bd.float_type(a, "a") || !bd.dense_rows(a, "a")) {
+        return nullptr;
+    }
+    const int shift[4] = {shift0, shift1, shift2, shift3};
+    for (int d = 0; d < 4; ++d) {
+        if (shift[d] <= -a->ne[d] || shift[d] >= a->ne[d]) {
+            bd.fail("shift%d = %d must be smaller than ne%d of a %s in magnitude", d, shift[d], d, describe(a).c_str());
+            return nullptr;
+        }
+    }
+    gk_tensor * r = bd.result(a->type, a->ne, GK_OP_ROLL, a);
+    for (int d = 0; r && d < 4; ++d) {
+        gk::set_op_param_i32(r, d, shift[d]);
     }
     return r;
 }

@@ -2,6 +2,8 @@
 // broadcast, the math functions, activations, GLUs, scale and clamp.
 #include "internal.h"
 
+#include <cmath>
+
 namespace gk {
 namespace {
 
@@ -52,7 +54,7 @@ gk_tensor * glu(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_glu_op gop, b
     if (!bd.inputs(a) || !bd.float_type(a, "a") || !bd.dense_rows(a, "a")) {
         return nullptr;
     }
-    if (gop < 0 || gop >= GK_GLU_OP_COUNT || gop == GK_GLU_OP_SWIGLU_CLAMP) {
+    if (gop < 0 || gop >= GK_GLU_OP_COUNT) {
         bd.fail("unsupported GLU %d", static_cast<int>(gop));
         return nullptr;
     }
@@ -62,11 +64,7 @@ gk_tensor * glu(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_glu_op gop, b
             return nullptr;
         }
     } else {
-        if (a->ne[0] % 2 != 0) {
-            bd.fail("fused input %s must have an even ne[0]", describe(a).c_str());
-            return nullptr;
-        }
-        ne[0] /= 2;
+        ne[0] /= 2;  // as ggml: of an odd row, the last element is not read
     }
     gk_tensor * r = bd.result(a->type, ne, GK_OP_GLU, a, b);
     if (r) {
@@ -90,6 +88,17 @@ gk_tensor * affine(gk_context * ctx, gk_op op, gk_tensor * a, float p0, float p1
     }
     return r;
 }
+
+/// The GLUs gk_glu / gk_glu_split build: not those with parameters (swiglu_oai, swiglu_clamp).
+bool parameterless_glu(builder & bd, gk_glu_op op) {
+    if (op == GK_GLU_OP_SWIGLU_OAI) {
+        return bd.fail("swiglu_oai takes alpha and limit: use gk_swiglu_oai");
+    }
+    return op != GK_GLU_OP_SWIGLU_CLAMP || bd.fail("swiglu_clamp takes a limit: use gk_swiglu_clamp");
+}
+
+/// xIELU's softplus of its parameters, as ggml computes it at build time.
+float softplus_param(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }
 
 } // namespace
 } // namespace gk
@@ -142,8 +151,8 @@ gk_tensor * gk_leaky_relu(gk_context * ctx, gk_tensor * a, float negative_slope,
 }
 
 gk_tensor * gk_glu(gk_context * ctx, gk_tensor * a, gk_glu_op op, bool swapped) {
-    if (op == GK_GLU_OP_SWIGLU_OAI) {
-        builder(ctx, "glu").fail("swiglu_oai takes alpha and limit: use gk_swiglu_oai");
+    builder bd(ctx, "glu");
+    if (!parameterless_glu(bd, op)) {
         return nullptr;
     }
     return glu(ctx, a, nullptr, op, swapped, 0.0f, 0.0f);
@@ -151,11 +160,7 @@ gk_tensor * gk_glu(gk_context * ctx, gk_tensor * a, gk_glu_op op, bool swapped) 
 
 gk_tensor * gk_glu_split(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_glu_op op) {
     builder bd(ctx, "glu");
-    if (!bd.inputs(a, b)) {
-        return nullptr;
-    }
-    if (op == GK_GLU_OP_SWIGLU_OAI) {
-        bd.fail("swiglu_oai takes alpha and limit: use gk_swiglu_oai");
+    if (!bd.inputs(a, b) || !parameterless_glu(bd, op)) {
         return nullptr;
     }
     return glu(ctx, a, b, op, false, 0.0f, 0.0f);
@@ -196,6 +201,69 @@ gk_tensor * gk_scale_bias(gk_context * ctx, gk_tensor * a, float s, float b) {
 }
 gk_tensor * gk_clamp(gk_context * ctx, gk_tensor * a, float min, float max) {
     return affine(ctx, GK_OP_CLAMP, a, min, max, false);
+}
+
+
+gk_tensor * gk_reglu_swapped(gk_context * ctx, gk_tensor * a) { return gk_glu(ctx, a, GK_GLU_OP_REGLU, true); }
+gk_tensor * gk_geglu_swapped(gk_context * ctx, gk_tensor * a) { return gk_glu(ctx, a, GK_GLU_OP_GEGLU, true); }
+gk_tensor * gk_swiglu_swapped(gk_context * ctx, gk_tensor * a) { return gk_glu(ctx, a, GK_GLU_OP_SWIGLU, true); }
+gk_tensor * gk_geglu_erf_swapped(gk_context * ctx, gk_tensor * a) { return gk_glu(ctx, a, GK_GLU_OP_GEGLU_ERF, true); }
+gk_tensor * gk_geglu_quick_swapped(gk_context * ctx, gk_tensor * a) {
+    return gk_glu(ctx, a, GK_GLU_OP_GEGLU_QUICK, true);
+}
+
+gk_tensor * gk_swiglu_clamp(gk_context * ctx, gk_tensor * a, gk_tensor * b, float limit) {
+    return glu(ctx, a, b, GK_GLU_OP_SWIGLU_CLAMP, false, 0.0f, limit);
+}
+
+gk_tensor * gk_xielu(gk_context * ctx, gk_tensor * a, float alpha_n, float alpha_p, float beta, float eps) {
+    builder bd(ctx, "xielu");
+    if (!bd.inputs(a) || !bd.float_type(a, "a")) {
+        return nullptr;
+    }
+    gk_tensor * r = like(bd, a, GK_OP_UNARY, false);
+    if (r) {
+        set_op_param_i32(r, 0, GK_UNARY_OP_XIELU);
+        set_op_param_f32(r, 1, beta + softplus_param(alpha_n));
+        set_op_param_f32(r, 2, softplus_param(alpha_p));
+        set_op_param_f32(r, 3, beta);
+        set_op_param_f32(r, 4, eps);
+    }
+    return r;
+}
+
+gk_tensor * gk_fill(gk_context * ctx, gk_tensor * a, float c) { return affine(ctx, GK_OP_FILL, a, c, 0.0f, false); }
+gk_tensor * gk_fill_inplace(gk_context * ctx, gk_tensor * a, float c) {
+    return affine(ctx, GK_OP_FILL, a, c, 0.0f, true);
+}
+
+gk_tensor * gk_add_id(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_tensor * ids) {
+    builder bd(ctx, "add_id");
+    if (!bd.inputs(a, b, ids) || !bd.float_type(a, "a") || !bd.float_type(b, "b") || !bd.type_is(ids, GK_TYPE_I32, "ids")) {
+        return nullptr;
+    }
+    if (a->ne[0] != b->ne[0] || a->ne[1] != ids->ne[0] || a->ne[2] != ids->ne[1]) {
+        bd.fail("a %s, b %s and ids %s do not match (a [n, n_used, T], b [n, n_expert], ids [n_used, T])",
+                describe(a).c_str(), describe(b).c_str(), describe(ids).c_str());
+        return nullptr;
+    }
+    return bd.result(a->type, a->ne, GK_OP_ADD_ID, a, b, ids);
+}
+
+gk_tensor * gk_add_cast(gk_context * ctx, gk_tensor * a, gk_tensor * b, gk_type type) {
+    builder bd(ctx, "add_cast");
+    if (!bd.inputs(a, b) || !bd.decodable(a, "a") || !bd.float_type(b, "b")) {
+        return nullptr;
+    }
+    if (type < 0 || type >= GK_TYPE_COUNT || !has_encoder(type)) {
+        bd.fail("result type %d has no row encoder", static_cast<int>(type));
+        return nullptr;
+    }
+    if (b->ne[0] != a->ne[0] || !gk_can_repeat(b, a)) {
+        bd.fail("the rows of b %s cannot be broadcast to a %s", describe(b).c_str(), describe(a).c_str());
+        return nullptr;
+    }
+    return bd.result(type, a->ne, GK_OP_ADD, a, b);
 }
 
 } // extern "C"

@@ -109,4 +109,5 @@ gk_tensor * gk_top_k(gk_context * ctx, gk_tensor * a, int k) {
     return gk::reduce(ctx, GK_OP_TOP_K, a, GK_TYPE_I32, ne);
 }
 
+
 } // extern "C"

@@ -320,7 +320,7 @@ TEST(Foundation, BuildErrorsNameTheProblem) {
     EXPECT_TRUE(error_has(ctx.get(), "must be f32, f16 or bf16"));
     EXPECT_EQ(gk_rope(ctx.get(), a, i32, 3, GK_ROPE_TYPE_NEOX), nullptr);
     EXPECT_EQ(gk_unary(ctx.get(), a, GK_UNARY_OP_XIELU), nullptr);
-    EXPECT_EQ(gk_glu(ctx.get(), b, GK_GLU_OP_SWIGLU, false), nullptr);  // odd ne0
+    EXPECT_EQ(gk_glu(ctx.get(), b, GK_GLU_OP_SWIGLU_CLAMP, false), nullptr);  // needs a limit: gk_swiglu_clamp
     EXPECT_EQ(gk_soft_max_ext(ctx.get(), a, nullptr, 1.0f, 8.0f), nullptr);
     EXPECT_TRUE(error_has(ctx.get(), "needs a mask"));
     EXPECT_EQ(gk_top_k(ctx.get(), a, 9), nullptr);

@@ -603,7 +603,7 @@ TEST(OpsBack, BadInputIsRefused) {
                    "rope_multi_back NULL sections", "sections is NULL");
     expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 6), idx, e.f32(7, 4)), "get_rows_back row length", "row length");
     expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 5), idx, e.f32(8, 4)), "get_rows_back count",
-                   "one row per index");
+                   "a row per index");
     expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 6), e.f32(6), e.f32(8, 4)), "get_rows_back index type", "i32");
     expect_refused(ctx, gk_get_rows_back(ctx, e.f32(8, 6, 2), e.indices(4, 6), e.f32(8, 4)), "get_rows_back 3-d",
                    "at most 2 dimensions");

@@ -681,8 +681,9 @@ TEST(OpsConv, BadInputIsRefusedWithAMessage) {
     refused(c, gk_col2im_1d(c, e.f32(12, 7), 2, 5, 0), "oc must divide");
     refused(c, gk_col2im_1d(c, e.f32(12, 7, 2), 2, 3, 0), "at most 2 dimensions");
     refused(c, gk_col2im_1d(c, e.f32(4, 1), 1, 2, 2), "gives no output");
-    refused(c, gk_im2col_3d(c, e.f32(2, 2, 2, 6), e.f32(5, 5, 5, 4), 4, 1, 1, 1, 0, 0, 0, 1, 1, 1, GK_TYPE_F32),
-            "channels 4");
+    refused(c, gk_im2col_3d(c, e.f32(2, 2, 2, 6), e.f32(5, 5, 5, 4), 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, GK_TYPE_F32),
+            "channels 0");
+    refused(c, gk_conv_3d(c, e.f32(2, 2, 2, 6), e.f32(5, 5, 5, 4), 4, 1, 1, 1, 0, 0, 0, 1, 1, 1), "channels 4");
     refused(c, gk_im2col_3d(c, e.f32(2, 2, 2, 4), e.f32(5, 5, 5, 4), 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, GK_TYPE_F32),
             "strides");
     refused(c, gk_conv_3d(c, e.f32(2, 2, 6, 4), e.f32(5, 5, 5, 4), 2, 1, 1, 1, 0, 0, 0, 1, 1, 1), "in dim 2");

@@ -222,6 +222,26 @@ const std::vector<op_case> k_cases = {
     {"cross_entropy_loss_back", [](env & e) { return gk_cross_entropy_loss_back(e.ctx, e.f32(1), e.f32(33, 70), e.positive(33, 70)); }},
     {"opt_step_adamw", [](env & e) { return opt_step_case(e, true); }},
     {"opt_step_sgd",   [](env & e) { return opt_step_case(e, false); }},
+    {"add_id",         [](env & e) { return gk_add_id(e.ctx, e.f32(33, 4, 18), e.f32(33, 8), e.indices(8, 4, 18)); }},
+    {"add_cast",       [](env & e) { return gk_add_cast(e.ctx, e.rand(GK_TYPE_F16, 32, 70), e.f32(32), GK_TYPE_F32); }},
+    {"fill",           [](env & e) { return gk_fill(e.ctx, e.f32(33, 70), 0.25f); }},
+    {"fill_inplace",   [](env & e) { return gk_fill_inplace(e.ctx, e.f32(33, 70), -3.0f); }},
+    {"tri",            [](env & e) { return gk_tri(e.ctx, e.f32(33, 33, 3), GK_TRI_TYPE_LOWER_DIAG); }},
+    {"diag",           [](env & e) { return gk_diag(e.ctx, e.f32(33, 1, 3)); }},
+    {"roll",           [](env & e) { return gk_roll(e.ctx, e.f32(33, 20, 3, 2), 5, -7, 1, 0); }},
+    {"count_equal",    [](env & e) { return gk_count_equal(e.ctx, e.indices(3, 33, 70), e.indices(3, 33, 70)); }},
+    {"solve_tri",      [](env & e) { return gk_solve_tri(e.ctx, e.positive(20, 20, 3), e.f32(7, 20, 3), true, true, false); }},
+    {"xielu",          [](env & e) { return gk_xielu(e.ctx, e.rand(GK_TYPE_F32, 33, 70, 1, 1, -4, 4), 0.8f, 0.8f, 0.5f, -1e-6f); }},
+    {"swiglu_clamp",   [](env & e) { return gk_swiglu_clamp(e.ctx, e.rand(GK_TYPE_F32, 34, 70, 1, 1, -9, 9), nullptr, 7.0f); }},
+    {"geglu_swapped",  [](env & e) { return gk_geglu_swapped(e.ctx, e.f32(35, 70)); }},
+    {"lightning_indexer", [](env & e) { return gk_lightning_indexer(e.ctx, e.f32(16, 4, 9, 2), e.rand(GK_TYPE_F16, 16, 1, 33, 2), e.f32(4, 9, 1, 2), e.rand(GK_TYPE_F16, 33, 9, 1, 1, -2, 0)); }},
+    {"dsv4_hc_comb",   [](env & e) { return gk_dsv4_hc_comb(e.ctx, e.f32(24, 70), e.positive(3), e.f32(24), 1e-6f, 3); }},
+    {"dsv4_hc_pre",    [](env & e) { return gk_dsv4_hc_pre(e.ctx, e.f32(33, 4, 20), e.f32(4, 20)); }},
+    {"dsv4_hc_pre_gated", [](env & e) { return gk_dsv4_hc_pre_gated(e.ctx, e.f32(33, 4, 20), e.f32(33, 4, 20), 0.5f); }},
+    {"dsv4_hc_post",   [](env & e) { return gk_dsv4_hc_post(e.ctx, e.f32(33, 20), e.f32(33, 4, 20), e.f32(4, 20), e.f32(4, 4, 20)); }},
+    {"rope_offset",    [](env & e) {
+        gk_tensor * r = gk_rope(e.ctx, e.f32(32, 4, 18), e.indices(100, 18), 12, GK_ROPE_TYPE_NEOX);
+        return r && gk_rope_set_offset(r, 8) ? r : nullptr; }},
 };
 // clang-format on
 

@@ -53,7 +53,10 @@ namespace {
     X(floor) X(ceil) X(round) X(trunc) X(expm1) X(new_tensor_2d) X(reshape_3d) X(view_1d) X(map_custom1) X(map_custom2) X(map_custom3) \
     X(silu_back) X(rms_norm_back) X(soft_max_ext_back) X(rope_ext_back) X(rope_multi_back)              \
     X(get_rows_back) X(repeat_back) X(cross_entropy_loss) X(cross_entropy_loss_back) X(opt_step_adamw) X(opt_step_sgd) \
-    X(pool_2d_back) X(im2col_back)
+    X(pool_2d_back) X(im2col_back) \
+    X(add_id) X(add_cast) X(fill) X(tri) X(diag) X(roll) X(count_equal) X(solve_tri) X(xielu) X(swiglu_clamp)          \
+    X(swiglu_swapped) X(geglu_swapped) X(lightning_indexer) X(dsv4_hc_comb) X(dsv4_hc_pre) X(dsv4_hc_pre_gated)     \
+    X(dsv4_hc_post)
 
 struct gk_api {
     using context = gk_context;
@@ -65,6 +68,8 @@ struct gk_api {
     static constexpr auto f32 = GK_TYPE_F32, f16 = GK_TYPE_F16, i32 = GK_TYPE_I32;
     static constexpr auto pool_max = GK_OP_POOL_MAX, pool_avg = GK_OP_POOL_AVG;
     static constexpr auto sort_asc = GK_SORT_ORDER_ASC;
+    static constexpr auto tri_lower = GK_TRI_TYPE_LOWER, tri_upper_diag = GK_TRI_TYPE_UPPER_DIAG;
+    static tensor * rope_set_offset(tensor * t, int n_offs) { return gk_rope_set_offset(t, n_offs) ? t : nullptr; }
     static constexpr auto nearest = GK_SCALE_MODE_NEAREST, bilinear = GK_SCALE_MODE_BILINEAR;
     static constexpr auto align_corners = GK_SCALE_FLAG_ALIGN_CORNERS;
     static auto type(int t) { return static_cast<gk_type>(t); }
@@ -82,6 +87,8 @@ struct ggml_api {
     static constexpr auto f32 = GGML_TYPE_F32, f16 = GGML_TYPE_F16, i32 = GGML_TYPE_I32;
     static constexpr auto pool_max = GGML_OP_POOL_MAX, pool_avg = GGML_OP_POOL_AVG;
     static constexpr auto sort_asc = GGML_SORT_ORDER_ASC;
+    static constexpr auto tri_lower = GGML_TRI_TYPE_LOWER, tri_upper_diag = GGML_TRI_TYPE_UPPER_DIAG;
+    static tensor * rope_set_offset(tensor * t, int n_offs) { return ggml_rope_set_offset(t, n_offs); }
     static constexpr auto nearest = GGML_SCALE_MODE_NEAREST, bilinear = GGML_SCALE_MODE_BILINEAR;
     static constexpr auto align_corners = GGML_SCALE_FLAG_ALIGN_CORNERS;
     static auto type(int t) { return static_cast<ggml_type>(t); }
@@ -181,6 +188,8 @@ template <class T> result read_output(const T * t, int type) {
         ggml_fp16_to_fp32_row(static_cast<const ggml_fp16_t *>(t->data), r.v.data(), n);
     } else if (type == GK_TYPE_I32) {
         for (int64_t i = 0; i < n; ++i) r.v[i] = static_cast<float>(static_cast<const int32_t *>(t->data)[i]);
+    } else if (type == GK_TYPE_I64) {
+        for (int64_t i = 0; i < n; ++i) r.v[i] = static_cast<float>(static_cast<const int64_t *>(t->data)[i]);
     } else {
         r.error = "output type " + std::to_string(type) + " not compared";
     }
@@ -387,6 +396,50 @@ std::vector<vs_case> cases() {
     v.push_back(make("rope_multi (vision)", T{f32(64, 4, 7), ints(4 * 7, 0, 50)}, rope, [](auto A, auto c, auto & t) {
         int sections[4] = {16, 16, 0, 0};
         return A.rope_multi(c, t[0], t[1], nullptr, 32, sections, 24, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+    }));
+    // The ops added for test-backend-ops (issue 14).
+    v.push_back(make("rope neox, window at an offset", T{f32(64, 4, 7), ints(7, 0, 500)}, rope, [](auto A, auto c, auto & t) {
+        return A.rope_set_offset(A.rope_ext(c, t[0], t[1], nullptr, 32, 2, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), 16);
+    }));
+    v.push_back(make("rope normal, window at an offset", T{f32(64, 4, 7), ints(7, 0, 500)}, rope, [](auto A, auto c, auto & t) {
+        return A.rope_set_offset(A.rope_ext(c, t[0], t[1], nullptr, 24, 0, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), 38);
+    }));
+    v.push_back(make("add_id", T{f32(37, 4, 5), f32(37, 8), ints(4 * 5, 0, 7)}, 0, [](auto A, auto c, auto & t) {
+        return A.add_id(c, t[0], t[1], A.reshape_2d(c, t[2], 4, 5));
+    }));
+    v.push_back(make("add_cast f16 + f32 -> f32", T{f16(70, 3), f32(70, 1)}, 0, [](auto A, auto c, auto & t) {
+        return A.add_cast(c, t[0], t[1], A.f32);
+    }));
+    v.push_back(make("fill", T{f32(37, 5)}, 0, [](auto A, auto c, auto & t) { return A.fill(c, t[0], -2.5f); }));
+    v.push_back(make("tri lower", T{f32(9, 9, 2)}, 0, [](auto A, auto c, auto & t) { return A.tri(c, t[0], A.tri_lower); }));
+    v.push_back(make("tri upper_diag", T{f32(9, 9, 2)}, 0, [](auto A, auto c, auto & t) { return A.tri(c, t[0], A.tri_upper_diag); }));
+    v.push_back(make("diag", T{f32(9, 1, 3)}, 0, [](auto A, auto c, auto & t) { return A.diag(c, t[0]); }));
+    v.push_back(make("roll", T{f32(11, 5, 3, 2)}, 0, [](auto A, auto c, auto & t) { return A.roll(c, t[0], 4, -2, 1, 0); }));
+    v.push_back(make("count_equal", T{ints(130, 0, 3), ints(130, 0, 3)}, 0, [](auto A, auto c, auto & t) {
+        return A.count_equal(c, t[0], t[1]);
+    }));
+    v.push_back(make("solve_tri", T{range(f32(9, 9, 2), 0.5f, 1.5f), f32(5, 9, 2)}, sums, [](auto A, auto c, auto & t) {
+        return A.solve_tri(c, t[0], t[1], true, true, false);
+    }));
+    v.push_back(make("xielu", T{range(f32(70, 4), -4, 4)}, ulps, [](auto A, auto c, auto & t) {
+        return A.xielu(c, t[0], 0.8f, 0.8f, 0.5f, -1e-6f);
+    }));
+    v.push_back(make("swiglu_clamp", T{range(f32(70, 4), -9, 9)}, ulps, [](auto A, auto c, auto & t) {
+        return A.swiglu_clamp(c, t[0], nullptr, 7.0f);
+    }));
+    v.push_back(make("swiglu_swapped", T{range(f32(70, 4), -6, 6)}, ulps, [](auto A, auto c, auto & t) { return A.swiglu_swapped(c, t[0]); }));
+    v.push_back(make("geglu_swapped odd row", T{range(f32(71, 4), -6, 6)}, ulps, [](auto A, auto c, auto & t) { return A.geglu_swapped(c, t[0]); }));
+    v.push_back(make("lightning_indexer", T{f32(16, 4, 9, 2), f16(16, 1, 33, 2), f32(4, 9, 1, 2), range(f16(33, 9), -2, 0)}, sums,
+                     [](auto A, auto c, auto & t) { return A.lightning_indexer(c, t[0], t[1], t[2], t[3]); }));
+    v.push_back(make("dsv4_hc_comb", T{f32(24, 7), range(f32(3), 0.5f, 1.5f), f32(24)}, sums, [](auto A, auto c, auto & t) {
+        return A.dsv4_hc_comb(c, t[0], t[1], t[2], 1e-6f, 3);
+    }));
+    v.push_back(make("dsv4_hc_pre", T{f32(37, 4, 5), f32(4, 5)}, sums, [](auto A, auto c, auto & t) { return A.dsv4_hc_pre(c, t[0], t[1]); }));
+    v.push_back(make("dsv4_hc_pre_gated", T{f32(37, 4, 5), f32(37, 4, 5)}, sums, [](auto A, auto c, auto & t) {
+        return A.dsv4_hc_pre_gated(c, t[0], t[1], 0.5f);
+    }));
+    v.push_back(make("dsv4_hc_post", T{f32(37, 5), f32(37, 4, 5), f32(4, 5), f32(4, 4, 5)}, sums, [](auto A, auto c, auto & t) {
+        return A.dsv4_hc_post(c, t[0], t[1], t[2], t[3]);
     }));
     // Reductions.
     v.push_back(make("sum", T{f32(130, 7)}, sums, [](auto A, auto c, auto & t) { return A.sum(c, t[0]); }));

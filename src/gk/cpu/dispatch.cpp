@@ -34,6 +34,8 @@ kernel_table build() {
     register_resample(t);
     register_back(t);
     register_train(t);
+    register_matrix(t);
+    register_dsv4(t);
     return t;
 }
 

@@ -66,5 +66,7 @@ void register_back(kernel_table & t);      // silu_back rms_norm_back soft_max_b
                                            // get_rows_back repeat_back                (ops/back.cpp)
 void register_train(kernel_table & t);     // cross_entropy_loss(_back) opt_step_adamw
                                            // opt_step_sgd                             (ops/train.cpp)
+void register_matrix(kernel_table & t);    // tri diag solve_tri                       (ops/matrix.cpp)
+void register_dsv4(kernel_table & t);      // lightning_indexer dsv4_hc_comb/_pre/_post (ops/dsv4.cpp)
 
 } // namespace gk::cpu

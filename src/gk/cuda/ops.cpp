@@ -282,6 +282,7 @@ bool rope_ok(const gk_tensor * n, std::string * why) {
     if (!is(n->src[1], GK_TYPE_I32) || !gk_is_contiguous(n->src[1]))
         return refuse(why, "contiguous i32 positions only");
     if (cpu::rope_params_of(n).n_pairs() == 0) return refuse(why, "n_dims = 0 (a copy) stays on the CPU");
+    if (gk_get_op_params_i32(n, 15) != 0) return refuse(why, "a rotated window at an offset (gk_rope_set_offset)");
     return (is(n, GK_TYPE_F32) && dense_f32(n->src[0])) || refuse(why, "f32 with dense rows only");
 }
 /// The angles are the CPU's (cpu/ops/rope_cache.h), made on the host from the positions

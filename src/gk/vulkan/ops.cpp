@@ -528,6 +528,7 @@ bool rope_ok(const device_context &, const gk_tensor * n, std::string * why) {
     const gk_tensor * ff  = n->src[2];
     if (!is(pos, GK_TYPE_I32) || !gk_is_contiguous(pos)) return refuse(why, "contiguous i32 positions only");
     if (cpu::rope_params_of(n).n_pairs() == 0) return refuse(why, "n_dims = 0 (a copy) stays on the CPU");
+    if (gk_get_op_params_i32(n, 15) != 0) return refuse(why, "a rotated window at an offset (gk_rope_set_offset)");
     if (!is_input(pos) || (ff && !is_input(ff))) {
         return refuse(why, "positions and frequency factors must be inputs (the angles are tabulated on the host)");
     }

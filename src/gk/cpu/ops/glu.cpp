@@ -3,7 +3,8 @@
 //
 // swiglu_oai (gpt-oss) clamps first: x = min(x, limit), g = clamp(g, -limit, limit),
 // out = x / (1 + exp_f32(-alpha x)) * (g + 1), with gk's exp (vec_exp.h), so that a
-// device reproduces it (ggml's is libm's expf).
+// device reproduces it (ggml's is libm's expf); swiglu_clamp: x = min(x, limit),
+// g = clamp(g, -limit, limit), out = x * sigmoid(x) * g.
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_exp.h"
@@ -27,6 +28,9 @@ act_fn glu_activation(gk_glu_op op, gk_type type) {
     default: return nullptr;
     }
 }
+
+/// v clamped to [-limit, limit] (comparisons, not std::clamp: a negative limit is not UB).
+float clamp_limit(float v, float limit) { return v < -limit ? -limit : (limit < v ? limit : v); }
 
 void glu(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * a       = dst->src[0];
@@ -60,10 +64,16 @@ void glu(const compute_params & p, gk_tensor * dst) {
             for (int64_t i = 0; i < n; ++i) {
                 y[i] = zero_lo && x[i] <= -10.0f ? 0.0f : act(x[i]) * g[i];
             }
+        } else if (op == GK_GLU_OP_SWIGLU_CLAMP) {
+            for (int64_t i = 0; i < n; ++i) {
+                const float xc = std::min(x[i], limit);
+                const float gc = clamp_limit(g[i], limit);
+                y[i]           = xc / (1.0f + std::exp(-xc)) * gc;
+            }
         } else {
             for (int64_t i = 0; i < n; ++i) {
                 const float xc = std::min(x[i], limit);
-                const float gc = g[i] < -limit ? -limit : (limit < g[i] ? limit : g[i]);
+                const float gc = clamp_limit(g[i], limit);
                 y[i]           = xc / (1.0f + exp_f32(-alpha * xc)) * (gc + 1.0f);
             }
         }

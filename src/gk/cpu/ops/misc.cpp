@@ -1,4 +1,4 @@
-// misc.cpp - placement and generator ops (repeat, concat, pad, arange,
+// misc.cpp - placement and generator ops (repeat, concat, pad, roll, fill, arange,
 // timestep_embedding) and the row-wise affine ops (scale, clamp, diag_mask_inf,
 // diag_mask_zero). All split by destination row.
 #include "../dispatch.h"
@@ -52,12 +52,14 @@ void concat(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * a   = dst->src[0];
     const gk_tensor * b   = dst->src[1];
     const int         dim = gk_get_op_params_i32(dst, 0);
+    const int64_t     blk = gk_blck_size(dst->type);  // a block type moves whole blocks
+    const int64_t     na  = dim == 0 ? a->ne[0] / blk : a->ne[dim];
     for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+        for (int64_t i0 = 0; i0 < dst->ne[0] / blk; ++i0) {
             int64_t    j[4]  = {i0, i1, i2, i3};
-            const bool in_a  = j[dim] < a->ne[dim];
+            const bool in_a  = j[dim] < na;
             if (!in_a) {
-                j[dim] -= a->ne[dim];
+                j[dim] -= na;
             }
             copy_element(dst, i0, i1, i2, i3, in_a ? a : b, j[0], j[1], j[2], j[3]);
         }
@@ -128,9 +130,46 @@ void timestep_embedding(const compute_params & p, gk_tensor * dst) {
     });
 }
 
+void fill(const compute_params & p, gk_tensor * dst) {
+    const float c    = gk_get_op_params_f32(dst, 0);
+    scratch     w    = p.work();
+    float *     ybuf = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        float * y = out_row(dst, i1, i2, i3, ybuf);
+        for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+            y[i0] = c;
+        }
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
+/// dst[i] = a[(i - shift) mod ne] in every dimension (shifts smaller than ne in magnitude).
+void roll(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * a = dst->src[0];
+    int64_t           s[4];
+    for (int d = 0; d < 4; ++d) {
+        s[d] = gk_get_op_params_i32(dst, d);
+    }
+    const auto wrap = [](int64_t i, int64_t n) { return i < 0 ? i + n : (i >= n ? i - n : i); };
+    scratch    w    = p.work();
+    float *    xbuf = w.floats(a->ne[0]);
+    float *    ybuf = w.floats(dst->ne[0]);
+    for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float * x =
+            read_row(a, wrap(i1 - s[1], a->ne[1]), wrap(i2 - s[2], a->ne[2]), wrap(i3 - s[3], a->ne[3]), xbuf);
+        float * y = out_row(dst, i1, i2, i3, ybuf);
+        for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+            y[i0] = x[wrap(i0 - s[0], a->ne[0])];
+        }
+        store_row(dst, i1, i2, i3, y);
+    });
+}
+
 } // namespace
 
 void register_misc(kernel_table & t) {
+    t.ops[GK_OP_FILL]               = {fill, nullptr};
+    t.ops[GK_OP_ROLL]               = {roll, nullptr};
     t.ops[GK_OP_SCALE]              = {scale, nullptr};
     t.ops[GK_OP_CLAMP]              = {clamp, nullptr};
     t.ops[GK_OP_DIAG_MASK_INF]      = {diag_mask<true>, nullptr};

@@ -25,6 +25,9 @@
 //   (the sector s0+s1 restarts w, and so on), n_pairs = n_dims = ne0/2, nothing is copied.
 // M-RoPE and its interleaved form rotate like neox (n_pairs = n_dims/2).
 //
+// gk_rope_set_offset (op_params[15] = offs, not for vision) moves the rotated window to
+// [offs, offs + 2 n_pairs) of the row; the elements on either side are copied.
+//
 // rope_back (GK_OP_ROPE_BACK, the gradient of any of these modes) rotates by -theta':
 // s is negated, so the map is the transpose of rope's (ggml's sin_sign).
 #include "rope_cache.h"
@@ -85,9 +88,10 @@ rope_params rope_params_of(const gk_tensor * dst) {
 
 void rope_cache(const rope_params & rp, const float pos[4], const gk_tensor * ff, float sin_sign, float * cs) {
     const float theta_scale = std::pow(rp.freq_base, -2.0f / static_cast<float>(rp.n_dims));
-    const float low  = std::max(0.0f, std::floor(corr_dim(rp.n_dims, rp.n_ctx_orig, rp.beta_fast, rp.freq_base)));
-    const float high = std::min(static_cast<float>(rp.n_dims - 1),
-                                std::ceil(corr_dim(rp.n_dims, rp.n_ctx_orig, rp.beta_slow, rp.freq_base)));
+    float       corr[2];
+    gk_rope_yarn_corr_dims(rp.n_dims, rp.n_ctx_orig, rp.freq_base, rp.beta_fast, rp.beta_slow, corr);
+    const float low  = corr[0];
+    const float high = corr[1];
     float mscale = rp.attn_factor;
     if (rp.ext_factor != 0.0f) {
         mscale *= 1.0f + 0.1f * std::log(1.0f / rp.freq_scale);
@@ -128,6 +132,7 @@ void rope(const compute_params & p, gk_tensor * dst) {
     const int64_t     n     = a->ne[0];
     const int64_t     pairs = rp.n_pairs();
     const bool        adjacent = rp.mode == GK_ROPE_TYPE_NORMAL;
+    const int64_t     offs     = gk_get_op_params_i32(dst, 15);  // gk_rope_set_offset's window
     const float       sin_sign = dst->op == GK_OP_ROPE_BACK ? -1.0f : 1.0f;
     scratch           w     = p.work();
     float *           cs    = w.floats(2 * pairs);
@@ -141,15 +146,18 @@ void rope(const compute_params & p, gk_tensor * dst) {
             rope_cache(rp, ps, ff, sin_sign, cs);
             cached_token = i2;
         }
+        for (int64_t i = 0; i < offs; ++i) {
+            y[i] = x[i];
+        }
         for (int64_t i = 0; i < pairs; ++i) {
-            const int64_t j0 = adjacent ? 2 * i : i;
-            const int64_t j1 = adjacent ? 2 * i + 1 : i + pairs;
+            const int64_t j0 = offs + (adjacent ? 2 * i : i);
+            const int64_t j1 = offs + (adjacent ? 2 * i + 1 : i + pairs);
             const float   x0 = x[j0];
             const float   x1 = x[j1];
             y[j0]            = x0 * cs[2 * i] - x1 * cs[2 * i + 1];
             y[j1]            = x0 * cs[2 * i + 1] + x1 * cs[2 * i];
         }
-        for (int64_t i = 2 * pairs; i < n; ++i) {
+        for (int64_t i = offs + 2 * pairs; i < n; ++i) {
             y[i] = x[i];
         }
     });
@@ -167,3 +175,11 @@ void register_rope(kernel_table & t) {
 }
 
 } // namespace gk::cpu
+
+extern "C" void gk_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                                       float dims[2]) {
+    const float start = std::floor(gk::cpu::corr_dim(n_dims, n_ctx_orig, beta_fast, freq_base));
+    const float end   = std::ceil(gk::cpu::corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base));
+    dims[0]           = std::max(0.0f, start);
+    dims[1]           = std::min(static_cast<float>(n_dims - 1), end);
+}

@@ -45,6 +45,14 @@ void unary(const compute_params & p, gk_tensor * dst) {
         });
         return;
     }
+    if (gk_get_unary_op(dst) == GK_UNARY_OP_XIELU) {  // op_params: see gk_xielu
+        const float an = gk_get_op_params_f32(dst, 1), ap = gk_get_op_params_f32(dst, 2);
+        const float beta = gk_get_op_params_f32(dst, 3), eps = gk_get_op_params_f32(dst, 4);
+        map_rows(p, dst, [=](float x, int64_t, int64_t) {
+            return x > 0.0f ? ap * x * x + beta * x : (std::expm1(std::fmin(x, eps)) - x) * an + beta * x;
+        });
+        return;
+    }
     const act_fn f = unary_activation(gk_get_unary_op(dst), dst->src[0]->type);
     map_rows(p, dst, [f](float x, int64_t, int64_t) { return f(x); });
 }
