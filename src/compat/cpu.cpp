@@ -117,11 +117,7 @@ void ggml_cpu_bf16_to_fp32(const ggml_bf16_t * x, float * y, int64_t n) { ggml_b
 
 } // extern "C"
 
-// The CPU backend's registry entry: its devices are gk's devices.
-struct ggml_backend_reg {
-    const char * name;
-};
-
+// The CPU backend's registry entry (registry.cpp lists it with the others).
 extern "C" ggml_backend_reg_t ggml_backend_cpu_reg(void) {
     static ggml_backend_reg reg{"CPU"};
     return &reg;
