@@ -138,7 +138,7 @@ typedef bool (*ggml_backend_eval_callback)(int node_index, struct ggml_tensor * 
 /* ---------------------------------------------------------------------------------------------- */
 /* Backends                                                                                       */
 
-/** Aborts: gk does not provide this yet. */
+/** Identifier of the backend's kind (16 bytes, stable for the process; NULL for NULL). */
 GGML_API ggml_guid_t ggml_backend_guid(ggml_backend_t backend);
 
 /** Name of a backend ("CPU"). */
@@ -162,14 +162,14 @@ GGML_API size_t ggml_backend_get_max_size(ggml_backend_t backend);
 /** Waits for the backend's work (the CPU backend is synchronous). */
 GGML_API void ggml_backend_synchronize(ggml_backend_t backend);
 
-/** Aborts: gk does not provide this yet. */
+/** A plan that computes cgraph on backend (gk keeps the graph: it must outlive the plan). */
 GGML_API ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend,
                                                                   struct ggml_cgraph * cgraph);
 
-/** Aborts: gk does not provide this yet. */
+/** Frees a plan. */
 GGML_API void ggml_backend_graph_plan_free(ggml_backend_t backend, ggml_backend_graph_plan_t plan);
 
-/** Aborts: gk does not provide this yet. */
+/** Computes the plan's graph; aborts if the plan was made for another backend. */
 GGML_API enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend,
                                                           ggml_backend_graph_plan_t plan);
 
@@ -186,7 +186,7 @@ GGML_API bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml
 /** Whether the backend uses buffers of this type. */
 GGML_API bool ggml_backend_supports_buft(ggml_backend_t backend, ggml_backend_buffer_type_t buft);
 
-/** Aborts: gk does not provide this yet. */
+/** Whether the backend's device wants this node offloaded (never, for gk's devices). */
 GGML_API bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor * op);
 
 /** Device of the backend. */
@@ -279,12 +279,12 @@ GGML_API void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_
 GGML_API void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_tensor * tensor,
                                             void * data, size_t offset, size_t size);
 
-/** Aborts: gk does not provide this yet. */
+/** ggml_backend_tensor_set_2d: gk's backends finish the copies before returning. */
 GGML_API void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor * tensor,
                                                const void * data, size_t offset, size_t size, size_t n_copies,
                                                size_t stride_tensor, size_t stride_data);
 
-/** Aborts: gk does not provide this yet. */
+/** ggml_backend_tensor_get_2d: gk's backends finish the copies before returning. */
 GGML_API void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor * tensor,
                                                void * data, size_t offset, size_t size, size_t n_copies,
                                                size_t stride_tensor, size_t stride_data);
@@ -297,12 +297,14 @@ GGML_API void ggml_backend_tensor_set(struct ggml_tensor * tensor, const void * 
 GGML_API void ggml_backend_tensor_get(const struct ggml_tensor * tensor, void * data, size_t offset,
                                       size_t size);
 
-/** Aborts: gk does not provide this yet. */
+/** Copies n_copies runs of size bytes: run i from data + i*stride_data to the tensor at offset +
+ *  i*stride_tensor. */
 GGML_API void ggml_backend_tensor_set_2d(struct ggml_tensor * tensor, const void * data, size_t offset,
                                          size_t size, size_t n_copies, size_t stride_tensor,
                                          size_t stride_data);
 
-/** Aborts: gk does not provide this yet. */
+/** Copies n_copies runs of size bytes: run i from the tensor at offset + i*stride_tensor to data +
+ *  i*stride_data. */
 GGML_API void ggml_backend_tensor_get_2d(const struct ggml_tensor * tensor, void * data, size_t offset,
                                          size_t size, size_t n_copies, size_t stride_tensor,
                                          size_t stride_data);
@@ -311,7 +313,7 @@ GGML_API void ggml_backend_tensor_get_2d(const struct ggml_tensor * tensor, void
 GGML_API void ggml_backend_tensor_memset(struct ggml_tensor * tensor, uint8_t value, size_t offset,
                                          size_t size);
 
-/** Aborts: gk does not provide this yet. */
+/** ggml_backend_tensor_copy after both backends' work (gk's backends are synchronous). */
 GGML_API void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst,
                                              const struct ggml_tensor * src, struct ggml_tensor * dst);
 
@@ -532,14 +534,16 @@ GGML_API ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, 
 /* ---------------------------------------------------------------------------------------------- */
 /* Utilities                                                                                      */
 
-/** Aborts: gk does not provide this yet. */
+/** The graph's nodes, their sources and their data duplicated into a new buffer of backend ({NULL,
+ *  ...} on failure). */
 GGML_API struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend,
                                                                 struct ggml_cgraph * graph);
 
-/** Aborts: gk does not provide this yet. */
+/** Frees a graph copy's buffer and contexts. */
 GGML_API void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy);
 
-/** Aborts: gk does not provide this yet. */
+/** Computes graph on backend1 and a copy on backend2 node by node (or whole, with test_nodes) and
+ *  calls callback with each pair of results; false if the copy or a compute failed. */
 GGML_API bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2,
                                                  struct ggml_cgraph * graph,
                                                  ggml_backend_eval_callback callback, void * user_data,

@@ -125,7 +125,7 @@ GGML_BACKEND_API int ggml_cpu_get_sve_cnt(void);
 /** 0: gk has no SME kernels. */
 GGML_BACKEND_API int ggml_cpu_has_sme(void);
 
-/** Aborts: gk does not provide this yet. */
+/** 0: gk has no SME2 code. */
 GGML_BACKEND_API int ggml_cpu_has_sme2(void);
 
 /** 0: gk has no RISCV V kernels. */

@@ -673,7 +673,7 @@ GGML_API const char * ggml_op_desc(const struct ggml_tensor * t);
 /** Whether a type is a block format (not F32/F16/BF16/F64/integers). */
 GGML_API bool ggml_is_quantized(enum ggml_type type);
 
-/** The tensor type a whole-model ftype mostly uses. Aborts: gk does not provide this yet. */
+/** The tensor type a whole-model ftype mostly uses. */
 GGML_API enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype);
 
 /** Whether nbytes of type-typed data are whole blocks that ggml would accept: F16/BF16/F32/F64

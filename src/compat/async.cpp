@@ -34,6 +34,15 @@ void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_ten
     ggml_backend_tensor_get(tensor, data, offset, size);
 }
 
+// A copy queued after both backends' work: both are synchronous, so it is the blocking copy.
+void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst,
+                                    const struct ggml_tensor * src, struct ggml_tensor * dst) {
+    require_backend(backend_dst, "ggml_backend_tensor_copy_async");
+    if (src != dst) {
+        ggml_backend_tensor_copy(src, dst);
+    }
+}
+
 enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     require_backend(backend, "ggml_backend_graph_compute_async");
     return ggml_backend_graph_compute(backend, cgraph);

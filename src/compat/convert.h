@@ -12,6 +12,12 @@
 #include "gk/gk-backend.h"
 #include "gk/gk.h"
 
+/// A registry entry of compat: one per kind of gk device ("CPU", "Vulkan", "CUDA", "MPI":
+/// a device's name without its number); registry.cpp lists them.
+struct ggml_backend_reg {
+    const char * name;
+};
+
 namespace compat {
 
 // ggml -> gk. A scalar passes unchanged (the template); a pointer or enum with no

@@ -78,6 +78,7 @@ int ggml_cpu_has_matmul_int8(void) { return 0; }
 int ggml_cpu_has_sve(void) { return 0; }
 int ggml_cpu_get_sve_cnt(void) { return 0; }
 int ggml_cpu_has_sme(void) { return 0; }
+int ggml_cpu_has_sme2(void) { return 0; }
 int ggml_cpu_has_riscv_v(void) { return 0; }
 int ggml_cpu_get_rvv_vlen(void) { return 0; }
 int ggml_cpu_has_vsx(void) { return 0; }
@@ -116,11 +117,7 @@ void ggml_cpu_bf16_to_fp32(const ggml_bf16_t * x, float * y, int64_t n) { ggml_b
 
 } // extern "C"
 
-// The CPU backend's registry entry: its devices are gk's devices.
-struct ggml_backend_reg {
-    const char * name;
-};
-
+// The CPU backend's registry entry (registry.cpp lists it with the others).
 extern "C" ggml_backend_reg_t ggml_backend_cpu_reg(void) {
     static ggml_backend_reg reg{"CPU"};
     return &reg;

@@ -11,7 +11,6 @@
 
 extern "C" {
 
-enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) { compat::unsupported("ggml_ftype_to_ggml_type"); }
 void ggml_print_object(const struct ggml_object * obj) { compat::unsupported("ggml_print_object"); }
 void ggml_print_objects(const struct ggml_context * ctx) { compat::unsupported("ggml_print_objects"); }
 void ggml_reset(struct ggml_context * ctx) { compat::unsupported("ggml_reset"); }
@@ -19,22 +18,8 @@ void * ggml_get_mem_buffer(const struct ggml_context * ctx) { compat::unsupporte
 void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes) { compat::unsupported("ggml_new_buffer"); }
 struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * d, bool masked) { compat::unsupported("ggml_flash_attn_back"); }
 void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) { compat::unsupported("ggml_gallocr_reserve_n_size"); }
-ggml_guid_t ggml_backend_guid(ggml_backend_t backend) { compat::unsupported("ggml_backend_guid"); }
-ggml_backend_graph_plan_t ggml_backend_graph_plan_create(ggml_backend_t backend, struct ggml_cgraph * cgraph) { compat::unsupported("ggml_backend_graph_plan_create"); }
-void ggml_backend_graph_plan_free(ggml_backend_t backend, ggml_backend_graph_plan_t plan) { compat::unsupported("ggml_backend_graph_plan_free"); }
-enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_backend_graph_plan_t plan) { compat::unsupported("ggml_backend_graph_plan_compute"); }
-bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor * op) { compat::unsupported("ggml_backend_offload_op"); }
-void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor * tensor, const void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_set_2d_async"); }
-void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor * tensor, void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_get_2d_async"); }
-void ggml_backend_tensor_set_2d(struct ggml_tensor * tensor, const void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_set_2d"); }
-void ggml_backend_tensor_get_2d(const struct ggml_tensor * tensor, void * data, size_t offset, size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) { compat::unsupported("ggml_backend_tensor_get_2d"); }
-void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor * src, struct ggml_tensor * dst) { compat::unsupported("ggml_backend_tensor_copy_async"); }
 void ggml_backend_register(ggml_backend_reg_t reg) { compat::unsupported("ggml_backend_register"); }
 const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis) { compat::unsupported("ggml_backend_meta_split_axis_name"); }
 ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state, void * get_split_state_ud) { compat::unsupported("ggml_backend_meta_device"); }
-struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, struct ggml_cgraph * graph) { compat::unsupported("ggml_backend_graph_copy"); }
-void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) { compat::unsupported("ggml_backend_graph_copy_free"); }
-bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph * graph, ggml_backend_eval_callback callback, void * user_data, struct ggml_tensor const * const * test_nodes, size_t num_test_nodes) { compat::unsupported("ggml_backend_compare_graph_backend"); }
-int ggml_cpu_has_sme2(void) { compat::unsupported("ggml_cpu_has_sme2"); }
 
 } // extern "C"

@@ -110,4 +110,40 @@ void ggml_fp32_to_bf16_row_ref(const float * x, ggml_bf16_t * y, int64_t n) {
 }
 void ggml_fp32_to_bf16_row(const float * x, ggml_bf16_t * y, int64_t n) { ggml_fp32_to_bf16_row_ref(x, y, n); }
 
+// The weight type of each whole-model ftype (ggml's enum ggml_ftype); UNKNOWN and
+// MOSTLY_Q4_1_SOME_F16 have none, and ggml asserts for them, so they abort here.
+enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) {
+    switch (ftype) {
+    case GGML_FTYPE_ALL_F32: return GGML_TYPE_F32;
+    case GGML_FTYPE_MOSTLY_F16: return GGML_TYPE_F16;
+    case GGML_FTYPE_MOSTLY_BF16: return GGML_TYPE_BF16;
+    case GGML_FTYPE_MOSTLY_Q4_0: return GGML_TYPE_Q4_0;
+    case GGML_FTYPE_MOSTLY_Q4_1: return GGML_TYPE_Q4_1;
+    case GGML_FTYPE_MOSTLY_Q5_0: return GGML_TYPE_Q5_0;
+    case GGML_FTYPE_MOSTLY_Q5_1: return GGML_TYPE_Q5_1;
+    case GGML_FTYPE_MOSTLY_Q8_0: return GGML_TYPE_Q8_0;
+    case GGML_FTYPE_MOSTLY_Q2_K: return GGML_TYPE_Q2_K;
+    case GGML_FTYPE_MOSTLY_Q3_K: return GGML_TYPE_Q3_K;
+    case GGML_FTYPE_MOSTLY_Q4_K: return GGML_TYPE_Q4_K;
+    case GGML_FTYPE_MOSTLY_Q5_K: return GGML_TYPE_Q5_K;
+    case GGML_FTYPE_MOSTLY_Q6_K: return GGML_TYPE_Q6_K;
+    case GGML_FTYPE_MOSTLY_IQ2_XXS: return GGML_TYPE_IQ2_XXS;
+    case GGML_FTYPE_MOSTLY_IQ2_XS: return GGML_TYPE_IQ2_XS;
+    case GGML_FTYPE_MOSTLY_IQ3_XXS: return GGML_TYPE_IQ3_XXS;
+    case GGML_FTYPE_MOSTLY_IQ1_S: return GGML_TYPE_IQ1_S;
+    case GGML_FTYPE_MOSTLY_IQ1_M: return GGML_TYPE_IQ1_M;
+    case GGML_FTYPE_MOSTLY_IQ4_NL: return GGML_TYPE_IQ4_NL;
+    case GGML_FTYPE_MOSTLY_IQ4_XS: return GGML_TYPE_IQ4_XS;
+    case GGML_FTYPE_MOSTLY_IQ3_S: return GGML_TYPE_IQ3_S;
+    case GGML_FTYPE_MOSTLY_IQ2_S: return GGML_TYPE_IQ2_S;
+    case GGML_FTYPE_MOSTLY_MXFP4: return GGML_TYPE_MXFP4;
+    case GGML_FTYPE_MOSTLY_NVFP4: return GGML_TYPE_NVFP4;
+    case GGML_FTYPE_MOSTLY_Q1_0: return GGML_TYPE_Q1_0;
+    case GGML_FTYPE_MOSTLY_Q2_0: return GGML_TYPE_Q2_0;
+    case GGML_FTYPE_UNKNOWN:
+    case GGML_FTYPE_MOSTLY_Q4_1_SOME_F16: break;
+    }
+    ggml_abort(__FILE__, __LINE__, "ggml_ftype_to_ggml_type: ftype %d has no single weight type", static_cast<int>(ftype));
+}
+
 } // extern "C"

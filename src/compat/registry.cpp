@@ -1,14 +1,52 @@
-// registry.cpp - ggml's backend registry over gk's: one registry entry (the CPU backend,
-// ggml_backend_cpu_reg) whose devices are gk's devices. Backends are built in, so loading
-// from a path finds nothing.
+// registry.cpp - ggml's backend registry over gk's devices: one registry entry per kind of
+// device, the CPU's first (ggml_backend_cpu_reg, whose extension functions are the CPU
+// backend's), then one per other kind in gk's device order ("Vulkan" for Vulkan0, Vulkan1,
+// ...), as ggml registers one entry per backend library. Backends are built in, so
+// loading from a path finds nothing.
 #include "convert.h"
 #include "ggml-cpu.h"
 
+#include <cctype>
 #include <cstdio>
+#include <deque>
+#include <string>
 #include <string_view>
 #include <strings.h>
+#include <vector>
 
 namespace {
+
+/// A device's kind: its name without the trailing device number.
+std::string kind_of(ggml_backend_dev_t dev) {
+    std::string kind = ggml_backend_dev_name(dev);
+    while (!kind.empty() && std::isdigit(static_cast<unsigned char>(kind.back()))) {
+        kind.pop_back();
+    }
+    return kind;
+}
+
+/// The registry entries, built once from gk's device list (which does not change).
+const std::vector<ggml_backend_reg_t> & regs() {
+    static const std::vector<ggml_backend_reg_t> list = [] {
+        static std::deque<std::string>      names;  // stable storage for the entries' names
+        static std::deque<ggml_backend_reg> entries;
+        std::vector<ggml_backend_reg_t>     out{ggml_backend_cpu_reg()};
+        for (size_t i = 0; i < gk_backend_dev_count(); ++i) {
+            const std::string kind  = kind_of(compat::to_ggml(gk_backend_dev_get(i)));
+            bool              known = false;
+            for (ggml_backend_reg_t r : out) {
+                known = known || kind == r->name;
+            }
+            if (!known) {
+                names.push_back(kind);
+                entries.push_back({names.back().c_str()});
+                out.push_back(&entries.back());
+            }
+        }
+        return out;
+    }();
+    return list;
+}
 
 ggml_backend_feature * cpu_features(ggml_backend_reg_t reg) {
     gk_backend_dev_t dev = gk_backend_dev_count() > 0 ? gk_backend_dev_get(0) : nullptr;
@@ -49,24 +87,41 @@ const proc cpu_procs[] = {
 
 extern "C" {
 
-size_t ggml_backend_reg_count(void) { return 1; }
+size_t ggml_backend_reg_count(void) { return regs().size(); }
 
-ggml_backend_reg_t ggml_backend_reg_get(size_t index) { return index == 0 ? ggml_backend_cpu_reg() : nullptr; }
+ggml_backend_reg_t ggml_backend_reg_get(size_t index) { return index < regs().size() ? regs()[index] : nullptr; }
 
 ggml_backend_reg_t ggml_backend_reg_by_name(const char * name) {
-    return name && strcasecmp(name, "CPU") == 0 ? ggml_backend_cpu_reg() : nullptr;
+    for (ggml_backend_reg_t r : regs()) {
+        if (name && strcasecmp(name, r->name) == 0) {
+            return r;
+        }
+    }
+    return nullptr;
 }
 
-const char * ggml_backend_reg_name(ggml_backend_reg_t reg) { return reg ? "CPU" : nullptr; }
+const char * ggml_backend_reg_name(ggml_backend_reg_t reg) { return reg ? reg->name : nullptr; }
 
-size_t ggml_backend_reg_dev_count(ggml_backend_reg_t reg) { return reg ? gk_backend_dev_count() : 0; }
+size_t ggml_backend_reg_dev_count(ggml_backend_reg_t reg) {
+    size_t n = 0;
+    for (size_t i = 0; reg && i < gk_backend_dev_count(); ++i) {
+        n += kind_of(compat::to_ggml(gk_backend_dev_get(i))) == reg->name;
+    }
+    return n;
+}
 
 ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, size_t index) {
-    return reg ? compat::to_ggml(gk_backend_dev_get(index)) : nullptr;
+    for (size_t i = 0; reg && i < gk_backend_dev_count(); ++i) {
+        ggml_backend_dev_t dev = compat::to_ggml(gk_backend_dev_get(i));
+        if (kind_of(dev) == reg->name && index-- == 0) {
+            return dev;
+        }
+    }
+    return nullptr;
 }
 
 void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * name) {
-    if (!reg || !name) {
+    if (reg != ggml_backend_cpu_reg() || !name) {  // the other kinds have no extension functions
         return nullptr;
     }
     for (const proc & p : cpu_procs) {
@@ -77,7 +132,9 @@ void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * na
     return nullptr;
 }
 
-ggml_backend_reg_t ggml_backend_dev_backend_reg(ggml_backend_dev_t device) { return ggml_backend_cpu_reg(); }
+ggml_backend_reg_t ggml_backend_dev_backend_reg(ggml_backend_dev_t device) {
+    return device ? ggml_backend_reg_by_name(kind_of(device).c_str()) : nullptr;
+}
 
 void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_dev_props * props) {
     *props             = {};
