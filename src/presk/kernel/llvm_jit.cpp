@@ -28,6 +28,7 @@
 #include "kernel/bounds.h"
 #include "kernel/eval.h"
 #include "kernel/pmath_ops.h"
+#include "kernel/quant.h"
 #include "lang/source.h"
 
 #ifdef PRESK_HAVE_LLVM
@@ -315,11 +316,12 @@ public:
             strides_.push_back(std::move(st));
             llvm::LoadInst* p = b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), bufs_, buf));
             if (o_.invariant_loads && n > 0) {
-                const uint64_t bytes = (uint64_t)n * (uint64_t)esize(t.dtype);
+                const bool q = quantised(t.dtype);  // blocks of bytes, their f16 scales 2-aligned
+                const uint64_t bytes = q ? (uint64_t)quant_bytes(t.dtype, n) : (uint64_t)n * (uint64_t)esize(t.dtype);
                 p->setMetadata(llvm::LLVMContext::MD_dereferenceable,
                                llvm::MDNode::get(c_, {md_.createConstant(b_.getInt64(bytes))}));
                 p->setMetadata(llvm::LLVMContext::MD_align,
-                               llvm::MDNode::get(c_, {md_.createConstant(b_.getInt64(esize(t.dtype)))}));
+                               llvm::MDNode::get(c_, {md_.createConstant(b_.getInt64(q ? 2 : esize(t.dtype)))}));
                 p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(c_, {}));
             }
             base_.push_back(p);
@@ -385,6 +387,8 @@ private:
         case DType::F32: return llvm::Type::getFloatTy(c_);
         case DType::BF16: return llvm::Type::getInt16Ty(c_);
         case DType::I64: return llvm::Type::getInt64Ty(c_);
+        case DType::I8:
+        case DType::I4: return llvm::Type::getInt8Ty(c_);  // blocks (quant_load)
         }
         return nullptr;
     }
@@ -585,7 +589,8 @@ private:
 
     // ---- memory ----
     // The checked element address of an access of `lanes` elements to `buf` at `index`
-    // (already evaluated to `iv`), access number `number`.
+    // (already evaluated to `iv`), access number `number`; for a quantised buffer, whose
+    // elements are in blocks, the element's number (an i64) instead.
     Value* address(int buf, const std::vector<ExprP>& index, const std::vector<Int>& iv, int lanes, int64_t number) {
         const BufferType& t = buffer(buf);
         for (size_t j = 0; j < iv.size(); ++j) {
@@ -602,8 +607,13 @@ private:
             oob_phi_[1]->addIncoming(b_.getInt64(j), from);
             oob_phi_[2]->addIncoming(iv[j].v, from);
         }
-        const int64_t es = esize(t.dtype);
         const std::vector<int64_t>& st = strides_[(size_t)buf];
+        if (quantised(t.dtype)) {
+            Value* e = b_.getInt64(0);
+            for (size_t j = 0; j < iv.size(); ++j) e = b_.CreateAdd(e, b_.CreateMul(iv[j].v, b_.getInt64((uint64_t)st[j])));
+            return e;
+        }
+        const int64_t es = esize(t.dtype);
         if (o_.loop_addresses) {
             // Byte offsets: the terms that are not affine in the loops first, then the
             // constant, then one term per loop, the outermost first and the innermost last.
@@ -658,6 +668,7 @@ private:
         for (const ExprP& i : e.args) iv.push_back(int_expr(*i));
         const int64_t number = acc_++;
         const DType dt = buffer(e.buf).dtype;
+        if (quantised(dt)) return quant_load(e.buf, address(e.buf, e.args, iv, lanes, number), dt, lanes);
         llvm::Type* st = storage(dt);
         if (held(e.buf, e.args, lanes)) return widen(b_.CreateLoad(st, held_), dt);
         llvm::Type* lt = lanes > 1 ? llvm::FixedVectorType::get(st, lanes) : st;
@@ -667,12 +678,61 @@ private:
         return widen(ld, dt);
     }
 
+    // Element `k` (an i64) of the quantised buffer `buf` and the `lanes` - 1 after it, each
+    // f32(q) * s in the arithmetic type (kernel/quant.h's blocks; exact in f32 and f64).
+    Value* quant_load(int buf, Value* k, DType dt, int lanes) {
+        auto i64 = [&](int64_t v) { return b_.getInt64((uint64_t)v); };
+        auto i32 = [&](uint32_t v) { return b_.getInt32(v); };
+        Value* out = lanes > 1 ? llvm::PoisonValue::get(llvm::FixedVectorType::get(r_, (unsigned)lanes)) : nullptr;
+        for (int l = 0; l < lanes; ++l) {
+            Value* e = l ? b_.CreateAdd(k, i64(l)) : k;
+            Value* block = b_.CreateInBoundsGEP(b_.getInt8Ty(), base_[(size_t)buf],
+                                                b_.CreateMul(b_.CreateUDiv(e, i64(kQuantBlock)), i64(quant_block_bytes(dt))));
+            Value* j = b_.CreateURem(e, i64(kQuantBlock));
+            // The f16 scale: its bits moved into an f32's ((h & 0x7FFF) << 13, times 2^112 for the
+            // exponent's bias: exact for normal and subnormal halves), infinities and NaNs set
+            // apart, the sign put back.
+            llvm::LoadInst* hl = b_.CreateAlignedLoad(b_.getInt16Ty(), block, llvm::Align(2));
+            mark(hl, buf, true);
+            Value* h = b_.CreateZExt(hl, b_.getInt32Ty());
+            Value* mag = b_.CreateShl(b_.CreateAnd(h, i32(0x7FFF)), 13);
+            Value* fin = b_.CreateBitCast(
+                b_.CreateFMul(b_.CreateBitCast(mag, b_.getFloatTy()), llvm::ConstantFP::get(b_.getFloatTy(), 0x1p112)),
+                b_.getInt32Ty());
+            Value* special = b_.CreateICmpEQ(b_.CreateAnd(h, i32(0x7C00)), i32(0x7C00));
+            Value* bits = b_.CreateSelect(special, b_.CreateOr(mag, i32(0x7F800000)), fin);
+            bits = b_.CreateOr(bits, b_.CreateShl(b_.CreateAnd(h, i32(0x8000)), 16));
+            Value* s = b_.CreateBitCast(bits, b_.getFloatTy());
+            Value* q = nullptr;
+            Value* qs = b_.CreateInBoundsGEP(b_.getInt8Ty(), block, i64(2));
+            if (dt == DType::I8) {
+                llvm::LoadInst* ql = b_.CreateLoad(b_.getInt8Ty(), b_.CreateInBoundsGEP(b_.getInt8Ty(), qs, j));
+                mark(ql, buf, true);
+                q = b_.CreateSExt(ql, b_.getInt32Ty());
+            } else {
+                const int64_t half = kQuantBlock / 2;
+                llvm::LoadInst* ql =
+                    b_.CreateLoad(b_.getInt8Ty(), b_.CreateInBoundsGEP(b_.getInt8Ty(), qs, b_.CreateURem(j, i64(half))));
+                mark(ql, buf, true);
+                Value* shift = b_.CreateTrunc(b_.CreateMul(b_.CreateUDiv(j, i64(half)), i64(4)), b_.getInt32Ty());
+                Value* nib = b_.CreateAnd(b_.CreateLShr(b_.CreateZExt(ql, b_.getInt32Ty()), shift), i32(15));
+                q = b_.CreateSub(nib, i32(8));
+            }
+            Value* v = b_.CreateFMul(b_.CreateSIToFP(q, b_.getFloatTy()), s);  // exact: at most 8 + 11 bits
+            if (f64_) v = b_.CreateFPExt(v, r_);
+            out = lanes > 1 ? b_.CreateInsertElement(out, v, (uint64_t)l) : v;
+        }
+        return out;
+    }
+
     // Storage -> arithmetic type: exact widening (bf16 is the top half of an f32), or the one
     // rounding of an f64 element read by an f32 kernel.
     Value* widen(Value* v, DType dt) {
         llvm::Type* to = v->getType()->getWithNewType(r_);
         switch (dt) {
-        case DType::I64: return v;
+        case DType::I64:
+        case DType::I8:
+        case DType::I4: return v;  // quantised: quant_load's value already
         case DType::BF16: {
             llvm::Type* i32 = to->getWithNewType(b_.getInt32Ty());
             Value* f = b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, i32), 16), to->getWithNewType(b_.getFloatTy()));
@@ -690,7 +750,9 @@ private:
     Value* narrow(Value* v, DType dt) {
         llvm::Type* t = v->getType();
         switch (dt) {
-        case DType::I64: return v;
+        case DType::I64:
+        case DType::I8:
+        case DType::I4: return v;  // never stored: a kernel's output is not quantised
         case DType::F64: return f64_ ? v : b_.CreateFPExt(v, t->getWithNewType(b_.getDoubleTy()));
         case DType::F32: return f64_ ? b_.CreateFPTrunc(v, t->getWithNewType(b_.getFloatTy())) : v;
         case DType::BF16: {
