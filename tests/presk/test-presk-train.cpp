@@ -15,7 +15,11 @@
 #include <sstream>
 
 #include "kernel/data.h"
+#include "kernel/cost.h"
 #include "kernel/llvm_jit.h"
+#include "lang/checker.h"
+#include "lang/parser.h"
+#include "realize/planner.h"
 #include "train/checkpoint.h"
 #include "ref/chacha.h"
 #include "train/pipeline.h"
@@ -187,6 +191,27 @@ TEST_F(Train, NativeEqualsKernelInterpreter) {
         EXPECT_EQ(run(n, std::string("n") + r), run(k, std::string("k") + r)) << r;
         EXPECT_EQ(tensors(std::string("n") + r, 3), tensors(std::string("k") + r, 3)) << r;
     }
+}
+
+TEST_F(Train, UnderThePlannersPlanEqualsTheDefault) {
+    NEED_LLVM();
+    const std::string file = std::string(PRESK_SOURCE_DIR) + "/examples/minigpt.psk";
+    const core::Program grad = check(parse(Source{file, read(file)}), "MiniGPT{16, 8, 2, 2}.loss_grad", tiny());
+    for (const char* r : {"f32"}) {
+        const auto choices = realize::choose_plan(grad, realize::parse_realization(r), 2, kernel::host_registers(), kernel::native_lanes);
+        bool moved = false;
+        for (const auto& c : choices) moved = moved || kernel::to_string(c.point) != kernel::to_string(kernel::Layout{});
+        EXPECT_TRUE(moved) << r << ": the planner keeps every nest of the gradient at its default";
+        TrainOptions planned = opts("native", 1), plain = planned;
+        planned.realize = plain.realize = r;
+        planned.threads = plain.threads = 2;
+        planned.plan = realize::parse_plan_json(realize::plan_json(choices, r), "@plan.json");
+        EXPECT_EQ(run(planned, std::string("p") + r), run(plain, std::string("d") + r)) << r;
+        EXPECT_EQ(tensors(std::string("p") + r, 1), tensors(std::string("d") + r, 1)) << r;
+    }
+    TrainOptions interp = opts("interp", 1);
+    interp.plan = realize::parse_plan_json(R"({"layout": {"f/%1": {"split": "none"}}})", "@p.json");
+    EXPECT_NE(refusal(interp).find("--backend interp runs none"), std::string::npos) << refusal(interp);
 }
 
 TEST_F(Train, ResumeEqualsUninterrupted) {

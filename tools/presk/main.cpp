@@ -13,9 +13,12 @@
 //   presk plan FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--threads N] -o PLAN.json
 //   presk params FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--seed S] [--params F.gguf] -o OUT.gguf
 //   (run, dump, bench, export also take --params FILE.gguf: the parameters read, not drawn)
+//   presk explain FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--seed S]
+//             [--threads N] [--lanes N] [--input k=v]... [--params F.gguf] [--format text|json|html]
 //   presk train FILE [--entry E] --backend native|kernel|interp|cc [--realize R] --steps N --seed S
 //             [--batch B] [--data FILE] [--lr X] [--warmup W] [--checkpoint DIR] [--save-every K]
-//             [--resume DIR] [--threads N] [--log-every K] [--bits N] [--dim k=v]... [--const k=v]...
+//             [--resume DIR] [--threads N] [--plan @P.json] [--log-every K] [--bits N] [--dim k=v]...
+//             [--const k=v]...
 //   presk conformance [--backend kernel|native|cc] [--realize R]... [--examples DIR] [--zeros-drawn]
 //             [--only primitives|examples] [--seed S] [--bits N]
 #include <CLI/CLI.hpp>
@@ -40,6 +43,7 @@
 #include "lang/stack.h"
 #include "realize/conformance.h"
 #include "realize/executor.h"
+#include "realize/explain.h"
 #include "realize/export_c.h"
 #include "realize/params_gguf.h"
 #include "realize/planner.h"
@@ -60,6 +64,7 @@ struct Args {
     bool train = false;
     std::string plan_arg;          // --plan @FILE
     std::string params_file;       // --params FILE.gguf
+    std::string format = "text";   // presk explain --format
     presk::realize::Plan plan;     // what it names (realize/plan.h)
 };
 
@@ -260,6 +265,18 @@ void dump_kernels(const presk::core::Program& prog, const Args& a) {
     for (const presk::kernel::Kernel* k : ks) std::cout << presk::kernel::to_string(*k);
 }
 
+/// `presk explain`: runs the entry natively and prints each kernel it launched with its machine
+/// code, each instruction beside its kernel line (realize/explain.h), in --format.
+void explain_kernels(const presk::core::Program& prog, const Args& a) {
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    presk::realize::ExecOptions o = exec_options(a, "native");
+    const auto args = entry_args(prog, interp, a, &o.blocks);
+    presk::realize::Executor ex(prog, r, o);
+    ex.call(prog.entry, args);
+    std::cout << presk::realize::explain(ex.kernels(), a.format);
+}
+
 /// `presk run`: the entry on the chosen backend, each output component printed.
 void run_entry(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);  // checked; interp ignores it
@@ -387,6 +404,7 @@ void train_model(presk::Source& src, const Args& a, presk::train::TrainOptions t
     t.realize = a.realize;
     t.bits = a.bits;
     t.threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
+    t.plan = a.plan;
     presk::train::train(src, t, options(a), std::cout);
 }
 
@@ -499,6 +517,7 @@ int run(const std::string& cmd, Args a, bool realize_given, bool backend_given, 
         else if (cmd == "export") export_program(prog, a);
         else if (cmd == "plan") plan_program(prog, a);
         else if (cmd == "params") write_params(prog, a);
+        else if (cmd == "explain") explain_kernels(prog, a);
         else run_entry(prog, a);
         return 0;
     } catch (const presk::Error& e) {
@@ -598,6 +617,13 @@ int main(int argc, char** argv) {
     planc->add_option("--threads", a.threads, "the workers the plan splits over (default: the machine's cores)")
         ->check(CLI::Range(1, 1024));
     planc->add_option("-o", a.dir, "the plan file written (PLAN.json)")->required()->check(nonempty);
+    auto* explainc = app.add_subcommand("explain", "run the entry natively and print each kernel's machine code by its lines");
+    common(explainc, true);
+    inputs(explainc);
+    realize(explainc);
+    plan(explainc);
+    machine(explainc);
+    explainc->add_option("--format", a.format, "text | json | html (default text)");
     auto* paramsc = app.add_subcommand("params", "write the entry's parameters as GGUF (quantised as the realization says)");
     common(paramsc, true);
     inputs(paramsc);
@@ -622,6 +648,7 @@ int main(int argc, char** argv) {
     trainc->add_option("--bits", a.bits, "MPFR precision of the interpreter and of the draw of the parameters (default 256)");
     trainc->add_option("--threads", a.threads, "workers of native and cc kernels (default: the machine's cores)")
         ->check(CLI::Range(1, 1024));
+    plan(trainc);
     SuiteArgs suite;
     auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
     conf->add_option("--backend", suite.backend,
@@ -650,7 +677,7 @@ int main(int argc, char** argv) {
             rc = conformance(a, suite);
             return;
         }
-        for (auto* s : {check, dump, runc, benchc, exportc, planc, paramsc, trainc})
+        for (auto* s : {check, dump, runc, benchc, exportc, planc, paramsc, explainc, trainc})
             if (s->parsed()) {
                 const bool realize_given = std::any_of(realize_opts.begin(), realize_opts.end(),
                                                        [](const CLI::Option* o) { return o->count() > 0; });

@@ -27,6 +27,7 @@
 
 #include "kernel/bounds.h"
 #include "kernel/eval.h"
+#include "kernel/llvm_listing.h"
 #include "kernel/pmath_ops.h"
 #include "kernel/quant.h"
 #include "lang/source.h"
@@ -35,8 +36,11 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/CFG.h>
+#include <llvm/IR/DIBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
@@ -85,6 +89,10 @@ std::string native_cpu() { return ""; }
 
 NativeCode compile_llvm(const Kernel&, const NativeOptions&) {
     throw Error({}, "--backend native: presk was built without LLVM (install llvm-16-dev)");
+}
+
+MachineListing machine_code(const Kernel&, const NativeOptions&) {
+    throw Error({}, "presk explain: presk was built without LLVM (install llvm-16-dev)");
 }
 
 #else
@@ -216,6 +224,9 @@ struct Jit {
     // The kernels compiled and still held somewhere, by their text and the options: an
     // executor made again (a benchmark's, a test's) finds its kernels compiled.
     std::map<std::string, std::pair<presk_kernel_fn, std::weak_ptr<void>>> memo;
+    // machine_code: while `capture` is set, the object files the JIT compiles are kept here.
+    bool capture = false;
+    std::string captured;
 };
 
 llvm::orc::JITTargetMachineBuilder host_builder() {
@@ -240,6 +251,12 @@ Jit& jit() {
         auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
         if (!lljit) throw Error({}, "--backend native: LLVM's JIT could not start: " + message(lljit.takeError()));
         made->lljit = std::move(*lljit);
+        Jit* self = made.get();
+        made->lljit->getObjTransformLayer().setTransform(
+            [self](std::unique_ptr<llvm::MemoryBuffer> obj) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+                if (self->capture) self->captured = obj->getBuffer().str();
+                return obj;
+            });
         llvm::orc::JITDylib& jd = made->lljit->getMainJITDylib();
         llvm::orc::SymbolMap syms;
         for (const PmathOp& op : kPmathOps) {
@@ -277,7 +294,10 @@ int host_vector_bits() {
 // One kernel's function.
 class Lowering {
 public:
-    Lowering(const Kernel& k, const NativeOptions& o, llvm::Module& m, const std::string& fname, const Jit& j)
+    /// `lines`: each statement's instructions carry its line of the kernel's text as a debug
+    /// location (machine_code); a run's compile has none.
+    Lowering(const Kernel& k, const NativeOptions& o, llvm::Module& m, const std::string& fname, const Jit& j,
+             bool lines = false)
         : k_(k), o_(o), c_(m.getContext()), m_(m), b_(c_), md_(c_) {
         f64_ = arith_type(k.dtype) == DType::F64;
         r_ = f64_ ? b_.getDoubleTy() : b_.getFloatTy();
@@ -299,6 +319,19 @@ public:
         in_scope_ = llvm::MDNode::get(c_, md_.createAnonymousAliasScope(domain, "inputs"));
         out_scope_ = llvm::MDNode::get(c_, md_.createAnonymousAliasScope(domain, "output"));
         split_ = split_loop(k);
+        if (lines) {
+            di_ = std::make_unique<llvm::DIBuilder>(m);
+            llvm::DIFile* file = di_->createFile(k.name, ".");
+            di_->createCompileUnit(llvm::dwarf::DW_LANG_C, file, "presk", true, "", 0);
+            sp_ = di_->createFunction(file, fname, fname, file, 1, di_->createSubroutineType(di_->getOrCreateTypeArray({})), 1,
+                                      llvm::DINode::FlagZero,
+                                      llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
+            f_->setSubprogram(sp_);
+            m.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+            m.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
+            int line = 2;  // the header is line 1 (print.cpp's layout: a line per statement, `}` lines)
+            number_lines(k.body, line);
+        }
     }
 
     void emit() {
@@ -351,6 +384,7 @@ public:
         b_.CreateBr(start);
         for (BasicBlock* bb : {oob_, overflow_, div0_, mod0_})
             if (llvm::pred_empty(bb)) bb->eraseFromParent();
+        if (di_) di_->finalize();
     }
 
 private:
@@ -377,6 +411,23 @@ private:
     // Rule 1 (NativeOptions::register_output): the output element a loop holds in a slot.
     const std::vector<ExprP>* held_index_ = nullptr;
     llvm::AllocaInst* held_ = nullptr;
+    // machine_code's lines: the kernel text's line of each statement, and the function's debug info.
+    std::unique_ptr<llvm::DIBuilder> di_;
+    llvm::DISubprogram* sp_ = nullptr;
+    std::map<const Stmt*, int> lines_;
+
+    void number_lines(const std::vector<Stmt>& body, int& line) {
+        for (const Stmt& s : body) {
+            lines_[&s] = line++;
+            if (s.kind != Stmt::For && s.kind != Stmt::If) continue;
+            number_lines(s.body, line);
+            if (s.kind == Stmt::If && !s.orelse.empty()) {
+                ++line;  // `} else {`
+                number_lines(s.orelse, line);
+            }
+            ++line;  // `}`
+        }
+    }
 
     BasicBlock* block(const char* name) { return BasicBlock::Create(c_, name, f_); }
     const BufferType& buffer(int b) const { return b == k_.out_buf() ? k_.output : k_.inputs[(size_t)b]; }
@@ -876,7 +927,17 @@ private:
         }
     }
 
+    // A statement, its instructions at its kernel line when machine_code asks for lines (the
+    // location of the statement around it restored after: a loop's increment is the loop's).
     void stmt(const Stmt& s, bool split) {
+        if (!sp_) return stmt_code(s, split);
+        const llvm::DebugLoc around = b_.getCurrentDebugLocation();
+        b_.SetCurrentDebugLocation(llvm::DILocation::get(c_, (unsigned)lines_.at(&s), 0, sp_));
+        stmt_code(s, split);
+        b_.SetCurrentDebugLocation(around);
+    }
+
+    void stmt_code(const Stmt& s, bool split) {
         switch (s.kind) {
         case Stmt::For: for_stmt(s, split); return;
         case Stmt::Assign: {
@@ -933,6 +994,36 @@ void optimize(llvm::Module& m, const NativeOptions& o, llvm::TargetMachine* tm) 
     mpm.run(m, mam);
 }
 
+/// `k` lowered into a fresh module of its own context as function `fname`, verified and
+/// optimized (with the statements' lines for machine_code).
+llvm::orc::ThreadSafeModule build_module(const Kernel& k, const NativeOptions& o, Jit& j, const std::string& fname,
+                                         bool lines) {
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto m = std::make_unique<llvm::Module>(fname, *ctx);
+    m->setDataLayout(j.lljit->getDataLayout());
+    m->setTargetTriple(j.lljit->getTargetTriple().str());
+    Lowering(k, o, *m, fname, j, lines).emit();
+    std::string why;
+    llvm::raw_string_ostream os(why);
+    if (llvm::verifyModule(*m, &os)) fail(k, "LLVM refuses the generated code: " + os.str());
+    optimize(*m, o, j.tm.get());
+    return llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx));
+}
+
+/// `k` compiled by the JIT as function `fname` under a resource tracker of its own (j.mu held).
+std::pair<llvm::orc::ResourceTrackerSP, llvm::orc::ExecutorAddr> jit_compile(const Kernel& k, const NativeOptions& o, Jit& j,
+                                                                            const std::string& fname) {
+    llvm::orc::ResourceTrackerSP rt = j.lljit->getMainJITDylib().createResourceTracker();
+    if (auto e = j.lljit->addIRModule(rt, build_module(k, o, j, fname, false)))
+        fail(k, "LLVM's JIT refuses the module: " + message(std::move(e)));
+    auto addr = j.lljit->lookup(fname);
+    if (!addr) {
+        llvm::consumeError(rt->remove());
+        fail(k, "LLVM's JIT could not compile the kernel: " + message(addr.takeError()));
+    }
+    return {rt, *addr};
+}
+
 } // namespace
 
 bool have_llvm() { return true; }
@@ -950,25 +1041,9 @@ NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
         if (std::shared_ptr<void> held = it->second.second.lock()) return NativeCode{it->second.first, std::move(held), ""};
     }
     const std::string fname = "presk_k" + std::to_string(j.next++);
-    auto ctx = std::make_unique<llvm::LLVMContext>();
-    auto m = std::make_unique<llvm::Module>(fname, *ctx);
-    m->setDataLayout(j.lljit->getDataLayout());
-    m->setTargetTriple(j.lljit->getTargetTriple().str());
-    Lowering(k, o, *m, fname, j).emit();
-    std::string why;
-    llvm::raw_string_ostream os(why);
-    if (llvm::verifyModule(*m, &os)) fail(k, "LLVM refuses the generated code: " + os.str());
-    optimize(*m, o, j.tm.get());
-    llvm::orc::ResourceTrackerSP rt = j.lljit->getMainJITDylib().createResourceTracker();
-    if (auto e = j.lljit->addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-        fail(k, "LLVM's JIT refuses the module: " + message(std::move(e)));
-    auto addr = j.lljit->lookup(fname);
-    if (!addr) {
-        llvm::consumeError(rt->remove());
-        fail(k, "LLVM's JIT could not compile the kernel: " + message(addr.takeError()));
-    }
+    auto [rt, addr] = jit_compile(k, o, j, fname);
     NativeCode code;
-    code.fn = addr->toPtr<presk_kernel_fn>();
+    code.fn = addr.toPtr<presk_kernel_fn>();
     code.keep = std::shared_ptr<void>(new llvm::orc::ResourceTrackerSP(rt), [](void* p) {
         auto* held = static_cast<llvm::orc::ResourceTrackerSP*>(p);
         {
@@ -979,6 +1054,41 @@ NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
     });
     j.memo[key] = {code.fn, code.keep};
     return code;
+}
+
+MachineListing machine_code(const Kernel& k, const NativeOptions& o) {
+    { Compiled checked(k); }
+    Jit& j = jit();
+    std::lock_guard<std::mutex> lock(j.mu);
+    const std::string fname = "presk_explain" + std::to_string(j.next++);
+    // As a run compiles it: through the JIT, its object file kept on the way to the linker.
+    j.capture = true;
+    j.captured.clear();
+    std::string run_object;
+    try {
+        auto [rt, addr] = jit_compile(k, o, j, fname);
+        run_object = std::move(j.captured);
+        llvm::consumeError(rt->remove());
+    } catch (...) {
+        j.capture = false;
+        throw;
+    }
+    j.capture = false;
+    // With the lines: the same module with debug locations, emitted by the JIT's target machine.
+    llvm::orc::ThreadSafeModule tsm = build_module(k, o, j, fname, true);
+    llvm::SmallVector<char, 0> object;
+    {
+        llvm::raw_svector_ostream os(object);
+        llvm::legacy::PassManager pm;
+        if (j.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+            fail(k, "LLVM's target machine cannot emit an object file");
+        tsm.withModuleDo([&](llvm::Module& m) { pm.run(m); });
+    }
+    const std::string triple = j.lljit->getTargetTriple().str();
+    MachineListing out = list_object(std::string(object.data(), object.size()), fname, triple, j.cpu, j.features);
+    out.run_bytes = function_bytes(run_object, fname);
+    out.cpu = native_cpu();
+    return out;
 }
 
 #endif
