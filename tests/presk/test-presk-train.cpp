@@ -351,6 +351,9 @@ TEST_F(Train, BadOptionsRefused) {
     write(dir / "r.json", "{\"default\": \"f32\", \"params\": {\"tok\": \"bf16\"}}");
     EXPECT_NE(with([&](TrainOptions& o) { o.realize = "@" + (dir / "r.json").string(); }).find("a realization's params is not taken"),
               std::string::npos);
+    write(dir / "q.json", "{\"default\": \"f32\", \"quant\": {\"head\": \"int8\"}}");
+    EXPECT_NE(with([&](TrainOptions& o) { o.realize = "@" + (dir / "q.json").string(); }).find("a realization's quant is not taken"),
+              std::string::npos);
     // A file without a gradient entry, and one whose data does not fit the entry's inputs.
     TrainOptions mse = opts("kernel", 2);
     mse.data.clear();

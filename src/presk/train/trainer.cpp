@@ -143,8 +143,9 @@ std::string adamw_module(const ast::Module& m) {
 void train(Source& src, const TrainOptions& o, const CheckOptions& given, std::ostream& log) {
     check_options(o);
     realize::Realization r = realize::parse_realization(o.realize);  // checked on interp too
-    if (!r.params.empty())
-        throw Error({}, "--realize " + o.realize + ": presk train keeps the parameters in the default type (a realization's params is not taken)");
+    if (!r.params.empty() || !r.quant.empty())
+        throw Error({}, "--realize " + o.realize + ": presk train keeps the parameters in the default type (a realization's " +
+                            (r.params.empty() ? "quant" : "params") + " is not taken)");
     std::optional<TokenData> data;
     if (!o.data.empty()) data = read_tokens(o.data);
 
