@@ -1,6 +1,6 @@
 // presk-layout-bench: an n x n by n x n f32 matmul (bench/matmul.psk's dot, default n = 1024) run
-// natively at every point of its layout space (kernel::layout_space; at 2 threads each point split
-// at its outermost parallel depth over both workers), the cost model's pick (presk plan's
+// natively at every point of its layout space (kernel::layout_space; at T > 1 threads each point
+// split over T workers at the first of depths 0, 1, 2 the executor admits), the cost model's pick (presk plan's
 // realize::choose_plan), and OpenBLAS's cblas_sgemm on as many threads where it was built with
 // OpenBLAS: the median of --repeat calls of each, GFLOP/s, the best measured point, the pick's
 // time over the best's and the best's speed over OpenBLAS's. Every point's output is checked
@@ -103,15 +103,19 @@ int main(int argc, char** argv) {
             for (size_t i = 0; i < space.size(); i += (size_t)every) {
                 kernel::Layout l = space[i];
                 l.split_workers = t > 1 ? t : 1;
-                realize::Plan plan;
-                plan.layout[site] = l;
-                plan.spelling = "@bench";
                 double us = 0;
-                try {
-                    us = time_plan(plan, &got);
-                } catch (const Error&) {
-                    continue;  // a point this nest does not admit
+                for (int depth = 0; depth < (t > 1 ? 3 : 1) && !us; ++depth) {  // the first depth admitted
+                    l.split_depth = depth;
+                    realize::Plan plan;
+                    plan.layout[site] = l;
+                    plan.spelling = "@bench";
+                    try {
+                        us = time_plan(plan, &got);
+                    } catch (const Error&) {
+                        // a point (or a split) this nest does not admit
+                    }
                 }
+                if (!us) continue;
                 Row row{kernel::to_string(l), us};
                 if (got != want) row.name += " (OTHER BITS)";
                 print(row, n);
