@@ -111,7 +111,7 @@ TEST(Realization, MalformedInputsAreRefusedWithTheirKeyAndValue) {
     const std::pair<const char*, const char*> bad[] = {
         {R"([1, 2])", "r.json: a realization is a JSON object, found [1,2]"},
         {R"({"default": "f32", "bogus": 1})",
-         "r.json: unknown key \"bogus\" (1); a realization has default, storage, accum, order, envelope and params"},
+         "r.json: unknown key \"bogus\" (1); a realization has default, storage, accum, order, envelope, params and quant"},
         {R"({"default": "f8"})", "r.json: \"default\": unknown type \"f8\" (the types are f64, f32 and bf16)"},
         {R"({"default": 32})", "r.json: \"default\": 32 is not a type name (f64, f32 or bf16)"},
         {R"({"storage": {"loss/%17": "f16"}})",

@@ -15,7 +15,11 @@
 #include <sstream>
 
 #include "kernel/data.h"
+#include "kernel/cost.h"
 #include "kernel/llvm_jit.h"
+#include "lang/checker.h"
+#include "lang/parser.h"
+#include "realize/planner.h"
 #include "train/checkpoint.h"
 #include "ref/chacha.h"
 #include "train/pipeline.h"
@@ -189,6 +193,27 @@ TEST_F(Train, NativeEqualsKernelInterpreter) {
     }
 }
 
+TEST_F(Train, UnderThePlannersPlanEqualsTheDefault) {
+    NEED_LLVM();
+    const std::string file = std::string(PRESK_SOURCE_DIR) + "/examples/minigpt.psk";
+    const core::Program grad = check(parse(Source{file, read(file)}), "MiniGPT{16, 8, 2, 2}.loss_grad", tiny());
+    for (const char* r : {"f32"}) {
+        const auto choices = realize::choose_plan(grad, realize::parse_realization(r), 2, kernel::host_registers(), kernel::native_lanes);
+        bool moved = false;
+        for (const auto& c : choices) moved = moved || kernel::to_string(c.point) != kernel::to_string(kernel::Layout{});
+        EXPECT_TRUE(moved) << r << ": the planner keeps every nest of the gradient at its default";
+        TrainOptions planned = opts("native", 1), plain = planned;
+        planned.realize = plain.realize = r;
+        planned.threads = plain.threads = 2;
+        planned.plan = realize::parse_plan_json(realize::plan_json(choices, r), "@plan.json");
+        EXPECT_EQ(run(planned, std::string("p") + r), run(plain, std::string("d") + r)) << r;
+        EXPECT_EQ(tensors(std::string("p") + r, 1), tensors(std::string("d") + r, 1)) << r;
+    }
+    TrainOptions interp = opts("interp", 1);
+    interp.plan = realize::parse_plan_json(R"({"layout": {"f/%1": {"split": "none"}}})", "@p.json");
+    EXPECT_NE(refusal(interp).find("--backend interp runs none"), std::string::npos) << refusal(interp);
+}
+
 TEST_F(Train, ResumeEqualsUninterrupted) {
     for (const char* backend : {"kernel", "interp"}) {
         TrainOptions whole = opts(backend, 4);
@@ -325,6 +350,9 @@ TEST_F(Train, BadOptionsRefused) {
               std::string::npos);
     write(dir / "r.json", "{\"default\": \"f32\", \"params\": {\"tok\": \"bf16\"}}");
     EXPECT_NE(with([&](TrainOptions& o) { o.realize = "@" + (dir / "r.json").string(); }).find("a realization's params is not taken"),
+              std::string::npos);
+    write(dir / "q.json", "{\"default\": \"f32\", \"quant\": {\"head\": \"int8\"}}");
+    EXPECT_NE(with([&](TrainOptions& o) { o.realize = "@" + (dir / "q.json").string(); }).find("a realization's quant is not taken"),
               std::string::npos);
     // A file without a gradient entry, and one whose data does not fit the entry's inputs.
     TrainOptions mse = opts("kernel", 2);

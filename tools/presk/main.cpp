@@ -11,9 +11,14 @@
 //   presk export FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--seed S]
 //             [--input k=v]... [--digits D] [--train] --target c -o DIR
 //   presk plan FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--threads N] -o PLAN.json
+//   presk params FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--seed S] [--params F.gguf] -o OUT.gguf
+//   (run, dump, bench, export also take --params FILE.gguf: the parameters read, not drawn)
+//   presk explain FILE --entry E [--dim k=v]... [--const k=v]... [--realize R] [--plan @P.json] [--seed S]
+//             [--threads N] [--lanes N] [--input k=v]... [--params F.gguf] [--format text|json|html]
 //   presk train FILE [--entry E] --backend native|kernel|interp|cc [--realize R] --steps N --seed S
 //             [--batch B] [--data FILE] [--lr X] [--warmup W] [--checkpoint DIR] [--save-every K]
-//             [--resume DIR] [--threads N] [--log-every K] [--bits N] [--dim k=v]... [--const k=v]...
+//             [--resume DIR] [--threads N] [--plan @P.json] [--log-every K] [--bits N] [--dim k=v]...
+//             [--const k=v]...
 //   presk conformance [--backend kernel|native|cc] [--realize R]... [--examples DIR] [--zeros-drawn]
 //             [--only primitives|examples] [--seed S] [--bits N]
 #include <CLI/CLI.hpp>
@@ -38,7 +43,9 @@
 #include "lang/stack.h"
 #include "realize/conformance.h"
 #include "realize/executor.h"
+#include "realize/explain.h"
 #include "realize/export_c.h"
+#include "realize/params_gguf.h"
 #include "realize/planner.h"
 #include "realize/realization.h"
 #include "ref/interp.h"
@@ -56,6 +63,8 @@ struct Args {
     int lanes = 0;    // 0: each kernel at its type's width on native and cc (kernel::lower's lanes)
     bool train = false;
     std::string plan_arg;          // --plan @FILE
+    std::string params_file;       // --params FILE.gguf
+    std::string format = "text";   // presk explain --format
     presk::realize::Plan plan;     // what it names (realize/plan.h)
 };
 
@@ -202,19 +211,48 @@ void print_outputs(const Args& a, const presk::core::Program& prog, const std::v
     if (!a.out.empty()) write_out(a, prog, args, outs);
 }
 
-/// The entry's parameters and inputs as the reference synthesises them.
-std::vector<presk::ref::Value> entry_args(presk::ref::Interp& interp, const Args& a) {
+/// The entry's parameters and inputs as the reference synthesises them, the parameters read
+/// from --params FILE.gguf when given (its quantised tensors' blocks into `blocks`).
+std::vector<presk::ref::Value> entry_args(const presk::core::Program& prog, presk::ref::Interp& interp, const Args& a,
+                                          std::map<std::string, presk::kernel::Data>* blocks = nullptr) {
     std::map<std::string, std::string> given;
     for (const auto& kv : a.inputs) given.insert(split_kv(kv, "--input"));
-    return interp.entry_args(given);
+    std::vector<presk::ref::Value> args = interp.entry_args(given);
+    if (!a.params_file.empty()) {
+        if (!prog.params_type) throw presk::Error({}, "--params " + a.params_file + ": the entry " + prog.entry + " has no parameters");
+        presk::realize::GgufParams g = presk::realize::read_params_gguf(prog, a.params_file, a.bits);
+        args[0] = std::move(g.params);
+        if (blocks) *blocks = std::move(g.blocks);
+    }
+    return args;
+}
+
+/// The arguments the reference runs on under realization `r`: the parameters it quantises
+/// hold their blocks' values (what the kernels read; `blocks` as stored).
+std::vector<presk::ref::Value> reference_args(std::vector<presk::ref::Value> args, const presk::core::Program& prog,
+                                              const presk::realize::Realization& r, const Args& a,
+                                              const std::map<std::string, presk::kernel::Data>& blocks) {
+    if (prog.params_type) args[0] = presk::realize::quantised_values(args[0], r.quant, a.bits, blocks);
+    return args;
+}
+
+/// `presk params -o FILE.gguf`: the entry's parameters (drawn, or --params) written as GGUF,
+/// each parameter the realization quantises in q8_0 / q4_0 (realize/params_gguf.h).
+void write_params(const presk::core::Program& prog, const Args& a) {
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    if (!prog.params_type) throw presk::Error({}, "the entry " + prog.entry + " has no parameters");
+    presk::realize::Executor(prog, r, {});  // checks the realization's quant against the parameters
+    presk::realize::write_params_gguf(prog, entry_args(prog, interp, a)[0], r.quant, a.dir);
+    std::cout << "wrote " << a.dir << ": " << prog.params.size() << " parameters of " << prog.entry << "\n";
 }
 
 /// `presk dump --stage kernel`: runs the entry and prints the counts and every distinct kernel.
 void dump_kernels(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
-    const auto args = entry_args(interp, a);
     presk::realize::ExecOptions o{a.seed, a.train, true};
+    const auto args = entry_args(prog, interp, a, &o.blocks);
     o.plan = a.plan;
     presk::realize::Executor ex(prog, r, o);
     ex.call(prog.entry, args);
@@ -227,16 +265,32 @@ void dump_kernels(const presk::core::Program& prog, const Args& a) {
     for (const presk::kernel::Kernel* k : ks) std::cout << presk::kernel::to_string(*k);
 }
 
+/// `presk explain`: runs the entry natively and prints each kernel it launched with its machine
+/// code, each instruction beside its kernel line (realize/explain.h), in --format.
+void explain_kernels(const presk::core::Program& prog, const Args& a) {
+    presk::realize::Realization r = presk::realize::parse_realization(a.realize);
+    presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
+    presk::realize::ExecOptions o = exec_options(a, "native");
+    const auto args = entry_args(prog, interp, a, &o.blocks);
+    presk::realize::Executor ex(prog, r, o);
+    ex.call(prog.entry, args);
+    std::cout << presk::realize::explain(ex.kernels(), a.format);
+}
+
 /// `presk run`: the entry on the chosen backend, each output component printed.
 void run_entry(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);  // checked; interp ignores it
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
-    std::vector<presk::ref::Value> args = entry_args(interp, a);
+    std::map<std::string, presk::kernel::Data> blocks;
+    std::vector<presk::ref::Value> args = entry_args(prog, interp, a, &blocks);
     if (a.backend == "interp") {
+        args = reference_args(std::move(args), prog, r, a, blocks);
         print_outputs(a, prog, args, interp.call(prog.entry, args));
         return;
     }
-    presk::realize::Executor ex(prog, r, exec_options(a, a.backend));
+    presk::realize::ExecOptions o = exec_options(a, a.backend);
+    o.blocks = std::move(blocks);
+    presk::realize::Executor ex(prog, r, o);
     const std::vector<presk::realize::Value> in = ex.convert_args(prog.entry, args);  // what the kernels read
     args.clear();
     print_outputs(a, prog, in, ex.call_values(prog.entry, in));
@@ -266,7 +320,7 @@ void export_program(const presk::core::Program& prog, const Args& a) {
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
     presk::realize::ExecOptions o{a.seed, a.train, true};
     o.plan = a.plan;
-    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(interp, a), o, prog.entry, a.digits);
+    const presk::realize::CExport x = presk::realize::export_c(prog, r, entry_args(prog, interp, a, &o.blocks), o, prog.entry, a.digits);
     std::error_code ec;
     std::filesystem::create_directories(a.dir, ec);
     for (const auto& [name, text] : x.files) {
@@ -309,17 +363,21 @@ void bench(const presk::core::Program& prog, const Args& a, bool realize_given, 
     std::vector<presk::realize::Realization> parsed;
     for (const auto& s : rs) parsed.push_back(presk::realize::parse_realization(s));
     presk::ref::Interp interp(prog, {a.bits, a.seed, a.train});
-    const auto args = entry_args(interp, a);
+    std::map<std::string, presk::kernel::Data> blocks;
+    const auto args = entry_args(prog, interp, a, &blocks);
+    const auto ref_args = reference_args(args, prog, parsed.front(), a, blocks);
     struct Row {
         std::string name;
         double us;
     };
     std::vector<Row> rows;
     if (!backend_given || a.backend == "interp")
-        rows.push_back({"interp, " + std::to_string(a.bits) + " bits", median_us(a.repeat, [&] { interp.call(prog.entry, args); })});
+        rows.push_back({"interp, " + std::to_string(a.bits) + " bits", median_us(a.repeat, [&] { interp.call(prog.entry, ref_args); })});
     for (const auto& b : backends) {
         for (const auto& r : parsed) {
-            presk::realize::Executor ex(prog, r, exec_options(a, b));
+            presk::realize::ExecOptions o = exec_options(a, b);
+            o.blocks = blocks;
+            presk::realize::Executor ex(prog, r, o);
             const auto in = ex.convert_args(prog.entry, args);
             try {
                 ex.call_values(prog.entry, in);
@@ -346,6 +404,7 @@ void train_model(presk::Source& src, const Args& a, presk::train::TrainOptions t
     t.realize = a.realize;
     t.bits = a.bits;
     t.threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
+    t.plan = a.plan;
     presk::train::train(src, t, options(a), std::cout);
 }
 
@@ -457,6 +516,8 @@ int run(const std::string& cmd, Args a, bool realize_given, bool backend_given, 
         else if (cmd == "bench") bench(prog, a, realize_given, backend_given);
         else if (cmd == "export") export_program(prog, a);
         else if (cmd == "plan") plan_program(prog, a);
+        else if (cmd == "params") write_params(prog, a);
+        else if (cmd == "explain") explain_kernels(prog, a);
         else run_entry(prog, a);
         return 0;
     } catch (const presk::Error& e) {
@@ -493,6 +554,8 @@ int main(int argc, char** argv) {
     auto inputs = [&](CLI::App* s) {
         s->add_option("--seed", a.seed, "the random seed")->check(natural);
         s->add_option("--input", a.inputs, "k=v: a real scalar input's value (others are synthesised)");
+        s->add_option("--params", a.params_file, "FILE.gguf: the parameters (presk params writes them), not drawn")
+            ->check(nonempty);
     };
     std::vector<CLI::Option*> realize_opts;
     auto realize = [&](CLI::App* s) {
@@ -554,6 +617,18 @@ int main(int argc, char** argv) {
     planc->add_option("--threads", a.threads, "the workers the plan splits over (default: the machine's cores)")
         ->check(CLI::Range(1, 1024));
     planc->add_option("-o", a.dir, "the plan file written (PLAN.json)")->required()->check(nonempty);
+    auto* explainc = app.add_subcommand("explain", "run the entry natively and print each kernel's machine code by its lines");
+    common(explainc, true);
+    inputs(explainc);
+    realize(explainc);
+    plan(explainc);
+    machine(explainc);
+    explainc->add_option("--format", a.format, "text | json | html (default text)");
+    auto* paramsc = app.add_subcommand("params", "write the entry's parameters as GGUF (quantised as the realization says)");
+    common(paramsc, true);
+    inputs(paramsc);
+    realize(paramsc);
+    paramsc->add_option("-o", a.dir, "the GGUF file written")->required()->check(nonempty);
     presk::train::TrainOptions train;
     auto* trainc = app.add_subcommand("train", "train a module's parameters with AdamW (its gradient entry on a backend)");
     common(trainc, false);
@@ -573,6 +648,7 @@ int main(int argc, char** argv) {
     trainc->add_option("--bits", a.bits, "MPFR precision of the interpreter and of the draw of the parameters (default 256)");
     trainc->add_option("--threads", a.threads, "workers of native and cc kernels (default: the machine's cores)")
         ->check(CLI::Range(1, 1024));
+    plan(trainc);
     SuiteArgs suite;
     auto* conf = app.add_subcommand("conformance", "the kernel backend against the reference, per case and realization");
     conf->add_option("--backend", suite.backend,
@@ -601,7 +677,7 @@ int main(int argc, char** argv) {
             rc = conformance(a, suite);
             return;
         }
-        for (auto* s : {check, dump, runc, benchc, exportc, planc, trainc})
+        for (auto* s : {check, dump, runc, benchc, exportc, planc, paramsc, explainc, trainc})
             if (s->parsed()) {
                 const bool realize_given = std::any_of(realize_opts.begin(), realize_opts.end(),
                                                        [](const CLI::Option* o) { return o->count() > 0; });

@@ -73,6 +73,8 @@ const char* storage_type(DType t) {
     case DType::F32: return "float";
     case DType::BF16: return "uint16_t";
     case DType::I64: return "int64_t";
+    case DType::I8:
+    case DType::I4: break;  // refused by Printer::print
     }
     return "?";
 }
@@ -145,6 +147,11 @@ public:
 
     /// The kernel's text as a comment, then its function.
     std::string print() {
+        for (size_t i = 0; i < k_.inputs.size(); ++i)
+            if (quantised(k_.inputs[i].dtype))
+                throw Error({}, "kernel " + k_.name + ": input %" + std::to_string(i) + " is " + dtype_name(k_.inputs[i].dtype) +
+                                    ", which the C printer (--backend cc, presk export) does not read yet; run it on "
+                                    "--backend native or kernel");
         split_ = split_loop(k_);
         depth_ = 1;
         block(k_.body);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "../../quant/fp16.h"
+#include "kernel/quant.h"
 #include "lang/source.h"
 
 namespace presk::kernel {
@@ -40,10 +41,12 @@ void release(void* p) { ::operator delete(p, std::align_val_t(kAlign)); }
 // The bytes of a block of `n` elements of `t`: a whole number of 64-byte lines, at least one.
 size_t block_bytes(DType t, int64_t n) {
     if (n < 0) fail("a negative element count " + std::to_string(n));
-    const size_t e = element_size(t);
+    if (quantised(t) && n % kQuantBlock)
+        fail(std::to_string(n) + " " + dtype_name(t) + " elements are not a whole number of blocks of " + std::to_string(kQuantBlock));
+    const size_t e = quantised(t) ? (size_t)quant_block_bytes(t) : element_size(t);
     if ((uint64_t)n > (std::numeric_limits<size_t>::max() - kAlign) / e)
         fail(std::to_string(n) + " elements are too many");
-    const size_t b = std::max<size_t>((size_t)n * e, 1);
+    const size_t b = std::max<size_t>(bytes_of(t, n), 1);
     return (b + kAlign - 1) / kAlign * kAlign;
 }
 
@@ -53,6 +56,8 @@ void fill(DType t, void* p, int64_t n) {
     case DType::F32: std::fill_n(static_cast<float*>(p), n, std::numeric_limits<float>::quiet_NaN()); break;
     case DType::BF16: std::fill_n(static_cast<uint16_t*>(p), n, uint16_t(0x7FC0)); break;
     case DType::I64: std::fill_n(static_cast<int64_t*>(p), n, std::numeric_limits<int64_t>::min()); break;
+    case DType::I8:
+    case DType::I4: std::memset(p, 0xFF, bytes_of(t, n)); break;  // every scale an f16 NaN
     }
 }
 
@@ -63,12 +68,19 @@ double round_to(DType t, double x) {
     case DType::F64: return x;
     case DType::F32: return (double)(float)x;
     case DType::BF16: return (double)gk::bf16_to_fp32(gk::fp32_to_bf16((float)x));
-    case DType::I64: break;
+    case DType::I64:
+    case DType::I8:
+    case DType::I4: break;
     }
-    throw Error({}, "round_to: i64 is not a real type");
+    throw Error({}, std::string("round_to: ") + dtype_name(t) + " is not a real type of single elements");
 }
 
-size_t element_size(DType t) { return t == DType::F32 ? 4 : t == DType::BF16 ? 2 : 8; }
+size_t element_size(DType t) {
+    if (quantised(t)) fail(std::string("an ") + dtype_name(t) + " buffer's elements are in blocks (no element size)");
+    return t == DType::F32 ? 4 : t == DType::BF16 ? 2 : 8;
+}
+
+size_t bytes_of(DType t, int64_t n) { return quantised(t) ? (size_t)quant_bytes(t, n) : (size_t)n * element_size(t); }
 
 bool fills_fresh_buffers() { return fill_on(); }
 
@@ -199,6 +211,12 @@ bool Data::shared() const { return block_ && block_->refs.load(std::memory_order
 
 Data Data::from_reals(DType t, const std::vector<double>& x) {
     if (t == DType::I64) fail("from_reals to an i64 buffer");
+    if (quantised(t)) {
+        const std::vector<float> f(x.begin(), x.end());
+        Data d(t, (int64_t)x.size());
+        quantise(t, f.data(), d.ptr_, d.size_);
+        return d;
+    }
     Data d(t, (int64_t)x.size());
     for (size_t i = 0; i < x.size(); ++i) d.set_real((int64_t)i, x[i]);
     return d;
@@ -213,7 +231,7 @@ Data Data::from_ints(const std::vector<int64_t>& x) {
 void* Data::raw() {
     if (shared()) {  // another Data reads these elements: write a copy of them
         Data c(dtype_, size_, nullptr);
-        if (size_) std::memcpy(c.ptr_, ptr_, (size_t)size_ * element_size(dtype_));
+        if (size_) std::memcpy(c.ptr_, ptr_, bytes_of(dtype_, size_));
         *this = std::move(c);
     }
     return ptr_;
@@ -234,12 +252,19 @@ double Data::real(int64_t i) const {
     switch (dtype_) {
     case DType::F64: return static_cast<const double*>(ptr_)[i];
     case DType::F32: return static_cast<const float*>(ptr_)[i];
+    case DType::I8:
+    case DType::I4: {  // its block through gk's decoder
+        float block[kQuantBlock];
+        dequantise(dtype_, static_cast<const char*>(ptr_) + quant_bytes(dtype_, i - i % kQuantBlock), block, kQuantBlock);
+        return block[i % kQuantBlock];
+    }
     default: return gk::bf16_to_fp32(static_cast<const uint16_t*>(ptr_)[i]);
     }
 }
 
 void Data::set_real(int64_t i, double x) {
     check_index(i, false);
+    if (quantised(dtype_)) fail(std::string("element ") + std::to_string(i) + " of an " + dtype_name(dtype_) + " buffer set alone (its block is encoded whole: from_reals)");
     void* p = raw();
     switch (dtype_) {
     case DType::F64: static_cast<double*>(p)[i] = x; break;
@@ -259,6 +284,11 @@ void Data::set_integer(int64_t i, int64_t v) {
 }
 
 std::vector<double> Data::reals() const {
+    if (quantised(dtype_)) {
+        std::vector<float> f((size_t)size_);
+        dequantise(dtype_, ptr_, f.data(), size_);
+        return std::vector<double>(f.begin(), f.end());
+    }
     std::vector<double> out((size_t)size_);
     for (int64_t i = 0; i < size_; ++i) out[(size_t)i] = real(i);
     return out;
@@ -274,9 +304,12 @@ Data Data::view(int64_t first, int64_t n) const {
     if (first < 0 || n < 0 || first > size_ || n > size_ - first)
         fail("elements [" + std::to_string(first) + ", " + std::to_string(first) + " + " + std::to_string(n) + ") of " +
              std::to_string(size_));
+    if (quantised(dtype_) && (first % kQuantBlock || n % kQuantBlock))
+        fail("elements [" + std::to_string(first) + ", " + std::to_string(first) + " + " + std::to_string(n) + ") of an " +
+             dtype_name(dtype_) + " buffer: not whole blocks of " + std::to_string(kQuantBlock));
     Data v = *this;
     v.size_ = n;
-    v.ptr_ = static_cast<char*>(ptr_) + (size_t)first * element_size(dtype_);
+    v.ptr_ = static_cast<char*>(ptr_) + bytes_of(dtype_, first);
     return v;
 }
 

@@ -1,5 +1,6 @@
 // A buffer's elements on the host: row-major in the storage type (f64 `double`, f32 `float`,
-// bf16 `uint16_t` bits, i64 `int64_t`, the layout kernel/native.h's kernels read), in 64-byte
+// bf16 `uint16_t` bits, i64 `int64_t`, int8 and int4 the blocks of kernel/quant.h, the layout
+// kernel/native.h's kernels read), in 64-byte
 // aligned memory shared by reference count between every value that reads it (the seed's
 // "Host values without copies"). Copying a Data shares its elements; a write to elements another
 // Data sees copies them first, so nothing writes what another value reads. A view (a stacked
@@ -25,8 +26,11 @@ namespace presk::kernel {
 /// bf16). Throws presk::Error for I64.
 double round_to(DType t, double x);
 
-/// The element size of storage type `t` in bytes (8, 4, 2, 8).
+/// The element size of storage type `t` in bytes (8, 4, 2, 8). Throws presk::Error for a
+/// quantised type, whose elements are in blocks.
 size_t element_size(DType t);
+/// The bytes of `n` elements of `t` (a quantised type's whole blocks: kernel/quant.h).
+size_t bytes_of(DType t, int64_t n);
 
 /// The storage type whose elements are C++ type T (double, float, uint16_t, int64_t).
 template <class T>
@@ -90,7 +94,9 @@ public:
     /// `n` elements of type `t`, not initialised (filled where fills_fresh_buffers()), from
     /// `pool`'s free lists when given. Throws presk::Error when n < 0 or the bytes overflow.
     Data(DType t, int64_t n, BufferPool* pool = nullptr);
-    /// A buffer of type `t` holding `x`, each element rounded to `t` (round_to); `t` not I64.
+    /// A buffer of type `t` holding `x`, each element rounded to `t` (round_to); `t` not I64. A
+    /// quantised `t` takes the values rounded to f32 and encodes them with gk's encoder
+    /// (kernel/quant.h; a whole number of blocks).
     static Data from_reals(DType t, const std::vector<double>& x);
     /// An i64 buffer holding `x`.
     static Data from_ints(const std::vector<int64_t>& x);
@@ -119,7 +125,8 @@ public:
     /// Element `i` of a real buffer, widened exactly to double. Throws presk::Error for an i64
     /// buffer or an index outside [0, size).
     double real(int64_t i) const;
-    /// Stores round_to(dtype, x) at `i` (copying shared elements first). Throws as real().
+    /// Stores round_to(dtype, x) at `i` (copying shared elements first). Throws as real(), and
+    /// for a quantised buffer (read-only: its blocks are encoded whole).
     void set_real(int64_t i, double x);
     /// Element `i` of an i64 buffer. Throws presk::Error for a real buffer or an index outside.
     int64_t integer(int64_t i) const;
@@ -130,7 +137,7 @@ public:
 
     /// Elements [first, first + n) sharing this buffer's memory (aligned to the element, not to
     /// 64 bytes, unless `first` is a multiple of 64 bytes' worth). Throws presk::Error when the
-    /// range is not inside [0, size).
+    /// range is not inside [0, size), or is not whole blocks of a quantised buffer.
     Data view(int64_t first, int64_t n) const;
     /// Whether another Data reads these elements (a write copies them first).
     bool shared() const;

@@ -22,6 +22,7 @@
 #include <map>
 
 #include "../../quant/fp16.h"
+#include "kernel/quant.h"
 #include "kernel/eval.h"
 #include "kernel/pmath.h"
 #include "lang/source.h"
@@ -61,6 +62,7 @@ enum class Op : uint8_t {
     ILt, ILe, IGt, IGe, IEq, INe,
     ISel,                                                    // d = c ? a : b
     RLoad64, RLoad32, RLoad16, ILoad,                        // access k: d = buf[...] (f64, f32, bf16, i64)
+    RLoadQ8, RLoadQ4,                                        // access k: d = f32(q) * s (int8, int4: kernel/quant.h)
     RStore64, RStore32, RStore16, IStore,                    // access k: buf[...] = a
     For,                                                     // int d = k; if d >= k2 goto c
     Next,                                                    // if ++d < k2 goto c
@@ -94,7 +96,15 @@ struct Program {
 };
 
 // The load and store of a real buffer of type `t`.
-Op real_load(DType t) { return t == DType::F64 ? Op::RLoad64 : t == DType::F32 ? Op::RLoad32 : Op::RLoad16; }
+Op real_load(DType t) {
+    switch (t) {
+    case DType::F64: return Op::RLoad64;
+    case DType::F32: return Op::RLoad32;
+    case DType::I8: return Op::RLoadQ8;
+    case DType::I4: return Op::RLoadQ4;
+    default: return Op::RLoad16;
+    }
+}
 Op real_store(DType t) { return t == DType::F64 ? Op::RStore64 : t == DType::F32 ? Op::RStore32 : Op::RStore16; }
 
 // "%3": buffer 3 as the kernel text names it.
@@ -244,6 +254,7 @@ private:
         if (buf < 0 || buf > k_.out_buf()) fail(k_, pct(buf) + " is not a buffer of the kernel");
         const std::string name = pct(buf);
         if (is_store && buf != k_.out_buf()) fail(k_, "a store to the input " + name);
+        if (is_store && quantised(k_.output.dtype)) fail(k_, "a store to the " + std::string(dtype_name(k_.output.dtype)) + " output " + name);
         const BufferType& t = buffer(buf);
         if (index.size() != t.axes.size())
             fail(k_, name + " has " + std::to_string(t.axes.size()) + " axes, accessed with " +
@@ -466,6 +477,15 @@ public:
                 break;
             }
             case Op::ILoad: n[x->d] = *at<int64_t>(acc_[(size_t)x->k], n); break;
+            case Op::RLoadQ8:
+            case Op::RLoadQ4: {
+                const Bound& c = acc_[(size_t)x->k];
+                const DType t = x->op == Op::RLoadQ8 ? DType::I8 : DType::I4;
+                const int64_t e = offset(c, n);
+                for (int j = 0; j < L; ++j)
+                    d[j] = (R)quant_int(t, c.base, e + j) * (R)gk::fp16_to_fp32(quant_scale_bits(t, c.base, e + j));
+                break;
+            }
             case Op::RStore64: {
                 double* dst = at<double>(acc_[(size_t)x->k], n);
                 for (int j = 0; j < L; ++j) dst[j] = (double)a[j];
@@ -516,15 +536,20 @@ private:
 
     // The element of access `c` (of storage type T) at the current index registers, every
     // index checked.
-    template <class T>
-    T* at(const Bound& c, const int64_t* n) const {
+    // The element number of access `c` at the index registers `n`, checked.
+    int64_t offset(const Bound& c, const int64_t* n) const {
         int64_t off = 0;
         for (int j = 0; j < c.n; ++j) {
             const int64_t i = n[c.idx[j]];
             if (i < 0 || i > c.last[j]) out_of_range(*c.c, n, j);
             off += i * c.stride[j];
         }
-        return static_cast<T*>(c.base) + off;
+        return off;
+    }
+
+    template <class T>
+    T* at(const Bound& c, const int64_t* n) const {
+        return static_cast<T*>(c.base) + offset(c, n);
     }
 
     [[noreturn]] void out_of_range(const Access& c, const int64_t* n, int axis) const {

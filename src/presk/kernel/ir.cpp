@@ -44,9 +44,13 @@ const char* dtype_name(DType t) {
     case DType::F32: return "f32";
     case DType::BF16: return "bf16";
     case DType::I64: return "i64";
+    case DType::I8: return "int8";
+    case DType::I4: return "int4";
     }
     return "?";
 }
+
+bool quantised(DType t) { return t == DType::I8 || t == DType::I4; }
 
 DType arith_type(DType t) { return t == DType::F64 ? DType::F64 : t == DType::I64 ? DType::I64 : DType::F32; }
 

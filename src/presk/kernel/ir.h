@@ -17,11 +17,15 @@
 namespace presk::kernel {
 
 /// Element types of buffers. bf16 is storage only: loads widen to f32, stores round to
-/// nearest even. i64 holds indices, masks (0/1) and token ids.
-enum class DType { F64, F32, BF16, I64 };
+/// nearest even. i64 holds indices, masks (0/1) and token ids. I8 and I4 are a quantised
+/// parameter's integers with their scales (kernel/quant.h: GGUF's q8_0 and q4_0 blocks), only
+/// ever a kernel input, whose load is f32(q) * s.
+enum class DType { F64, F32, BF16, I64, I8, I4 };
 
-/// "f64", "f32", "bf16", "i64".
+/// "f64", "f32", "bf16", "i64", "int8", "int4".
 const char* dtype_name(DType t);
+/// Whether `t` is a quantised type (I8, I4).
+bool quantised(DType t);
 /// The type a kernel computes in for storage `t`: f64 -> f64, f32 and bf16 -> f32.
 DType arith_type(DType t);
 

@@ -27,15 +27,20 @@
 
 #include "kernel/bounds.h"
 #include "kernel/eval.h"
+#include "kernel/llvm_listing.h"
 #include "kernel/pmath_ops.h"
+#include "kernel/quant.h"
 #include "lang/source.h"
 
 #ifdef PRESK_HAVE_LLVM
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/CFG.h>
+#include <llvm/IR/DIBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
@@ -84,6 +89,10 @@ std::string native_cpu() { return ""; }
 
 NativeCode compile_llvm(const Kernel&, const NativeOptions&) {
     throw Error({}, "--backend native: presk was built without LLVM (install llvm-16-dev)");
+}
+
+MachineListing machine_code(const Kernel&, const NativeOptions&) {
+    throw Error({}, "presk explain: presk was built without LLVM (install llvm-16-dev)");
 }
 
 #else
@@ -215,6 +224,9 @@ struct Jit {
     // The kernels compiled and still held somewhere, by their text and the options: an
     // executor made again (a benchmark's, a test's) finds its kernels compiled.
     std::map<std::string, std::pair<presk_kernel_fn, std::weak_ptr<void>>> memo;
+    // machine_code: while `capture` is set, the object files the JIT compiles are kept here.
+    bool capture = false;
+    std::string captured;
 };
 
 llvm::orc::JITTargetMachineBuilder host_builder() {
@@ -239,6 +251,12 @@ Jit& jit() {
         auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
         if (!lljit) throw Error({}, "--backend native: LLVM's JIT could not start: " + message(lljit.takeError()));
         made->lljit = std::move(*lljit);
+        Jit* self = made.get();
+        made->lljit->getObjTransformLayer().setTransform(
+            [self](std::unique_ptr<llvm::MemoryBuffer> obj) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+                if (self->capture) self->captured = obj->getBuffer().str();
+                return obj;
+            });
         llvm::orc::JITDylib& jd = made->lljit->getMainJITDylib();
         llvm::orc::SymbolMap syms;
         for (const PmathOp& op : kPmathOps) {
@@ -276,7 +294,10 @@ int host_vector_bits() {
 // One kernel's function.
 class Lowering {
 public:
-    Lowering(const Kernel& k, const NativeOptions& o, llvm::Module& m, const std::string& fname, const Jit& j)
+    /// `lines`: each statement's instructions carry its line of the kernel's text as a debug
+    /// location (machine_code); a run's compile has none.
+    Lowering(const Kernel& k, const NativeOptions& o, llvm::Module& m, const std::string& fname, const Jit& j,
+             bool lines = false)
         : k_(k), o_(o), c_(m.getContext()), m_(m), b_(c_), md_(c_) {
         f64_ = arith_type(k.dtype) == DType::F64;
         r_ = f64_ ? b_.getDoubleTy() : b_.getFloatTy();
@@ -298,6 +319,19 @@ public:
         in_scope_ = llvm::MDNode::get(c_, md_.createAnonymousAliasScope(domain, "inputs"));
         out_scope_ = llvm::MDNode::get(c_, md_.createAnonymousAliasScope(domain, "output"));
         split_ = split_loop(k);
+        if (lines) {
+            di_ = std::make_unique<llvm::DIBuilder>(m);
+            llvm::DIFile* file = di_->createFile(k.name, ".");
+            di_->createCompileUnit(llvm::dwarf::DW_LANG_C, file, "presk", true, "", 0);
+            sp_ = di_->createFunction(file, fname, fname, file, 1, di_->createSubroutineType(di_->getOrCreateTypeArray({})), 1,
+                                      llvm::DINode::FlagZero,
+                                      llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
+            f_->setSubprogram(sp_);
+            m.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+            m.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
+            int line = 2;  // the header is line 1 (print.cpp's layout: a line per statement, `}` lines)
+            number_lines(k.body, line);
+        }
     }
 
     void emit() {
@@ -315,11 +349,12 @@ public:
             strides_.push_back(std::move(st));
             llvm::LoadInst* p = b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), bufs_, buf));
             if (o_.invariant_loads && n > 0) {
-                const uint64_t bytes = (uint64_t)n * (uint64_t)esize(t.dtype);
+                const bool q = quantised(t.dtype);  // blocks of bytes, their f16 scales 2-aligned
+                const uint64_t bytes = q ? (uint64_t)quant_bytes(t.dtype, n) : (uint64_t)n * (uint64_t)esize(t.dtype);
                 p->setMetadata(llvm::LLVMContext::MD_dereferenceable,
                                llvm::MDNode::get(c_, {md_.createConstant(b_.getInt64(bytes))}));
                 p->setMetadata(llvm::LLVMContext::MD_align,
-                               llvm::MDNode::get(c_, {md_.createConstant(b_.getInt64(esize(t.dtype)))}));
+                               llvm::MDNode::get(c_, {md_.createConstant(b_.getInt64(q ? 2 : esize(t.dtype)))}));
                 p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(c_, {}));
             }
             base_.push_back(p);
@@ -349,6 +384,7 @@ public:
         b_.CreateBr(start);
         for (BasicBlock* bb : {oob_, overflow_, div0_, mod0_})
             if (llvm::pred_empty(bb)) bb->eraseFromParent();
+        if (di_) di_->finalize();
     }
 
 private:
@@ -375,6 +411,23 @@ private:
     // Rule 1 (NativeOptions::register_output): the output element a loop holds in a slot.
     const std::vector<ExprP>* held_index_ = nullptr;
     llvm::AllocaInst* held_ = nullptr;
+    // machine_code's lines: the kernel text's line of each statement, and the function's debug info.
+    std::unique_ptr<llvm::DIBuilder> di_;
+    llvm::DISubprogram* sp_ = nullptr;
+    std::map<const Stmt*, int> lines_;
+
+    void number_lines(const std::vector<Stmt>& body, int& line) {
+        for (const Stmt& s : body) {
+            lines_[&s] = line++;
+            if (s.kind != Stmt::For && s.kind != Stmt::If) continue;
+            number_lines(s.body, line);
+            if (s.kind == Stmt::If && !s.orelse.empty()) {
+                ++line;  // `} else {`
+                number_lines(s.orelse, line);
+            }
+            ++line;  // `}`
+        }
+    }
 
     BasicBlock* block(const char* name) { return BasicBlock::Create(c_, name, f_); }
     const BufferType& buffer(int b) const { return b == k_.out_buf() ? k_.output : k_.inputs[(size_t)b]; }
@@ -385,6 +438,8 @@ private:
         case DType::F32: return llvm::Type::getFloatTy(c_);
         case DType::BF16: return llvm::Type::getInt16Ty(c_);
         case DType::I64: return llvm::Type::getInt64Ty(c_);
+        case DType::I8:
+        case DType::I4: return llvm::Type::getInt8Ty(c_);  // blocks (quant_load)
         }
         return nullptr;
     }
@@ -585,7 +640,8 @@ private:
 
     // ---- memory ----
     // The checked element address of an access of `lanes` elements to `buf` at `index`
-    // (already evaluated to `iv`), access number `number`.
+    // (already evaluated to `iv`), access number `number`; for a quantised buffer, whose
+    // elements are in blocks, the element's number (an i64) instead.
     Value* address(int buf, const std::vector<ExprP>& index, const std::vector<Int>& iv, int lanes, int64_t number) {
         const BufferType& t = buffer(buf);
         for (size_t j = 0; j < iv.size(); ++j) {
@@ -602,8 +658,13 @@ private:
             oob_phi_[1]->addIncoming(b_.getInt64(j), from);
             oob_phi_[2]->addIncoming(iv[j].v, from);
         }
-        const int64_t es = esize(t.dtype);
         const std::vector<int64_t>& st = strides_[(size_t)buf];
+        if (quantised(t.dtype)) {
+            Value* e = b_.getInt64(0);
+            for (size_t j = 0; j < iv.size(); ++j) e = b_.CreateAdd(e, b_.CreateMul(iv[j].v, b_.getInt64((uint64_t)st[j])));
+            return e;
+        }
+        const int64_t es = esize(t.dtype);
         if (o_.loop_addresses) {
             // Byte offsets: the terms that are not affine in the loops first, then the
             // constant, then one term per loop, the outermost first and the innermost last.
@@ -658,6 +719,7 @@ private:
         for (const ExprP& i : e.args) iv.push_back(int_expr(*i));
         const int64_t number = acc_++;
         const DType dt = buffer(e.buf).dtype;
+        if (quantised(dt)) return quant_load(e.buf, address(e.buf, e.args, iv, lanes, number), dt, lanes);
         llvm::Type* st = storage(dt);
         if (held(e.buf, e.args, lanes)) return widen(b_.CreateLoad(st, held_), dt);
         llvm::Type* lt = lanes > 1 ? llvm::FixedVectorType::get(st, lanes) : st;
@@ -667,12 +729,61 @@ private:
         return widen(ld, dt);
     }
 
+    // Element `k` (an i64) of the quantised buffer `buf` and the `lanes` - 1 after it, each
+    // f32(q) * s in the arithmetic type (kernel/quant.h's blocks; exact in f32 and f64).
+    Value* quant_load(int buf, Value* k, DType dt, int lanes) {
+        auto i64 = [&](int64_t v) { return b_.getInt64((uint64_t)v); };
+        auto i32 = [&](uint32_t v) { return b_.getInt32(v); };
+        Value* out = lanes > 1 ? llvm::PoisonValue::get(llvm::FixedVectorType::get(r_, (unsigned)lanes)) : nullptr;
+        for (int l = 0; l < lanes; ++l) {
+            Value* e = l ? b_.CreateAdd(k, i64(l)) : k;
+            Value* block = b_.CreateInBoundsGEP(b_.getInt8Ty(), base_[(size_t)buf],
+                                                b_.CreateMul(b_.CreateUDiv(e, i64(kQuantBlock)), i64(quant_block_bytes(dt))));
+            Value* j = b_.CreateURem(e, i64(kQuantBlock));
+            // The f16 scale: its bits moved into an f32's ((h & 0x7FFF) << 13, times 2^112 for the
+            // exponent's bias: exact for normal and subnormal halves), infinities and NaNs set
+            // apart, the sign put back.
+            llvm::LoadInst* hl = b_.CreateAlignedLoad(b_.getInt16Ty(), block, llvm::Align(2));
+            mark(hl, buf, true);
+            Value* h = b_.CreateZExt(hl, b_.getInt32Ty());
+            Value* mag = b_.CreateShl(b_.CreateAnd(h, i32(0x7FFF)), 13);
+            Value* fin = b_.CreateBitCast(
+                b_.CreateFMul(b_.CreateBitCast(mag, b_.getFloatTy()), llvm::ConstantFP::get(b_.getFloatTy(), 0x1p112)),
+                b_.getInt32Ty());
+            Value* special = b_.CreateICmpEQ(b_.CreateAnd(h, i32(0x7C00)), i32(0x7C00));
+            Value* bits = b_.CreateSelect(special, b_.CreateOr(mag, i32(0x7F800000)), fin);
+            bits = b_.CreateOr(bits, b_.CreateShl(b_.CreateAnd(h, i32(0x8000)), 16));
+            Value* s = b_.CreateBitCast(bits, b_.getFloatTy());
+            Value* q = nullptr;
+            Value* qs = b_.CreateInBoundsGEP(b_.getInt8Ty(), block, i64(2));
+            if (dt == DType::I8) {
+                llvm::LoadInst* ql = b_.CreateLoad(b_.getInt8Ty(), b_.CreateInBoundsGEP(b_.getInt8Ty(), qs, j));
+                mark(ql, buf, true);
+                q = b_.CreateSExt(ql, b_.getInt32Ty());
+            } else {
+                const int64_t half = kQuantBlock / 2;
+                llvm::LoadInst* ql =
+                    b_.CreateLoad(b_.getInt8Ty(), b_.CreateInBoundsGEP(b_.getInt8Ty(), qs, b_.CreateURem(j, i64(half))));
+                mark(ql, buf, true);
+                Value* shift = b_.CreateTrunc(b_.CreateMul(b_.CreateUDiv(j, i64(half)), i64(4)), b_.getInt32Ty());
+                Value* nib = b_.CreateAnd(b_.CreateLShr(b_.CreateZExt(ql, b_.getInt32Ty()), shift), i32(15));
+                q = b_.CreateSub(nib, i32(8));
+            }
+            Value* v = b_.CreateFMul(b_.CreateSIToFP(q, b_.getFloatTy()), s);  // exact: at most 8 + 11 bits
+            if (f64_) v = b_.CreateFPExt(v, r_);
+            out = lanes > 1 ? b_.CreateInsertElement(out, v, (uint64_t)l) : v;
+        }
+        return out;
+    }
+
     // Storage -> arithmetic type: exact widening (bf16 is the top half of an f32), or the one
     // rounding of an f64 element read by an f32 kernel.
     Value* widen(Value* v, DType dt) {
         llvm::Type* to = v->getType()->getWithNewType(r_);
         switch (dt) {
-        case DType::I64: return v;
+        case DType::I64:
+        case DType::I8:
+        case DType::I4: return v;  // quantised: quant_load's value already
         case DType::BF16: {
             llvm::Type* i32 = to->getWithNewType(b_.getInt32Ty());
             Value* f = b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, i32), 16), to->getWithNewType(b_.getFloatTy()));
@@ -690,7 +801,9 @@ private:
     Value* narrow(Value* v, DType dt) {
         llvm::Type* t = v->getType();
         switch (dt) {
-        case DType::I64: return v;
+        case DType::I64:
+        case DType::I8:
+        case DType::I4: return v;  // never stored: a kernel's output is not quantised
         case DType::F64: return f64_ ? v : b_.CreateFPExt(v, t->getWithNewType(b_.getDoubleTy()));
         case DType::F32: return f64_ ? b_.CreateFPTrunc(v, t->getWithNewType(b_.getFloatTy())) : v;
         case DType::BF16: {
@@ -814,7 +927,17 @@ private:
         }
     }
 
+    // A statement, its instructions at its kernel line when machine_code asks for lines (the
+    // location of the statement around it restored after: a loop's increment is the loop's).
     void stmt(const Stmt& s, bool split) {
+        if (!sp_) return stmt_code(s, split);
+        const llvm::DebugLoc around = b_.getCurrentDebugLocation();
+        b_.SetCurrentDebugLocation(llvm::DILocation::get(c_, (unsigned)lines_.at(&s), 0, sp_));
+        stmt_code(s, split);
+        b_.SetCurrentDebugLocation(around);
+    }
+
+    void stmt_code(const Stmt& s, bool split) {
         switch (s.kind) {
         case Stmt::For: for_stmt(s, split); return;
         case Stmt::Assign: {
@@ -871,6 +994,36 @@ void optimize(llvm::Module& m, const NativeOptions& o, llvm::TargetMachine* tm) 
     mpm.run(m, mam);
 }
 
+/// `k` lowered into a fresh module of its own context as function `fname`, verified and
+/// optimized (with the statements' lines for machine_code).
+llvm::orc::ThreadSafeModule build_module(const Kernel& k, const NativeOptions& o, Jit& j, const std::string& fname,
+                                         bool lines) {
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto m = std::make_unique<llvm::Module>(fname, *ctx);
+    m->setDataLayout(j.lljit->getDataLayout());
+    m->setTargetTriple(j.lljit->getTargetTriple().str());
+    Lowering(k, o, *m, fname, j, lines).emit();
+    std::string why;
+    llvm::raw_string_ostream os(why);
+    if (llvm::verifyModule(*m, &os)) fail(k, "LLVM refuses the generated code: " + os.str());
+    optimize(*m, o, j.tm.get());
+    return llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx));
+}
+
+/// `k` compiled by the JIT as function `fname` under a resource tracker of its own (j.mu held).
+std::pair<llvm::orc::ResourceTrackerSP, llvm::orc::ExecutorAddr> jit_compile(const Kernel& k, const NativeOptions& o, Jit& j,
+                                                                            const std::string& fname) {
+    llvm::orc::ResourceTrackerSP rt = j.lljit->getMainJITDylib().createResourceTracker();
+    if (auto e = j.lljit->addIRModule(rt, build_module(k, o, j, fname, false)))
+        fail(k, "LLVM's JIT refuses the module: " + message(std::move(e)));
+    auto addr = j.lljit->lookup(fname);
+    if (!addr) {
+        llvm::consumeError(rt->remove());
+        fail(k, "LLVM's JIT could not compile the kernel: " + message(addr.takeError()));
+    }
+    return {rt, *addr};
+}
+
 } // namespace
 
 bool have_llvm() { return true; }
@@ -888,25 +1041,9 @@ NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
         if (std::shared_ptr<void> held = it->second.second.lock()) return NativeCode{it->second.first, std::move(held), ""};
     }
     const std::string fname = "presk_k" + std::to_string(j.next++);
-    auto ctx = std::make_unique<llvm::LLVMContext>();
-    auto m = std::make_unique<llvm::Module>(fname, *ctx);
-    m->setDataLayout(j.lljit->getDataLayout());
-    m->setTargetTriple(j.lljit->getTargetTriple().str());
-    Lowering(k, o, *m, fname, j).emit();
-    std::string why;
-    llvm::raw_string_ostream os(why);
-    if (llvm::verifyModule(*m, &os)) fail(k, "LLVM refuses the generated code: " + os.str());
-    optimize(*m, o, j.tm.get());
-    llvm::orc::ResourceTrackerSP rt = j.lljit->getMainJITDylib().createResourceTracker();
-    if (auto e = j.lljit->addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-        fail(k, "LLVM's JIT refuses the module: " + message(std::move(e)));
-    auto addr = j.lljit->lookup(fname);
-    if (!addr) {
-        llvm::consumeError(rt->remove());
-        fail(k, "LLVM's JIT could not compile the kernel: " + message(addr.takeError()));
-    }
+    auto [rt, addr] = jit_compile(k, o, j, fname);
     NativeCode code;
-    code.fn = addr->toPtr<presk_kernel_fn>();
+    code.fn = addr.toPtr<presk_kernel_fn>();
     code.keep = std::shared_ptr<void>(new llvm::orc::ResourceTrackerSP(rt), [](void* p) {
         auto* held = static_cast<llvm::orc::ResourceTrackerSP*>(p);
         {
@@ -917,6 +1054,41 @@ NativeCode compile_llvm(const Kernel& k, const NativeOptions& o) {
     });
     j.memo[key] = {code.fn, code.keep};
     return code;
+}
+
+MachineListing machine_code(const Kernel& k, const NativeOptions& o) {
+    { Compiled checked(k); }
+    Jit& j = jit();
+    std::lock_guard<std::mutex> lock(j.mu);
+    const std::string fname = "presk_explain" + std::to_string(j.next++);
+    // As a run compiles it: through the JIT, its object file kept on the way to the linker.
+    j.capture = true;
+    j.captured.clear();
+    std::string run_object;
+    try {
+        auto [rt, addr] = jit_compile(k, o, j, fname);
+        run_object = std::move(j.captured);
+        llvm::consumeError(rt->remove());
+    } catch (...) {
+        j.capture = false;
+        throw;
+    }
+    j.capture = false;
+    // With the lines: the same module with debug locations, emitted by the JIT's target machine.
+    llvm::orc::ThreadSafeModule tsm = build_module(k, o, j, fname, true);
+    llvm::SmallVector<char, 0> object;
+    {
+        llvm::raw_svector_ostream os(object);
+        llvm::legacy::PassManager pm;
+        if (j.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+            fail(k, "LLVM's target machine cannot emit an object file");
+        tsm.withModuleDo([&](llvm::Module& m) { pm.run(m); });
+    }
+    const std::string triple = j.lljit->getTargetTriple().str();
+    MachineListing out = list_object(std::string(object.data(), object.size()), fname, triple, j.cpu, j.features);
+    out.run_bytes = function_bytes(run_object, fname);
+    out.cpu = native_cpu();
+    return out;
 }
 
 #endif

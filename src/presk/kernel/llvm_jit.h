@@ -11,6 +11,10 @@
 // division by zero reported as native.h's statuses, and every index the loop bounds do not
 // prove in range is checked.
 #pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "kernel/ir.h"
 #include "kernel/native.h"
 
@@ -44,6 +48,35 @@ bool have_llvm();
 /// and "--backend native: presk was built without LLVM (install llvm-16-dev)" in a build
 /// without LLVM.
 NativeCode compile_llvm(const Kernel& k, const NativeOptions& o = {});
+
+/// One machine instruction of a kernel's function: its offset in the function, its bytes,
+/// LLVM's disassembler's text of it (AT&T syntax), and the line of the kernel's text
+/// (kernel::to_string, the header line 1) whose statement it was compiled from; 0 for code of
+/// no statement (the entry's buffer loads, the failure blocks).
+struct MachineInstr {
+    uint64_t offset = 0;
+    std::vector<uint8_t> bytes;
+    std::string text;
+    int line = 0;
+};
+
+/// A kernel's machine code as a run compiles it, with each instruction's kernel line
+/// (../shared/seeds/presk-native.txt: "Each kernel's machine code can be read with the line of
+/// the kernel each byte compiles").
+struct MachineListing {
+    std::string cpu;                     // native_cpu()
+    std::vector<uint8_t> bytes;          // the function's code, compiled with the lines
+    std::vector<uint8_t> run_bytes;      // the same kernel compiled as a run compiles it (no lines)
+    std::vector<MachineInstr> instrs;    // `bytes` disassembled, in order
+};
+
+/// Compiles `k` as compile_llvm does (the same IR, passes and target machine), once with each
+/// statement's instructions carrying its kernel line as LLVM debug locations (whose object
+/// code's line table gives each instruction's line) and once as a run compiles it, through the
+/// JIT's own compile (`run_bytes`); disassembles the first with LLVM's MC disassembler. The
+/// lines change no instruction: the two byte strings are equal (test-presk-explain). Throws as
+/// compile_llvm does, and presk::Error when LLVM cannot emit, read or disassemble the code.
+MachineListing machine_code(const Kernel& k, const NativeOptions& o = {});
 
 /// The host CPU as LLVM names it ("sapphirerapids", "znver4", "neoverse-v2"): the target of
 /// every compile. Empty without LLVM.

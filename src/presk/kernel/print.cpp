@@ -13,6 +13,8 @@
 //   select     select(c, a, b)
 //   statements for i0 in 0..4 { ... }, s0 = e, %2[i0] = e, if c { ... } else { ... }
 //
+// A quantised input prints as int8/o[...] or int4/o[...], o the axis its scales are constant
+// along (the last: one scale per 32 elements of it, kernel/quant.h).
 // A vector load or store writes its last index followed by `..+lanes`: the lanes elements
 // from that index along the buffer's last axis. Blocks indent two spaces and close with `}`.
 #include <charconv>
@@ -117,6 +119,7 @@ std::string buffer(int k, const BufferType& b) {
     s += std::to_string(k);
     s += " : ";
     s += dtype_name(b.dtype);
+    if (quantised(b.dtype) && !b.axes.empty()) s += "/" + std::to_string(b.axes.size() - 1);  // the scales' axis
     return s + axes_string(b.axes);
 }
 

@@ -19,6 +19,7 @@
 #include "kernel/launch.h"
 #include "kernel/layout.h"
 #include "kernel/llvm_jit.h"
+#include "kernel/quant.h"
 #include "kernel/lower.h"
 #include "lang/source.h"
 #include "realize/host.h"
@@ -366,7 +367,7 @@ struct Executor::Impl {
     Cached& choose(Slot& s, DType t, const std::vector<const Value*>& in, Lower lower) {
         if (!s.base) s.base = cached(s.sig, lower);
         Cached* base = s.base;
-        auto rank = [](DType d) { return d == DType::F64 ? 2 : d == DType::F32 ? 1 : 0; };
+        auto rank = [](DType d) { return d == DType::F64 ? 2 : d == DType::F32 ? 1 : kernel::quantised(d) ? -1 : 0; };
         std::vector<DType> want;
         bool same = true;
         const std::vector<kernel::BufferType>& declared = base->k.inputs;
@@ -696,20 +697,29 @@ struct Executor::Impl {
                               kernel::dtype_name(st) + " storage (kernels sum in their storage's arithmetic type, " +
                               kernel::dtype_name(kernel::arith_type(st)) + ")");
         }
-        if (!r.params.empty()) {
-            std::set<std::string> leaves;
-            for (const core::ParamSpec& ps : p.params) leaves.insert(ps.path);
-            for (const auto& [path, t] : r.params) {
-                if (leaves.count(path)) continue;
+        std::map<std::string, const core::ParamSpec*> leaves;
+        for (const core::ParamSpec& ps : p.params) leaves[ps.path] = &ps;
+        for (const auto* key : {"params", "quant"}) {
+            for (const auto& [path, t] : key[0] == 'p' ? r.params : r.quant) {
+                const std::string at = std::string(key) + " names " + path;
+                auto leaf = leaves.find(path);
+                if (leaf != leaves.end()) {
+                    const std::vector<Axis>& axes = leaf->second->type->axes;
+                    if (kernel::quantised(t) && (axes.empty() || axes.back().size % kernel::kQuantBlock))
+                        why.push_back(at + " (" + to_string(*leaf->second->type) + "), whose last axis is not a multiple of " +
+                                      std::to_string(kernel::kQuantBlock) + " (the " + kernel::dtype_name(t) +
+                                      " blocks run along it)");
+                    continue;
+                }
                 if (leaves.empty()) {
-                    why.push_back("params names " + path + ", but the entry " + p.entry + " has no parameters");
+                    why.push_back(at + ", but the entry " + p.entry + " has no parameters");
                     continue;
                 }
                 auto below = leaves.lower_bound(path + ".");
-                if (below != leaves.end() && below->rfind(path + ".", 0) == 0)
-                    why.push_back("params names " + path + ", a subtree (" + *below + ", ...); it keys leaves");
+                if (below != leaves.end() && below->first.rfind(path + ".", 0) == 0)
+                    why.push_back(at + ", a subtree (" + below->first + ", ...); it keys leaves");
                 else
-                    why.push_back("params names " + path + ", which is not a parameter of " + p.entry);
+                    why.push_back(at + ", which is not a parameter of " + p.entry);
             }
         }
         if (!why.empty()) refuse(why);
@@ -824,7 +834,12 @@ std::vector<Value> Executor::convert_args(const std::string& fn, const std::vect
             throw Error({}, fn + ": argument " + f->param_names[i] + " is " + (args[i].type ? to_string(*args[i].type) : "?") +
                                 ", expected " + to_string(*f->param_types[i]));
         const bool tree = i == 0 && impl_->p.params_type && same_type(*args[i].type, *impl_->p.params_type);
-        out.push_back(detail::from_ref(args[i], impl_->r.default_type, tree ? impl_->r.params : std::map<std::string, DType>{}, ""));
+        std::map<std::string, DType> at_rest;
+        if (tree) {
+            at_rest = impl_->r.params;
+            at_rest.insert(impl_->r.quant.begin(), impl_->r.quant.end());
+        }
+        out.push_back(detail::from_ref(args[i], impl_->r.default_type, at_rest, "", &impl_->o.blocks));
     }
     return out;
 }

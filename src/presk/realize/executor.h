@@ -75,6 +75,9 @@ struct ExecOptions {
                           // 0: each type's width (2 f64, 4 f32, bf16 scalar)
 
     Plan plan = {};       // a layout point per site (--plan @FILE; empty: every nest at its default)
+    /// Quantised parameters' blocks as stored (realize/params_gguf.h, --params FILE.gguf), by
+    /// path: a parameter the realization quantises takes them instead of encoding its values.
+    std::map<std::string, kernel::Data> blocks = {};
 
     bool log_launches = true;  // keep every launch's site and kernel for launches() (off: a run
                                // that never reads it, as presk run and bench, keeps no log)
@@ -112,7 +115,9 @@ public:
     Value call(const std::string& fn, const std::vector<ref::Value>& args);
     /// The conversion call() makes at the edge: each argument checked against `fn`'s
     /// parameter types and converted by from_ref to the default storage type, the entry
-    /// module's parameter tree leaf by leaf to the type `params` gives it.
+    /// module's parameter tree leaf by leaf to the type `params` gives it, or to the int8 or
+    /// int4 blocks `quant` gives it (ExecOptions::blocks, or encoded by gk's encoder:
+    /// kernel/quant.h).
     std::vector<Value> convert_args(const std::string& fn, const std::vector<ref::Value>& args) const;
     /// Runs `fn` on arguments already converted (so that a benchmark times the calls alone;
     /// the arguments share their elements with the call's values, and no call writes them).

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kernel/pmath.h"
+#include "kernel/quant.h"
 #include "lang/source.h"
 #include "realize/host.h"
 #include "ref/chacha.h"
@@ -29,7 +30,7 @@ const Data& tensor(const core::Let& l, const std::vector<const Value*>& a, size_
 Value part(const core::Let& l, const std::vector<const Value*>& a, kernel::BufferPool* pool) {
     const bool down = l.name == "slice" || l.name == "index";
     const bool keep = l.name == "slice" || l.name == "unslice";
-    const Data& x = tensor(l, a, 0);
+    const Data& given = tensor(l, a, 0);
     const std::vector<Axis>& big = down ? a[0]->type->axes : l.type->axes;
     const std::vector<Axis>& small = down ? l.type->axes : a[0]->type->axes;
     if (l.ints.size() < 2 || l.ints[0] < 0 || l.ints[0] >= (int64_t)big.size()) fail(l, "bad axis");
@@ -38,9 +39,13 @@ Value part(const core::Let& l, const std::vector<const Value*>& a, kernel::Buffe
     const int64_t len = keep ? (axis < small.size() ? small[axis].size : -1) : 1;
     const AxisSplit sb = split_at(big, axis);
     const int64_t n_small = (down ? l.type : a[0]->type)->numel(), n_big = (down ? a[0]->type : l.type)->numel();
-    if (start < 0 || len < 0 || start + len > sb.n || sb.outer * len * sb.inner != n_small || x.size() != (down ? n_big : n_small))
+    if (start < 0 || len < 0 || start + len > sb.n || sb.outer * len * sb.inner != n_small || given.size() != (down ? n_big : n_small))
         fail(l, "the part at " + std::to_string(start) + " does not fit " + axes_string(big));
-    if (down && sb.outer == 1) return tensor_value(l.type, x.view(start * sb.inner, n_small));  // contiguous
+    const bool whole_blocks = (start * sb.inner) % kernel::kQuantBlock == 0 && n_small % kernel::kQuantBlock == 0;
+    if (down && sb.outer == 1 && (!kernel::quantised(given.dtype()) || whole_blocks))
+        return tensor_value(l.type, given.view(start * sb.inner, n_small));  // contiguous
+    // Elements moved one by one: a quantised operand's values (f32(q) * s, exact in f32).
+    const Data x = kernel::quantised(given.dtype()) ? convert(given, DType::F32, pool) : given;
     Data r(x.dtype(), l.type->numel(), pool);
     const size_t e = kernel::element_size(x.dtype()), run = (size_t)(len * sb.inner) * e;
     char* to = static_cast<char*>(r.raw());

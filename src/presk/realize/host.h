@@ -17,9 +17,11 @@ namespace presk::realize::detail {
 // ---- values (value.cpp) ----
 
 /// from_ref with the real leaves whose tree path (`blocks.ff.up.w`, as Type's for_each_leaf
-/// joins it) is in `by_path` stored in that type instead of `t`.
+/// joins it) is in `by_path` stored in that type instead of `t`; a quantised one encoded by
+/// gk's encoder, or taken as `blocks` holds it (ExecOptions::blocks). Throws presk::Error when
+/// those blocks are of another type than `by_path`'s or do not decode to the leaf's values.
 Value from_ref(const ref::Value& v, kernel::DType t, const std::map<std::string, kernel::DType>& by_path,
-               const std::string& path);
+               const std::string& path, const std::map<std::string, kernel::Data>* blocks = nullptr);
 /// A tensor value of `type` holding `d`.
 Value tensor_value(const TypeP& type, kernel::Data d);
 /// `d` with every real rounded to `t` (round_to) in a buffer of its own (from `pool` when

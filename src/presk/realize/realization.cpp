@@ -120,11 +120,21 @@ Realization parse_realization_json(const std::string& text, const std::string& o
                     fail(origin, where + ": \"f64\": a parameter's own type is f32 or bf16 (a wider one is the default's business)");
                 r.params[path] = d;
             }
+        } else if (key == "quant") {
+            if (!val.is_object()) fail(origin, "\"quant\": " + shown(val) + " is not an object of parameter paths");
+            for (const auto& [path, t] : val.items()) {
+                std::string where = "\"quant\".\"" + path + "\"";
+                if (!is_path(path)) fail(origin, where + ": \"" + path + "\" is not a parameter path (fields joined by '.')");
+                if (t != "int8" && t != "int4") fail(origin, where + ": " + shown(t) + " is not int8 or int4");
+                r.quant[path] = t == "int8" ? kernel::DType::I8 : kernel::DType::I4;
+            }
         } else {
             fail(origin, "unknown key \"" + key + "\" (" + shown(val) +
-                             "); a realization has default, storage, accum, order, envelope and params");
+                             "); a realization has default, storage, accum, order, envelope, params and quant");
         }
     }
+    for (const auto& [path, t] : r.quant)
+        if (r.params.count(path)) fail(origin, "\"" + path + "\" is in both \"params\" and \"quant\" (one type at rest)");
     return r;
 }
 

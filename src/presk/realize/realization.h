@@ -25,6 +25,7 @@ struct Realization {
     Order order;
     std::string envelope;                          // a file naming magnitude measurements
     std::map<std::string, kernel::DType> params;   // parameter path -> f32 | bf16 at rest
+    std::map<std::string, kernel::DType> quant;    // parameter path -> I8 | I4 (kernel/quant.h)
     std::string spelling;                          // "f32", or "@file.json", for messages
 
     /// The storage type of `site`.
@@ -32,8 +33,9 @@ struct Realization {
 };
 
 /// Parses `f64`, `f32`, `bf16` or `@FILE` (a JSON object with the keys default, storage,
-/// accum, order, envelope, params). Throws presk::Error naming the file, key and value on an
-/// unreadable file, malformed JSON, an unknown key or type, or a malformed order.
+/// accum, order, envelope, params, quant: {"head": "int8", "blocks.up.w": "int4"}). Throws
+/// presk::Error naming the file, key and value on an unreadable file, malformed JSON, an
+/// unknown key or type, a malformed order, or a path in both params and quant.
 Realization parse_realization(const std::string& arg);
 /// The same from JSON text; `origin` names it in messages.
 Realization parse_realization_json(const std::string& text, const std::string& origin);

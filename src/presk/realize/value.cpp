@@ -57,17 +57,31 @@ void write_json(std::ostream& os, const Value& v, int digits) { ref::write_value
 namespace detail {
 
 Value from_ref(const ref::Value& v, kernel::DType t, const std::map<std::string, kernel::DType>& by_path,
-               const std::string& path) {
+               const std::string& path, const std::map<std::string, kernel::Data>* blocks) {
     if (!v.t) {
         std::vector<Value> items;
         for (size_t i = 0; i < v.items.size(); ++i) {
             std::string p = v.type->kind == Type::Record ? v.type->names.at(i) : std::to_string(i);
-            items.push_back(from_ref(v.items[i], t, by_path, path.empty() ? p : path + "." + p));
+            items.push_back(from_ref(v.items[i], t, by_path, path.empty() ? p : path + "." + p, blocks));
         }
         return tree(v.type, std::move(items));
     }
     if (v.t->type->elem != Elem::Real) return tensor_value(v.type, kernel::Data::from_ints(v.t->in));
     auto it = by_path.find(path);
+    if (it != by_path.end() && kernel::quantised(it->second)) {
+        std::vector<double> x;
+        x.reserve(v.t->re.size());
+        for (const ref::Real& r : v.t->re) x.push_back(r.to_double());
+        const auto b = blocks ? blocks->find(path) : std::map<std::string, kernel::Data>::const_iterator{};
+        if (!blocks || b == blocks->end())
+            return tensor_value(v.type, kernel::Data::from_reals(it->second, x));  // each rounded to f32, then encoded
+        if (b->second.dtype() != it->second)
+            throw Error({}, "parameter " + path + " is stored as " + kernel::dtype_name(b->second.dtype()) +
+                                " blocks, and the realization quantises it as " + kernel::dtype_name(it->second));
+        if (b->second.size() != (int64_t)x.size() || b->second.reals() != x)
+            throw Error({}, "parameter " + path + ": its stored blocks do not hold the values given for it");
+        return tensor_value(v.type, b->second);
+    }
     kernel::Data d(it == by_path.end() ? t : it->second, (int64_t)v.t->re.size());
     for (size_t i = 0; i < v.t->re.size(); ++i) d.set_real((int64_t)i, v.t->re[i].to_double());  // rounded to the type
     return tensor_value(v.type, std::move(d));
@@ -82,6 +96,7 @@ Value tensor_value(const TypeP& type, kernel::Data d) {
 
 kernel::Data convert(const kernel::Data& d, kernel::DType t, kernel::BufferPool* pool) {
     if (d.dtype() == t || d.dtype() == kernel::DType::I64 || t == kernel::DType::I64) return d;
+    if (kernel::quantised(d.dtype())) return convert(kernel::Data::from_reals(kernel::DType::F32, d.reals()), t, pool);  // exact
     kernel::Data c(t, d.size(), pool);
     for (int64_t i = 0; i < d.size(); ++i) c.set_real(i, d.real(i));
     return c;
@@ -164,6 +179,7 @@ Value stack_first(const std::vector<Value>& parts, TypeMemo& types, kernel::Buff
         if (dt != kernel::DType::I64) dt = wider(dt, p.t->dtype());
         total += p.t->size();
     }
+    if (kernel::quantised(dt)) dt = kernel::DType::F32;  // quantised layers stacked: their values
     kernel::Data d(dt, total, pool);
     char* at = static_cast<char*>(d.raw());
     const size_t e = kernel::element_size(dt);

@@ -241,10 +241,13 @@ realize::Realization default_only(const realize::Realization& r) {
 
 class KernelModel final : public TreeModel<realize::Value, KernelModel> {
 public:
-    KernelModel(const Programs& p, const std::string& backend, const realize::Realization& r, uint64_t seed, int threads)
+    KernelModel(const Programs& p, const std::string& backend, const realize::Realization& r, uint64_t seed, int threads,
+                const realize::Plan& plan)
         : p_{&p.loss, &p.grad, &p.adamw}, type_(r.default_type) {
         ex_[Loss] = std::make_unique<realize::Executor>(p.loss, default_only(r), exec_options(backend, seed, threads));
-        ex_[Grad] = std::make_unique<realize::Executor>(p.grad, r, exec_options(backend, seed, threads));
+        realize::ExecOptions grad = exec_options(backend, seed, threads);
+        grad.plan = plan;
+        ex_[Grad] = std::make_unique<realize::Executor>(p.grad, r, grad);
         ex_[Adamw] = std::make_unique<realize::Executor>(p.adamw, default_only(r), exec_options(backend, seed, threads));
         self_ = realize::from_ref(ref::Interp(p.adamw, {}).init_params(), type_);
     }
@@ -306,8 +309,8 @@ std::unique_ptr<Model> interp_model(const Programs& p, long bits, uint64_t seed)
 }
 
 std::unique_ptr<Model> kernel_model(const Programs& p, const std::string& backend, const realize::Realization& r,
-                                    uint64_t seed, int threads) {
-    return std::make_unique<KernelModel>(p, backend, r, seed, threads);
+                                    uint64_t seed, int threads, const realize::Plan& plan) {
+    return std::make_unique<KernelModel>(p, backend, r, seed, threads, plan);
 }
 
 } // namespace presk::train

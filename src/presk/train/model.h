@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/core.h"
+#include "realize/plan.h"
 #include "realize/realization.h"
 #include "ref/values.h"
 #include "train/checkpoint.h"
@@ -44,8 +45,9 @@ public:
 /// The reference interpreter at `bits`.
 std::unique_ptr<Model> interp_model(const Programs& p, long bits, uint64_t seed);
 /// A kernel backend ("kernel", "native", "cc") in realization `r` (for the gradient's sites;
-/// the objective and the AdamW step run in its default type) on `threads` workers.
+/// the objective and the AdamW step run in its default type) on `threads` workers, the
+/// gradient entry's kernels laid out as `plan` says (Executor: E7002 for a point it refuses).
 std::unique_ptr<Model> kernel_model(const Programs& p, const std::string& backend, const realize::Realization& r,
-                                    uint64_t seed, int threads);
+                                    uint64_t seed, int threads, const realize::Plan& plan = {});
 
 } // namespace presk::train

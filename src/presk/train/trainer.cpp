@@ -143,8 +143,9 @@ std::string adamw_module(const ast::Module& m) {
 void train(Source& src, const TrainOptions& o, const CheckOptions& given, std::ostream& log) {
     check_options(o);
     realize::Realization r = realize::parse_realization(o.realize);  // checked on interp too
-    if (!r.params.empty())
-        throw Error({}, "--realize " + o.realize + ": presk train keeps the parameters in the default type (a realization's params is not taken)");
+    if (!r.params.empty() || !r.quant.empty())
+        throw Error({}, "--realize " + o.realize + ": presk train keeps the parameters in the default type (a realization's " +
+                            (r.params.empty() ? "quant" : "params") + " is not taken)");
     std::optional<TokenData> data;
     if (!o.data.empty()) data = read_tokens(o.data);
 
@@ -179,8 +180,10 @@ void train(Source& src, const TrainOptions& o, const CheckOptions& given, std::o
     Pipeline pipeline(std::vector<TypeP>(gf->param_types.begin() + 1, gf->param_types.end()),
                       std::vector<std::string>(gf->param_names.begin() + 1, gf->param_names.end()), o.seed, std::move(data),
                       [&](const TypeP& t, const std::string& name) { return draw.synthesize(t, name); });
+    if (o.backend == "interp" && !o.plan.layout.empty())
+        throw Error({}, "--plan " + o.plan.spelling + ": a plan lays out kernels, and --backend interp runs none");
     std::unique_ptr<Model> model = o.backend == "interp" ? interp_model(p, o.bits, o.seed)
-                                                         : kernel_model(p, o.backend, r, o.seed, o.threads);
+                                                         : kernel_model(p, o.backend, r, o.seed, o.threads, o.plan);
     model->start(draw.init_params());
 
     const Schedule schedule{o.lr, o.warmup, o.steps};

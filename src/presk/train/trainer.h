@@ -10,6 +10,7 @@
 
 #include "lang/checker.h"
 #include "lang/source.h"
+#include "realize/plan.h"
 #include "train/schedule.h"
 
 namespace presk::train {
@@ -30,6 +31,7 @@ struct TrainOptions {
     int64_t save_every = 0;          // ... every K steps (0: at the last step only)
     std::string resume;              // a checkpoint folder to continue from
     int threads = 1;                 // workers of native and cc kernels
+    realize::Plan plan;              // --plan @FILE: a layout point per site of the gradient entry
 };
 
 /// The AdamW module presk train appends to a file whose model is module `m`: module

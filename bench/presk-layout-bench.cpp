@@ -1,0 +1,153 @@
+// presk-layout-bench: an n x n by n x n f32 matmul (bench/matmul.psk's dot, default n = 1024) run
+// natively at every point of its layout space (kernel::layout_space; at T > 1 threads each point
+// split over T workers at the first of depths 0, 1, 2 the executor admits), the cost model's pick (presk plan's
+// realize::choose_plan), and OpenBLAS's cblas_sgemm on as many threads where it was built with
+// OpenBLAS: the median of --repeat calls of each, GFLOP/s, the best measured point, the pick's
+// time over the best's and the best's speed over OpenBLAS's. Every point's output is checked
+// against the default's bytes (a point changes no bit). It reports and never fails; the times are
+// the machine's as it is at the run (say under what load when recording them).
+//
+// Usage: presk-layout-bench [--n N] [--repeat R] [--threads T]... [--every E]
+// (default 1024, 3, 1 and 2, 1: every point; E > 1 measures every E-th point of the space only,
+// a sample, which the output says)
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel/cost.h"
+#include "kernel/layout.h"
+#include "kernel/llvm_jit.h"
+#include "lang/checker.h"
+#include "lang/parser.h"
+#include "median_time.h"
+#include "realize/executor.h"
+#include "realize/planner.h"
+#include "ref/interp.h"
+
+#ifdef PRESK_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace {
+
+using namespace presk;
+
+struct Row {
+    std::string name;
+    double us = 0;
+};
+
+double gflops(int64_t n, double us) { return 2.0 * (double)n * (double)n * (double)n / (us * 1e3); }
+
+void print(const Row& r, int64_t n) { std::printf("  %-62s %10.2f ms %8.2f GFLOP/s\n", r.name.c_str(), r.us / 1e3, gflops(n, r.us)); }
+
+} // namespace
+
+int main(int argc, char** argv) {
+    int64_t n = 1024, repeat = 3, every = 1;
+    std::vector<int> threads;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        if (a == "--n") n = std::atoll(argv[i + 1]);
+        else if (a == "--repeat") repeat = std::atoll(argv[i + 1]);
+        else if (a == "--threads") threads.push_back(std::atoi(argv[i + 1]));
+        else if (a == "--every") every = std::max<int64_t>(1, std::atoll(argv[i + 1]));
+    }
+    if (threads.empty()) threads = {1, 2};
+    if (!kernel::have_llvm()) {
+        std::printf("presk-layout-bench: presk was built without LLVM: nothing to measure\n");
+        return 0;
+    }
+    try {
+        CheckOptions co;
+        co.dims = {{"n", n}};
+        const core::Program p =
+            check(parse(Source{"matmul.psk", "fn mm(x : [n, n], w : [n, n]) -> [n, n] {\n  dot(x, w)\n}\n"}), "mm", co);
+        const realize::Realization r = realize::parse_realization("f32");
+        ref::Interp interp(p, {64, 7, false});
+        const std::vector<ref::Value> args = interp.entry_args();
+        std::printf("presk-layout-bench: %lld^3 f32 matmul on %s, median of %lld calls\n", (long long)n,
+                    kernel::native_cpu().c_str(), (long long)repeat);
+        for (int t : threads) {
+            realize::ExecOptions o;
+            o.backend = realize::Backend::Native;
+            o.threads = t;
+            o.lanes = 0;
+            o.log_launches = false;
+            auto time_plan = [&](const realize::Plan& plan, std::string* bytes) {
+                realize::ExecOptions po = o;
+                po.plan = plan;
+                realize::Executor ex(p, r, po);
+                const std::vector<realize::Value> in = ex.convert_args(p.entry, args);
+                realize::Value out;
+                const double us = median_call_us(repeat, [&] { out = ex.call_values(p.entry, in); });
+                *bytes = std::string(static_cast<const char*>(out.t->raw()), (size_t)out.t->size() * sizeof(float));
+                return us;
+            };
+            realize::Executor probe(p, r, o);
+            const auto nests = probe.nests();
+            const std::string site = nests.begin()->first;
+            const kernel::Node& node = nests.begin()->second.first;
+            std::printf("-- %d thread%s\n", t, t == 1 ? "" : "s");
+            std::string want, got;
+            Row best{"", 0};
+            const double default_us = time_plan({}, &want);
+            print({"default point", default_us}, n);
+            const std::vector<kernel::Layout> space = kernel::layout_space(node, kernel::native_lanes(kernel::DType::F32));
+            if (every > 1)
+                std::printf("  (every %lld-th of the space's %zu candidates: a sample)\n", (long long)every, space.size());
+            for (size_t i = 0; i < space.size(); i += (size_t)every) {
+                kernel::Layout l = space[i];
+                l.split_workers = t > 1 ? t : 1;
+                double us = 0;
+                for (int depth = 0; depth < (t > 1 ? 3 : 1) && !us; ++depth) {  // the first depth admitted
+                    l.split_depth = depth;
+                    realize::Plan plan;
+                    plan.layout[site] = l;
+                    plan.spelling = "@bench";
+                    try {
+                        us = time_plan(plan, &got);
+                    } catch (const Error&) {
+                        // a point (or a split) this nest does not admit
+                    }
+                }
+                if (!us) continue;
+                Row row{kernel::to_string(l), us};
+                if (got != want) row.name += " (OTHER BITS)";
+                print(row, n);
+                if (!best.us || us < best.us) best = row;
+            }
+            const auto choices = realize::choose_plan(p, r, t, kernel::host_registers(), kernel::native_lanes);
+            realize::Plan pick;
+            pick.layout[choices.at(0).site] = choices.at(0).point;
+            pick.spelling = "@pick";
+            const Row chosen{"the cost model's pick: " + kernel::to_string(choices.at(0).point), time_plan(pick, &got)};
+            std::printf("  best measured%s: %s\n", every > 1 ? " of the sample" : "", best.name.c_str());
+            print(chosen, n);
+            std::printf("  the pick's time over the best's: %.2f\n", chosen.us / best.us);
+#ifdef PRESK_HAVE_OPENBLAS
+            openblas_set_num_threads(t);
+            std::vector<float> a((size_t)(n * n)), b(a.size()), c(a.size());
+            std::mt19937 rng(7);
+            std::normal_distribution<float> d;
+            for (float& x : a) x = d(rng);
+            for (float& x : b) x = d(rng);
+            const double blas = median_call_us(repeat, [&] {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, a.data(), (int)n, b.data(),
+                            (int)n, 0.0f, c.data(), (int)n);
+            });
+            print({"openblas cblas_sgemm", blas}, n);
+            std::printf("  the best point's speed over OpenBLAS's: %.2f\n", blas / best.us);
+#else
+            std::printf("  (built without OpenBLAS: no cblas_sgemm row)\n");
+#endif
+        }
+    } catch (const Error& e) {
+        std::printf("presk-layout-bench: %s\n", e.what());
+    }
+    return 0;
+}
