@@ -376,6 +376,22 @@ TEST(Devices, WhatItRefusesRunsOnTheCpuWithStaging) {
     }
 }
 
+TEST(Devices, ALongSoftmaxRowGivesTheCpuBits) {
+    // 3 passes over 30000 elements: more loop iterations than lavapipe runs in one shader
+    // invocation (it stopped after 65535 and left the rest of the row unnormalised); such a
+    // device refuses the node and the CPU computes it, a GPU computes it itself.
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        const graph_fn   build = [](gk_context * x) { return gk_soft_max(x, in(x, GK_TYPE_F32, 30000, 2)); };
+        const run_result want  = run(build, {cpu.get()});
+        const run_result got   = run(build, {device.get(), cpu.get()});
+        EXPECT_TRUE(got.out == want.out) << (got.out_on_device ? "computed on the device" : "computed on the CPU");
+    }
+}
+
 TEST(Devices, AGraphTheDeviceCannotRunFailsWithAMessageAndTheCpuGoesOn) {
     NEED_DEVICES(devs);
     for (gk_backend_dev_t dev : devs) {

@@ -200,12 +200,12 @@ TEST(OpsGgmlApi, RopeOffsetAndGraphEdits) {
     EXPECT_FALSE(gk_graph_add_node(g, s));  // full: size 2
     EXPECT_EQ(gk_graph_n_nodes(g), 2);
     gk_cgraph * big = gk_new_graph_custom(e.ctx, 8, false);
-    EXPECT_TRUE(gk_graph_cpy(g, big));
-    EXPECT_FALSE(gk_graph_cpy(big, gk_new_graph_custom(e.ctx, 1, false)));  // too small
+    EXPECT_EQ(gk_graph_cpy(g, big), GK_STATUS_SUCCESS);
+    EXPECT_EQ(gk_graph_cpy(big, gk_new_graph_custom(e.ctx, 1, false)), GK_STATUS_INVALID_ARGUMENT);  // too small
     EXPECT_EQ(gk_graph_node(big, 1), s);
     EXPECT_EQ(gk_build_forward_expand(big, n), GK_STATUS_SUCCESS);  // visited: not added again
     EXPECT_EQ(gk_graph_n_nodes(big), 2);
-    gk_cgraph * dup = gk_graph_dup(e.ctx, g);
+    gk_cgraph * dup = gk_graph_dup(e.ctx, g, false);
     ASSERT_NE(dup, nullptr);
     EXPECT_EQ(gk_graph_size(dup), 2);
     EXPECT_EQ(gk_graph_leaf(dup, 0), a);

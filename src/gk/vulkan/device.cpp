@@ -192,6 +192,9 @@ std::vector<device_context *> discover() {
                          std::to_string(VK_API_VERSION_PATCH(props.apiVersion));
         d->max_buffer  = props.limits.maxStorageBufferRange;
         d->max_groups  = props.limits.maxComputeWorkGroupCount[0];
+        if (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+            d->max_loop_iterations = 65535;  // llvmpipe's loop limiter (vk.h)
+        }
         if (props.limits.maxPerStageDescriptorStorageBuffers < k_bindings) {
             note("gk: Vulkan: %s left out (%s)\n", d->description.c_str(),
                  "it binds fewer storage buffers to a shader than gk's k_bindings");

@@ -63,6 +63,14 @@ bool refuse(std::string * why, const std::string & text) {
     return false;
 }
 
+/// Whether one invocation may run `iterations` loop iterations on this device (vk.h's
+/// max_loop_iterations: lavapipe's limit); refuses with the numbers otherwise.
+bool loop_budget_ok(const device_context & d, uint64_t iterations, std::string * why) {
+    return iterations <= d.max_loop_iterations ||
+           refuse(why, "an invocation would run " + std::to_string(iterations) + " loop iterations; the device stops at " +
+                           std::to_string(d.max_loop_iterations) + " (lavapipe's loop limiter)");
+}
+
 /// Record the pipeline of `key` with its push constants and enough groups of `local`
 /// invocations for `n` items (the shaders loop over the rest when the device's group
 /// count is smaller); false (the message recorded) when the pipeline cannot be made.
@@ -474,6 +482,13 @@ struct soft_max_push {
 
 bool soft_max_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     const gk_tensor * mask = n->src[1];
+    // soft_max.comp: one invocation per row (several when there are more rows than
+    // invocations), three passes over the row.
+    const uint64_t rows   = static_cast<uint64_t>(gk_nrows(n));
+    const uint64_t groups = std::max<uint64_t>(1, std::min<uint64_t>((rows + 63) / 64, d.max_groups));
+    if (!loop_budget_ok(d, (rows + 64 * groups - 1) / (64 * groups) * (3 * static_cast<uint64_t>(n->ne[0]) + 1), why)) {
+        return false;
+    }
     if (n->src[2] && !dense_f32(n, {n->src[2]}, why)) return false;
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (the sums are in double)");
     if (mask && !float_or_half(mask)) return refuse(why, "an f32 or f16 mask only");

@@ -69,6 +69,11 @@ struct device_context {
     VkDeviceSize               max_buffer   = 0;      // largest buffer (maxStorageBufferRange)
     VkDeviceSize               heap_size    = 0;
     uint32_t                   max_groups   = 65535;  // maxComputeWorkGroupCount[0]
+    // The most loop iterations one shader invocation may run, all its loops together. No
+    // limit on a GPU. Mesa's llvmpipe (lavapipe) leaves a shader's loops after 65535
+    // iterations in all (gallivm's loop limiter), silently, so an op whose invocation
+    // would need more is refused there.
+    uint64_t                   max_loop_iterations = UINT64_MAX;
     std::string                name;                  // "Vulkan0"
     std::string                description;           // the device's name and driver
     std::string                api_version;
