@@ -376,19 +376,30 @@ TEST(Devices, WhatItRefusesRunsOnTheCpuWithStaging) {
     }
 }
 
-TEST(Devices, ALongSoftmaxRowGivesTheCpuBits) {
-    // 3 passes over 30000 elements: more loop iterations than lavapipe runs in one shader
-    // invocation (it stopped after 65535 and left the rest of the row unnormalised); such a
-    // device refuses the node and the CPU computes it, a GPU computes it itself.
+TEST(Devices, LongRowsGiveTheCpuBits) {
+    // More loop iterations than lavapipe runs in one shader invocation (it stops after 65535
+    // and leaves the rest undone): a softmax row of 30000 (3 passes), attention over 512
+    // keys of 40 (3 scoring passes and the value sum; llama.cpp's test-backend-ops found
+    // both). Such a device refuses the node and the CPU computes it; a GPU computes it.
     NEED_DEVICES(devs);
+    const std::vector<std::pair<const char *, graph_fn>> long_rows = {
+        {"soft_max of 30000", [](gk_context * x) { return gk_soft_max(x, in(x, GK_TYPE_F32, 30000, 2)); }},
+        {"flash_attn_ext over 512 keys",
+         [](gk_context * x) {
+             return gk_flash_attn_ext(x, in(x, GK_TYPE_F32, 40, 3, 2), in(x, GK_TYPE_F16, 40, 512, 2),
+                                      in(x, GK_TYPE_F16, 40, 512, 2), nullptr, 0.3f, 0.0f, 0.0f);
+         }},
+    };
     for (gk_backend_dev_t dev : devs) {
         SCOPED_TRACE(gk_backend_dev_name(dev));
         backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
         ASSERT_TRUE(device && cpu) << gk_backend_last_error();
-        const graph_fn   build = [](gk_context * x) { return gk_soft_max(x, in(x, GK_TYPE_F32, 30000, 2)); };
-        const run_result want  = run(build, {cpu.get()});
-        const run_result got   = run(build, {device.get(), cpu.get()});
-        EXPECT_TRUE(got.out == want.out) << (got.out_on_device ? "computed on the device" : "computed on the CPU");
+        for (const auto & [name, build] : long_rows) {
+            SCOPED_TRACE(name);
+            const run_result want = run(build, {cpu.get()});
+            const run_result got  = run(build, {device.get(), cpu.get()});
+            EXPECT_TRUE(got.out == want.out) << (got.out_on_device ? "computed on the device" : "computed on the CPU");
+        }
     }
 }
 

@@ -63,6 +63,12 @@ bool refuse(std::string * why, const std::string & text) {
     return false;
 }
 
+/// The rows one invocation handles when `rows` rows go to dispatch()'s groups of `local`.
+uint64_t rows_per_invocation(const device_context & d, uint64_t rows, uint32_t local) {
+    const uint64_t groups = std::max<uint64_t>(1, std::min<uint64_t>((rows + local - 1) / local, d.max_groups));
+    return (rows + local * groups - 1) / (local * groups);
+}
+
 /// Whether one invocation may run `iterations` loop iterations on this device (vk.h's
 /// max_loop_iterations: lavapipe's limit); refuses with the numbers otherwise.
 bool loop_budget_ok(const device_context & d, uint64_t iterations, std::string * why) {
@@ -484,9 +490,8 @@ bool soft_max_ok(const device_context & d, const gk_tensor * n, std::string * wh
     const gk_tensor * mask = n->src[1];
     // soft_max.comp: one invocation per row (several when there are more rows than
     // invocations), three passes over the row.
-    const uint64_t rows   = static_cast<uint64_t>(gk_nrows(n));
-    const uint64_t groups = std::max<uint64_t>(1, std::min<uint64_t>((rows + 63) / 64, d.max_groups));
-    if (!loop_budget_ok(d, (rows + 64 * groups - 1) / (64 * groups) * (3 * static_cast<uint64_t>(n->ne[0]) + 1), why)) {
+    const uint64_t per_row = 3 * static_cast<uint64_t>(n->ne[0]) + 1;
+    if (!loop_budget_ok(d, rows_per_invocation(d, static_cast<uint64_t>(gk_nrows(n)), 64) * per_row, why)) {
         return false;
     }
     if (n->src[2] && !dense_f32(n, {n->src[2]}, why)) return false;
@@ -607,6 +612,14 @@ bool flash_attn_ok(const device_context & d, const gk_tensor * n, std::string * 
     const gk_tensor * sinks = n->src[4];
     if (gk_get_op_params_f32(n, 2) != 0.0f) return refuse(why, "no logit softcap (its tanh is libm's)");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (the sums are in double)");
+    // flash_attn.comp: one invocation per query row; three passes over the keys, each
+    // scoring a key with a dot of D, and the value sum of Dv per key.
+    const uint64_t n_kv = static_cast<uint64_t>(n->src[1]->ne[1]);
+    const uint64_t per_row =
+        3 * n_kv * (static_cast<uint64_t>(n->src[0]->ne[0]) + 1) + n_kv * (static_cast<uint64_t>(n->ne[0]) + 1) + n->ne[0];
+    if (!loop_budget_ok(d, rows_per_invocation(d, static_cast<uint64_t>(gk_nrows(n)), 64) * per_row, why)) {
+        return false;
+    }
     if (!dense_float_rows(n->src[1], why) || !dense_float_rows(n->src[2], why)) return false;
     if (mask && !dense_float_rows(mask, why)) return false;
     if (sinks && !dense_f32(n, {sinks}, why)) return false;
