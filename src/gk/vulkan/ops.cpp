@@ -613,10 +613,12 @@ bool flash_attn_ok(const device_context & d, const gk_tensor * n, std::string * 
     if (gk_get_op_params_f32(n, 2) != 0.0f) return refuse(why, "no logit softcap (its tanh is libm's)");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (the sums are in double)");
     // flash_attn.comp: one invocation per query row; three passes over the keys, each
-    // scoring a key with a dot of D, and the value sum of Dv per key.
+    // scoring a key with dot.glsl's dot of D (D iterations and up to 99 more for its 64
+    // partial sums and their tree, where the compiler keeps those loops), and the value
+    // sum of Dv per key.
     const uint64_t n_kv = static_cast<uint64_t>(n->src[1]->ne[1]);
     const uint64_t per_row =
-        3 * n_kv * (static_cast<uint64_t>(n->src[0]->ne[0]) + 1) + n_kv * (static_cast<uint64_t>(n->ne[0]) + 1) + n->ne[0];
+        3 * n_kv * (static_cast<uint64_t>(n->src[0]->ne[0]) + 100) + n_kv * (static_cast<uint64_t>(n->ne[0]) + 1) + n->ne[0];
     if (!loop_budget_ok(d, rows_per_invocation(d, static_cast<uint64_t>(gk_nrows(n)), 64) * per_row, why)) {
         return false;
     }
