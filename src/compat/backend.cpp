@@ -3,7 +3,6 @@
 #include "convert.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -34,10 +33,7 @@ ggml_guid_t ggml_backend_guid(ggml_backend_t backend) {
     if (!backend) {
         return nullptr;
     }
-    std::string kind = ggml_backend_name(backend);
-    while (!kind.empty() && std::isdigit(static_cast<unsigned char>(kind.back()))) {
-        kind.pop_back();
-    }
+    const std::string kind = compat::kind_of(ggml_backend_name(backend));
     static std::mutex                        lock;
     static std::map<std::string, guid_bytes> guids;
     const std::lock_guard<std::mutex>        hold(lock);

@@ -4,6 +4,8 @@
 // ggml's public headers, and a ggml handle is the gk object itself.
 #pragma once
 
+#include <string>
+
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggml.h"
@@ -19,6 +21,16 @@ struct ggml_backend_reg {
 };
 
 namespace compat {
+
+/// A backend's or device's kind: its name without the trailing device number ("Vulkan1" ->
+/// "Vulkan"). The registry has one entry per kind, and each kind has one guid.
+inline std::string kind_of(const char * name) {
+    std::string kind = name ? name : "";
+    while (!kind.empty() && kind.back() >= '0' && kind.back() <= '9') {
+        kind.pop_back();
+    }
+    return kind;
+}
 
 // ggml -> gk. A scalar passes unchanged (the template); a pointer or enum with no
 // overload here is a compile error, never a silent reinterpretation.

@@ -6,7 +6,6 @@
 #include "convert.h"
 #include "ggml-cpu.h"
 
-#include <cctype>
 #include <cstdio>
 #include <deque>
 #include <string>
@@ -16,14 +15,8 @@
 
 namespace {
 
-/// A device's kind: its name without the trailing device number.
-std::string kind_of(ggml_backend_dev_t dev) {
-    std::string kind = ggml_backend_dev_name(dev);
-    while (!kind.empty() && std::isdigit(static_cast<unsigned char>(kind.back()))) {
-        kind.pop_back();
-    }
-    return kind;
-}
+/// A device's kind (compat::kind_of).
+std::string kind_of(ggml_backend_dev_t dev) { return compat::kind_of(ggml_backend_dev_name(dev)); }
 
 /// The registry entries, built once from gk's device list (which does not change).
 const std::vector<ggml_backend_reg_t> & regs() {

@@ -63,9 +63,15 @@ bool refuse(std::string * why, const std::string & text) {
     return false;
 }
 
+/// The groups of `local` invocations dispatch() records for `n` items: enough for one item
+/// each, at most the device's group count (the shaders loop over the rest).
+uint64_t group_count(const device_context & d, uint64_t n, uint32_t local) {
+    return std::max<uint64_t>(1, std::min<uint64_t>((n + local - 1) / local, d.max_groups));
+}
+
 /// The rows one invocation handles when `rows` rows go to dispatch()'s groups of `local`.
 uint64_t rows_per_invocation(const device_context & d, uint64_t rows, uint32_t local) {
-    const uint64_t groups = std::max<uint64_t>(1, std::min<uint64_t>((rows + local - 1) / local, d.max_groups));
+    const uint64_t groups = group_count(d, rows, local);
     return (rows + local * groups - 1) / (local * groups);
 }
 
@@ -88,8 +94,7 @@ bool dispatch(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, pipe
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline_layout, 0, 1, &set, 0, nullptr);
     vkCmdPushConstants(cmd, d.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push_bytes),
                        push);
-    const uint64_t groups = std::max<uint64_t>(1, std::min<uint64_t>((n + local - 1) / local, d.max_groups));
-    vkCmdDispatch(cmd, static_cast<uint32_t>(groups), 1, 1);
+    vkCmdDispatch(cmd, static_cast<uint32_t>(group_count(d, n, local)), 1, 1);
     return true;
 }
 
