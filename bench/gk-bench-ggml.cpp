@@ -41,7 +41,8 @@ public:
             mem += 3 * ggml_tensor_overhead() + ggml_graph_overhead_custom(k_graph_nodes, false) +
                    static_cast<size_t>(s.k * s.n + s.m * s.n) * sizeof(float) + 256;
         }
-        ctx_ = ggml_init({mem, nullptr, false});
+        mem_ = std::make_unique<arena>(mem);
+        ctx_ = mem_->data() ? ggml_init({mem_->size(), mem_->data(), false}) : nullptr;
         if (!ctx_) {
             err = "ggml_init: cannot allocate " + std::to_string(mem) + " bytes";
             return false;
@@ -86,6 +87,7 @@ public:
     const float * result(size_t s) const override { return static_cast<const float *>(outs_[s]->data); }
 
 private:
+    std::unique_ptr<arena>      mem_;  // the context's memory; freed after ggml_free (declared first)
     ggml_context *              ctx_       = nullptr;
     std::vector<ggml_cgraph *>  graphs_;
     std::vector<ggml_tensor *>  outs_;

@@ -21,7 +21,8 @@ public:
             mem += 3 * gk_tensor_overhead() + gk_graph_overhead_custom(k_graph_nodes, false) +
                    static_cast<size_t>(s.k * s.n + s.m * s.n) * sizeof(float) + 2 * GK_MEM_ALIGN;
         }
-        ctx_ = gk_init({mem, nullptr, false});
+        mem_ = std::make_unique<arena>(mem);
+        ctx_ = mem_->data() ? gk_init({mem_->size(), mem_->data(), false}) : nullptr;
         if (!ctx_) {
             err = "gk_init: cannot allocate " + std::to_string(mem) + " bytes";
             return false;
@@ -66,6 +67,7 @@ private:
         return false;
     }
 
+    std::unique_ptr<arena>    mem_;  // the context's memory; freed after gk_free (declared first)
     gk_context *              ctx_ = nullptr;
     std::vector<gk_cgraph *>  graphs_;
     std::vector<gk_tensor *>  outs_;

@@ -29,7 +29,25 @@
 #include <optional>
 #include <sstream>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace gk::bench {
+
+arena::arena(size_t bytes) {
+    constexpr size_t k_huge = size_t{2} << 20;
+    size_  = (bytes + k_huge - 1) / k_huge * k_huge;
+    data_  = std::aligned_alloc(k_huge, size_);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (data_) {
+        madvise(data_, size_, MADV_HUGEPAGE);  // a hint: without huge pages both sides still match
+    }
+#endif
+}
+
+arena::~arena() { std::free(data_); }
+
 namespace {
 
 struct options {

@@ -31,6 +31,26 @@ struct problem {
     std::vector<std::vector<float>> act;     // act[s]: shapes[s].n columns of k floats
 };
 
+/// The memory each library's context lives in: `bytes` rounded up to 2 MiB, 2 MiB-aligned
+/// and advised as transparent huge pages (Linux), so that both libraries' weights sit in
+/// the same kind of pages. Without it, whichever weight was allocated second read faster
+/// (at n = 1 on a virtual machine the f32 / f16 ratios flipped from 0.86 / 0.80 to 1.09 /
+/// 1.26 when ggml's weight was made first instead of gk's): the benchmark measured the
+/// pages, not the kernels. data() is nullptr when the allocation fails.
+class arena {
+public:
+    explicit arena(size_t bytes);
+    ~arena();
+    arena(const arena &)             = delete;
+    arena & operator=(const arena &) = delete;
+    void * data() const { return data_; }
+    size_t size() const { return size_; }
+
+private:
+    void * data_ = nullptr;
+    size_t size_ = 0;
+};
+
 /// One library's graphs for a problem: one mul_mat node per shape, built once and run
 /// many times.
 class matmul {
