@@ -148,10 +148,17 @@ template <class Block> void q45_values(const Block & x, int c, __m256i & lo, __m
     }
 }
 
+/// The integer sums of one super-block before their lane sums: isum is the sum of the 8
+/// lanes of `prod`, isum_min that of the 4 lanes of `min` (zero for q6_K).
+struct k_lanes {
+    __m256i prod;
+    __m128i min;
+};
+
 /// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1). The scales and mins stay
 /// in registers: word k of `scales` (both lanes) is sc_k; the mins meet the pairwise sums
 /// of bsums.
-template <class Block> k_sums sums_q45(const Block & x, const block_q8_K & y) {
+template <class Block> [[gnu::always_inline]] inline k_lanes lanes_q45(const Block & x, const block_q8_K & y) {
     const k4_scales sm     = unpack_k4_all(x.scales);
     const __m256i   scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.sc))));
     const __m256i   bsums  = load256(y.bsums);
@@ -165,11 +172,12 @@ template <class Block> k_sums sums_q45(const Block & x, const block_q8_K & y) {
         acc = _mm256_add_epi32(acc, dot_u8s8_scaled(lo, load256(y.qs + 64 * c), word_broadcast(scales, 2 * c)));
         acc = _mm256_add_epi32(acc, dot_u8s8_scaled(hi, load256(y.qs + 64 * c + 32), word_broadcast(scales, 2 * c + 1)));
     }
-    return {hsum_i32(acc), hsum_i32(mins)};
+    return {acc, mins};
 }
 
-k_sums sums_simd(const block_q4_K & x, const block_q8_K & y) { return sums_q45(x, y); }
-k_sums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q45(x, y); }
+[[gnu::always_inline]] inline k_lanes lanes_simd(const block_q4_K & x, const block_q8_K & y) { return lanes_q45(x, y); }
+[[gnu::always_inline]] inline k_lanes lanes_simd(const block_q5_K & x, const block_q8_K & y) { return lanes_q45(x, y); }
+
 
 /// q6_K: the stored values (0..63) of elements 128h + 32k .. 128h + 32k + 31 in v[k].
 inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
@@ -191,7 +199,7 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
 /// g + 1 with g even. The scales are widened once with the even groups in the low lane
 /// and the odd ones in the high lane, so one in-lane broadcast gives exactly that
 /// pairing. The -32 comes out as 32 * sum over g of sc_g * bsums[g].
-k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
+[[gnu::always_inline]] inline k_lanes lanes_simd(const block_q6_K & x, const block_q8_K & y) {
     const __m128i s8      = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
     const __m128i evenodd = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
     const __m256i sc_eo   = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, evenodd));
@@ -206,7 +214,57 @@ k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
                 acc, dot_u8s8_scaled(v[k], load256(y.qs + 128 * h + 32 * k), word_broadcast(sc_eo, 4 * h + k)));
         }
     }
-    return {hsum_i32(_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5))), 0};
+    return {_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5)), _mm_setzero_si128()};
+}
+
+template <class Block> k_sums sums_simd(const Block & x, const block_q8_K & y) {
+    const k_lanes l = lanes_simd(x, y);
+    return {hsum_i32(l.prod), hsum_i32(l.min)};
+}
+
+/// chains += d * v for the four chains at once: fmadd_scalar's operation per lane.
+inline __m128 fmadd4(__m128 d, __m128 v, __m128 c) {
+#if defined(GK_SIMD_HAS_FMA)
+    return _mm_fmadd_ps(d, v, c);
+#else
+    return _mm_add_ps(_mm_mul_ps(d, v), c);
+#endif
+}
+
+/// The x86 row: super-blocks four at a time. Block b + j (b a multiple of 4) feeds chain
+/// j, so the four blocks' lane sums are reduced together (hsum4_i32) and accumulate()'s
+/// float step runs on the four chains in one vector - per chain the same operations in
+/// the same order as the one-block loop and the scalar twin, so the same bits. The last
+/// nb % 4 blocks take that loop.
+template <class Block> void k_dot_x4(int64_t n, float * s, const void * vx, const void * vy) {
+    const auto *  x  = static_cast<const Block *>(vx);
+    const auto *  y  = static_cast<const block_q8_K *>(vy);
+    const int64_t nb = n / QK_K;
+    __m128        c  = _mm_setzero_ps();
+    int64_t       b  = 0;
+    for (; b + 4 <= nb; b += 4) {
+        k_lanes l[4];
+        for (int j = 0; j < 4; ++j) {
+            l[j] = lanes_simd(x[b + j], y[b + j]);
+        }
+        const __m128 yd = _mm_setr_ps(y[b].d, y[b + 1].d, y[b + 2].d, y[b + 3].d);
+        const __m128 d  = _mm_mul_ps(_mm_setr_ps(simd::half_to_float(x[b].d), simd::half_to_float(x[b + 1].d),
+                                                 simd::half_to_float(x[b + 2].d), simd::half_to_float(x[b + 3].d)),
+                                     yd);
+        c = fmadd4(d, _mm_cvtepi32_ps(hsum4_i32(l[0].prod, l[1].prod, l[2].prod, l[3].prod)), c);
+        if constexpr (requires { x->dmin; }) {
+            const __m128 dmin = _mm_setr_ps(simd::half_to_float(x[b].dmin), simd::half_to_float(x[b + 1].dmin),
+                                            simd::half_to_float(x[b + 2].dmin), simd::half_to_float(x[b + 3].dmin));
+            const __m128i imin = _mm_hadd_epi32(_mm_hadd_epi32(l[0].min, l[1].min), _mm_hadd_epi32(l[2].min, l[3].min));
+            c = fmadd4(_mm_xor_ps(_mm_mul_ps(dmin, yd), _mm_set1_ps(-0.0f)), _mm_cvtepi32_ps(imin), c);
+        }
+    }
+    block_chains ch;
+    _mm_storeu_ps(ch.c, c);
+    for (; b < nb; ++b) {
+        accumulate(ch, b, x[b], y[b], sums_simd(x[b], y[b]));
+    }
+    *s = ch.sum();
 }
 
 #if defined(GK_TILE_AVX512)
@@ -328,7 +386,9 @@ k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
 
 #endif
 
-#if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
+#if defined(GK_SIMD_X86)
+template <class Block> constexpr vec_dot_fn fast_dot = k_dot_x4<Block>;
+#elif defined(GK_SIMD_NEON)
 template <class Block> constexpr vec_dot_fn fast_dot = k_dot<Block, sums_simd>;
 #else
 template <class Block> constexpr vec_dot_fn fast_dot = k_dot<Block, sums_scalar>;
