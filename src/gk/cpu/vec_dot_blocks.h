@@ -26,6 +26,8 @@
 //   unsigned_bytes   x86: unpack's bytes are unsigned (dotted without the sign trick)
 //   dot(w, a)        (optional, x86) the products of unpacked bytes w with activation
 //                    bytes a, summed in fours, where the format knows a cheaper way
+//   products(x, y, k) (optional, x86) the same sums straight from the blocks, for a
+//                    format whose cheapest form never materialises the weight bytes
 // Internal to src/gk/cpu/vec_dot*.cpp.
 #pragma once
 
@@ -175,6 +177,9 @@ inline __m256i bit_clear_bytes(const uint8_t * p) {
 /// F::dot(w, a) where the format has a cheaper form, else the generic byte dot. The
 /// activation quants are never -128 (the q8_0 / q8_1 encoders' range is -127..127).
 template <class F> __m256i act_products(const typename F::weight * x, const typename F::act * y, int64_t k) {
+    if constexpr (requires { F::products(x, y, k); }) {
+        return F::products(x, y, k);
+    }
     const __m256i w = F::unpack(x, k);
     const __m256i a = simd::x86::load256(y[k].qs);
     if constexpr (requires { F::dot(w, a); }) {

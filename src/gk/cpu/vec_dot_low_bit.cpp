@@ -34,6 +34,19 @@ struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
     static __m256i dot(__m256i w, __m256i a) {
         return simd::x86::dot_u8s8(_mm256_set1_epi8(1), _mm256_sign_epi8(a, w));
     }
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    /// With byte masks the 32 bits are the mask itself: the activation bytes negated
+    /// where the bit is clear (0 - a: never -128, so exact), then summed in fours. Three
+    /// vector operations per activation block instead of seven; gk-bench 4096 x 14336
+    /// decode 0.80 -> 1.0 of ggml (Zen 4).
+    static __m256i products(const weight * x, const act * y, int64_t k) {
+        uint32_t bits;
+        std::memcpy(&bits, x[k / 4].qs + 4 * (k % 4), sizeof bits);
+        const __m256i a = simd::x86::load256(y[k].qs);
+        return simd::x86::dot_u8s8(_mm256_set1_epi8(1),
+                                   _mm256_mask_sub_epi8(a, _cvtu32_mask32(~bits), _mm256_setzero_si256(), a));
+    }
+#endif
 #elif defined(GK_SIMD_NEON)
     /// 1 | ~set: +1 where the bit is set, -1 where it is clear.
     static int8x16x2_t unpack(const weight * x, int64_t k) {
