@@ -15,6 +15,7 @@
 // The scalar twins compute the sums of a from the activation quants; the vector kernels
 // take them from q8_K's bsums, which the activation converter writes (vec_dot.h).
 #include "vec_dot_impl.h"
+#include "vec_dot_q8k.h"
 #include "vec_dot_tile_q8k.h"
 
 #include "quant/k_quants.h"
@@ -50,13 +51,6 @@ using quant::block_q8_K;
 using quant::QK_K;
 using quant::unpack_scale_min_k4;
 
-/// The integer sums of one super-block: the scaled products and (q4_K, q5_K) the
-/// min-weighted activation sums.
-struct k_sums {
-    int32_t isum     = 0;
-    int32_t isum_min = 0;
-};
-
 /// Quant of element 32 * j + l of a q4_K / q5_K super-block (sub-block j, l < 32).
 int quant_of(const block_q4_K & x, int j, int l) {
     const uint8_t byte = x.qs[32 * (j / 2) + l];
@@ -68,8 +62,8 @@ int quant_of(const block_q5_K & x, int j, int l) {
     return low | (((x.qh[l] >> j) & 1) << 4);
 }
 
-template <class Block> k_sums sums_scalar(const Block & x, const block_q8_K & y) {
-    k_sums r;
+template <class Block> q8k_sums sums_scalar(const Block & x, const block_q8_K & y) {
+    q8k_sums r;
     for (int j = 0; j < QK_K / 32; ++j) {
         uint8_t sc, m;
         unpack_scale_min_k4(j, x.scales, sc, m);
@@ -84,8 +78,8 @@ template <class Block> k_sums sums_scalar(const Block & x, const block_q8_K & y)
     return r;
 }
 
-k_sums sums_scalar(const block_q6_K & x, const block_q8_K & y) {
-    k_sums r;
+q8k_sums sums_scalar(const block_q6_K & x, const block_q8_K & y) {
+    q8k_sums r;
     for (int h = 0; h < 2; ++h) {
         const uint8_t * ql = x.ql + 64 * h;
         const uint8_t * qh = x.qh + 32 * h;
@@ -100,28 +94,6 @@ k_sums sums_scalar(const block_q6_K & x, const block_q8_K & y) {
         }
     }
     return r;
-}
-
-/// chain b % 4 += d * isum (- dmin * isum_min where the format has mins): the float
-/// step the kernels and the twins share.
-template <class Block>
-void accumulate(block_chains & ch, int64_t b, const Block & x, const block_q8_K & y, const k_sums & r) {
-    ch.add(b, simd::half_to_float(x.d) * y.d, static_cast<float>(r.isum));
-    if constexpr (requires { x.dmin; }) {
-        ch.add(b, -(simd::half_to_float(x.dmin) * y.d), static_cast<float>(r.isum_min));
-    }
-}
-
-/// A whole row given the per-super-block integer sums `sums(x, y)`.
-template <class Block, k_sums (*sums)(const Block &, const block_q8_K &)>
-void k_dot(int64_t n, float * s, const void * vx, const void * vy) {
-    const auto * x = static_cast<const Block *>(vx);
-    const auto * y = static_cast<const block_q8_K *>(vy);
-    block_chains ch;
-    for (int64_t b = 0; b < n / QK_K; ++b) {
-        accumulate(ch, b, x[b], y[b], sums(x[b], y[b]));
-    }
-    *s = ch.sum();
 }
 
 #if defined(GK_SIMD_X86)
@@ -148,17 +120,10 @@ template <class Block> void q45_values(const Block & x, int c, __m256i & lo, __m
     }
 }
 
-/// The integer sums of one super-block before their lane sums: isum is the sum of the 8
-/// lanes of `prod`, isum_min that of the 4 lanes of `min` (zero for q6_K).
-struct k_lanes {
-    __m256i prod;
-    __m128i min;
-};
-
 /// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1). The scales and mins stay
 /// in registers: word k of `scales` (both lanes) is sc_k; the mins meet the pairwise sums
 /// of bsums.
-template <class Block> [[gnu::always_inline]] inline k_lanes lanes_q45(const Block & x, const block_q8_K & y) {
+template <class Block> q8k_vsums sums_q45(const Block & x, const block_q8_K & y) {
     const k4_scales sm     = unpack_k4_all(x.scales);
     const __m256i   scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.sc))));
     const __m256i   bsums  = load256(y.bsums);
@@ -172,11 +137,11 @@ template <class Block> [[gnu::always_inline]] inline k_lanes lanes_q45(const Blo
         acc = _mm256_add_epi32(acc, dot_u8s8_scaled(lo, load256(y.qs + 64 * c), word_broadcast(scales, 2 * c)));
         acc = _mm256_add_epi32(acc, dot_u8s8_scaled(hi, load256(y.qs + 64 * c + 32), word_broadcast(scales, 2 * c + 1)));
     }
-    return {acc, mins};
+    return {acc, _mm256_zextsi128_si256(mins)};
 }
 
-[[gnu::always_inline]] inline k_lanes lanes_simd(const block_q4_K & x, const block_q8_K & y) { return lanes_q45(x, y); }
-[[gnu::always_inline]] inline k_lanes lanes_simd(const block_q5_K & x, const block_q8_K & y) { return lanes_q45(x, y); }
+q8k_vsums sums_simd(const block_q4_K & x, const block_q8_K & y) { return sums_q45(x, y); }
+q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q45(x, y); }
 
 
 /// q6_K: the stored values (0..63) of elements 128h + 32k .. 128h + 32k + 31 in v[k].
@@ -199,7 +164,7 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
 /// g + 1 with g even. The scales are widened once with the even groups in the low lane
 /// and the odd ones in the high lane, so one in-lane broadcast gives exactly that
 /// pairing. The -32 comes out as 32 * sum over g of sc_g * bsums[g].
-[[gnu::always_inline]] inline k_lanes lanes_simd(const block_q6_K & x, const block_q8_K & y) {
+q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
     const __m128i s8      = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
     const __m128i evenodd = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
     const __m256i sc_eo   = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, evenodd));
@@ -214,57 +179,7 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
                 acc, dot_u8s8_scaled(v[k], load256(y.qs + 128 * h + 32 * k), word_broadcast(sc_eo, 4 * h + k)));
         }
     }
-    return {_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5)), _mm_setzero_si128()};
-}
-
-template <class Block> k_sums sums_simd(const Block & x, const block_q8_K & y) {
-    const k_lanes l = lanes_simd(x, y);
-    return {hsum_i32(l.prod), hsum_i32(l.min)};
-}
-
-/// chains += d * v for the four chains at once: fmadd_scalar's operation per lane.
-inline __m128 fmadd4(__m128 d, __m128 v, __m128 c) {
-#if defined(GK_SIMD_HAS_FMA)
-    return _mm_fmadd_ps(d, v, c);
-#else
-    return _mm_add_ps(_mm_mul_ps(d, v), c);
-#endif
-}
-
-/// The x86 row: super-blocks four at a time. Block b + j (b a multiple of 4) feeds chain
-/// j, so the four blocks' lane sums are reduced together (hsum4_i32) and accumulate()'s
-/// float step runs on the four chains in one vector - per chain the same operations in
-/// the same order as the one-block loop and the scalar twin, so the same bits. The last
-/// nb % 4 blocks take that loop.
-template <class Block> void k_dot_x4(int64_t n, float * s, const void * vx, const void * vy) {
-    const auto *  x  = static_cast<const Block *>(vx);
-    const auto *  y  = static_cast<const block_q8_K *>(vy);
-    const int64_t nb = n / QK_K;
-    __m128        c  = _mm_setzero_ps();
-    int64_t       b  = 0;
-    for (; b + 4 <= nb; b += 4) {
-        k_lanes l[4];
-        for (int j = 0; j < 4; ++j) {
-            l[j] = lanes_simd(x[b + j], y[b + j]);
-        }
-        const __m128 yd = _mm_setr_ps(y[b].d, y[b + 1].d, y[b + 2].d, y[b + 3].d);
-        const __m128 d  = _mm_mul_ps(_mm_setr_ps(simd::half_to_float(x[b].d), simd::half_to_float(x[b + 1].d),
-                                                 simd::half_to_float(x[b + 2].d), simd::half_to_float(x[b + 3].d)),
-                                     yd);
-        c = fmadd4(d, _mm_cvtepi32_ps(hsum4_i32(l[0].prod, l[1].prod, l[2].prod, l[3].prod)), c);
-        if constexpr (requires { x->dmin; }) {
-            const __m128 dmin = _mm_setr_ps(simd::half_to_float(x[b].dmin), simd::half_to_float(x[b + 1].dmin),
-                                            simd::half_to_float(x[b + 2].dmin), simd::half_to_float(x[b + 3].dmin));
-            const __m128i imin = _mm_hadd_epi32(_mm_hadd_epi32(l[0].min, l[1].min), _mm_hadd_epi32(l[2].min, l[3].min));
-            c = fmadd4(_mm_xor_ps(_mm_mul_ps(dmin, yd), _mm_set1_ps(-0.0f)), _mm_cvtepi32_ps(imin), c);
-        }
-    }
-    block_chains ch;
-    _mm_storeu_ps(ch.c, c);
-    for (; b < nb; ++b) {
-        accumulate(ch, b, x[b], y[b], sums_simd(x[b], y[b]));
-    }
-    *s = ch.sum();
+    return {_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5)), _mm256_setzero_si256()};
 }
 
 #if defined(GK_TILE_AVX512)
@@ -313,7 +228,7 @@ int k4_byte(uint64_t v, int j) { return static_cast<int>((v >> (8 * j)) & 0xFF);
 /// q4_K / q5_K: sub-blocks 2c and 2c + 1 from the 32 bytes qs[32c ..], 16 at a time;
 /// `high(c, lo, hi)` adds the fifth bits of q5_K (nothing for q4_K). Each sub-block's
 /// products land in 4 int32 lanes and are scaled there by its sc.
-template <class Block, class High> k_sums sums_q45(const Block & x, const block_q8_K & y, High high) {
+template <class Block, class High> q8k_vsums sums_q45(const Block & x, const block_q8_K & y, High high) {
     const k4_scales sm  = unpack_k4_all(x.scales);
     int32x4_t       acc = vdupq_n_s32(0);
     for (int c = 0; c < 4; ++c) {
@@ -336,14 +251,14 @@ template <class Block, class High> k_sums sums_q45(const Block & x, const block_
     const int16x8_t pairs = vpaddq_s16(vld1q_s16(y.bsums), vld1q_s16(y.bsums + 8));
     const int16x8_t mins  = vreinterpretq_s16_u16(vmovl_u8(vcreate_u8(sm.m)));
     const int32x4_t pm    = vmlal_high_s16(vmull_s16(vget_low_s16(mins), vget_low_s16(pairs)), mins, pairs);
-    return {vaddvq_s32(acc), vaddvq_s32(pm)};
+    return {acc, pm};
 }
 
-k_sums sums_simd(const block_q4_K & x, const block_q8_K & y) {
+q8k_vsums sums_simd(const block_q4_K & x, const block_q8_K & y) {
     return sums_q45(x, y, [](int, uint8x16_t *, uint8x16_t *) {});
 }
 
-k_sums sums_simd(const block_q5_K & x, const block_q8_K & y) {
+q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) {
     const uint8x16_t qh[2] = {load_u8(x.qh), load_u8(x.qh + 16)};
     return sums_q45(x, y, [&](int c, uint8x16_t * lo, uint8x16_t * hi) {
         // bit 2c of qh[l] is the fifth bit of sub-block 2c, bit 2c + 1 that of 2c + 1;
@@ -359,7 +274,7 @@ k_sums sums_simd(const block_q5_K & x, const block_q8_K & y) {
 
 /// q6_K: every 16 bytes of stored values are one group of 16 with one scale; the value
 /// minus 32 fits a signed byte.
-k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
+q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
     const uint8x16_t low4 = vdupq_n_u8(0x0F);
     const uint8x16_t low2 = vdupq_n_u8(3);
     int32x4_t        acc  = vdupq_n_s32(0);
@@ -381,20 +296,18 @@ k_sums sums_simd(const block_q6_K & x, const block_q8_K & y) {
             }
         }
     }
-    return {vaddvq_s32(acc), 0};
+    return {acc, vdupq_n_s32(0)};
 }
 
 #endif
 
-#if defined(GK_SIMD_X86)
-template <class Block> constexpr vec_dot_fn fast_dot = k_dot_x4<Block>;
-#elif defined(GK_SIMD_NEON)
-template <class Block> constexpr vec_dot_fn fast_dot = k_dot<Block, sums_simd>;
+#if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
+template <class Block> constexpr vec_dot_fn fast_dot = q8k_dot_simd<Block, sums_simd>;
 #else
-template <class Block> constexpr vec_dot_fn fast_dot = k_dot<Block, sums_scalar>;
+template <class Block> constexpr vec_dot_fn fast_dot = q8k_dot<Block, sums_scalar>;
 #endif
 
-template <class Block> constexpr vec_dot_fn twin_dot = k_dot<Block, sums_scalar>;
+template <class Block> constexpr vec_dot_fn twin_dot = q8k_dot<Block, sums_scalar>;
 
 } // namespace
 
