@@ -166,11 +166,43 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
 /// pairing. The -32 comes out as 32 * sum over g of sc_g * bsums[g].
 q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
     const __m128i s8      = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
-    const __m128i evenodd = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-    const __m256i sc_eo   = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, evenodd));
     const __m256i offset  = _mm256_madd_epi16(_mm256_cvtepi8_epi16(s8), load256(y.bsums));
 
-    __m256i acc = _mm256_setzero_si256();
+#if defined(__AVX512BW__)
+    // Per half h, two registers of 64 elements: 128h .. 128h + 63 (v[0] | v[1] of
+    // q6k_values) and 128h + 64 .. 128h + 127 (v[2] | v[3]); word w of the first meets group
+    // 8h + w / 8, of the second 8h + 4 + w / 8 (vpermw from the 16 widened scales).
+    // Measured on Zen 4 (CPU time against ggml's q6_K dot, gk-bench 4096 x 14336 x 1):
+    // 0.97 against 0.93 for the 256-bit form below. The same pairing for q4_K / q5_K
+    // (one register per two sub-blocks) was slower there - 0.85 / 0.94 against 0.93 /
+    // 1.12 - so they keep the 256-bit form.
+    const __m512i sc16   = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(s8));
+    const __m512i low4   = _mm512_set1_epi8(0x0F);
+    const __m512i low2   = _mm512_set1_epi8(3);
+    const __m512i s01    = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    const __m512i s23    = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1);
+    const __m512i group  = _mm512_setr_epi64(0, 0, 0x0001000100010001, 0x0001000100010001, 0x0002000200020002,
+                                             0x0002000200020002, 0x0003000300030003, 0x0003000300030003);  // w / 8
+    __m512i       acc512 = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+        const __m512i l  = _mm512_loadu_si512(x.ql + 64 * h);
+        const __m512i qh = _mm512_broadcast_i64x4(load256(x.qh + 32 * h));
+        const __m512i v01 =
+            _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, s01), low2), 4));
+        const __m512i v23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), low4),
+                                            _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, s23), low2), 4));
+        const __m512i g01 = _mm512_add_epi16(group, _mm512_set1_epi16(static_cast<short>(8 * h)));
+        const __m512i g23 = _mm512_add_epi16(g01, _mm512_set1_epi16(4));
+        acc512 = _mm512_add_epi32(acc512, _mm512_madd_epi16(_mm512_maddubs_epi16(v01, _mm512_loadu_si512(y.qs + 128 * h)),
+                                                            _mm512_permutexvar_epi16(g01, sc16)));
+        acc512 = _mm512_add_epi32(acc512, _mm512_madd_epi16(_mm512_maddubs_epi16(v23, _mm512_loadu_si512(y.qs + 128 * h + 64)),
+                                                            _mm512_permutexvar_epi16(g23, sc16)));
+    }
+    const __m256i acc = _mm256_add_epi32(_mm512_castsi512_si256(acc512), _mm512_extracti64x4_epi64(acc512, 1));
+#else
+    const __m128i evenodd = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    const __m256i sc_eo   = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, evenodd));
+    __m256i       acc     = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
         __m256i v[4];
         q6k_values(x, h, v);
@@ -179,6 +211,7 @@ q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
                 acc, dot_u8s8_scaled(v[k], load256(y.qs + 128 * h + 32 * k), word_broadcast(sc_eo, 4 * h + k)));
         }
     }
+#endif
     return {_mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5)), _mm256_setzero_si256()};
 }
 
