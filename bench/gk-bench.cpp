@@ -10,8 +10,9 @@
 // (type, shape, threads) runs once per library to warm up, then alternates gk and ggml
 // (the first of each pair alternating too) until --budget-ms has passed and each has run
 // --min-runs times. One markdown table row per case: median and best GFLOP/s of each
-// library (2 k m n / time), the ratio of the medians, and the relative L2 difference of
-// the two results. It reports, never judges: the exit status is 0 unless the arguments
+// library (2 k m n / time), the ratio of the medians, at 1 thread the ratio of the median
+// CPU times (the process's: robust to the time slices a loaded machine takes away, while
+// the wall ratio is not), and the relative L2 difference of the two results. It reports, never judges: the exit status is 0 unless the arguments
 // are wrong.
 #include "gk-bench.h"
 
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -222,8 +224,26 @@ bool make_problem(const options & o, gk_type type, problem & p, std::string & er
 using clock_type = std::chrono::steady_clock;
 
 /// The timed runs of one library in one case; after an error it gives no figures.
+/// The process's CPU time in seconds (every thread, user and system).
+double process_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+/// The median of v (0 when empty); of an even count, the mean of the two middle values.
+double median(std::vector<double> v) {
+    if (v.empty()) {
+        return 0;
+    }
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 struct timing {
-    std::vector<double> seconds;
+    std::vector<double> seconds;      // wall time per run
+    std::vector<double> cpu_seconds;  // the process's CPU time per run
     std::string         error;
 
     bool failed() const { return !error.empty(); }
@@ -232,22 +252,21 @@ struct timing {
         if (failed()) {
             return;
         }
-        const auto t0 = clock_type::now();
+        const double c0 = process_cpu_seconds();
+        const auto   t0 = clock_type::now();
         if (mm.run(s, nth, error)) {
             seconds.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+            cpu_seconds.push_back(process_cpu_seconds() - c0);
         }
     }
 
     /// GFLOP/s of the median run (0 when there is none).
-    double median_rate(double gflop) const {
-        if (seconds.empty() || failed()) {
-            return 0;
-        }
-        std::vector<double> v = seconds;
-        std::sort(v.begin(), v.end());
-        const size_t h   = v.size() / 2;
-        const double med = v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-        return gflop / med;
+    double median_rate(double gflop) const { return seconds.empty() || failed() ? 0 : gflop / median(seconds); }
+
+    /// GFLOP/s of the median run's CPU time (0 when there is none).
+    double median_cpu_rate(double gflop) const {
+        const double m = median(cpu_seconds);
+        return failed() || m <= 0 ? 0 : gflop / m;
     }
 
     double best_rate(double gflop) const {
@@ -309,12 +328,17 @@ void run_case(const options & o, const problem & p, size_t s, int nth, matmul & 
     const double      ga = a.median_rate(gflop), gb = b.median_rate(gflop);  // 0: no figure
     const auto        cell = [](double v) { return v > 0 ? fmt("%.1f", v) : std::string("-"); };
     const std::string ratio = ga > 0 && gb > 0 ? fmt("%.2f", ga / gb) : "-";
+    // At 1 thread the CPU time is the time the kernel ran, whatever else the machine ran
+    // meanwhile; with more threads it also counts their waits, so no figure is given.
+    const double      ca = a.median_cpu_rate(gflop), cb = b.median_cpu_rate(gflop);
+    const std::string cpu_ratio = nth == 1 && ca > 0 && cb > 0 ? fmt("%.2f", ca / cb) : "-";
     const std::string diff  = ref && !a.failed() && !b.failed()
                                   ? fmt("%.1e", rel_diff(ours.result(s), ref->result(s), sh.m * sh.n))
                                   : "-";
-    std::printf("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %zu/%zu | %s |\n", name.c_str(), path, shape.c_str(),
-                nth, cell(ga).c_str(), cell(a.best_rate(gflop)).c_str(), cell(gb).c_str(),
-                cell(b.best_rate(gflop)).c_str(), ratio.c_str(), a.seconds.size(), b.seconds.size(), diff.c_str());
+    std::printf("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %zu/%zu | %s |\n", name.c_str(), path,
+                shape.c_str(), nth, cell(ga).c_str(), cell(a.best_rate(gflop)).c_str(), cell(gb).c_str(),
+                cell(b.best_rate(gflop)).c_str(), ratio.c_str(), cpu_ratio.c_str(), a.seconds.size(),
+                b.seconds.size(), diff.c_str());
     std::fflush(stdout);
     if (a.failed()) {
         notes.push_back(name + " " + shape + " gk: " + a.error);
@@ -367,9 +391,9 @@ int run(const options & o) {
                              : built_with_reference() ? "off (--no-ggml)"
                                                       : "not built in";
     std::printf("cpu: %s; reference: %s\n\n", cpu_model().c_str(), reference);
-    std::printf("| type | gk dot | K x M x N | thr | gk med | gk best | ggml med | ggml best | gk/ggml | runs "
-                "| rel diff |\n");
-    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("| type | gk dot | K x M x N | thr | gk med | gk best | ggml med | ggml best | gk/ggml | gk/ggml cpu "
+                "| runs | rel diff |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     std::fflush(stdout);
     std::vector<std::string> notes;
     const std::vector<gk_type> types = o.types.empty() ? weight_types() : o.types;
