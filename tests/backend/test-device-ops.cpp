@@ -208,6 +208,13 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 128, 9), special_activations(x, 128, 5)); }},
         {"mul_mat q4_0 weights, batches broadcast",
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_0, 96, 7, 2), in(x, GK_TYPE_F32, 96, 3, 4)); }},
+        // 40 x 20 outputs per slab: on a CUDA device of compute capability 7.2+ these take the
+        // tensor cores (16 x 16 tiles, the last ones partly outside; mma.cu), elsewhere the
+        // one-output-per-thread kernels.
+        {"mul_mat q8_0 weights, 40 x 20 per slab, two slabs",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 96, 40, 2), in(x, GK_TYPE_F32, 96, 20, 2)); }},
+        {"mul_mat q4_0 weights, 40 x 20 per slab, weights broadcast",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_0, 160, 40), in(x, GK_TYPE_F32, 160, 20, 3)); }},
         {"mul_mat q4_K weights",
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_K, 512, 6), special_activations(x, 512, 4)); }},
         {"mul_mat q6_K weights",

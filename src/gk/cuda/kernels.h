@@ -34,6 +34,12 @@ int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream
 /// dst[m, n, i2, i3] = the CPU's integer dot of weight row (m, i2 / r2, i3 / r3) of
 /// `type` and activation row (n, i2, i3) of `act` (quantize_act's output).
 int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream);
+/// True when the current device has int8 tensor-core fragments (compute capability 7.2+).
+bool mma_capable();
+/// mul_mat_q of q8_0 (q4 false) or q4_0 (q4 true) weights on tensor cores (mma.cu): the
+/// same result, bit for bit (the block sums are exact integers either way). Only on a
+/// device where mma_capable() holds.
+int mul_mat_q8_mma(bool q4, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream);
 /// flash_attn_ext of f32 q, f32 / f16 K and V and mask (mask.data null for none), the
 /// sinks per head or nullptr, ALiBi slopes per head in device memory or nullptr (1); no
 /// softcap.

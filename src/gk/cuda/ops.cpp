@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace gk::cuda {
@@ -134,8 +136,23 @@ int with_act_table(kernels::act_kind act, void * stream, F launch) {
 
 bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4; }
 
+/// Columns from which q8_0 / q4_0 products take the tensor cores (mma.cu): a 16 x 16 tile
+/// with fewer columns mostly multiplies zeros.
+constexpr int64_t k_mma_min_cols = 8;
+
+/// Whether mul_mat of weight type `type` with `cols` columns runs on the tensor cores:
+/// a capable device, q8_0 or q4_0, enough columns, and GK_CUDA_MMA not "0" (the switch
+/// that measures the one-output-per-thread kernel instead).
+bool use_mma(gk_type type, int64_t cols) {
+    static const bool on = [] {
+        const char * e = std::getenv("GK_CUDA_MMA");
+        return !(e && std::strcmp(e, "0") == 0) && kernels::mma_capable();
+    }();
+    return on && (type == GK_TYPE_Q8_0 || type == GK_TYPE_Q4_0) && cols >= k_mma_min_cols;
+}
+
 /// Float weights: one kernel. Quantized ones: the activations converted into scratch
-/// (the CPU's conversion), then the integer dots.
+/// (the CPU's conversion), then the integer dots (on the tensor cores where use_mma).
 int mul_mat_launch(const gk_tensor * n, void * s) {
     const gk_tensor *     w = n->src[0];
     const gk_tensor *     x = n->src[1];
@@ -146,7 +163,11 @@ int mul_mat_launch(const gk_tensor * n, void * s) {
     const size_t bytes = static_cast<size_t>(gk_nelements(x)) / block * (block + 4);
     return with_table(nullptr, bytes, s, [&](void * dev) {
         const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
-        return r != 0 ? r : kernels::mul_mat_q(wq, arg(w), static_cast<const char *>(dev), arg(n), s);
+        if (r != 0) return r;
+        if (use_mma(w->type, x->ne[1])) {
+            return kernels::mul_mat_q8_mma(w->type == GK_TYPE_Q4_0, arg(w), static_cast<const char *>(dev), arg(n), s);
+        }
+        return kernels::mul_mat_q(wq, arg(w), static_cast<const char *>(dev), arg(n), s);
     });
 }
 
