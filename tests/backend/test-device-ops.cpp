@@ -319,6 +319,38 @@ const std::vector<op_case> & cases() {
         {"rope normal", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NORMAL, false, 0.0f); }},
         {"rope neox, frequency factors", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NEOX, true, 0.0f); }},
         {"rope neox, YaRN", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NEOX, false, 1.0f); }},
+        // mul_mat_id: 7 experts (the ids are 0..6), dst[:, u, t] = expert ids[u, t] times b row (u % b.ne1, t).
+        {"mul_mat_id f32, 4 experts a token over 2 rows",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_F32, 40, 6, 7), in(x, GK_TYPE_F32, 40, 2, 3),
+                                  idx(x, GK_TYPE_I32, 4, 3));
+         }},
+        {"mul_mat_id f16",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_F16, 70, 5, 7), in(x, GK_TYPE_F32, 70, 1, 4),
+                                  idx(x, GK_TYPE_I32, 3, 4));
+         }},
+        {"mul_mat_id q8_0, a block with an infinity and one of zeros",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q8_0, 128, 5, 7),
+                                  gk_reshape_3d(x, special_activations(x, 128, 4), 128, 2, 2),
+                                  idx(x, GK_TYPE_I32, 2, 2));
+         }},
+        {"mul_mat_id q4_0",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q4_0, 64, 4, 7), in(x, GK_TYPE_F32, 64, 2, 3),
+                                  idx(x, GK_TYPE_I32, 4, 3));
+         }},
+        {"mul_mat_id q4_K",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q4_K, 256, 4, 7), in(x, GK_TYPE_F32, 256, 1, 3),
+                                  idx(x, GK_TYPE_I32, 2, 3));
+         }},
+        {"mul_mat_id q6_K",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q6_K, 256, 3, 7), in(x, GK_TYPE_F32, 256, 2, 2),
+                                  idx(x, GK_TYPE_I32, 2, 2));
+         }},
     };
     return c;
 }
@@ -436,6 +468,36 @@ TEST(Devices, AGraphTheDeviceCannotRunFailsWithAMessageAndTheCpuGoesOn) {
         EXPECT_FALSE(want.out.empty());
         EXPECT_TRUE(got.out == want.out);
         EXPECT_FALSE(got.on_device.empty());
+    }
+}
+
+TEST(Devices, AnExpertIdOutOfRangeFailsWithAMessage) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr));
+        ASSERT_TRUE(device) << gk_backend_last_error();
+        for (gk_type wt : {GK_TYPE_F32, GK_TYPE_Q8_0}) {
+            ctx_ptr     ctx = make_ctx(8 * gk_tensor_overhead() + gk_graph_overhead(), true);
+            gk_tensor * as  = gk_new_tensor_3d(ctx.get(), wt, 32, 4, 3);
+            gk_tensor * b   = gk_new_tensor_3d(ctx.get(), GK_TYPE_F32, 32, 1, 2);
+            gk_tensor * ids = gk_new_tensor_2d(ctx.get(), GK_TYPE_I32, 2, 2);
+            gk_tensor * y   = gk_mul_mat_id(ctx.get(), as, b, ids);
+            gk_cgraph * g   = gk_new_graph(ctx.get());
+            ASSERT_EQ(gk_build_forward_expand(g, y), GK_STATUS_SUCCESS);
+            gk_backend_buffer_t buf = gk_backend_alloc_ctx_tensors(ctx.get(), device.get());
+            ASSERT_NE(buf, nullptr) << gk_backend_last_error();
+            std::vector<unsigned char> zeros(gk_nbytes(as), 0);
+            const std::vector<float>   bv    = random_values(64, 5, 1.0f);
+            const int32_t              iv[4] = {0, 2, 3, 1};  // 3: past the 3 experts
+            gk_backend_tensor_set(as, zeros.data(), 0, zeros.size());
+            gk_backend_tensor_set(b, bv.data(), 0, gk_nbytes(b));
+            gk_backend_tensor_set(ids, iv, 0, sizeof iv);
+            EXPECT_EQ(gk_backend_graph_compute(device.get(), g), GK_STATUS_OUT_OF_RANGE);
+            const std::string msg = gk_backend_last_error();
+            EXPECT_NE(msg.find("expert id"), std::string::npos) << msg;
+            gk_backend_buffer_free(buf);
+        }
     }
 }
 

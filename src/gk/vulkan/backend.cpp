@@ -175,6 +175,11 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
             }
             record_barrier(cmd);
         }
+        VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};  // what the host reads after the fence
+        to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                             nullptr, 0, nullptr);
         vkEndCommandBuffer(cmd);
     }
     if (st == GK_STATUS_SUCCESS) {
@@ -186,6 +191,17 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
         if (r != VK_SUCCESS) {
             backend_error("%s: the computation failed (%s)", d.name.c_str(), result_name(r));
             st = GK_STATUS_FAILED;
+        }
+    }
+    for (uint32_t i = 0; i < n && st == GK_STATUS_SUCCESS && aux.buffer; ++i) {  // errors the shaders report
+        std::string why;
+        if (aux_bytes(nodes[i]) > 0 &&
+            !aux_check(nodes[i],
+                       static_cast<const char *>(gk_backend_buffer_get_base(aux.buffer)) + aux.words[i] * size_t{4},
+                       &why)) {
+            backend_error("%s: node '%s' (%s): %s", d.name.c_str(), gk_get_name(nodes[i]), op_label(nodes[i]),
+                          why.c_str());
+            st = GK_STATUS_OUT_OF_RANGE;
         }
     }
     if (done) vkDestroyFence(d.dev, done, nullptr);

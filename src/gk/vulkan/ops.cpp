@@ -151,8 +151,9 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 // ---- mul_mat (shaders/mul_mat.comp) -------------------------------------------------------
 
 /// mul_mat.comp's, quantize_act.comp's and mul_mat_q.comp's push constants (each reads
-/// the fields it needs): weight strides in elements (bytes for block formats), aoff the
-/// quantized activations' first word at binding 3.
+/// the fields it needs; shaders/mul_mat_push.glsl): weight strides in elements (bytes for
+/// block formats), aoff the quantized activations' first word at binding 3, and for
+/// mul_mat_id the ids' place and eoff, the word at binding 3 a bad id sets.
 struct mul_mat_push {
     uint32_t M, N, ne2, ne3;
     uint32_t K, r2, r3, aoff;
@@ -160,6 +161,9 @@ struct mul_mat_push {
     uint32_t xs1, xs2, xs3;
     uint32_t ds1, ds2, ds3;
     uint32_t woff, xoff, doff;
+    uint32_t xN;
+    uint32_t E, ioff, is0;
+    uint32_t is1, eoff;
 };
 
 /// quantize_act.comp's and mul_mat_q.comp's numbers for block-format weights of `type`:
@@ -181,12 +185,18 @@ quant_kind quant_kind_of(gk_type type) {
     }
 }
 
+/// mul_mat and mul_mat_id (dst[:, u, t] = weight slab ids[u, t] times activation row
+/// (u % rows, t): the same shaders with an id lookup).
 bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) {
     const gk_tensor * w     = n->src[0];
     const gk_tensor * x     = n->src[1];
     const bool        plain = is(w, GK_TYPE_F32) || is(w, GK_TYPE_F16);
     if (!plain && quant_kind_of(w->type).weight < 0) {
         return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    }
+    if (n->op == GK_OP_MUL_MAT_ID) {
+        if (!is(n->src[2], GK_TYPE_I32)) return refuse(why, "i32 expert ids only");
+        if (!whole_elements(n->src[2], 4, why)) return false;
     }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4 || n->nb[0] != 4) {
@@ -203,6 +213,19 @@ size_t mul_mat_aux(const gk_tensor * n) {
     if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
     return static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+}
+
+/// mul_mat_id's binding 3: mul_mat_aux's activations, then the word a bad expert id sets.
+size_t mul_mat_id_aux(const gk_tensor * n) { return mul_mat_aux(n) + 4; }
+
+void mul_mat_id_fill(const gk_tensor * n, void * out) { std::memset(static_cast<char *>(out) + mul_mat_aux(n), 0, 4); }
+
+/// An expert id outside [0, E) leaves its columns 0 and sets the word: the compute fails,
+/// as the CPU's does (GK_STATUS_OUT_OF_RANGE).
+bool mul_mat_id_check(const gk_tensor * n, const void * aux, std::string * why) {
+    uint32_t bad = 0;
+    std::memcpy(&bad, static_cast<const char *>(aux) + mul_mat_aux(n), 4);
+    return bad == 0 || refuse(why, "an expert id is outside [0, " + std::to_string(n->src[0]->ne[2]) + ")");
 }
 
 bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
@@ -225,6 +248,13 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
     p.woff = wv.off, p.xoff = xv.off, p.doff = dv.off;
+    p.xN   = static_cast<uint32_t>(x->ne[1]);
+    const bool id = n->op == GK_OP_MUL_MAT_ID;
+    if (id) {  // the expert of dst column (u, t) is ids[u, t]
+        const view iv = as_view(n->src[2], 4);
+        p.E = static_cast<uint32_t>(w->ne[2]), p.ioff = iv.off, p.is0 = iv.s[0], p.is1 = iv.s[1];
+        p.eoff = aux + static_cast<uint32_t>(mul_mat_aux(n) / 4);
+    }
     // fma_exact wherever the device has doubles: a device's fma() need not be fused
     // (lavapipe's is not), and the CPU's dots fuse every step.
     const uint32_t exact = d.float64 ? 1u : 0u;
@@ -691,6 +721,7 @@ struct op_entry {
     size_t (*aux_bytes)(const gk_tensor *)      = nullptr;  // binding 3's data, when the shader reads some
     void (*aux_fill)(const gk_tensor *, void *) = nullptr;
     bool aux_reads_sources = false;  // aux_fill reads src[1] and src[2] (rope's positions, factors)
+    bool (*aux_check)(const gk_tensor *, const void *, std::string *) = nullptr;  // after the compute
 };
 
 constexpr op_entry k_ops[] = {
@@ -712,6 +743,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
     {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, true},
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_record, flash_attn_aux, flash_attn_fill},
+    {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_record, mul_mat_id_aux, mul_mat_id_fill, false, mul_mat_id_check},
 };
 
 const op_entry * entry(gk_op op) {
@@ -749,6 +781,11 @@ bool aux_reads_sources(const gk_tensor * node) {
 void aux_fill(const gk_tensor * node, void * out) {
     const op_entry * e = entry(node->op);
     if (e && e->aux_fill) e->aux_fill(node, out);
+}
+
+bool aux_check(const gk_tensor * node, const void * aux, std::string * why) {
+    const op_entry * e = entry(node->op);
+    return !e || !e->aux_check || e->aux_check(node, aux, why);
 }
 
 bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * node,

@@ -122,6 +122,10 @@ bool aux_reads_sources(const gk_tensor * node);
 /// host-visible memory, already holding their values (supports_op checks they are leaves).
 void aux_fill(const gk_tensor * node, void * out);
 
+/// After the compute: whether the node's data at binding 3 (`aux`, aux_bytes(node)
+/// bytes) reports no error (mul_mat_id's out-of-range expert id); why not in `why`.
+bool aux_check(const gk_tensor * node, const void * aux, std::string * why);
+
 /// Record `node`'s dispatch into `cmd` with descriptor set `set` (bound to its tensors'
 /// buffers by the caller, bindings 0-2 = src[0], src[1], dst, 3 = its aux data, which
 /// starts at 32-bit word `aux_word` there, 4-6 = src[2], src[3], src[4]). false with a message when the node cannot
