@@ -102,14 +102,26 @@ __device__ float dot_rows(const char * a, bool a16, const float * y, int64_t K) 
     return t[0];
 }
 
-__global__ void mul_mat_kernel(tensor_arg w, tensor_arg x, tensor_arg d) {
+/// The weight row dst element j dots: row j0 of slab (j2 / r2, j3 / r3), or for
+/// mul_mat_id of slab ids[j1, j2]; nullptr (and *ids.bad set) for an id outside the experts.
+__device__ const char * weight_row(const tensor_arg & w, const idx4 & j, int64_t r2, int64_t r3, const expert_ids & ids) {
+    if (!ids.data) return w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] + (j.i[3] / r3) * w.nb[3];
+    const int32_t e = *reinterpret_cast<const int32_t *>(ids.data + j.i[1] * ids.nb[0] + j.i[2] * ids.nb[1]);
+    if (e < 0 || e >= ids.n_expert) {
+        *ids.bad = 1;
+        return nullptr;
+    }
+    return w.data + j.i[0] * w.nb[1] + e * w.nb[2];
+}
+
+__global__ void mul_mat_kernel(tensor_arg w, tensor_arg x, tensor_arg d, expert_ids ids) {
     const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t r2 = x.ne[2] / w.ne[2], r3 = x.ne[3] / w.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4   j  = unflatten(f, d.ne);
-        const char * wr = w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] + (j.i[3] / r3) * w.nb[3];
-        const float * xr = reinterpret_cast<const float *>(x.data + j.i[1] * x.nb[1] + j.i[2] * x.nb[2] + j.i[3] * x.nb[3]);
-        *reinterpret_cast<float *>(at(d, j)) = dot_rows(wr, w.f16, xr, w.ne[0]);
+        const char * wr = weight_row(w, j, r2, r3, ids);
+        const float * xr = reinterpret_cast<const float *>(x.data + (j.i[1] % x.ne[1]) * x.nb[1] + j.i[2] * x.nb[2] + j.i[3] * x.nb[3]);
+        *reinterpret_cast<float *>(at(d, j)) = wr ? dot_rows(wr, w.f16, xr, w.ne[0]) : 0.0f;
     }
 }
 
@@ -180,7 +192,8 @@ __device__ float half_at(const unsigned char * p) { return __half2float(*reinter
 /// The CPU's integer dots (cpu/vec_dot_legacy.cpp, vec_dot_k.cpp; the scalar twins):
 /// per block an exact integer sum, chain b % 4 += d * float(isum) fused, then
 /// (c0 + c1) + (c2 + c3); q4_K also chains -(f32(dmin) * activation d) * isum_min.
-__global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, const char * aq, tensor_arg d) {
+__global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, tensor_arg x, const char * aq, tensor_arg d,
+                                 expert_ids ids) {
     const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t r2 = d.ne[2] / w.ne[2], r3 = d.ne[3] / w.ne[3];
     const int64_t QB = type == weight_quant::q8_0 || type == weight_quant::q4_0 ? 32 : 256;
@@ -188,11 +201,10 @@ __global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, const char * a
     const int64_t nb = w.ne[0] / QB;
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4 j = unflatten(f, d.ne);
-        const auto * wr = reinterpret_cast<const unsigned char *>(w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] +
-                                                                   (j.i[3] / r3) * w.nb[3]);
-        const char * ar = aq + ((j.i[1] + d.ne[1] * (j.i[2] + d.ne[2] * j.i[3])) * nb) * (4 + QB);
+        const auto * wr = reinterpret_cast<const unsigned char *>(weight_row(w, j, r2, r3, ids));
+        const char * ar = aq + ((j.i[1] % x.ne[1] + x.ne[1] * (j.i[2] + x.ne[2] * j.i[3])) * nb) * (4 + QB);
         float        c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int64_t b = 0; b < nb; ++b) {
+        for (int64_t b = 0; b < (wr ? nb : 0); ++b) {
             const unsigned char * x  = wr + b * WB;
             const char *          ab = ar + b * (4 + QB);
             const float           ad = *reinterpret_cast<const float *>(ab);
@@ -510,8 +522,8 @@ int scale(const tensor_arg & a, const tensor_arg & dst, float s, float bias, voi
     return status(stream);
 }
 
-int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, void * stream) {
-    mul_mat_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(w, x, dst);
+int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, const expert_ids & ids, void * stream) {
+    mul_mat_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(w, x, dst, ids);
     return status(stream);
 }
 
@@ -563,8 +575,9 @@ int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream
     return status(stream);
 }
 
-int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream) {
-    mul_mat_q_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, w, act, dst);
+int mul_mat_q(weight_quant type, const tensor_arg & w, const tensor_arg & x, const char * act, const tensor_arg & dst,
+              const expert_ids & ids, void * stream) {
+    mul_mat_q_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, w, x, act, dst, ids);
     return status(stream);
 }
 

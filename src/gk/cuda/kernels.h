@@ -20,9 +20,20 @@ enum class binary_op { add, sub, mul, div };
 int binary(binary_op op, const tensor_arg & a, const tensor_arg & b, const tensor_arg & dst, void * stream);
 /// dst = a * s + bias, rounded apart; f32.
 int scale(const tensor_arg & a, const tensor_arg & dst, float s, float bias, void * stream);
+/// mul_mat_id's expert lookup (data null for mul_mat): dst column (u, t) takes weight
+/// slab ids[u, t] (i32, strides nb in bytes) and activation row (u % x.ne[1], t); an id
+/// outside [0, n_expert) gives a column of zeros and sets *bad (device memory) to 1.
+struct expert_ids {
+    const char * data;
+    int64_t      nb[2];
+    int64_t      n_expert;
+    int *        bad;
+};
+
 /// dst[m, n, i2, i3] = the CPU's dot of weight row (m, i2 / r2, i3 / r3) and activation
-/// row (n, i2, i3); weights f32 or f16 (activations then rounded to f16), rows dense.
-int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, void * stream);
+/// row (n, i2, i3) (or mul_mat_id's rows: `ids`); weights f32 or f16 (activations then
+/// rounded to f16), rows dense.
+int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, const expert_ids & ids, void * stream);
 /// The activation formats of quantized dots (the weight type's vec_dot_type) and the
 /// weight formats mul_mat_q takes.
 enum class act_quant { q8_0, q8_K };
@@ -32,8 +43,10 @@ enum class weight_quant { q8_0, q4_0, q4_K, q6_K };
 /// row order, into `out` (count(x) + 4 bytes per block of 32 or 256).
 int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream);
 /// dst[m, n, i2, i3] = the CPU's integer dot of weight row (m, i2 / r2, i3 / r3) of
-/// `type` and activation row (n, i2, i3) of `act` (quantize_act's output).
-int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream);
+/// `type` and activation row (n, i2, i3) of `act` (quantize_act's output of x), or
+/// mul_mat_id's rows (`ids`).
+int mul_mat_q(weight_quant type, const tensor_arg & w, const tensor_arg & x, const char * act, const tensor_arg & dst,
+              const expert_ids & ids, void * stream);
 /// flash_attn_ext of f32 q, f32 / f16 K and V and mask (mask.data null for none), the
 /// sinks per head or nullptr, ALiBi slopes per head in device memory or nullptr (1); no
 /// softcap.

@@ -76,7 +76,7 @@ bool mul_mat_ok(const gk_tensor * n, std::string * why) {
     }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4) return refuse(why, "rows must be dense");
-    return true;
+    return n->op != GK_OP_MUL_MAT_ID || is(n->src[2], GK_TYPE_I32) || refuse(why, "i32 expert ids only");
 }
 
 bool norm_ok(const gk_tensor * n, std::string * why) {
@@ -135,19 +135,42 @@ int with_act_table(kernels::act_kind act, void * stream, F launch) {
 bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4; }
 
 /// Float weights: one kernel. Quantized ones: the activations converted into scratch
-/// (the CPU's conversion), then the integer dots.
-int mul_mat_launch(const gk_tensor * n, void * s) {
+/// (the CPU's conversion), then the integer dots. `ids`: mul_mat_id's lookup, or none.
+int mul_mat_run(const gk_tensor * n, const kernels::expert_ids & ids, void * s) {
     const gk_tensor *     w = n->src[0];
     const gk_tensor *     x = n->src[1];
     kernels::act_quant    aq;
     kernels::weight_quant wq;
-    if (!quant_kinds(w->type, &aq, &wq)) return kernels::mul_mat(arg(w), arg(x), arg(n), s);
+    if (!quant_kinds(w->type, &aq, &wq)) return kernels::mul_mat(arg(w), arg(x), arg(n), ids, s);
     const size_t block = aq == kernels::act_quant::q8_0 ? 32 : 256;
     const size_t bytes = static_cast<size_t>(gk_nelements(x)) / block * (block + 4);
     return with_table(nullptr, bytes, s, [&](void * dev) {
         const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
-        return r != 0 ? r : kernels::mul_mat_q(wq, arg(w), static_cast<const char *>(dev), arg(n), s);
+        return r != 0 ? r : kernels::mul_mat_q(wq, arg(w), arg(x), static_cast<const char *>(dev), arg(n), ids, s);
     });
+}
+
+int mul_mat_launch(const gk_tensor * n, void * s) { return mul_mat_run(n, kernels::expert_ids{}, s); }
+
+/// launch's status for an expert id outside the experts (CUDA's errors are >= 0).
+constexpr int k_bad_expert = -1;
+
+/// mul_mat_id: mul_mat's kernels with the id lookup and a device word for a bad id,
+/// read back once the stream is done (the CPU's compute fails the same way).
+int mul_mat_id_launch(const gk_tensor * n, void * s) {
+    const gk_tensor * ids = n->src[2];
+    const int         zero = 0;
+    int               bad  = 0;
+    const int         r    = with_table(&zero, sizeof zero, s, [&](void * flag) {
+        const kernels::expert_ids e{static_cast<const char *>(ids->data),
+                                    {static_cast<int64_t>(ids->nb[0]), static_cast<int64_t>(ids->nb[1])},
+                                    n->src[0]->ne[2], static_cast<int *>(flag)};
+        int st = mul_mat_run(n, e, s);
+        if (st == cudaSuccess) st = cudaStreamSynchronize(static_cast<cudaStream_t>(s));
+        if (st == cudaSuccess) st = cudaMemcpy(&bad, flag, sizeof bad, cudaMemcpyDeviceToHost);
+        return st;
+    });
+    return r == cudaSuccess && bad ? k_bad_expert : r;
 }
 
 /// ALiBi's slopes of `n_head` heads (the CPU's alibi_slope) in device memory for
@@ -341,6 +364,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_launch},
     {GK_OP_ROPE, rope_ok, rope_launch},
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_launch},
+    {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_id_launch},
 };
 
 const op_entry * entry(gk_op op) {
@@ -362,16 +386,21 @@ bool supports_op(const gk_tensor * node, std::string * why) {
     return e->ok(node, why);
 }
 
-bool launch_op(const gk_tensor * node, void * stream) {
+gk_status launch_op(const gk_tensor * node, void * stream) {
     const op_entry * e = entry(node->op);
     const int        r = e ? e->launch(node, stream) : static_cast<int>(cudaErrorNotSupported);
+    if (r == k_bad_expert) {
+        backend_error("node '%s' (%s): an expert id is outside [0, %lld)", gk_get_name(node), gk_op_name(node->op),
+                      static_cast<long long>(node->src[0]->ne[2]));
+        return GK_STATUS_OUT_OF_RANGE;
+    }
     if (r != cudaSuccess) {
         backend_error("node '%s' (%s): kernel launch failed: %s", gk_get_name(node), gk_op_name(node->op),
                       cudaGetErrorString(static_cast<cudaError_t>(r)));
         cudaGetLastError();
-        return false;
+        return GK_STATUS_FAILED;
     }
-    return true;
+    return GK_STATUS_SUCCESS;
 }
 
 } // namespace gk::cuda
