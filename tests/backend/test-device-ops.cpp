@@ -351,6 +351,15 @@ const std::vector<op_case> & cases() {
              return gk_mul_mat_id(x, in(x, GK_TYPE_Q6_K, 256, 3, 7), in(x, GK_TYPE_F32, 256, 2, 2),
                                   idx(x, GK_TYPE_I32, 2, 2));
          }},
+        {"l2_norm", [](gk_context * x) { return gk_l2_norm(x, in(x, GK_TYPE_F32, 45, 4, 2), 1e-6f); }},
+        {"l2_norm of tiny rows (eps wins)",
+         [](gk_context * x) { return gk_l2_norm(x, gk_scale(x, in(x, GK_TYPE_F32, 45, 3), 1e-8f), 1e-6f); }},
+        {"pad, left and right in every dim",
+         [](gk_context * x) { return gk_pad_ext(x, in(x, GK_TYPE_F32, 7, 3, 2, 2), 1, 2, 0, 3, 2, 0, 1, 1); }},
+        {"pad circular of a transposed view",
+         [](gk_context * x) { return gk_pad_ext_circular(x, gk_transpose(x, in(x, GK_TYPE_F32, 5, 6)), 3, 4, 2, 1, 0, 0, 0, 0); }},
+        {"timestep_embedding, odd dim",
+         [](gk_context * x) { return gk_timestep_embedding(x, in(x, GK_TYPE_F32, 6), 33, 10000); }},
     };
     return c;
 }

@@ -254,8 +254,9 @@ __global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, tensor_arg x, 
     }
 }
 
-/// cpu/ops/norm.cpp: sums in double, left to right; mean and scale in float.
-__global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
+/// cpu/ops/norm.cpp: sums in double, left to right; mean and scale in float (l2: the
+/// square root in double, 1 / fmax(float(sqrt(sum2)), eps)).
+__global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, norm_kind kind) {
     const int64_t rows = d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t n    = d.ne[0];
     for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
@@ -263,7 +264,7 @@ __global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
         const float * x = reinterpret_cast<const float *>(row_ptr(a, w));
         float *       y = reinterpret_cast<float *>(row_ptr(d, w));
         float         m = 0.0f;
-        if (mean) {
+        if (kind == norm_kind::mean_var) {
             double sum = 0.0;
             for (int64_t i = 0; i < n; ++i) sum = __dadd_rn(sum, double(x[i]));
             m = float(__ddiv_rn(sum, double(n)));
@@ -273,7 +274,9 @@ __global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
             const double c = double(__fsub_rn(x[i], m));
             sum2           = __dadd_rn(sum2, __dmul_rn(c, c));
         }
-        const float scale = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(float(__ddiv_rn(sum2, double(n))), eps)));
+        const float scale = kind == norm_kind::l2
+                                ? __fdiv_rn(1.0f, fmaxf(float(__dsqrt_rn(sum2)), eps))
+                                : __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(float(__ddiv_rn(sum2, double(n))), eps)));
         for (int64_t i = 0; i < n; ++i) y[i] = __fmul_rn(__fsub_rn(x[i], m), scale);
     }
 }
@@ -527,9 +530,9 @@ int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, 
     return status(stream);
 }
 
-int norm(const tensor_arg & a, const tensor_arg & dst, float eps, bool mean, void * stream) {
+int norm(const tensor_arg & a, const tensor_arg & dst, float eps, norm_kind kind, void * stream) {
     const int64_t rows = dst.ne[1] * dst.ne[2] * dst.ne[3];
-    norm_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, eps, mean);
+    norm_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, eps, kind);
     return status(stream);
 }
 

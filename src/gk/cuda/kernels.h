@@ -52,8 +52,9 @@ int mul_mat_q(weight_quant type, const tensor_arg & w, const tensor_arg & x, con
 /// softcap.
 int flash_attn(const tensor_arg & q, const tensor_arg & k, const tensor_arg & v, const tensor_arg & mask,
                const float * sinks, const tensor_arg & dst, float scale, const float * slopes, void * stream);
-/// norm (mean = true) or rms_norm of each row, sums in double as the CPU's.
-int norm(const tensor_arg & a, const tensor_arg & dst, float eps, bool mean, void * stream);
+/// norm, rms_norm or l2_norm of each row, sums in double as the CPU's.
+enum class norm_kind { mean_var, rms, l2 };
+int norm(const tensor_arg & a, const tensor_arg & dst, float eps, norm_kind kind, void * stream);
 /// dst's flat element f = a's flat element f, f32 / f16 either way (RNE to f16).
 int copy(const tensor_arg & a, const tensor_arg & dst, void * stream);
 /// Activations with a GLU or on their own (cpu/ops/glu.cpp, unary.cpp): silu (exp_f32's

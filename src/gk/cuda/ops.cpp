@@ -84,7 +84,10 @@ bool norm_ok(const gk_tensor * n, std::string * why) {
     return (n->nb[0] == 4 && n->src[0]->nb[0] == 4) || refuse(why, "rows must be dense");
 }
 int norm_launch(const gk_tensor * n, void * s) {
-    return kernels::norm(arg(n->src[0]), arg(n), gk_get_op_params_f32(n, 0), n->op == GK_OP_NORM, s);
+    const kernels::norm_kind kind = n->op == GK_OP_NORM      ? kernels::norm_kind::mean_var
+                                    : n->op == GK_OP_L2_NORM ? kernels::norm_kind::l2
+                                                             : kernels::norm_kind::rms;
+    return kernels::norm(arg(n->src[0]), arg(n), gk_get_op_params_f32(n, 0), kind, s);
 }
 
 bool copy_ok(const gk_tensor * n, std::string * why) {
@@ -365,6 +368,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_ROPE, rope_ok, rope_launch},
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_launch},
     {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_id_launch},
+    {GK_OP_L2_NORM, norm_ok, norm_launch},
 };
 
 const op_entry * entry(gk_op op) {

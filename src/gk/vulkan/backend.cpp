@@ -107,13 +107,12 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     const auto n = static_cast<uint32_t>(nodes.size());
     for (gk_tensor * node : nodes) {  // before aux_data reads the nodes' sources
         std::string why;
-        if (aux_reads_sources(node)) {
-            for (const gk_tensor * s : {node->src[1], node->src[2]}) {
-                while (s && s->view_src) s = s->view_src;
-                if (s && std::find(nodes.begin(), nodes.end(), s) != nodes.end()) {
-                    why = std::string("its source '") + gk_get_name(s) +
-                          "' is computed in the same graph, and the host reads it before the graph runs";
-                }
+        for (int k = 0; k < 3; ++k) {
+            const gk_tensor * s = (aux_reads_sources(node) >> k & 1u) != 0 ? node->src[k] : nullptr;
+            while (s && s->view_src) s = s->view_src;
+            if (s && std::find(nodes.begin(), nodes.end(), s) != nodes.end()) {
+                why = std::string("its source '") + gk_get_name(s) +
+                      "' is computed in the same graph, and the host reads it before the graph runs";
             }
         }
         if (!why.empty() || !supports_op(d, node, &why)) {

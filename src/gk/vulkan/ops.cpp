@@ -13,6 +13,7 @@
 #include "../cpu/ops/activations.h"
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
+#include "../cpu/ops/timestep.h"
 #include "../internal.h"
 
 #include <algorithm>
@@ -260,7 +261,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     const uint32_t exact = d.float64 ? 1u : 0u;
     const uint64_t outs  = static_cast<uint64_t>(gk_nelements(n));
     if (q.act < 0) {
-        const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1;
+        const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1 | (id ? 4u : 0u);
         return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, outs, 64);
     }
     // The activations into the node's scratch at binding 3 (the CPU's conversion), then the dots.
@@ -269,7 +270,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
         return false;
     }
     record_barrier(cmd);
-    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2;
+    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2 | (id ? 8u : 0u);
     return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, outs, 64);
 }
 
@@ -295,8 +296,8 @@ bool norm_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     put(a, p.as, p.aoff);
     put(o, p.ds, p.doff);
     p.eps               = gk_get_op_params_f32(n, 0);
-    const uint32_t mean = n->op == GK_OP_NORM ? 1u : 0u;
-    return dispatch(d, cmd, set, {shader::norm, mean}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
+    const uint32_t mode = n->op == GK_OP_NORM ? 1u : n->op == GK_OP_L2_NORM ? 2u : 0u;
+    return dispatch(d, cmd, set, {shader::norm, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
 }
 
 // ---- dup, cont, cpy (shaders/copy.comp) ---------------------------------------------------
@@ -712,6 +713,63 @@ bool flash_attn_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet 
     return dispatch(d, cmd, set, {shader::flash_attn, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
 }
 
+// ---- pad, timestep_embedding (shaders/pad.comp) ---------------------------------------------
+
+struct pad_push {
+    uint32_t ne[4], ane[4], as[4], ds[4];
+    int32_t  lp[4];
+    uint32_t aoff, doff;
+};
+
+bool pad_ok(const device_context &, const gk_tensor * n, std::string * why) {
+    if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
+    return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why);
+}
+
+bool pad_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
+    const view a = as_view(n->src[0], 4), o = as_view(n, 4);
+    pad_push   p{};
+    ne4(n, p.ne);
+    ne4(n->src[0], p.ane);
+    put(a, p.as, p.aoff);
+    put(o, p.ds, p.doff);
+    for (int i = 0; i < 4; ++i) p.lp[i] = gk_get_op_params_i32(n, 2 * i);
+    const uint32_t mode = gk_get_op_params_i32(n, 8) != 0 ? 1u : 0u;
+    return dispatch(d, cmd, set, {shader::pad, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+}
+
+/// timestep_embedding: the rows made on the host (cpu/ops/timestep.h: libm's exp, cos
+/// and sin) from the timesteps, which must be inputs; pad.comp copies them into dst.
+bool timestep_ok(const device_context &, const gk_tensor * n, std::string * why) {
+    if (!is_input(n->src[0])) return refuse(why, "the timesteps must be inputs (the rows are made on the host)");
+    return dense_f32(n, {n->src[0]}, why) && whole_elements(n, 4, why);
+}
+
+size_t timestep_aux(const gk_tensor * n) { return static_cast<size_t>(gk_nelements(n)) * sizeof(float); }
+
+void timestep_fill(const gk_tensor * n, void * out) {
+    const gk_tensor * ts = n->src[0];
+    auto *            y  = static_cast<float *>(out);
+    for (int64_t t = 0; t < n->ne[1]; ++t) {
+        float v;
+        std::memcpy(&v, static_cast<const char *>(ts->data) + t * ts->nb[0], sizeof v);
+        cpu::timestep_row(v, gk_get_op_params_i32(n, 0), gk_get_op_params_i32(n, 1), y + t * n->ne[0]);
+    }
+}
+
+bool timestep_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n,
+                     uint32_t aux) {
+    const view o = as_view(n, 4);
+    pad_push   p{};
+    ne4(n, p.ne);
+    ne4(n, p.ane);
+    put(o, p.ds, p.doff);
+    p.aoff  = aux;  // the rows at binding 3, dense
+    p.as[0] = 1;
+    p.as[1] = static_cast<uint32_t>(n->ne[0]);
+    return dispatch(d, cmd, set, {shader::pad, 2u}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 struct op_entry {
@@ -720,7 +778,7 @@ struct op_entry {
     bool (*record)(device_context &, VkCommandBuffer, VkDescriptorSet, const gk_tensor *, uint32_t aux_word);
     size_t (*aux_bytes)(const gk_tensor *)      = nullptr;  // binding 3's data, when the shader reads some
     void (*aux_fill)(const gk_tensor *, void *) = nullptr;
-    bool aux_reads_sources = false;  // aux_fill reads src[1] and src[2] (rope's positions, factors)
+    unsigned aux_reads_sources = 0;  // the sources aux_fill reads, bit k for src[k] (rope's positions, factors)
     bool (*aux_check)(const gk_tensor *, const void *, std::string *) = nullptr;  // after the compute
 };
 
@@ -741,9 +799,12 @@ constexpr op_entry k_ops[] = {
     {GK_OP_GET_ROWS, get_rows_ok, get_rows_record},
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_record},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
-    {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, true},
+    {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, 6u},
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_record, flash_attn_aux, flash_attn_fill},
-    {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_record, mul_mat_id_aux, mul_mat_id_fill, false, mul_mat_id_check},
+    {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_record, mul_mat_id_aux, mul_mat_id_fill, 0u, mul_mat_id_check},
+    {GK_OP_L2_NORM, norm_ok, norm_record},
+    {GK_OP_PAD, pad_ok, pad_record},
+    {GK_OP_TIMESTEP_EMBEDDING, timestep_ok, timestep_record, timestep_aux, timestep_fill, 1u},
 };
 
 const op_entry * entry(gk_op op) {
@@ -756,7 +817,8 @@ const op_entry * entry(gk_op op) {
 static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(mul_mat_push) <= 128 &&
                   sizeof(norm_push) <= 128 && sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 &&
                   sizeof(unary_push) <= 128 && sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 &&
-                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
+                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128 &&
+                  sizeof(pad_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
 } // namespace
@@ -773,9 +835,9 @@ size_t aux_bytes(const gk_tensor * node) {
     return e && e->aux_bytes ? e->aux_bytes(node) : 0;
 }
 
-bool aux_reads_sources(const gk_tensor * node) {
+unsigned aux_reads_sources(const gk_tensor * node) {
     const op_entry * e = entry(node->op);
-    return e && e->aux_reads_sources;
+    return e ? e->aux_reads_sources : 0u;
 }
 
 void aux_fill(const gk_tensor * node, void * out) {

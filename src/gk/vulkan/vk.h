@@ -44,6 +44,7 @@ enum class shader {
     flash_attn,
     quantize_act,
     mul_mat_q,
+    pad,
     count
 };
 
@@ -113,9 +114,10 @@ bool supports_op(const device_context & d, const gk_tensor * node, std::string *
 /// tables, rope's angles, ALiBi slopes); 0 when it reads none.
 size_t aux_bytes(const gk_tensor * node);
 
-/// Whether aux_fill reads `node`'s src[1] and src[2] (then neither may be computed in
-/// the graph that holds the node: the host reads them before the graph runs).
-bool aux_reads_sources(const gk_tensor * node);
+/// The sources of `node` aux_fill reads, bit k for src[k] (rope's src[1] and src[2],
+/// timestep_embedding's src[0]): none may be computed in the graph that holds the node,
+/// as the host reads them before the graph runs.
+unsigned aux_reads_sources(const gk_tensor * node);
 
 /// Write that data to `out` (aux_bytes(node) bytes), at record time: the node's sources
 /// that it reads (rope's positions and frequency factors) are inputs of the graph, in
