@@ -44,7 +44,8 @@ __device__ char * row_ptr(const tensor_arg & t, const row3 & w) {
     return t.data + w.i1 * t.nb[1] + w.i2 * t.nb[2] + w.i3 * t.nb[3];
 }
 
-int64_t count(const tensor_arg & t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
+__host__ __device__ int64_t count_of(const tensor_arg & t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
+int64_t                     count(const tensor_arg & t) { return count_of(t); }
 
 int blocks(int64_t n) {
     const int64_t b = (n + k_block - 1) / k_block;
@@ -511,6 +512,126 @@ __global__ void rope_kernel(tensor_arg a, tensor_arg d, int64_t pairs, bool adja
     }
 }
 
+__global__ void group_norm_kernel(tensor_arg a, tensor_arg d, int n_groups, float eps) {
+    const int64_t per = (a.ne[2] + n_groups - 1) / n_groups, units = n_groups * a.ne[3];
+    for (int64_t u = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; u < units; u += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t i3 = u / n_groups, c0 = (u % n_groups) * per;
+        const int64_t c1 = c0 + per < a.ne[2] ? c0 + per : a.ne[2];
+        double        sum = 0.0;
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                for (int64_t i = 0; i < a.ne[0]; ++i) sum = __dadd_rn(sum, double(load(a, idx4{{i, i1, c, i3}})));
+            }
+        }
+        const double count = double((c1 > c0 ? c1 - c0 : 0) * a.ne[1] * a.ne[0]);
+        const float  mean  = count > 0 ? float(__ddiv_rn(sum, count)) : 0.0f;
+        double       sum2  = 0.0;
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                for (int64_t i = 0; i < a.ne[0]; ++i) {
+                    const double x = double(__fsub_rn(load(a, idx4{{i, i1, c, i3}}), mean));
+                    sum2           = __dadd_rn(sum2, __dmul_rn(x, x));
+                }
+            }
+        }
+        const float scale =
+            count > 0 ? __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(float(__ddiv_rn(sum2, count)), eps))) : 0.0f;
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                for (int64_t i = 0; i < a.ne[0]; ++i) {
+                    const idx4 j                          = {{i, i1, c, i3}};
+                    *reinterpret_cast<float *>(at(d, j)) = __fmul_rn(__fsub_rn(load(a, j), mean), scale);
+                }
+            }
+        }
+    }
+}
+
+struct pad_arg {
+    int32_t lp[4];
+};
+
+__global__ void pad_kernel(tensor_arg a, tensor_arg d, pad_arg lp, bool circular) {
+    const int64_t n = count_of(d);
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4 j = unflatten(f, d.ne);
+        idx4       k;
+        bool       in_a = true;
+        for (int q = 0; q < 4; ++q) {
+            k.i[q] = j.i[q] - lp.lp[q];
+            if (circular) k.i[q] = ((k.i[q] % a.ne[q]) + a.ne[q]) % a.ne[q];
+            in_a = in_a && k.i[q] >= 0 && k.i[q] < a.ne[q];
+        }
+        *reinterpret_cast<float *>(at(d, j)) = in_a ? load(a, k) : 0.0f;
+    }
+}
+
+struct conv_arg {
+    int32_t s0, s1, p0, p1, d0, d1;
+};
+
+__global__ void im2col_kernel(tensor_arg b, tensor_arg d, int64_t kw, int64_t kh, conv_arg c, bool is_2d) {
+    const int64_t n = count_of(d);
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4    j  = unflatten(f, d.ne);
+        const int64_t kx = j.i[0] % kw, ky = (j.i[0] / kw) % kh, ic = j.i[0] / (kw * kh);
+        const int64_t x  = j.i[1] * c.s0 + kx * c.d0 - c.p0;
+        const int64_t y  = is_2d ? j.i[2] * c.s1 + ky * c.d1 - c.p1 : 0;
+        const int64_t nb = is_2d ? j.i[3] : j.i[2];
+        const bool    in = x >= 0 && x < b.ne[0] && y >= 0 && y < (is_2d ? b.ne[1] : 1);
+        const float   v  = !in ? 0.0f : is_2d ? load(b, idx4{{x, y, ic, nb}}) : load(b, idx4{{x, ic, nb, 0}});
+        if (d.f16) {
+            *reinterpret_cast<__half *>(at(d, j)) = __float2half_rn(v);
+        } else {
+            *reinterpret_cast<float *>(at(d, j)) = v;
+        }
+    }
+}
+
+__device__ int64_t clamp_index(int64_t i, int64_t n) { return i < 0 ? 0 : (i > n - 1 ? n - 1 : i); }
+
+/// std::max(0.0f, std::min(t, 1.0f)), comparisons as std's.
+__device__ float clamp01(float t) {
+    const float m = 1.0f < t ? 1.0f : t;
+    return 0.0f < m ? m : 0.0f;
+}
+
+__global__ void upscale_kernel(tensor_arg a, tensor_arg d, bool bilinear, bool align_corners) {
+    float sf[4];
+    for (int q = 0; q < 4; ++q) sf[q] = __fdiv_rn(float(d.ne[q]), float(a.ne[q]));
+    float offset = 0.5f;
+    if (align_corners) {
+        offset = 0.0f;
+        for (int q = 0; q < 2; ++q) {
+            if (d.ne[q] > 1 && a.ne[q] > 1) sf[q] = __fdiv_rn(float(d.ne[q] - 1), float(a.ne[q] - 1));
+        }
+    }
+    const int64_t n = count_of(d);
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4    j  = unflatten(f, d.ne);
+        const int64_t j2 = int64_t(__fdiv_rn(float(j.i[2]), sf[2])), j3 = int64_t(__fdiv_rn(float(j.i[3]), sf[3]));
+        float         v;
+        if (!bilinear) {
+            v = load(a, idx4{{int64_t(__fdiv_rn(float(j.i[0]), sf[0])), int64_t(__fdiv_rn(float(j.i[1]), sf[1])), j2, j3}});
+        } else {
+            const float   x  = __fsub_rn(__fdiv_rn(__fadd_rn(float(j.i[0]), offset), sf[0]), offset);
+            const float   y  = __fsub_rn(__fdiv_rn(__fadd_rn(float(j.i[1]), offset), sf[1]), offset);
+            const int64_t fx = int64_t(floorf(x)), fy = int64_t(floorf(y));
+            const int64_t x0 = clamp_index(fx, a.ne[0]), x1 = clamp_index(fx + 1, a.ne[0]);
+            const int64_t y0 = clamp_index(fy, a.ne[1]), y1 = clamp_index(fy + 1, a.ne[1]);
+            const float   dx = clamp01(__fsub_rn(x, float(x0)));
+            const float   dy = clamp01(__fsub_rn(y, float(y0)));
+            const float   ex = __fsub_rn(1.0f, dx), ey = __fsub_rn(1.0f, dy);
+            const float   t0 = __fmul_rn(__fmul_rn(load(a, idx4{{x0, y0, j2, j3}}), ex), ey);
+            const float   t1 = __fmul_rn(__fmul_rn(load(a, idx4{{x1, y0, j2, j3}}), dx), ey);
+            const float   t2 = __fmul_rn(__fmul_rn(load(a, idx4{{x0, y1, j2, j3}}), ex), dy);
+            const float   t3 = __fmul_rn(__fmul_rn(load(a, idx4{{x1, y1, j2, j3}}), dx), dy);
+            v                = __fadd_rn(__fadd_rn(__fadd_rn(t0, t1), t2), t3);
+        }
+        *reinterpret_cast<float *>(at(d, j)) = v;
+    }
+}
+
 __global__ void empty_kernel() {}
 
 } // namespace
@@ -595,6 +716,31 @@ int flash_attn(const tensor_arg & q, const tensor_arg & k, const tensor_arg & v,
 int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjacent, const float * cs, void * stream) {
     const int64_t units = (a.ne[0] - pairs) * a.ne[1] * a.ne[2] * a.ne[3];
     rope_kernel<<<blocks(units), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, pairs, adjacent, cs);
+    return status(stream);
+}
+
+int group_norm(const tensor_arg & a, const tensor_arg & dst, int n_groups, float eps, void * stream) {
+    group_norm_kernel<<<blocks(n_groups * a.ne[3]), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, n_groups,
+                                                                                                    eps);
+    return status(stream);
+}
+
+int pad(const tensor_arg & a, const tensor_arg & dst, const int32_t lp[4], bool circular, void * stream) {
+    pad_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(
+        a, dst, pad_arg{{lp[0], lp[1], lp[2], lp[3]}}, circular);
+    return status(stream);
+}
+
+int im2col(const tensor_arg & b, const tensor_arg & dst, int64_t kw, int64_t kh, const int32_t conv[6], bool is_2d,
+           void * stream) {
+    im2col_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(
+        b, dst, kw, kh, conv_arg{conv[0], conv[1], conv[2], conv[3], conv[4], conv[5]}, is_2d);
+    return status(stream);
+}
+
+int upscale(const tensor_arg & a, const tensor_arg & dst, bool bilinear, bool align_corners, void * stream) {
+    upscale_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, bilinear,
+                                                                                          align_corners);
     return status(stream);
 }
 

@@ -84,6 +84,21 @@ int soft_max(const tensor_arg & a, const tensor_arg & mask, const tensor_arg & d
 /// rope of f32 rows with the CPU's cos / sin table (cs: per token, per pair, c then s, in
 /// device memory): pairs (2i, 2i+1) when adjacent, else (i, i + pairs); the rest copied.
 int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjacent, const float * cs, void * stream);
+/// group_norm (cpu/ops/norm.cpp): one thread per (group, i3), n_groups groups of
+/// ceil(ne2 / n_groups) slices, sums in double in the CPU's order; f32, dense rows.
+int group_norm(const tensor_arg & a, const tensor_arg & dst, int n_groups, float eps, void * stream);
+/// pad: dst element i is a's element i - lp (per dim; modulo a's size when circular),
+/// 0 outside a; f32.
+int pad(const tensor_arg & a, const tensor_arg & dst, const int32_t lp[4], bool circular, void * stream);
+/// im2col (cpu/ops/conv.cpp): dst element (j, ox, oy, n) (2-D; (j, ox, n) 1-D) with j =
+/// (ic KH + ky) KW + kx is b[ox s0 + kx d0 - p0, oy s1 + ky d1 - p1, ic, n], 0 outside b;
+/// b f32 or f16, dst f32 or f16 (rounded to nearest even). conv = s0, s1, p0, p1, d0, d1.
+int im2col(const tensor_arg & b, const tensor_arg & dst, int64_t kw, int64_t kh, const int32_t conv[6], bool is_2d,
+           void * stream);
+/// upscale (cpu/ops/resample.cpp) of f32: nearest, or bilinear with the CPU's source
+/// coordinates (offset 0.5, or 0 and sf = (out - 1) / (in - 1) with aligned corners) and
+/// its weights, each product and sum rounded in the CPU's order.
+int upscale(const tensor_arg & a, const tensor_arg & dst, bool bilinear, bool align_corners, void * stream);
 /// An empty kernel (the device probe).
 int empty(void * stream);
 

@@ -7,6 +7,7 @@
 #include "../cpu/ops/activations.h"
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
+#include "../cpu/ops/timestep.h"
 #include "../internal.h"
 
 #include <cuda_runtime.h>
@@ -342,6 +343,66 @@ int rope_launch(const gk_tensor * n, void * s) {
     });
 }
 
+// ---- group_norm, pad, timestep_embedding, im2col, upscale ------------------------------------
+
+bool group_norm_ok(const gk_tensor * n, std::string * why) {
+    return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
+}
+int group_norm_launch(const gk_tensor * n, void * s) {
+    return kernels::group_norm(arg(n->src[0]), arg(n), gk_get_op_params_i32(n, 0), gk_get_op_params_f32(n, 1), s);
+}
+
+bool pad_ok(const gk_tensor * n, std::string * why) {
+    return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
+}
+int pad_launch(const gk_tensor * n, void * s) {
+    int32_t lp[4];
+    for (int i = 0; i < 4; ++i) lp[i] = gk_get_op_params_i32(n, 2 * i);
+    return kernels::pad(arg(n->src[0]), arg(n), lp, gk_get_op_params_i32(n, 8) != 0, s);
+}
+
+bool timestep_ok(const gk_tensor * n, std::string * why) {
+    return (is(n->src[0], GK_TYPE_F32) && gk_is_contiguous(n->src[0]) && gk_is_contiguous(n)) ||
+           refuse(why, "contiguous f32 only");
+}
+/// The rows are the CPU's (cpu/ops/timestep.h: libm's exp, cos and sin), made on the host
+/// from the timesteps read back once the stream has computed them, then copied to dst.
+int timestep_launch(const gk_tensor * n, void * s) {
+    std::vector<float> t(static_cast<size_t>(n->ne[1]));
+    std::vector<float> y(static_cast<size_t>(gk_nelements(n)));
+    cudaError_t        e = cudaStreamSynchronize(static_cast<cudaStream_t>(s));
+    if (e == cudaSuccess) e = cudaMemcpy(t.data(), n->src[0]->data, t.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) return static_cast<int>(e);
+    for (size_t i = 0; i < t.size(); ++i) {
+        cpu::timestep_row(t[i], gk_get_op_params_i32(n, 0), gk_get_op_params_i32(n, 1), y.data() + i * n->ne[0]);
+    }
+    return static_cast<int>(cudaMemcpy(n->data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+bool im2col_ok(const gk_tensor * n, std::string * why) {
+    return (float_or_half(n) && float_or_half(n->src[1])) || refuse(why, "f32 or f16 only");
+}
+int im2col_launch(const gk_tensor * n, void * s) {
+    const bool is_2d = gk_get_op_params_i32(n, 6) == 1;
+    int32_t    conv[6];
+    for (int i = 0; i < 6; ++i) conv[i] = gk_get_op_params_i32(n, i);
+    return kernels::im2col(arg(n->src[1]), arg(n), n->src[0]->ne[0], is_2d ? n->src[0]->ne[1] : 1, conv, is_2d, s);
+}
+
+bool upscale_ok(const gk_tensor * n, std::string * why) {
+    const int32_t flags = gk_get_op_params_i32(n, 0);
+    const int32_t mode  = flags & 0xFF;
+    if (mode != GK_SCALE_MODE_NEAREST && (mode != GK_SCALE_MODE_BILINEAR || (flags & GK_SCALE_FLAG_ANTIALIAS))) {
+        return refuse(why, "nearest and bilinear (no antialiasing) only");
+    }
+    return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
+}
+int upscale_launch(const gk_tensor * n, void * s) {
+    const int32_t flags = gk_get_op_params_i32(n, 0);
+    return kernels::upscale(arg(n->src[0]), arg(n), (flags & 0xFF) == GK_SCALE_MODE_BILINEAR,
+                            (flags & GK_SCALE_FLAG_ALIGN_CORNERS) != 0, s);
+}
+
 struct op_entry {
     gk_op op;
     bool (*ok)(const gk_tensor *, std::string *);
@@ -369,6 +430,11 @@ constexpr op_entry k_ops[] = {
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_launch},
     {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_id_launch},
     {GK_OP_L2_NORM, norm_ok, norm_launch},
+    {GK_OP_GROUP_NORM, group_norm_ok, group_norm_launch},
+    {GK_OP_PAD, pad_ok, pad_launch},
+    {GK_OP_TIMESTEP_EMBEDDING, timestep_ok, timestep_launch},
+    {GK_OP_IM2COL, im2col_ok, im2col_launch},
+    {GK_OP_UPSCALE, upscale_ok, upscale_launch},
 };
 
 const op_entry * entry(gk_op op) {
