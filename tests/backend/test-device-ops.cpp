@@ -538,6 +538,45 @@ TEST(Devices, AnExpertIdOutOfRangeFailsWithAMessage) {
     }
 }
 
+/// The seed's "aq claim" regression (its tests/test_cuda.c): a quantized mat-vec that
+/// kept converted activations by address was handed a dead tensor's numbers when the
+/// graph allocator put a later activation at that address. Three layers of q, k, v
+/// projections (q8_0 and q4_K weights) of one normed activation, summed and normed
+/// again, so that dead activations' storage is reused; run once as is and once with every
+/// intermediate an output (pinned: nothing else may be placed on it), on the device, the
+/// two must agree bit for bit (and with the CPU).
+TEST(Devices, AqClaimAPinnedIntermediateChangesNoBit) {
+    NEED_DEVICES(devs);
+    const auto build = [](bool pin) {
+        return [pin](gk_context * x) {
+            gk_tensor * h = in(x, GK_TYPE_F32, 256, 3);
+            for (int layer = 0; layer < 3; ++layer) {
+                gk_tensor * n = gk_rms_norm(x, h, 1e-5f);
+                gk_tensor * q = gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 256, 256), n);
+                gk_tensor * k = gk_mul_mat(x, in(x, GK_TYPE_Q4_K, 256, 256), n);
+                gk_tensor * v = gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 256, 256), n);
+                h             = gk_add(x, gk_add(x, q, k), v);
+                for (gk_tensor * t : {n, q, k, v, h}) {
+                    if (pin) gk_set_output(t);
+                }
+            }
+            return h;
+        };
+    };
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        const run_result want   = run(build(false), {cpu.get()});
+        const run_result reused = run(build(false), {device.get(), cpu.get()});
+        const run_result pinned = run(build(true), {device.get(), cpu.get()});
+        ASSERT_FALSE(want.out.empty());
+        EXPECT_TRUE(reused.out_on_device && pinned.out_on_device);
+        EXPECT_TRUE(reused.out == pinned.out) << "the graph with reused storage differs from the pinned one";
+        EXPECT_TRUE(pinned.out == want.out) << "the device's result differs from the CPU's";
+    }
+}
+
 TEST(Devices, ATransformerOverTheDeviceAndCpuGivesTheCpuBits) {
     NEED_DEVICES(devs);
     for (gk_backend_dev_t dev : devs) {
