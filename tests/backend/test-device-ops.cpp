@@ -361,6 +361,17 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) { return gk_pad_ext_circular(x, gk_transpose(x, in(x, GK_TYPE_F32, 5, 6)), 3, 4, 2, 1, 0, 0, 0, 0); }},
         {"timestep_embedding, odd dim",
          [](gk_context * x) { return gk_timestep_embedding(x, in(x, GK_TYPE_F32, 6), 33, 10000); }},
+        {"add f16 + f32 -> f16, b repeated",
+         [](gk_context * x) { return gk_add(x, in(x, GK_TYPE_F16, 33, 4, 3), in(x, GK_TYPE_F32, 33, 1, 3)); }},
+        {"div f32 / f16 of a transposed view",
+         [](gk_context * x) { return gk_div(x, in(x, GK_TYPE_F32, 10, 6), gk_transpose(x, in(x, GK_TYPE_F16, 6, 10))); }},
+        {"mul f16 * f16 -> f16",
+         [](gk_context * x) { return gk_mul(x, in(x, GK_TYPE_F16, 17, 5), in(x, GK_TYPE_F16, 17, 5)); }},
+        {"silu, gelu, neg of f16 (gelu past +-10: the table everywhere)",
+         [](gk_context * x) {
+             gk_tensor * a = gk_cpy(x, gk_scale(x, in(x, GK_TYPE_F32, 50, 3), 14.0f), gk_new_tensor_2d(x, GK_TYPE_F16, 50, 3));
+             return gk_add(x, gk_add(x, gk_silu(x, a), gk_gelu(x, a)), gk_neg(x, gk_gelu_quick(x, a)));
+         }},
         {"group_norm, a group short of slices",
          [](gk_context * x) { return gk_group_norm(x, in(x, GK_TYPE_F32, 9, 4, 7, 2), 3, 1e-6f); }, "CUDA"},
         {"im2col 2-D into f16, stride, padding, dilation",

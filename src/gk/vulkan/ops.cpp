@@ -106,23 +106,33 @@ struct binary_push {
     uint32_t aoff, boff, doff;
 };
 
+/// Whether t is f32 or f16 and laid out in whole elements of its type.
+bool float_or_half_elements(const gk_tensor * t, std::string * why) {
+    if (!is(t, GK_TYPE_F32) && !is(t, GK_TYPE_F16)) return refuse(why, "f32 and f16 only");
+    return whole_elements(t, gk_type_size(t->type), why);
+}
+
+/// An f32 or f16 view of t (in its elements) and its type's bit for the shaders' MODE.
+view float_view(const gk_tensor * t, uint32_t f16_bit, uint32_t & mode) {
+    if (t->type == GK_TYPE_F16) mode |= f16_bit;
+    return as_view(t, gk_type_size(t->type));
+}
+
 bool binary_ok(const device_context &, const gk_tensor * n, std::string * why) {
-    if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32) || !is(n->src[1], GK_TYPE_F32)) {
-        return refuse(why, "f32 operands only");
-    }
-    return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why) && whole_elements(n->src[1], 4, why);
+    return float_or_half_elements(n, why) && float_or_half_elements(n->src[0], why) &&
+           float_or_half_elements(n->src[1], why);
 }
 
 bool binary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
-    const uint32_t op = n->op == GK_OP_ADD ? 0 : n->op == GK_OP_SUB ? 1 : n->op == GK_OP_MUL ? 2 : 3;
-    const view     a = as_view(n->src[0], 4), b = as_view(n->src[1], 4), o = as_view(n, 4);
-    binary_push    p{};
+    uint32_t    mode = n->op == GK_OP_ADD ? 0 : n->op == GK_OP_SUB ? 1 : n->op == GK_OP_MUL ? 2 : 3;
+    const view  a = float_view(n->src[0], 4, mode), b = float_view(n->src[1], 8, mode), o = float_view(n, 16, mode);
+    binary_push p{};
     ne4(n, p.ne);
     ne4(n->src[1], p.bne);
     put(a, p.as, p.aoff);
     put(b, p.bs, p.boff);
     put(o, p.ds, p.doff);
-    return dispatch(d, cmd, set, {shader::binary, op}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+    return dispatch(d, cmd, set, {shader::binary, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- scale (shaders/scale.comp) ------------------------------------------------------------
@@ -310,9 +320,7 @@ struct copy_push {
 bool float_or_half(const gk_tensor * t) { return is(t, GK_TYPE_F32) || is(t, GK_TYPE_F16); }
 
 bool copy_ok(const device_context &, const gk_tensor * n, std::string * why) {
-    if (!float_or_half(n) || !float_or_half(n->src[0])) return refuse(why, "f32 and f16 only");
-    return whole_elements(n, gk_type_size(n->type), why) &&
-           whole_elements(n->src[0], gk_type_size(n->src[0]->type), why);
+    return float_or_half_elements(n, why) && float_or_half_elements(n->src[0], why);
 }
 
 bool copy_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
@@ -421,22 +429,22 @@ struct unary_push {
 bool unary_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     if (unary_kind(n) < 0) return refuse(why, "silu, gelu, gelu_quick, relu and neg only");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (exp's fused multiply-adds)");
-    if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
-    return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why);
+    return float_or_half_elements(n, why) && float_or_half_elements(n->src[0], why);
 }
 
 size_t unary_aux(const gk_tensor * n) { return act_table_bytes(unary_kind(n)); }
 void   unary_fill(const gk_tensor * n, void * out) { act_table_fill(unary_kind(n), out); }
 
 bool unary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
-    const view av = as_view(n->src[0], 4), dv = as_view(n, 4);
+    auto mode = static_cast<uint32_t>(unary_kind(n));
+    if (mode == 1 && n->src[0]->type == GK_TYPE_F16) mode = 2;  // GELU of f16: its table (filled) alone
+    const view av = float_view(n->src[0], 8, mode), dv = float_view(n, 16, mode);
     unary_push p{};
     ne4(n, p.ne);
     put(av, p.as, p.aoff);
     put(dv, p.ds, p.doff);
-    p.toff          = aux;
-    const auto kind = static_cast<uint32_t>(unary_kind(n));
-    return dispatch(d, cmd, set, {shader::unary, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+    p.toff = aux;
+    return dispatch(d, cmd, set, {shader::unary, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- get_rows (shaders/get_rows.comp) -------------------------------------------------------
