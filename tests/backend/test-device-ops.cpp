@@ -179,6 +179,7 @@ gk_tensor * flash_case(gk_context * x, gk_type kt, gk_type mt, float max_bias, b
 struct op_case {
     const char * name;
     graph_fn     build;
+    const char * only = nullptr;  // the devices whose names start so (the ops only the CUDA backend has), or all
 };
 
 const std::vector<op_case> & cases() {
@@ -326,6 +327,84 @@ const std::vector<op_case> & cases() {
         {"rope normal", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NORMAL, false, 0.0f); }},
         {"rope neox, frequency factors", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NEOX, true, 0.0f); }},
         {"rope neox, YaRN", [](gk_context * x) { return rope_case(x, GK_ROPE_TYPE_NEOX, false, 1.0f); }},
+        // mul_mat_id: 7 experts (the ids are 0..6), dst[:, u, t] = expert ids[u, t] times b row (u % b.ne1, t).
+        {"mul_mat_id f32, 4 experts a token over 2 rows",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_F32, 40, 6, 7), in(x, GK_TYPE_F32, 40, 2, 3),
+                                  idx(x, GK_TYPE_I32, 4, 3));
+         }},
+        {"mul_mat_id f16",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_F16, 70, 5, 7), in(x, GK_TYPE_F32, 70, 1, 4),
+                                  idx(x, GK_TYPE_I32, 3, 4));
+         }},
+        {"mul_mat_id q8_0, a block with an infinity and one of zeros",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q8_0, 128, 5, 7),
+                                  gk_reshape_3d(x, special_activations(x, 128, 4), 128, 2, 2),
+                                  idx(x, GK_TYPE_I32, 2, 2));
+         }},
+        {"mul_mat_id q4_0",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q4_0, 64, 4, 7), in(x, GK_TYPE_F32, 64, 2, 3),
+                                  idx(x, GK_TYPE_I32, 4, 3));
+         }},
+        {"mul_mat_id q4_K",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q4_K, 256, 4, 7), in(x, GK_TYPE_F32, 256, 1, 3),
+                                  idx(x, GK_TYPE_I32, 2, 3));
+         }},
+        {"mul_mat_id q6_K",
+         [](gk_context * x) {
+             return gk_mul_mat_id(x, in(x, GK_TYPE_Q6_K, 256, 3, 7), in(x, GK_TYPE_F32, 256, 2, 2),
+                                  idx(x, GK_TYPE_I32, 2, 2));
+         }},
+        {"l2_norm", [](gk_context * x) { return gk_l2_norm(x, in(x, GK_TYPE_F32, 45, 4, 2), 1e-6f); }},
+        {"l2_norm of tiny rows (eps wins)",
+         [](gk_context * x) { return gk_l2_norm(x, gk_scale(x, in(x, GK_TYPE_F32, 45, 3), 1e-8f), 1e-6f); }},
+        {"pad, left and right in every dim",
+         [](gk_context * x) { return gk_pad_ext(x, in(x, GK_TYPE_F32, 7, 3, 2, 2), 1, 2, 0, 3, 2, 0, 1, 1); }},
+        {"pad circular of a transposed view",
+         [](gk_context * x) { return gk_pad_ext_circular(x, gk_transpose(x, in(x, GK_TYPE_F32, 5, 6)), 3, 4, 2, 1, 0, 0, 0, 0); }},
+        {"timestep_embedding, odd dim",
+         [](gk_context * x) { return gk_timestep_embedding(x, in(x, GK_TYPE_F32, 6), 33, 10000); }},
+        {"add f16 + f32 -> f16, b repeated",
+         [](gk_context * x) { return gk_add(x, in(x, GK_TYPE_F16, 33, 4, 3), in(x, GK_TYPE_F32, 33, 1, 3)); }},
+        {"div f32 / f16 of a transposed view",
+         [](gk_context * x) { return gk_div(x, in(x, GK_TYPE_F32, 10, 6), gk_transpose(x, in(x, GK_TYPE_F16, 6, 10))); }},
+        {"mul f16 * f16 -> f16",
+         [](gk_context * x) { return gk_mul(x, in(x, GK_TYPE_F16, 17, 5), in(x, GK_TYPE_F16, 17, 5)); }},
+        {"silu, gelu, neg of f16 (gelu past +-10: the table everywhere)",
+         [](gk_context * x) {
+             gk_tensor * a = gk_cpy(x, gk_scale(x, in(x, GK_TYPE_F32, 50, 3), 14.0f), gk_new_tensor_2d(x, GK_TYPE_F16, 50, 3));
+             return gk_add(x, gk_add(x, gk_silu(x, a), gk_gelu(x, a)), gk_neg(x, gk_gelu_quick(x, a)));
+         }},
+        {"group_norm, a group short of slices",
+         [](gk_context * x) { return gk_group_norm(x, in(x, GK_TYPE_F32, 9, 4, 7, 2), 3, 1e-6f); }, "CUDA"},
+        {"im2col 2-D into f16, stride, padding, dilation",
+         [](gk_context * x) {
+             return gk_im2col(x, in(x, GK_TYPE_F32, 3, 2, 4), in(x, GK_TYPE_F32, 9, 8, 4, 2), 2, 1, 1, 2, 1, 2, true,
+                              GK_TYPE_F16);
+         },
+         "CUDA"},
+        {"im2col 1-D",
+         [](gk_context * x) {
+             return gk_im2col(x, in(x, GK_TYPE_F32, 5, 3), in(x, GK_TYPE_F32, 17, 3, 2), 2, 0, 2, 0, 1, 0, false,
+                              GK_TYPE_F32);
+         },
+         "CUDA"},
+        {"upscale nearest",
+         [](gk_context * x) { return gk_upscale_ext(x, in(x, GK_TYPE_F32, 5, 4, 3), 11, 9, 6, 1, GK_SCALE_MODE_NEAREST); },
+         "CUDA"},
+        {"upscale bilinear",
+         [](gk_context * x) { return gk_upscale_ext(x, in(x, GK_TYPE_F32, 5, 4, 3), 13, 7, 3, 1, GK_SCALE_MODE_BILINEAR); },
+         "CUDA"},
+        {"upscale bilinear, aligned corners",
+         [](gk_context * x) {
+             return gk_interpolate(x, in(x, GK_TYPE_F32, 5, 4, 2), 9, 10, 2, 1,
+                                   GK_SCALE_MODE_BILINEAR | GK_SCALE_FLAG_ALIGN_CORNERS);
+         },
+         "CUDA"},
     };
     return c;
 }
@@ -350,6 +429,7 @@ TEST(Devices, EveryOpGivesTheCpuBits) {
         backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
         ASSERT_TRUE(device && cpu) << gk_backend_last_error();
         for (const op_case & c : cases()) {
+            if (c.only && std::string(gk_backend_dev_name(dev)).rfind(c.only, 0) != 0) continue;
             SCOPED_TRACE(c.name);
             const run_result want = run(c.build, {cpu.get()});
             const run_result got  = run(c.build, {device.get(), cpu.get()});
@@ -443,6 +523,75 @@ TEST(Devices, AGraphTheDeviceCannotRunFailsWithAMessageAndTheCpuGoesOn) {
         EXPECT_FALSE(want.out.empty());
         EXPECT_TRUE(got.out == want.out);
         EXPECT_FALSE(got.on_device.empty());
+    }
+}
+
+TEST(Devices, AnExpertIdOutOfRangeFailsWithAMessage) {
+    NEED_DEVICES(devs);
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr));
+        ASSERT_TRUE(device) << gk_backend_last_error();
+        for (gk_type wt : {GK_TYPE_F32, GK_TYPE_Q8_0}) {
+            ctx_ptr     ctx = make_ctx(8 * gk_tensor_overhead() + gk_graph_overhead(), true);
+            gk_tensor * as  = gk_new_tensor_3d(ctx.get(), wt, 32, 4, 3);
+            gk_tensor * b   = gk_new_tensor_3d(ctx.get(), GK_TYPE_F32, 32, 1, 2);
+            gk_tensor * ids = gk_new_tensor_2d(ctx.get(), GK_TYPE_I32, 2, 2);
+            gk_tensor * y   = gk_mul_mat_id(ctx.get(), as, b, ids);
+            gk_cgraph * g   = gk_new_graph(ctx.get());
+            ASSERT_EQ(gk_build_forward_expand(g, y), GK_STATUS_SUCCESS);
+            gk_backend_buffer_t buf = gk_backend_alloc_ctx_tensors(ctx.get(), device.get());
+            ASSERT_NE(buf, nullptr) << gk_backend_last_error();
+            std::vector<unsigned char> zeros(gk_nbytes(as), 0);
+            const std::vector<float>   bv    = random_values(64, 5, 1.0f);
+            const int32_t              iv[4] = {0, 2, 3, 1};  // 3: past the 3 experts
+            gk_backend_tensor_set(as, zeros.data(), 0, zeros.size());
+            gk_backend_tensor_set(b, bv.data(), 0, gk_nbytes(b));
+            gk_backend_tensor_set(ids, iv, 0, sizeof iv);
+            EXPECT_EQ(gk_backend_graph_compute(device.get(), g), GK_STATUS_OUT_OF_RANGE);
+            const std::string msg = gk_backend_last_error();
+            EXPECT_NE(msg.find("expert id"), std::string::npos) << msg;
+            gk_backend_buffer_free(buf);
+        }
+    }
+}
+
+/// The seed's "aq claim" regression (its tests/test_cuda.c): a quantized mat-vec that
+/// kept converted activations by address was handed a dead tensor's numbers when the
+/// graph allocator put a later activation at that address. Three layers of q, k, v
+/// projections (q8_0 and q4_K weights) of one normed activation, summed and normed
+/// again, so that dead activations' storage is reused; run once as is and once with every
+/// intermediate an output (pinned: nothing else may be placed on it), on the device, the
+/// two must agree bit for bit (and with the CPU).
+TEST(Devices, AqClaimAPinnedIntermediateChangesNoBit) {
+    NEED_DEVICES(devs);
+    const auto build = [](bool pin) {
+        return [pin](gk_context * x) {
+            gk_tensor * h = in(x, GK_TYPE_F32, 256, 3);
+            for (int layer = 0; layer < 3; ++layer) {
+                gk_tensor * n = gk_rms_norm(x, h, 1e-5f);
+                gk_tensor * q = gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 256, 256), n);
+                gk_tensor * k = gk_mul_mat(x, in(x, GK_TYPE_Q4_K, 256, 256), n);
+                gk_tensor * v = gk_mul_mat(x, in(x, GK_TYPE_Q8_0, 256, 256), n);
+                h             = gk_add(x, gk_add(x, q, k), v);
+                for (gk_tensor * t : {n, q, k, v, h}) {
+                    if (pin) gk_set_output(t);
+                }
+            }
+            return h;
+        };
+    };
+    for (gk_backend_dev_t dev : devs) {
+        SCOPED_TRACE(gk_backend_dev_name(dev));
+        backend_ptr device(gk_backend_dev_init(dev, nullptr)), cpu(gk_backend_cpu_init());
+        ASSERT_TRUE(device && cpu) << gk_backend_last_error();
+        const run_result want   = run(build(false), {cpu.get()});
+        const run_result reused = run(build(false), {device.get(), cpu.get()});
+        const run_result pinned = run(build(true), {device.get(), cpu.get()});
+        ASSERT_FALSE(want.out.empty());
+        EXPECT_TRUE(reused.out_on_device && pinned.out_on_device);
+        EXPECT_TRUE(reused.out == pinned.out) << "the graph with reused storage differs from the pinned one";
+        EXPECT_TRUE(pinned.out == want.out) << "the device's result differs from the CPU's";
     }
 }
 

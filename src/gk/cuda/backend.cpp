@@ -51,7 +51,7 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
             backend_error("%s: node '%s': %s", c.d->name.c_str(), gk_get_name(n), why.c_str());
             return fail(graph, GK_STATUS_UNSUPPORTED);
         }
-        const gk_tensor * operands[] = {n->src[0], n->src[1], n};
+        const gk_tensor * operands[] = {n->src[0], n->src[1], n->src[2], n->src[3], n->src[4], n};
         for (const gk_tensor * t : operands) {
             if (t && !on_device(*c.d, t)) {
                 backend_error("%s: tensor '%s' of node '%s' is not in %s memory", c.d->name.c_str(), gk_get_name(t),
@@ -59,7 +59,7 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
                 return fail(graph, GK_STATUS_FAILED);
             }
         }
-        if (!launch_op(n, c.stream)) return fail(graph, GK_STATUS_FAILED);
+        if (const gk_status st = launch_op(n, c.stream); st != GK_STATUS_SUCCESS) return fail(graph, st);
     }
     if (const cudaError_t e = cudaStreamSynchronize(c.stream); e != cudaSuccess) {
         backend_error("%s: the computation failed: %s", c.d->name.c_str(), cudaGetErrorString(e));

@@ -45,8 +45,9 @@ gk_backend_t init_backend(device_context & d);
 /// Whether `d` computes `node`; why not in `why` otherwise.
 bool supports_op(const gk_tensor * node, std::string * why);
 
-/// Launch node's kernel on `stream` (a cudaStream_t); false with a message.
-bool launch_op(const gk_tensor * node, void * stream);
+/// Launch node's kernel on `stream` (a cudaStream_t); GK_STATUS_SUCCESS, or an error with
+/// a message (GK_STATUS_OUT_OF_RANGE for mul_mat_id's expert id outside the experts).
+gk_status launch_op(const gk_tensor * node, void * stream);
 
 /// An empty kernel launched and waited for on the current device: "" or the CUDA error.
 std::string probe_kernel();

@@ -44,7 +44,8 @@ __device__ char * row_ptr(const tensor_arg & t, const row3 & w) {
     return t.data + w.i1 * t.nb[1] + w.i2 * t.nb[2] + w.i3 * t.nb[3];
 }
 
-int64_t count(const tensor_arg & t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
+__host__ __device__ int64_t count_of(const tensor_arg & t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
+int64_t                     count(const tensor_arg & t) { return count_of(t); }
 
 int blocks(int64_t n) {
     const int64_t b = (n + k_block - 1) / k_block;
@@ -102,14 +103,26 @@ __device__ float dot_rows(const char * a, bool a16, const float * y, int64_t K) 
     return t[0];
 }
 
-__global__ void mul_mat_kernel(tensor_arg w, tensor_arg x, tensor_arg d) {
+/// The weight row dst element j dots: row j0 of slab (j2 / r2, j3 / r3), or for
+/// mul_mat_id of slab ids[j1, j2]; nullptr (and *ids.bad set) for an id outside the experts.
+__device__ const char * weight_row(const tensor_arg & w, const idx4 & j, int64_t r2, int64_t r3, const expert_ids & ids) {
+    if (!ids.data) return w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] + (j.i[3] / r3) * w.nb[3];
+    const int32_t e = *reinterpret_cast<const int32_t *>(ids.data + j.i[1] * ids.nb[0] + j.i[2] * ids.nb[1]);
+    if (e < 0 || e >= ids.n_expert) {
+        *ids.bad = 1;
+        return nullptr;
+    }
+    return w.data + j.i[0] * w.nb[1] + e * w.nb[2];
+}
+
+__global__ void mul_mat_kernel(tensor_arg w, tensor_arg x, tensor_arg d, expert_ids ids) {
     const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t r2 = x.ne[2] / w.ne[2], r3 = x.ne[3] / w.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4   j  = unflatten(f, d.ne);
-        const char * wr = w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] + (j.i[3] / r3) * w.nb[3];
-        const float * xr = reinterpret_cast<const float *>(x.data + j.i[1] * x.nb[1] + j.i[2] * x.nb[2] + j.i[3] * x.nb[3]);
-        *reinterpret_cast<float *>(at(d, j)) = dot_rows(wr, w.f16, xr, w.ne[0]);
+        const char * wr = weight_row(w, j, r2, r3, ids);
+        const float * xr = reinterpret_cast<const float *>(x.data + (j.i[1] % x.ne[1]) * x.nb[1] + j.i[2] * x.nb[2] + j.i[3] * x.nb[3]);
+        *reinterpret_cast<float *>(at(d, j)) = wr ? dot_rows(wr, w.f16, xr, w.ne[0]) : 0.0f;
     }
 }
 
@@ -180,7 +193,8 @@ __device__ float half_at(const unsigned char * p) { return __half2float(*reinter
 /// The CPU's integer dots (cpu/vec_dot_legacy.cpp, vec_dot_k.cpp; the scalar twins):
 /// per block an exact integer sum, chain b % 4 += d * float(isum) fused, then
 /// (c0 + c1) + (c2 + c3); q4_K also chains -(f32(dmin) * activation d) * isum_min.
-__global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, const char * aq, tensor_arg d) {
+__global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, tensor_arg x, const char * aq, tensor_arg d,
+                                 expert_ids ids) {
     const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t r2 = d.ne[2] / w.ne[2], r3 = d.ne[3] / w.ne[3];
     const int64_t QB = type == weight_quant::q8_0 || type == weight_quant::q4_0 ? 32 : 256;
@@ -188,11 +202,10 @@ __global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, const char * a
     const int64_t nb = w.ne[0] / QB;
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4 j = unflatten(f, d.ne);
-        const auto * wr = reinterpret_cast<const unsigned char *>(w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] +
-                                                                   (j.i[3] / r3) * w.nb[3]);
-        const char * ar = aq + ((j.i[1] + d.ne[1] * (j.i[2] + d.ne[2] * j.i[3])) * nb) * (4 + QB);
+        const auto * wr = reinterpret_cast<const unsigned char *>(weight_row(w, j, r2, r3, ids));
+        const char * ar = aq + ((j.i[1] % x.ne[1] + x.ne[1] * (j.i[2] + x.ne[2] * j.i[3])) * nb) * (4 + QB);
         float        c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int64_t b = 0; b < nb; ++b) {
+        for (int64_t b = 0; b < (wr ? nb : 0); ++b) {
             const unsigned char * x  = wr + b * WB;
             const char *          ab = ar + b * (4 + QB);
             const float           ad = *reinterpret_cast<const float *>(ab);
@@ -242,8 +255,9 @@ __global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, const char * a
     }
 }
 
-/// cpu/ops/norm.cpp: sums in double, left to right; mean and scale in float.
-__global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
+/// cpu/ops/norm.cpp: sums in double, left to right; mean and scale in float (l2: the
+/// square root in double, 1 / fmax(float(sqrt(sum2)), eps)).
+__global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, norm_kind kind) {
     const int64_t rows = d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t n    = d.ne[0];
     for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
@@ -251,7 +265,7 @@ __global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
         const float * x = reinterpret_cast<const float *>(row_ptr(a, w));
         float *       y = reinterpret_cast<float *>(row_ptr(d, w));
         float         m = 0.0f;
-        if (mean) {
+        if (kind == norm_kind::mean_var) {
             double sum = 0.0;
             for (int64_t i = 0; i < n; ++i) sum = __dadd_rn(sum, double(x[i]));
             m = float(__ddiv_rn(sum, double(n)));
@@ -261,7 +275,9 @@ __global__ void norm_kernel(tensor_arg a, tensor_arg d, float eps, bool mean) {
             const double c = double(__fsub_rn(x[i], m));
             sum2           = __dadd_rn(sum2, __dmul_rn(c, c));
         }
-        const float scale = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(float(__ddiv_rn(sum2, double(n))), eps)));
+        const float scale = kind == norm_kind::l2
+                                ? __fdiv_rn(1.0f, fmaxf(float(__dsqrt_rn(sum2)), eps))
+                                : __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(float(__ddiv_rn(sum2, double(n))), eps)));
         for (int64_t i = 0; i < n; ++i) y[i] = __fmul_rn(__fsub_rn(x[i], m), scale);
     }
 }
@@ -496,6 +512,126 @@ __global__ void rope_kernel(tensor_arg a, tensor_arg d, int64_t pairs, bool adja
     }
 }
 
+__global__ void group_norm_kernel(tensor_arg a, tensor_arg d, int n_groups, float eps) {
+    const int64_t per = (a.ne[2] + n_groups - 1) / n_groups, units = n_groups * a.ne[3];
+    for (int64_t u = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; u < units; u += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t i3 = u / n_groups, c0 = (u % n_groups) * per;
+        const int64_t c1 = c0 + per < a.ne[2] ? c0 + per : a.ne[2];
+        double        sum = 0.0;
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                for (int64_t i = 0; i < a.ne[0]; ++i) sum = __dadd_rn(sum, double(load(a, idx4{{i, i1, c, i3}})));
+            }
+        }
+        const double count = double((c1 > c0 ? c1 - c0 : 0) * a.ne[1] * a.ne[0]);
+        const float  mean  = count > 0 ? float(__ddiv_rn(sum, count)) : 0.0f;
+        double       sum2  = 0.0;
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                for (int64_t i = 0; i < a.ne[0]; ++i) {
+                    const double x = double(__fsub_rn(load(a, idx4{{i, i1, c, i3}}), mean));
+                    sum2           = __dadd_rn(sum2, __dmul_rn(x, x));
+                }
+            }
+        }
+        const float scale =
+            count > 0 ? __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(float(__ddiv_rn(sum2, count)), eps))) : 0.0f;
+        for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+                for (int64_t i = 0; i < a.ne[0]; ++i) {
+                    const idx4 j                          = {{i, i1, c, i3}};
+                    *reinterpret_cast<float *>(at(d, j)) = __fmul_rn(__fsub_rn(load(a, j), mean), scale);
+                }
+            }
+        }
+    }
+}
+
+struct pad_arg {
+    int32_t lp[4];
+};
+
+__global__ void pad_kernel(tensor_arg a, tensor_arg d, pad_arg lp, bool circular) {
+    const int64_t n = count_of(d);
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4 j = unflatten(f, d.ne);
+        idx4       k;
+        bool       in_a = true;
+        for (int q = 0; q < 4; ++q) {
+            k.i[q] = j.i[q] - lp.lp[q];
+            if (circular) k.i[q] = ((k.i[q] % a.ne[q]) + a.ne[q]) % a.ne[q];
+            in_a = in_a && k.i[q] >= 0 && k.i[q] < a.ne[q];
+        }
+        *reinterpret_cast<float *>(at(d, j)) = in_a ? load(a, k) : 0.0f;
+    }
+}
+
+struct conv_arg {
+    int32_t s0, s1, p0, p1, d0, d1;
+};
+
+__global__ void im2col_kernel(tensor_arg b, tensor_arg d, int64_t kw, int64_t kh, conv_arg c, bool is_2d) {
+    const int64_t n = count_of(d);
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4    j  = unflatten(f, d.ne);
+        const int64_t kx = j.i[0] % kw, ky = (j.i[0] / kw) % kh, ic = j.i[0] / (kw * kh);
+        const int64_t x  = j.i[1] * c.s0 + kx * c.d0 - c.p0;
+        const int64_t y  = is_2d ? j.i[2] * c.s1 + ky * c.d1 - c.p1 : 0;
+        const int64_t nb = is_2d ? j.i[3] : j.i[2];
+        const bool    in = x >= 0 && x < b.ne[0] && y >= 0 && y < (is_2d ? b.ne[1] : 1);
+        const float   v  = !in ? 0.0f : is_2d ? load(b, idx4{{x, y, ic, nb}}) : load(b, idx4{{x, ic, nb, 0}});
+        if (d.f16) {
+            *reinterpret_cast<__half *>(at(d, j)) = __float2half_rn(v);
+        } else {
+            *reinterpret_cast<float *>(at(d, j)) = v;
+        }
+    }
+}
+
+__device__ int64_t clamp_index(int64_t i, int64_t n) { return i < 0 ? 0 : (i > n - 1 ? n - 1 : i); }
+
+/// std::max(0.0f, std::min(t, 1.0f)), comparisons as std's.
+__device__ float clamp01(float t) {
+    const float m = 1.0f < t ? 1.0f : t;
+    return 0.0f < m ? m : 0.0f;
+}
+
+__global__ void upscale_kernel(tensor_arg a, tensor_arg d, bool bilinear, bool align_corners) {
+    float sf[4];
+    for (int q = 0; q < 4; ++q) sf[q] = __fdiv_rn(float(d.ne[q]), float(a.ne[q]));
+    float offset = 0.5f;
+    if (align_corners) {
+        offset = 0.0f;
+        for (int q = 0; q < 2; ++q) {
+            if (d.ne[q] > 1 && a.ne[q] > 1) sf[q] = __fdiv_rn(float(d.ne[q] - 1), float(a.ne[q] - 1));
+        }
+    }
+    const int64_t n = count_of(d);
+    for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
+        const idx4    j  = unflatten(f, d.ne);
+        const int64_t j2 = int64_t(__fdiv_rn(float(j.i[2]), sf[2])), j3 = int64_t(__fdiv_rn(float(j.i[3]), sf[3]));
+        float         v;
+        if (!bilinear) {
+            v = load(a, idx4{{int64_t(__fdiv_rn(float(j.i[0]), sf[0])), int64_t(__fdiv_rn(float(j.i[1]), sf[1])), j2, j3}});
+        } else {
+            const float   x  = __fsub_rn(__fdiv_rn(__fadd_rn(float(j.i[0]), offset), sf[0]), offset);
+            const float   y  = __fsub_rn(__fdiv_rn(__fadd_rn(float(j.i[1]), offset), sf[1]), offset);
+            const int64_t fx = int64_t(floorf(x)), fy = int64_t(floorf(y));
+            const int64_t x0 = clamp_index(fx, a.ne[0]), x1 = clamp_index(fx + 1, a.ne[0]);
+            const int64_t y0 = clamp_index(fy, a.ne[1]), y1 = clamp_index(fy + 1, a.ne[1]);
+            const float   dx = clamp01(__fsub_rn(x, float(x0)));
+            const float   dy = clamp01(__fsub_rn(y, float(y0)));
+            const float   ex = __fsub_rn(1.0f, dx), ey = __fsub_rn(1.0f, dy);
+            const float   t0 = __fmul_rn(__fmul_rn(load(a, idx4{{x0, y0, j2, j3}}), ex), ey);
+            const float   t1 = __fmul_rn(__fmul_rn(load(a, idx4{{x1, y0, j2, j3}}), dx), ey);
+            const float   t2 = __fmul_rn(__fmul_rn(load(a, idx4{{x0, y1, j2, j3}}), ex), dy);
+            const float   t3 = __fmul_rn(__fmul_rn(load(a, idx4{{x1, y1, j2, j3}}), dx), dy);
+            v                = __fadd_rn(__fadd_rn(__fadd_rn(t0, t1), t2), t3);
+        }
+        *reinterpret_cast<float *>(at(d, j)) = v;
+    }
+}
+
 __global__ void empty_kernel() {}
 
 } // namespace
@@ -510,14 +646,14 @@ int scale(const tensor_arg & a, const tensor_arg & dst, float s, float bias, voi
     return status(stream);
 }
 
-int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, void * stream) {
-    mul_mat_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(w, x, dst);
+int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, const expert_ids & ids, void * stream) {
+    mul_mat_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(w, x, dst, ids);
     return status(stream);
 }
 
-int norm(const tensor_arg & a, const tensor_arg & dst, float eps, bool mean, void * stream) {
+int norm(const tensor_arg & a, const tensor_arg & dst, float eps, norm_kind kind, void * stream) {
     const int64_t rows = dst.ne[1] * dst.ne[2] * dst.ne[3];
-    norm_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, eps, mean);
+    norm_kernel<<<blocks(rows), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, eps, kind);
     return status(stream);
 }
 
@@ -563,8 +699,9 @@ int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream
     return status(stream);
 }
 
-int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream) {
-    mul_mat_q_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, w, act, dst);
+int mul_mat_q(weight_quant type, const tensor_arg & w, const tensor_arg & x, const char * act, const tensor_arg & dst,
+              const expert_ids & ids, void * stream) {
+    mul_mat_q_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, w, x, act, dst, ids);
     return status(stream);
 }
 
@@ -579,6 +716,31 @@ int flash_attn(const tensor_arg & q, const tensor_arg & k, const tensor_arg & v,
 int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjacent, const float * cs, void * stream) {
     const int64_t units = (a.ne[0] - pairs) * a.ne[1] * a.ne[2] * a.ne[3];
     rope_kernel<<<blocks(units), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, pairs, adjacent, cs);
+    return status(stream);
+}
+
+int group_norm(const tensor_arg & a, const tensor_arg & dst, int n_groups, float eps, void * stream) {
+    group_norm_kernel<<<blocks(n_groups * a.ne[3]), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, n_groups,
+                                                                                                    eps);
+    return status(stream);
+}
+
+int pad(const tensor_arg & a, const tensor_arg & dst, const int32_t lp[4], bool circular, void * stream) {
+    pad_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(
+        a, dst, pad_arg{{lp[0], lp[1], lp[2], lp[3]}}, circular);
+    return status(stream);
+}
+
+int im2col(const tensor_arg & b, const tensor_arg & dst, int64_t kw, int64_t kh, const int32_t conv[6], bool is_2d,
+           void * stream) {
+    im2col_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(
+        b, dst, kw, kh, conv_arg{conv[0], conv[1], conv[2], conv[3], conv[4], conv[5]}, is_2d);
+    return status(stream);
+}
+
+int upscale(const tensor_arg & a, const tensor_arg & dst, bool bilinear, bool align_corners, void * stream) {
+    upscale_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(a, dst, bilinear,
+                                                                                          align_corners);
     return status(stream);
 }
 

@@ -20,9 +20,20 @@ enum class binary_op { add, sub, mul, div };
 int binary(binary_op op, const tensor_arg & a, const tensor_arg & b, const tensor_arg & dst, void * stream);
 /// dst = a * s + bias, rounded apart; f32.
 int scale(const tensor_arg & a, const tensor_arg & dst, float s, float bias, void * stream);
+/// mul_mat_id's expert lookup (data null for mul_mat): dst column (u, t) takes weight
+/// slab ids[u, t] (i32, strides nb in bytes) and activation row (u % x.ne[1], t); an id
+/// outside [0, n_expert) gives a column of zeros and sets *bad (device memory) to 1.
+struct expert_ids {
+    const char * data;
+    int64_t      nb[2];
+    int64_t      n_expert;
+    int *        bad;
+};
+
 /// dst[m, n, i2, i3] = the CPU's dot of weight row (m, i2 / r2, i3 / r3) and activation
-/// row (n, i2, i3); weights f32 or f16 (activations then rounded to f16), rows dense.
-int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, void * stream);
+/// row (n, i2, i3) (or mul_mat_id's rows: `ids`); weights f32 or f16 (activations then
+/// rounded to f16), rows dense.
+int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, const expert_ids & ids, void * stream);
 /// The activation formats of quantized dots (the weight type's vec_dot_type) and the
 /// weight formats mul_mat_q takes.
 enum class act_quant { q8_0, q8_K };
@@ -32,21 +43,24 @@ enum class weight_quant { q8_0, q4_0, q4_K, q6_K };
 /// row order, into `out` (count(x) + 4 bytes per block of 32 or 256).
 int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream);
 /// dst[m, n, i2, i3] = the CPU's integer dot of weight row (m, i2 / r2, i3 / r3) of
-/// `type` and activation row (n, i2, i3) of `act` (quantize_act's output).
-int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream);
+/// `type` and activation row (n, i2, i3) of `act` (quantize_act's output of x), or
+/// mul_mat_id's rows (`ids`).
+int mul_mat_q(weight_quant type, const tensor_arg & w, const tensor_arg & x, const char * act, const tensor_arg & dst,
+              const expert_ids & ids, void * stream);
 /// True when the current device has int8 tensor-core fragments (compute capability 7.2+).
 bool mma_capable();
-/// mul_mat_q of q8_0 (q4 false) or q4_0 (q4 true) weights on tensor cores (mma.cu): the
-/// same result, bit for bit (the block sums are exact integers either way). Only on a
-/// device where mma_capable() holds.
+/// mul_mat_q of q8_0 (q4 false) or q4_0 (q4 true) weights on tensor cores (mma.cu), for
+/// mul_mat (not mul_mat_id): the same result, bit for bit (the block sums are exact
+/// integers either way). Only on a device where mma_capable() holds.
 int mul_mat_q8_mma(bool q4, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream);
 /// flash_attn_ext of f32 q, f32 / f16 K and V and mask (mask.data null for none), the
 /// sinks per head or nullptr, ALiBi slopes per head in device memory or nullptr (1); no
 /// softcap.
 int flash_attn(const tensor_arg & q, const tensor_arg & k, const tensor_arg & v, const tensor_arg & mask,
                const float * sinks, const tensor_arg & dst, float scale, const float * slopes, void * stream);
-/// norm (mean = true) or rms_norm of each row, sums in double as the CPU's.
-int norm(const tensor_arg & a, const tensor_arg & dst, float eps, bool mean, void * stream);
+/// norm, rms_norm or l2_norm of each row, sums in double as the CPU's.
+enum class norm_kind { mean_var, rms, l2 };
+int norm(const tensor_arg & a, const tensor_arg & dst, float eps, norm_kind kind, void * stream);
 /// dst's flat element f = a's flat element f, f32 / f16 either way (RNE to f16).
 int copy(const tensor_arg & a, const tensor_arg & dst, void * stream);
 /// Activations with a GLU or on their own (cpu/ops/glu.cpp, unary.cpp): silu (exp_f32's
@@ -76,6 +90,21 @@ int soft_max(const tensor_arg & a, const tensor_arg & mask, const tensor_arg & d
 /// rope of f32 rows with the CPU's cos / sin table (cs: per token, per pair, c then s, in
 /// device memory): pairs (2i, 2i+1) when adjacent, else (i, i + pairs); the rest copied.
 int rope(const tensor_arg & a, const tensor_arg & dst, int64_t pairs, bool adjacent, const float * cs, void * stream);
+/// group_norm (cpu/ops/norm.cpp): one thread per (group, i3), n_groups groups of
+/// ceil(ne2 / n_groups) slices, sums in double in the CPU's order; f32, dense rows.
+int group_norm(const tensor_arg & a, const tensor_arg & dst, int n_groups, float eps, void * stream);
+/// pad: dst element i is a's element i - lp (per dim; modulo a's size when circular),
+/// 0 outside a; f32.
+int pad(const tensor_arg & a, const tensor_arg & dst, const int32_t lp[4], bool circular, void * stream);
+/// im2col (cpu/ops/conv.cpp): dst element (j, ox, oy, n) (2-D; (j, ox, n) 1-D) with j =
+/// (ic KH + ky) KW + kx is b[ox s0 + kx d0 - p0, oy s1 + ky d1 - p1, ic, n], 0 outside b;
+/// b f32 or f16, dst f32 or f16 (rounded to nearest even). conv = s0, s1, p0, p1, d0, d1.
+int im2col(const tensor_arg & b, const tensor_arg & dst, int64_t kw, int64_t kh, const int32_t conv[6], bool is_2d,
+           void * stream);
+/// upscale (cpu/ops/resample.cpp) of f32: nearest, or bilinear with the CPU's source
+/// coordinates (offset 0.5, or 0 and sf = (out - 1) / (in - 1) with aligned corners) and
+/// its weights, each product and sum rounded in the CPU's order.
+int upscale(const tensor_arg & a, const tensor_arg & dst, bool bilinear, bool align_corners, void * stream);
 /// An empty kernel (the device probe).
 int empty(void * stream);
 

@@ -7,6 +7,7 @@
 #include "../cpu/ops/activations.h"
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
+#include "../cpu/ops/timestep.h"
 #include "../internal.h"
 
 #include <cuda_runtime.h>
@@ -78,7 +79,7 @@ bool mul_mat_ok(const gk_tensor * n, std::string * why) {
     }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4) return refuse(why, "rows must be dense");
-    return true;
+    return n->op != GK_OP_MUL_MAT_ID || is(n->src[2], GK_TYPE_I32) || refuse(why, "i32 expert ids only");
 }
 
 bool norm_ok(const gk_tensor * n, std::string * why) {
@@ -86,7 +87,10 @@ bool norm_ok(const gk_tensor * n, std::string * why) {
     return (n->nb[0] == 4 && n->src[0]->nb[0] == 4) || refuse(why, "rows must be dense");
 }
 int norm_launch(const gk_tensor * n, void * s) {
-    return kernels::norm(arg(n->src[0]), arg(n), gk_get_op_params_f32(n, 0), n->op == GK_OP_NORM, s);
+    const kernels::norm_kind kind = n->op == GK_OP_NORM      ? kernels::norm_kind::mean_var
+                                    : n->op == GK_OP_L2_NORM ? kernels::norm_kind::l2
+                                                             : kernels::norm_kind::rms;
+    return kernels::norm(arg(n->src[0]), arg(n), gk_get_op_params_f32(n, 0), kind, s);
 }
 
 bool copy_ok(const gk_tensor * n, std::string * why) {
@@ -153,22 +157,46 @@ bool use_mma(gk_type type, int64_t cols) {
 
 /// Float weights: one kernel. Quantized ones: the activations converted into scratch
 /// (the CPU's conversion), then the integer dots (on the tensor cores where use_mma).
-int mul_mat_launch(const gk_tensor * n, void * s) {
+/// `ids`: mul_mat_id's lookup, or none.
+int mul_mat_run(const gk_tensor * n, const kernels::expert_ids & ids, void * s) {
     const gk_tensor *     w = n->src[0];
     const gk_tensor *     x = n->src[1];
     kernels::act_quant    aq;
     kernels::weight_quant wq;
-    if (!quant_kinds(w->type, &aq, &wq)) return kernels::mul_mat(arg(w), arg(x), arg(n), s);
+    if (!quant_kinds(w->type, &aq, &wq)) return kernels::mul_mat(arg(w), arg(x), arg(n), ids, s);
     const size_t block = aq == kernels::act_quant::q8_0 ? 32 : 256;
     const size_t bytes = static_cast<size_t>(gk_nelements(x)) / block * (block + 4);
     return with_table(nullptr, bytes, s, [&](void * dev) {
         const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
         if (r != 0) return r;
-        if (use_mma(w->type, x->ne[1])) {
+        if (!ids.data && use_mma(w->type, x->ne[1])) {
             return kernels::mul_mat_q8_mma(w->type == GK_TYPE_Q4_0, arg(w), static_cast<const char *>(dev), arg(n), s);
         }
-        return kernels::mul_mat_q(wq, arg(w), static_cast<const char *>(dev), arg(n), s);
+        return kernels::mul_mat_q(wq, arg(w), arg(x), static_cast<const char *>(dev), arg(n), ids, s);
     });
+}
+
+int mul_mat_launch(const gk_tensor * n, void * s) { return mul_mat_run(n, kernels::expert_ids{}, s); }
+
+/// launch's status for an expert id outside the experts (CUDA's errors are >= 0).
+constexpr int k_bad_expert = -1;
+
+/// mul_mat_id: mul_mat's kernels with the id lookup and a device word for a bad id,
+/// read back once the stream is done (the CPU's compute fails the same way).
+int mul_mat_id_launch(const gk_tensor * n, void * s) {
+    const gk_tensor * ids = n->src[2];
+    const int         zero = 0;
+    int               bad  = 0;
+    const int         r    = with_table(&zero, sizeof zero, s, [&](void * flag) {
+        const kernels::expert_ids e{static_cast<const char *>(ids->data),
+                                    {static_cast<int64_t>(ids->nb[0]), static_cast<int64_t>(ids->nb[1])},
+                                    n->src[0]->ne[2], static_cast<int *>(flag)};
+        int st = mul_mat_run(n, e, s);
+        if (st == cudaSuccess) st = cudaStreamSynchronize(static_cast<cudaStream_t>(s));
+        if (st == cudaSuccess) st = cudaMemcpy(&bad, flag, sizeof bad, cudaMemcpyDeviceToHost);
+        return st;
+    });
+    return r == cudaSuccess && bad ? k_bad_expert : r;
 }
 
 /// ALiBi's slopes of `n_head` heads (the CPU's alibi_slope) in device memory for
@@ -337,6 +365,66 @@ int rope_launch(const gk_tensor * n, void * s) {
     });
 }
 
+// ---- group_norm, pad, timestep_embedding, im2col, upscale ------------------------------------
+
+bool group_norm_ok(const gk_tensor * n, std::string * why) {
+    return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
+}
+int group_norm_launch(const gk_tensor * n, void * s) {
+    return kernels::group_norm(arg(n->src[0]), arg(n), gk_get_op_params_i32(n, 0), gk_get_op_params_f32(n, 1), s);
+}
+
+bool pad_ok(const gk_tensor * n, std::string * why) {
+    return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
+}
+int pad_launch(const gk_tensor * n, void * s) {
+    int32_t lp[4];
+    for (int i = 0; i < 4; ++i) lp[i] = gk_get_op_params_i32(n, 2 * i);
+    return kernels::pad(arg(n->src[0]), arg(n), lp, gk_get_op_params_i32(n, 8) != 0, s);
+}
+
+bool timestep_ok(const gk_tensor * n, std::string * why) {
+    return (is(n->src[0], GK_TYPE_F32) && gk_is_contiguous(n->src[0]) && gk_is_contiguous(n)) ||
+           refuse(why, "contiguous f32 only");
+}
+/// The rows are the CPU's (cpu/ops/timestep.h: libm's exp, cos and sin), made on the host
+/// from the timesteps read back once the stream has computed them, then copied to dst.
+int timestep_launch(const gk_tensor * n, void * s) {
+    std::vector<float> t(static_cast<size_t>(n->ne[1]));
+    std::vector<float> y(static_cast<size_t>(gk_nelements(n)));
+    cudaError_t        e = cudaStreamSynchronize(static_cast<cudaStream_t>(s));
+    if (e == cudaSuccess) e = cudaMemcpy(t.data(), n->src[0]->data, t.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) return static_cast<int>(e);
+    for (size_t i = 0; i < t.size(); ++i) {
+        cpu::timestep_row(t[i], gk_get_op_params_i32(n, 0), gk_get_op_params_i32(n, 1), y.data() + i * n->ne[0]);
+    }
+    return static_cast<int>(cudaMemcpy(n->data, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+bool im2col_ok(const gk_tensor * n, std::string * why) {
+    return (float_or_half(n) && float_or_half(n->src[1])) || refuse(why, "f32 or f16 only");
+}
+int im2col_launch(const gk_tensor * n, void * s) {
+    const bool is_2d = gk_get_op_params_i32(n, 6) == 1;
+    int32_t    conv[6];
+    for (int i = 0; i < 6; ++i) conv[i] = gk_get_op_params_i32(n, i);
+    return kernels::im2col(arg(n->src[1]), arg(n), n->src[0]->ne[0], is_2d ? n->src[0]->ne[1] : 1, conv, is_2d, s);
+}
+
+bool upscale_ok(const gk_tensor * n, std::string * why) {
+    const int32_t flags = gk_get_op_params_i32(n, 0);
+    const int32_t mode  = flags & 0xFF;
+    if (mode != GK_SCALE_MODE_NEAREST && (mode != GK_SCALE_MODE_BILINEAR || (flags & GK_SCALE_FLAG_ANTIALIAS))) {
+        return refuse(why, "nearest and bilinear (no antialiasing) only");
+    }
+    return (is(n, GK_TYPE_F32) && is(n->src[0], GK_TYPE_F32)) || refuse(why, "f32 only");
+}
+int upscale_launch(const gk_tensor * n, void * s) {
+    const int32_t flags = gk_get_op_params_i32(n, 0);
+    return kernels::upscale(arg(n->src[0]), arg(n), (flags & 0xFF) == GK_SCALE_MODE_BILINEAR,
+                            (flags & GK_SCALE_FLAG_ALIGN_CORNERS) != 0, s);
+}
+
 struct op_entry {
     gk_op op;
     bool (*ok)(const gk_tensor *, std::string *);
@@ -362,6 +450,13 @@ constexpr op_entry k_ops[] = {
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_launch},
     {GK_OP_ROPE, rope_ok, rope_launch},
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_launch},
+    {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_id_launch},
+    {GK_OP_L2_NORM, norm_ok, norm_launch},
+    {GK_OP_GROUP_NORM, group_norm_ok, group_norm_launch},
+    {GK_OP_PAD, pad_ok, pad_launch},
+    {GK_OP_TIMESTEP_EMBEDDING, timestep_ok, timestep_launch},
+    {GK_OP_IM2COL, im2col_ok, im2col_launch},
+    {GK_OP_UPSCALE, upscale_ok, upscale_launch},
 };
 
 const op_entry * entry(gk_op op) {
@@ -383,16 +478,21 @@ bool supports_op(const gk_tensor * node, std::string * why) {
     return e->ok(node, why);
 }
 
-bool launch_op(const gk_tensor * node, void * stream) {
+gk_status launch_op(const gk_tensor * node, void * stream) {
     const op_entry * e = entry(node->op);
     const int        r = e ? e->launch(node, stream) : static_cast<int>(cudaErrorNotSupported);
+    if (r == k_bad_expert) {
+        backend_error("node '%s' (%s): an expert id is outside [0, %lld)", gk_get_name(node), gk_op_name(node->op),
+                      static_cast<long long>(node->src[0]->ne[2]));
+        return GK_STATUS_OUT_OF_RANGE;
+    }
     if (r != cudaSuccess) {
         backend_error("node '%s' (%s): kernel launch failed: %s", gk_get_name(node), gk_op_name(node->op),
                       cudaGetErrorString(static_cast<cudaError_t>(r)));
         cudaGetLastError();
-        return false;
+        return GK_STATUS_FAILED;
     }
-    return true;
+    return GK_STATUS_SUCCESS;
 }
 
 } // namespace gk::cuda

@@ -107,13 +107,12 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
     const auto n = static_cast<uint32_t>(nodes.size());
     for (gk_tensor * node : nodes) {  // before aux_data reads the nodes' sources
         std::string why;
-        if (aux_reads_sources(node)) {
-            for (const gk_tensor * s : {node->src[1], node->src[2]}) {
-                while (s && s->view_src) s = s->view_src;
-                if (s && std::find(nodes.begin(), nodes.end(), s) != nodes.end()) {
-                    why = std::string("its source '") + gk_get_name(s) +
-                          "' is computed in the same graph, and the host reads it before the graph runs";
-                }
+        for (int k = 0; k < 3; ++k) {
+            const gk_tensor * s = (aux_reads_sources(node) >> k & 1u) != 0 ? node->src[k] : nullptr;
+            while (s && s->view_src) s = s->view_src;
+            if (s && std::find(nodes.begin(), nodes.end(), s) != nodes.end()) {
+                why = std::string("its source '") + gk_get_name(s) +
+                      "' is computed in the same graph, and the host reads it before the graph runs";
             }
         }
         if (!why.empty() || !supports_op(d, node, &why)) {
@@ -175,6 +174,11 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
             }
             record_barrier(cmd);
         }
+        VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};  // what the host reads after the fence
+        to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                             nullptr, 0, nullptr);
         vkEndCommandBuffer(cmd);
     }
     if (st == GK_STATUS_SUCCESS) {
@@ -186,6 +190,17 @@ gk_status graph_compute(gk_backend_t b, gk_cgraph * graph) {
         if (r != VK_SUCCESS) {
             backend_error("%s: the computation failed (%s)", d.name.c_str(), result_name(r));
             st = GK_STATUS_FAILED;
+        }
+    }
+    for (uint32_t i = 0; i < n && st == GK_STATUS_SUCCESS && aux.buffer; ++i) {  // errors the shaders report
+        std::string why;
+        if (aux_bytes(nodes[i]) > 0 &&
+            !aux_check(nodes[i],
+                       static_cast<const char *>(gk_backend_buffer_get_base(aux.buffer)) + aux.words[i] * size_t{4},
+                       &why)) {
+            backend_error("%s: node '%s' (%s): %s", d.name.c_str(), gk_get_name(nodes[i]), op_label(nodes[i]),
+                          why.c_str());
+            st = GK_STATUS_OUT_OF_RANGE;
         }
     }
     if (done) vkDestroyFence(d.dev, done, nullptr);

@@ -13,6 +13,7 @@
 #include "../cpu/ops/activations.h"
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
+#include "../cpu/ops/timestep.h"
 #include "../internal.h"
 
 #include <algorithm>
@@ -105,23 +106,33 @@ struct binary_push {
     uint32_t aoff, boff, doff;
 };
 
+/// Whether t is f32 or f16 and laid out in whole elements of its type.
+bool float_or_half_elements(const gk_tensor * t, std::string * why) {
+    if (!is(t, GK_TYPE_F32) && !is(t, GK_TYPE_F16)) return refuse(why, "f32 and f16 only");
+    return whole_elements(t, gk_type_size(t->type), why);
+}
+
+/// An f32 or f16 view of t (in its elements) and its type's bit for the shaders' MODE.
+view float_view(const gk_tensor * t, uint32_t f16_bit, uint32_t & mode) {
+    if (t->type == GK_TYPE_F16) mode |= f16_bit;
+    return as_view(t, gk_type_size(t->type));
+}
+
 bool binary_ok(const device_context &, const gk_tensor * n, std::string * why) {
-    if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32) || !is(n->src[1], GK_TYPE_F32)) {
-        return refuse(why, "f32 operands only");
-    }
-    return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why) && whole_elements(n->src[1], 4, why);
+    return float_or_half_elements(n, why) && float_or_half_elements(n->src[0], why) &&
+           float_or_half_elements(n->src[1], why);
 }
 
 bool binary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
-    const uint32_t op = n->op == GK_OP_ADD ? 0 : n->op == GK_OP_SUB ? 1 : n->op == GK_OP_MUL ? 2 : 3;
-    const view     a = as_view(n->src[0], 4), b = as_view(n->src[1], 4), o = as_view(n, 4);
-    binary_push    p{};
+    uint32_t    mode = n->op == GK_OP_ADD ? 0 : n->op == GK_OP_SUB ? 1 : n->op == GK_OP_MUL ? 2 : 3;
+    const view  a = float_view(n->src[0], 4, mode), b = float_view(n->src[1], 8, mode), o = float_view(n, 16, mode);
+    binary_push p{};
     ne4(n, p.ne);
     ne4(n->src[1], p.bne);
     put(a, p.as, p.aoff);
     put(b, p.bs, p.boff);
     put(o, p.ds, p.doff);
-    return dispatch(d, cmd, set, {shader::binary, op}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+    return dispatch(d, cmd, set, {shader::binary, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- scale (shaders/scale.comp) ------------------------------------------------------------
@@ -151,8 +162,9 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 // ---- mul_mat (shaders/mul_mat.comp) -------------------------------------------------------
 
 /// mul_mat.comp's, quantize_act.comp's and mul_mat_q.comp's push constants (each reads
-/// the fields it needs): weight strides in elements (bytes for block formats), aoff the
-/// quantized activations' first word at binding 3.
+/// the fields it needs; shaders/mul_mat_push.glsl): weight strides in elements (bytes for
+/// block formats), aoff the quantized activations' first word at binding 3, and for
+/// mul_mat_id the ids' place and eoff, the word at binding 3 a bad id sets.
 struct mul_mat_push {
     uint32_t M, N, ne2, ne3;
     uint32_t K, r2, r3, aoff;
@@ -160,6 +172,9 @@ struct mul_mat_push {
     uint32_t xs1, xs2, xs3;
     uint32_t ds1, ds2, ds3;
     uint32_t woff, xoff, doff;
+    uint32_t xN;
+    uint32_t E, ioff, is0;
+    uint32_t is1, eoff;
 };
 
 /// quantize_act.comp's and mul_mat_q.comp's numbers for block-format weights of `type`:
@@ -181,12 +196,18 @@ quant_kind quant_kind_of(gk_type type) {
     }
 }
 
+/// mul_mat and mul_mat_id (dst[:, u, t] = weight slab ids[u, t] times activation row
+/// (u % rows, t): the same shaders with an id lookup).
 bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) {
     const gk_tensor * w     = n->src[0];
     const gk_tensor * x     = n->src[1];
     const bool        plain = is(w, GK_TYPE_F32) || is(w, GK_TYPE_F16);
     if (!plain && quant_kind_of(w->type).weight < 0) {
         return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    }
+    if (n->op == GK_OP_MUL_MAT_ID) {
+        if (!is(n->src[2], GK_TYPE_I32)) return refuse(why, "i32 expert ids only");
+        if (!whole_elements(n->src[2], 4, why)) return false;
     }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4 || n->nb[0] != 4) {
@@ -203,6 +224,19 @@ size_t mul_mat_aux(const gk_tensor * n) {
     if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
     return static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+}
+
+/// mul_mat_id's binding 3: mul_mat_aux's activations, then the word a bad expert id sets.
+size_t mul_mat_id_aux(const gk_tensor * n) { return mul_mat_aux(n) + 4; }
+
+void mul_mat_id_fill(const gk_tensor * n, void * out) { std::memset(static_cast<char *>(out) + mul_mat_aux(n), 0, 4); }
+
+/// An expert id outside [0, E) leaves its columns 0 and sets the word: the compute fails,
+/// as the CPU's does (GK_STATUS_OUT_OF_RANGE).
+bool mul_mat_id_check(const gk_tensor * n, const void * aux, std::string * why) {
+    uint32_t bad = 0;
+    std::memcpy(&bad, static_cast<const char *>(aux) + mul_mat_aux(n), 4);
+    return bad == 0 || refuse(why, "an expert id is outside [0, " + std::to_string(n->src[0]->ne[2]) + ")");
 }
 
 bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
@@ -225,12 +259,19 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
     p.woff = wv.off, p.xoff = xv.off, p.doff = dv.off;
+    p.xN   = static_cast<uint32_t>(x->ne[1]);
+    const bool id = n->op == GK_OP_MUL_MAT_ID;
+    if (id) {  // the expert of dst column (u, t) is ids[u, t]
+        const view iv = as_view(n->src[2], 4);
+        p.E = static_cast<uint32_t>(w->ne[2]), p.ioff = iv.off, p.is0 = iv.s[0], p.is1 = iv.s[1];
+        p.eoff = aux + static_cast<uint32_t>(mul_mat_aux(n) / 4);
+    }
     // fma_exact wherever the device has doubles: a device's fma() need not be fused
     // (lavapipe's is not), and the CPU's dots fuse every step.
     const uint32_t exact = d.float64 ? 1u : 0u;
     const uint64_t outs  = static_cast<uint64_t>(gk_nelements(n));
     if (q.act < 0) {
-        const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1;
+        const uint32_t mode = (w->type == GK_TYPE_F16 ? 1u : 0u) | exact << 1 | (id ? 4u : 0u);
         return dispatch(d, cmd, set, {shader::mul_mat, mode}, &p, sizeof p, outs, 64);
     }
     // The activations into the node's scratch at binding 3 (the CPU's conversion), then the dots.
@@ -239,7 +280,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
         return false;
     }
     record_barrier(cmd);
-    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2;
+    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2 | (id ? 8u : 0u);
     return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, outs, 64);
 }
 
@@ -265,8 +306,8 @@ bool norm_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, c
     put(a, p.as, p.aoff);
     put(o, p.ds, p.doff);
     p.eps               = gk_get_op_params_f32(n, 0);
-    const uint32_t mean = n->op == GK_OP_NORM ? 1u : 0u;
-    return dispatch(d, cmd, set, {shader::norm, mean}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
+    const uint32_t mode = n->op == GK_OP_NORM ? 1u : n->op == GK_OP_L2_NORM ? 2u : 0u;
+    return dispatch(d, cmd, set, {shader::norm, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
 }
 
 // ---- dup, cont, cpy (shaders/copy.comp) ---------------------------------------------------
@@ -279,9 +320,7 @@ struct copy_push {
 bool float_or_half(const gk_tensor * t) { return is(t, GK_TYPE_F32) || is(t, GK_TYPE_F16); }
 
 bool copy_ok(const device_context &, const gk_tensor * n, std::string * why) {
-    if (!float_or_half(n) || !float_or_half(n->src[0])) return refuse(why, "f32 and f16 only");
-    return whole_elements(n, gk_type_size(n->type), why) &&
-           whole_elements(n->src[0], gk_type_size(n->src[0]->type), why);
+    return float_or_half_elements(n, why) && float_or_half_elements(n->src[0], why);
 }
 
 bool copy_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
@@ -390,22 +429,22 @@ struct unary_push {
 bool unary_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     if (unary_kind(n) < 0) return refuse(why, "silu, gelu, gelu_quick, relu and neg only");
     if (!d.float64) return refuse(why, "the device has no shaderFloat64 (exp's fused multiply-adds)");
-    if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
-    return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why);
+    return float_or_half_elements(n, why) && float_or_half_elements(n->src[0], why);
 }
 
 size_t unary_aux(const gk_tensor * n) { return act_table_bytes(unary_kind(n)); }
 void   unary_fill(const gk_tensor * n, void * out) { act_table_fill(unary_kind(n), out); }
 
 bool unary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
-    const view av = as_view(n->src[0], 4), dv = as_view(n, 4);
+    auto mode = static_cast<uint32_t>(unary_kind(n));
+    if (mode == 1 && n->src[0]->type == GK_TYPE_F16) mode = 2;  // GELU of f16: its table (filled) alone
+    const view av = float_view(n->src[0], 8, mode), dv = float_view(n, 16, mode);
     unary_push p{};
     ne4(n, p.ne);
     put(av, p.as, p.aoff);
     put(dv, p.ds, p.doff);
-    p.toff          = aux;
-    const auto kind = static_cast<uint32_t>(unary_kind(n));
-    return dispatch(d, cmd, set, {shader::unary, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+    p.toff = aux;
+    return dispatch(d, cmd, set, {shader::unary, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- get_rows (shaders/get_rows.comp) -------------------------------------------------------
@@ -682,6 +721,63 @@ bool flash_attn_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet 
     return dispatch(d, cmd, set, {shader::flash_attn, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nrows(n)), 64);
 }
 
+// ---- pad, timestep_embedding (shaders/pad.comp) ---------------------------------------------
+
+struct pad_push {
+    uint32_t ne[4], ane[4], as[4], ds[4];
+    int32_t  lp[4];
+    uint32_t aoff, doff;
+};
+
+bool pad_ok(const device_context &, const gk_tensor * n, std::string * why) {
+    if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
+    return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why);
+}
+
+bool pad_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
+    const view a = as_view(n->src[0], 4), o = as_view(n, 4);
+    pad_push   p{};
+    ne4(n, p.ne);
+    ne4(n->src[0], p.ane);
+    put(a, p.as, p.aoff);
+    put(o, p.ds, p.doff);
+    for (int i = 0; i < 4; ++i) p.lp[i] = gk_get_op_params_i32(n, 2 * i);
+    const uint32_t mode = gk_get_op_params_i32(n, 8) != 0 ? 1u : 0u;
+    return dispatch(d, cmd, set, {shader::pad, mode}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+}
+
+/// timestep_embedding: the rows made on the host (cpu/ops/timestep.h: libm's exp, cos
+/// and sin) from the timesteps, which must be inputs; pad.comp copies them into dst.
+bool timestep_ok(const device_context &, const gk_tensor * n, std::string * why) {
+    if (!is_input(n->src[0])) return refuse(why, "the timesteps must be inputs (the rows are made on the host)");
+    return dense_f32(n, {n->src[0]}, why) && whole_elements(n, 4, why);
+}
+
+size_t timestep_aux(const gk_tensor * n) { return static_cast<size_t>(gk_nelements(n)) * sizeof(float); }
+
+void timestep_fill(const gk_tensor * n, void * out) {
+    const gk_tensor * ts = n->src[0];
+    auto *            y  = static_cast<float *>(out);
+    for (int64_t t = 0; t < n->ne[1]; ++t) {
+        float v;
+        std::memcpy(&v, static_cast<const char *>(ts->data) + t * ts->nb[0], sizeof v);
+        cpu::timestep_row(v, gk_get_op_params_i32(n, 0), gk_get_op_params_i32(n, 1), y + t * n->ne[0]);
+    }
+}
+
+bool timestep_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n,
+                     uint32_t aux) {
+    const view o = as_view(n, 4);
+    pad_push   p{};
+    ne4(n, p.ne);
+    ne4(n, p.ane);
+    put(o, p.ds, p.doff);
+    p.aoff  = aux;  // the rows at binding 3, dense
+    p.as[0] = 1;
+    p.as[1] = static_cast<uint32_t>(n->ne[0]);
+    return dispatch(d, cmd, set, {shader::pad, 2u}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 struct op_entry {
@@ -690,7 +786,8 @@ struct op_entry {
     bool (*record)(device_context &, VkCommandBuffer, VkDescriptorSet, const gk_tensor *, uint32_t aux_word);
     size_t (*aux_bytes)(const gk_tensor *)      = nullptr;  // binding 3's data, when the shader reads some
     void (*aux_fill)(const gk_tensor *, void *) = nullptr;
-    bool aux_reads_sources = false;  // aux_fill reads src[1] and src[2] (rope's positions, factors)
+    unsigned aux_reads_sources = 0;  // the sources aux_fill reads, bit k for src[k] (rope's positions, factors)
+    bool (*aux_check)(const gk_tensor *, const void *, std::string *) = nullptr;  // after the compute
 };
 
 constexpr op_entry k_ops[] = {
@@ -710,8 +807,12 @@ constexpr op_entry k_ops[] = {
     {GK_OP_GET_ROWS, get_rows_ok, get_rows_record},
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_record},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
-    {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, true},
+    {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, 6u},
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_record, flash_attn_aux, flash_attn_fill},
+    {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_record, mul_mat_id_aux, mul_mat_id_fill, 0u, mul_mat_id_check},
+    {GK_OP_L2_NORM, norm_ok, norm_record},
+    {GK_OP_PAD, pad_ok, pad_record},
+    {GK_OP_TIMESTEP_EMBEDDING, timestep_ok, timestep_record, timestep_aux, timestep_fill, 1u},
 };
 
 const op_entry * entry(gk_op op) {
@@ -724,7 +825,8 @@ const op_entry * entry(gk_op op) {
 static_assert(sizeof(binary_push) <= 128 && sizeof(scale_push) <= 128 && sizeof(mul_mat_push) <= 128 &&
                   sizeof(norm_push) <= 128 && sizeof(copy_push) <= 128 && sizeof(glu_push) <= 128 &&
                   sizeof(unary_push) <= 128 && sizeof(get_rows_push) <= 128 && sizeof(set_rows_push) <= 128 &&
-                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128,
+                  sizeof(soft_max_push) <= 128 && sizeof(rope_push) <= 128 && sizeof(flash_attn_push) <= 128 &&
+                  sizeof(pad_push) <= 128,
               "push constants fit the 128 bytes every device offers");
 
 } // namespace
@@ -741,14 +843,19 @@ size_t aux_bytes(const gk_tensor * node) {
     return e && e->aux_bytes ? e->aux_bytes(node) : 0;
 }
 
-bool aux_reads_sources(const gk_tensor * node) {
+unsigned aux_reads_sources(const gk_tensor * node) {
     const op_entry * e = entry(node->op);
-    return e && e->aux_reads_sources;
+    return e ? e->aux_reads_sources : 0u;
 }
 
 void aux_fill(const gk_tensor * node, void * out) {
     const op_entry * e = entry(node->op);
     if (e && e->aux_fill) e->aux_fill(node, out);
+}
+
+bool aux_check(const gk_tensor * node, const void * aux, std::string * why) {
+    const op_entry * e = entry(node->op);
+    return !e || !e->aux_check || e->aux_check(node, aux, why);
 }
 
 bool record_op(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * node,

@@ -44,6 +44,7 @@ enum class shader {
     flash_attn,
     quantize_act,
     mul_mat_q,
+    pad,
     count
 };
 
@@ -113,14 +114,19 @@ bool supports_op(const device_context & d, const gk_tensor * node, std::string *
 /// tables, rope's angles, ALiBi slopes); 0 when it reads none.
 size_t aux_bytes(const gk_tensor * node);
 
-/// Whether aux_fill reads `node`'s src[1] and src[2] (then neither may be computed in
-/// the graph that holds the node: the host reads them before the graph runs).
-bool aux_reads_sources(const gk_tensor * node);
+/// The sources of `node` aux_fill reads, bit k for src[k] (rope's src[1] and src[2],
+/// timestep_embedding's src[0]): none may be computed in the graph that holds the node,
+/// as the host reads them before the graph runs.
+unsigned aux_reads_sources(const gk_tensor * node);
 
 /// Write that data to `out` (aux_bytes(node) bytes), at record time: the node's sources
 /// that it reads (rope's positions and frequency factors) are inputs of the graph, in
 /// host-visible memory, already holding their values (supports_op checks they are leaves).
 void aux_fill(const gk_tensor * node, void * out);
+
+/// After the compute: whether the node's data at binding 3 (`aux`, aux_bytes(node)
+/// bytes) reports no error (mul_mat_id's out-of-range expert id); why not in `why`.
+bool aux_check(const gk_tensor * node, const void * aux, std::string * why);
 
 /// Record `node`'s dispatch into `cmd` with descriptor set `set` (bound to its tensors'
 /// buffers by the caller, bindings 0-2 = src[0], src[1], dst, 3 = its aux data, which

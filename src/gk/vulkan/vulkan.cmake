@@ -18,7 +18,7 @@ endif()
 if(GK_VULKAN_ENABLED)
   set(dir ${PROJECT_SOURCE_DIR}/src/gk/vulkan)
   set(out ${CMAKE_BINARY_DIR}/gk-vulkan)
-  set(names binary scale mul_mat norm copy glu unary get_rows set_rows soft_max rope flash_attn quantize_act mul_mat_q)  # enum gk::vulkan::shader
+  set(names binary scale mul_mat norm copy glu unary get_rows set_rows soft_max rope flash_attn quantize_act mul_mat_q pad)  # enum gk::vulkan::shader
   set(spvs "")
   file(GLOB includes CONFIGURE_DEPENDS ${dir}/shaders/*.glsl)
   foreach(name ${names})

@@ -3,6 +3,7 @@
 // diag_mask_zero). All split by destination row.
 #include "../dispatch.h"
 #include "../rows.h"
+#include "timestep.h"
 
 #include <cmath>
 #include <cstring>
@@ -105,27 +106,16 @@ void arange(const compute_params & p, gk_tensor * dst) {
     }
 }
 
-/// Row t: [cos(x f_0) .. cos(x f_{h-1}), sin(x f_0) .. sin(x f_{h-1}) (, 0 if dim is odd)]
-/// with x = timesteps[t], h = dim/2, f_i = exp(-ln(max_period) i / h).
+/// Row t: timestep_row of timesteps[t] (timestep.h).
 void timestep_embedding(const compute_params & p, gk_tensor * dst) {
     const gk_tensor * ts         = dst->src[0];
     const int         dim        = gk_get_op_params_i32(dst, 0);
     const int         max_period = gk_get_op_params_i32(dst, 1);
-    const int         half       = dim / 2;
     scratch           w          = p.work();
     float *           ybuf       = w.floats(dst->ne[0]);
     for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
-        const float t = read_element(ts, i1, 0, 0, 0);
-        float *     y = out_row(dst, i1, i2, i3, ybuf);
-        for (int i = 0; i < half; ++i) {
-            const float f = std::exp(-std::log(static_cast<float>(max_period)) * static_cast<float>(i) /
-                                     static_cast<float>(half));
-            y[i]          = std::cos(t * f);
-            y[i + half]   = std::sin(t * f);
-        }
-        if (dim % 2 != 0) {
-            y[dim - 1] = 0.0f;
-        }
+        float * y = out_row(dst, i1, i2, i3, ybuf);
+        timestep_row(read_element(ts, i1, 0, 0, 0), dim, max_period, y);
         store_row(dst, i1, i2, i3, y);
     });
 }

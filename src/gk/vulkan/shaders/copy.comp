@@ -26,13 +26,7 @@ void main() {
     for (uint i = gl_GlobalInvocationID.x; i < n; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
         const uint e = at4(p.aoff, p.as, unflatten(i, p.ane));
         const uint o = at4(p.doff, p.ds, unflatten(i, p.dne));
-        const float x = (MODE & 1u) != 0u ? half_at(a[e >> 1], e) : uintBitsToFloat(a[e]);
-        if ((MODE & 2u) != 0u) {
-            const uint shift = 16u * (o & 1u);
-            atomicAnd(d[o >> 1], ~(0xFFFFu << shift));
-            atomicOr(d[o >> 1], f32_to_f16_bits(x) << shift);
-        } else {
-            d[o] = floatBitsToUint(x);
-        }
+        const float x = LOAD_F32_OR_F16(a, e, (MODE & 1u) != 0u);
+        STORE_F32_OR_F16(d, o, x, (MODE & 2u) != 0u)
     }
 }

@@ -17,6 +17,21 @@ uvec4 unflatten(uint i, uvec4 ne) {
 /// f16 element e of a buffer of 32-bit words (exact).
 float half_at(uint word, uint e) { return unpackHalf2x16(word >> (16u * (e & 1u))).x; }
 
+/// Element e of `buf`, 32-bit words holding f16 (half) or f32 elements, as f32 (exact).
+#define LOAD_F32_OR_F16(buf, e, half) ((half) ? half_at(buf[(e) >> 1], (e)) : uintBitsToFloat(buf[(e)]))
+
+/// Store f32 `v` as element o of `buf`, 32-bit words holding f16 (half: rounded by
+/// f32_to_f16_bits, its 16-bit half written with atomics, as two invocations may share
+/// the word) or f32 elements.
+#define STORE_F32_OR_F16(buf, o, v, half)                                          \
+    if (half) {                                                                   \
+        const uint sh_ = 16u * ((o) & 1u);                                        \
+        atomicAnd(buf[(o) >> 1], ~(0xFFFFu << sh_));                              \
+        atomicOr(buf[(o) >> 1], f32_to_f16_bits(v) << sh_);                        \
+    } else {                                                                      \
+        buf[(o)] = floatBitsToUint(v);                                            \
+    }
+
 /// f32 -> f16 rounded to nearest, ties to even, subnormals kept, overflow to infinity:
 /// the CPU's fp32_to_fp16 in integer steps, so that no driver's conversion mode matters.
 uint f32_to_f16_bits(float f) {

@@ -8,22 +8,24 @@
 // d = f32(weight d) * activation d; 2 q4_K: isum = sum over sub-blocks j of sc_j * dot_j,
 // isum_min = sum of m_j * (sum of the activation quants of j), d as above and then
 // chain += -(f32(dmin) * activation d) * float(isum_min); 3 q6_K: isum = sum of
-// scale_g * (q - 32) * a. Bit 2: the fused multiply-add by fma_exact (index.glsl). The
-// weights are read in bytes (blocks need not be 4-byte aligned). One invocation per
-// output element.
+// scale_g * (q - 32) * a. Bit 2: the fused multiply-add by fma_exact (index.glsl). Bit
+// 3: mul_mat_id (weight_row, act_row in mul_mat_push.glsl; an id outside the experts
+// gives 0 and sets the word eoff of binding 3). The weights are read in bytes (blocks
+// need not be 4-byte aligned). One invocation per output element.
 #include "index.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint MODE = 0;
 const uint TYPE  = MODE & 3u;
 const bool EXACT = (MODE & 4u) != 0u;
+const bool ID    = (MODE & 8u) != 0u;
 const uint QB    = TYPE < 2u ? 32u : 256u;                                       // elements per block
 const uint WB    = TYPE == 0u ? 34u : TYPE == 1u ? 18u : TYPE == 2u ? 144u : 210u;  // weight block bytes
 const uint BW    = 1u + QB / 4u;                                                 // activation block words
 
 layout(std430, set = 0, binding = 0) readonly buffer A { uint w[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer D { float d[]; };
-layout(std430, set = 0, binding = 3) readonly buffer Q { uint aq[]; };
+layout(std430, set = 0, binding = 3) buffer Q { uint aq[]; };  // the activations; the bad-id word
 
 #include "mul_mat_push.glsl"
 
@@ -39,10 +41,12 @@ void main() {
     const uint nb = p.K / QB;
     for (uint i = gl_GlobalInvocationID.x; i < n; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
         const uvec4 j  = unflatten(i, uvec4(p.M, p.N, p.ne2, p.ne3));
-        const uint  w0 = p.woff + j.x * p.ws1 + (j.z / p.r2) * p.ws2 + (j.w / p.r3) * p.ws3;
-        const uint  a0 = p.aoff + (j.y + p.N * (j.z + p.ne2 * j.w)) * nb * BW;
+        const uint  w0 = weight_row(j, ID);
+        const uint  a0 = p.aoff + act_row(j) * nb * BW;
         float       c[4] = float[4](0.0, 0.0, 0.0, 0.0);
-        for (uint b = 0u; b < nb; ++b) {
+        const bool  bad  = ID && w0 == k_bad_row;
+        if (bad) aq[p.eoff] = 1u;
+        for (uint b = 0u; b < (bad ? 0u : nb); ++b) {
             const uint  blk = w0 + b * WB;
             const uint  ab  = a0 + b * BW;
             const float ad  = uintBitsToFloat(aq[ab]);

@@ -10,7 +10,7 @@
 // quantize_row_q8_K): vmax = the first element of largest |x|, iscale = -127 / vmax,
 // d = 1 / iscale, q = round_clamp(iscale x, -128, 127). Output (binding 3): per block
 // word 0 = d as f32 (for q8_0 the f16 value), then the quants, four to a word; blocks
-// in row order (row n + N (i2 + ne2 i3)).
+// in row order (row n + xN (i2 + ne2 i3), xN the activation rows per slab).
 #include "index.glsl"
 
 layout(local_size_x = 64) in;
@@ -42,10 +42,10 @@ void store(uint o, uint e, int v) {
 
 void main() {
     const uint nb     = p.K / QB;
-    const uint blocks = nb * p.N * p.ne2 * p.ne3;
+    const uint blocks = nb * p.xN * p.ne2 * p.ne3;
     for (uint i = gl_GlobalInvocationID.x; i < blocks; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
         const uint b = i % nb, r = i / nb;
-        const uint n = r % p.N, i2 = (r / p.N) % p.ne2, i3 = r / (p.N * p.ne2);
+        const uint n = r % p.xN, i2 = (r / p.xN) % p.ne2, i3 = r / (p.xN * p.ne2);
         const uint x0 = p.xoff + n * p.xs1 + i2 * p.xs2 + i3 * p.xs3 + b * QB;
         const uint o  = p.aoff + i * BW;
         for (uint w = 1u; w < BW; ++w) q[o + w] = 0u;
