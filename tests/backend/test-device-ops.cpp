@@ -214,6 +214,38 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_Q6_K, 256, 5, 1, 2), in(x, GK_TYPE_F32, 256, 3, 1, 2));
          }},
+        {"mul_mat q5_0 weights, a block with an infinity and one of zeros",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q5_0, 128, 5), special_activations(x, 128, 3)); }},
+        {"mul_mat q4_1 weights (q8_1 activations)",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_1, 96, 5), special_activations(x, 96, 3)); }},
+        {"mul_mat q5_1 weights, batches broadcast",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q5_1, 64, 4, 2), in(x, GK_TYPE_F32, 64, 3, 4)); }},
+        {"mul_mat q8_1 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q8_1, 64, 4), in(x, GK_TYPE_F32, 64, 3)); }},
+        {"mul_mat iq4_nl weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ4_NL, 160, 4), special_activations(x, 160, 3)); }},
+        {"mul_mat mxfp4 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_MXFP4, 160, 4), in(x, GK_TYPE_F32, 160, 3)); }},
+        {"mul_mat nvfp4 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_NVFP4, 192, 4), in(x, GK_TYPE_F32, 192, 3)); }},
+        {"mul_mat q1_0 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q1_0, 256, 3), in(x, GK_TYPE_F32, 256, 3)); }},
+        {"mul_mat q2_0 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q2_0, 192, 3), in(x, GK_TYPE_F32, 192, 3)); }},
+        {"mul_mat q2_K weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q2_K, 256, 4), special_activations(x, 256, 3)); }},
+        {"mul_mat q3_K weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q3_K, 256, 4), in(x, GK_TYPE_F32, 256, 3)); }},
+        {"mul_mat q5_K weights, batches broadcast",
+         [](gk_context * x) {
+             return gk_mul_mat(x, in(x, GK_TYPE_Q5_K, 256, 3, 1, 2), in(x, GK_TYPE_F32, 256, 2, 2, 2));
+         }},
+        {"mul_mat iq4_xs weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ4_XS, 512, 3), in(x, GK_TYPE_F32, 512, 2)); }},
+        {"mul_mat tq1_0 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_TQ1_0, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
+        {"mul_mat tq2_0 weights",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_TQ2_0, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
         {"mul_mat of a permuted activation",
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_F32, 32, 5, 3), gk_permute(x, in(x, GK_TYPE_F32, 32, 3, 4), 0, 2, 1, 3));

@@ -13,7 +13,9 @@
 #include "../cpu/ops/activations.h"
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
+#include "../cpu/vec_dot.h"
 #include "../internal.h"
+#include "quant/fp4.h"
 
 #include <algorithm>
 #include <cstring>
@@ -152,7 +154,7 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 
 /// mul_mat.comp's, quantize_act.comp's and mul_mat_q.comp's push constants (each reads
 /// the fields it needs): weight strides in elements (bytes for block formats), aoff the
-/// quantized activations' first word at binding 3.
+/// quantized activations' first word at binding 3, toff the codebook's.
 struct mul_mat_push {
     uint32_t M, N, ne2, ne3;
     uint32_t K, r2, r3, aoff;
@@ -160,49 +162,86 @@ struct mul_mat_push {
     uint32_t xs1, xs2, xs3;
     uint32_t ds1, ds2, ds3;
     uint32_t woff, xoff, doff;
+    uint32_t toff;
 };
 
-/// quantize_act.comp's and mul_mat_q.comp's numbers for block-format weights of `type`:
-/// the activation format (0 q8_0, 1 q8_K) and the weight format (mul_mat_q's TYPE); -1
-/// for weights the device does not take in blocks.
+/// How mul_mat_q.comp takes block-format weights of one type (device/block_decode.h):
+/// quantize_act.comp's activation format (0 q8_0, 1 q8_K, 2 q8_1: the CPU's vec_dot_type),
+/// or -1 for weights it does not take in blocks, and the elements of one chain step.
 struct quant_kind {
-    int      act, weight;
-    uint32_t block() const { return act == 0 ? 32 : 256; }
-    uint32_t block_words() const { return 1 + block() / 4; }  // one activation block
+    int      act  = -1;
+    uint32_t unit = 0;
+    uint32_t block() const { return act == 1 ? 256 : 32; }  // activation block
+    uint32_t block_words() const { return (act == 2 ? 2 : 1) + block() / 4; }
+    /// mul_mat_q.comp's loop iterations per unit (q8_K: 16 groups of 16).
+    uint32_t loops_per_unit() const { return act == 1 ? 1 + 16 * 17 : 1 + unit; }
 };
 
 quant_kind quant_kind_of(gk_type type) {
     switch (type) {
-    case GK_TYPE_Q8_0: return {0, 0};
-    case GK_TYPE_Q4_0: return {0, 1};
-    case GK_TYPE_Q4_K: return {1, 2};
-    case GK_TYPE_Q6_K: return {1, 3};
-    default: return {-1, -1};
+    case GK_TYPE_Q4_0: case GK_TYPE_Q4_1: case GK_TYPE_Q5_0: case GK_TYPE_Q5_1: case GK_TYPE_Q8_0:
+    case GK_TYPE_Q8_1: case GK_TYPE_Q2_K: case GK_TYPE_Q3_K: case GK_TYPE_Q4_K: case GK_TYPE_Q5_K:
+    case GK_TYPE_Q6_K: case GK_TYPE_IQ4_NL: case GK_TYPE_IQ4_XS: case GK_TYPE_TQ1_0: case GK_TYPE_TQ2_0:
+    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4: case GK_TYPE_Q1_0: case GK_TYPE_Q2_0: break;
+    default: return {};
     }
+    const gk::cpu::vec_dot_traits * t = gk::cpu::get_vec_dot_traits(type);
+    const gk_type                   a = t ? t->vec_dot_type : GK_TYPE_COUNT;
+    if (a == GK_TYPE_Q8_K) return {1, 256};
+    if (a == GK_TYPE_Q8_1) return {2, 32};
+    if (a == GK_TYPE_Q8_0) return {0, type == GK_TYPE_NVFP4 ? 16u : 32u};
+    return {};
 }
 
-bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) {
+/// The 16 words of the codebook mul_mat_q.comp reads for weights of `type` (quant/fp4.h's
+/// tables; zeros for the formats without one).
+void codebook_words(gk_type type, uint32_t out[16]) {
+    const int8_t * v = type == GK_TYPE_IQ4_NL || type == GK_TYPE_IQ4_XS       ? gk::quant::k_iq4nl_values
+                       : type == GK_TYPE_MXFP4 || type == GK_TYPE_NVFP4 ? gk::quant::k_e2m1_doubled
+                                                                          : nullptr;
+    for (int c = 0; c < 16; ++c) out[c] = v ? static_cast<uint32_t>(static_cast<int32_t>(v[c])) : 0u;
+}
+
+constexpr uint32_t k_codebook_bytes = 16 * 4;
+
+bool mul_mat_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     const gk_tensor * w     = n->src[0];
     const gk_tensor * x     = n->src[1];
     const bool        plain = is(w, GK_TYPE_F32) || is(w, GK_TYPE_F16);
-    if (!plain && quant_kind_of(w->type).weight < 0) {
-        return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    const quant_kind  q     = quant_kind_of(w->type);
+    if (!plain && q.act < 0) {
+        return refuse(why, std::string("no Vulkan mul_mat for ") + gk_type_name(w->type) + " weights");
     }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4 || n->nb[0] != 4) {
         return refuse(why, "rows must be dense");
     }
+    if (!plain) {
+        // mul_mat_q.comp: one invocation per output (several when there are more outputs
+        // than invocations), its loops per unit of the row
+        const uint64_t per_output = static_cast<uint64_t>(w->ne[0]) / q.unit * q.loops_per_unit() + 1;
+        if (!loop_budget_ok(d, rows_per_invocation(d, static_cast<uint64_t>(gk_nelements(n)), 64) * per_output, why)) {
+            return false;
+        }
+    }
     return (!plain || whole_elements(w, gk_type_size(w->type), why)) && whole_elements(x, 4, why) &&
            whole_elements(n, 4, why);
 }
 
-/// The activations in the weights' vec_dot_type (quantize_act.comp's output), for
-/// block-format weights; 0 for f32 and f16 weights.
+/// Block-format weights: the codebook, then the activations in the weights' vec_dot_type
+/// (quantize_act.comp's output); 0 for f32 and f16 weights.
 size_t mul_mat_aux(const gk_tensor * n) {
     const quant_kind q = quant_kind_of(n->src[0]->type);
     if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
-    return static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+    return k_codebook_bytes +
+           static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+}
+
+void mul_mat_fill(const gk_tensor * n, void * out) {
+    uint32_t words[16];
+    codebook_words(n->src[0]->type, words);
+    std::memcpy(out, words, sizeof words);
 }
 
 bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
@@ -220,7 +259,8 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.K    = static_cast<uint32_t>(w->ne[0]);
     p.r2   = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
     p.r3   = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
-    p.aoff = aux;
+    p.toff = aux;
+    p.aoff = aux + k_codebook_bytes / 4;
     p.ws1  = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
@@ -239,7 +279,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
         return false;
     }
     record_barrier(cmd);
-    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2;
+    const uint32_t mode = static_cast<uint32_t>(w->type) | exact << 8;
     return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, outs, 64);
 }
 
@@ -699,7 +739,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_MUL, binary_ok, binary_record},
     {GK_OP_DIV, binary_ok, binary_record},
     {GK_OP_SCALE, scale_ok, scale_record},
-    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record, mul_mat_aux},
+    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record, mul_mat_aux, mul_mat_fill},
     {GK_OP_NORM, norm_ok, norm_record},
     {GK_OP_RMS_NORM, norm_ok, norm_record},
     {GK_OP_DUP, copy_ok, copy_record},

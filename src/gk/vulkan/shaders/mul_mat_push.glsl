@@ -9,4 +9,5 @@ layout(push_constant) uniform P {
     uint xs1, xs2, xs3;   // activations' strides in elements (rows dense)
     uint ds1, ds2, ds3;   // dst's (rows dense)
     uint woff, xoff, doff;
+    uint toff;            // mul_mat_q's codebook: its first word at binding 3
 } p;
