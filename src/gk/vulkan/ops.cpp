@@ -16,6 +16,7 @@
 #include "../cpu/vec_dot.h"
 #include "../internal.h"
 #include "quant/fp4.h"
+#include "quant/iq_quants.h"
 
 #include <algorithm>
 #include <cstring>
@@ -173,8 +174,8 @@ struct quant_kind {
     uint32_t unit = 0;
     uint32_t block() const { return act == 1 ? 256 : 32; }  // activation block
     uint32_t block_words() const { return (act == 2 ? 2 : 1) + block() / 4; }
-    /// mul_mat_q.comp's loop iterations per unit (q8_K: 16 groups of 16).
-    uint32_t loops_per_unit() const { return act == 1 ? 1 + 16 * 17 : 1 + unit; }
+    /// mul_mat_q.comp's loop iterations per unit (q8_K: 16 groups of 16, iq1_m's d 4 more).
+    uint32_t loops_per_unit() const { return act == 1 ? 5 + 16 * 17 : 1 + unit; }
 };
 
 quant_kind quant_kind_of(gk_type type) {
@@ -182,7 +183,9 @@ quant_kind quant_kind_of(gk_type type) {
     case GK_TYPE_Q4_0: case GK_TYPE_Q4_1: case GK_TYPE_Q5_0: case GK_TYPE_Q5_1: case GK_TYPE_Q8_0:
     case GK_TYPE_Q8_1: case GK_TYPE_Q2_K: case GK_TYPE_Q3_K: case GK_TYPE_Q4_K: case GK_TYPE_Q5_K:
     case GK_TYPE_Q6_K: case GK_TYPE_IQ4_NL: case GK_TYPE_IQ4_XS: case GK_TYPE_TQ1_0: case GK_TYPE_TQ2_0:
-    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4: case GK_TYPE_Q1_0: case GK_TYPE_Q2_0: break;
+    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4: case GK_TYPE_Q1_0: case GK_TYPE_Q2_0: case GK_TYPE_IQ2_XXS:
+    case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S: case GK_TYPE_IQ1_S:
+    case GK_TYPE_IQ1_M: break;
     default: return {};
     }
     const gk::cpu::vec_dot_traits * t = gk::cpu::get_vec_dot_traits(type);
@@ -193,16 +196,29 @@ quant_kind quant_kind_of(gk_type type) {
     return {};
 }
 
-/// The 16 words of the codebook mul_mat_q.comp reads for weights of `type` (quant/fp4.h's
-/// tables; zeros for the formats without one).
-void codebook_words(gk_type type, uint32_t out[16]) {
-    const int8_t * v = type == GK_TYPE_IQ4_NL || type == GK_TYPE_IQ4_XS       ? gk::quant::k_iq4nl_values
-                       : type == GK_TYPE_MXFP4 || type == GK_TYPE_NVFP4 ? gk::quant::k_e2m1_doubled
-                                                                          : nullptr;
-    for (int c = 0; c < 16; ++c) out[c] = v ? static_cast<uint32_t>(static_cast<int32_t>(v[c])) : 0u;
+/// The table mul_mat_q.comp reads for weights of `type` (block_decode.h's table_words),
+/// as words: quant/fp4.h's codebook (an entry a word) or quant/iq_quants.h's grid (its
+/// bytes); empty for the formats without one.
+std::vector<uint32_t> table_words(gk_type type) {
+    const auto grid = [](const auto & t) {
+        std::vector<uint32_t> w(sizeof t / 4);
+        std::memcpy(w.data(), t, sizeof t);
+        return w;
+    };
+    switch (type) {
+    case GK_TYPE_IQ4_NL: case GK_TYPE_IQ4_XS:
+        return {gk::quant::k_iq4nl_values, gk::quant::k_iq4nl_values + 16};
+    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4:
+        return {gk::quant::k_e2m1_doubled, gk::quant::k_e2m1_doubled + 16};
+    case GK_TYPE_IQ2_XXS: return grid(gk::quant::iq2xxs_grid);
+    case GK_TYPE_IQ2_XS: return grid(gk::quant::iq2xs_grid);
+    case GK_TYPE_IQ2_S: return grid(gk::quant::iq2s_grid);
+    case GK_TYPE_IQ3_XXS: return grid(gk::quant::iq3xxs_grid);
+    case GK_TYPE_IQ3_S: return grid(gk::quant::iq3s_grid);
+    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: return grid(gk::quant::iq1s_grid);
+    default: return {};
+    }
 }
-
-constexpr uint32_t k_codebook_bytes = 16 * 4;
 
 bool mul_mat_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     const gk_tensor * w     = n->src[0];
@@ -228,20 +244,19 @@ bool mul_mat_ok(const device_context & d, const gk_tensor * n, std::string * why
            whole_elements(n, 4, why);
 }
 
-/// Block-format weights: the codebook, then the activations in the weights' vec_dot_type
-/// (quantize_act.comp's output); 0 for f32 and f16 weights.
+/// Block-format weights: the format's table, then the activations in the weights'
+/// vec_dot_type (quantize_act.comp's output); 0 for f32 and f16 weights.
 size_t mul_mat_aux(const gk_tensor * n) {
     const quant_kind q = quant_kind_of(n->src[0]->type);
     if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
-    return k_codebook_bytes +
+    return table_words(n->src[0]->type).size() * 4 +
            static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
 }
 
 void mul_mat_fill(const gk_tensor * n, void * out) {
-    uint32_t words[16];
-    codebook_words(n->src[0]->type, words);
-    std::memcpy(out, words, sizeof words);
+    const std::vector<uint32_t> t = table_words(n->src[0]->type);
+    if (!t.empty()) std::memcpy(out, t.data(), t.size() * 4);
 }
 
 bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
@@ -260,7 +275,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.r2   = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
     p.r3   = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
     p.toff = aux;
-    p.aoff = aux + k_codebook_bytes / 4;
+    p.aoff = aux + static_cast<uint32_t>(table_words(w->type).size());
     p.ws1  = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];

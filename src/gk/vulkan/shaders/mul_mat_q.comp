@@ -7,9 +7,10 @@
 // multiply-add (and the offset or min term), and the dot (c0 + c1) + (c2 + c3). The
 // formats' decoding is device/block_decode.h, shared with the CUDA kernels. MODE: bits
 // 0-7 the weight type (gk_type's value), bit 8 the fused multiply-add by fma_exact
-// (index.glsl). The weights are read in bytes (blocks need not be 4-byte aligned); a
-// codebook (iq4_nl, iq4_xs, mxfp4, nvfp4) is 16 words at binding 3 from word p.toff. One
-// invocation per output element.
+// (index.glsl). The weights are read in bytes (blocks need not be 4-byte aligned); the
+// format's table (a codebook or a lattice grid: block_decode.h's table_words) is at
+// binding 3 from word p.toff, put there by the host from gk's own tables. One invocation
+// per output element.
 #include "index.glsl"
 
 layout(local_size_x = 64) in;
@@ -26,8 +27,9 @@ layout(std430, set = 0, binding = 3) readonly buffer Q { uint aq[]; };
 #define GK_DEV
 uint  wbyte(uint o) { return (w[o >> 2] >> (8u * (o & 3u))) & 0xFFu; }
 float whalf(uint o) { return half_at(w[o >> 2], o >> 1); }
-int   wcode(uint c) { return int(aq[p.toff + c]); }
+uint  wtable(uint i) { return aq[p.toff + i]; }
 float bits_to_float(uint b) { return uintBitsToFloat(b); }
+float half_bits_to_float(uint h) { return unpackHalf2x16(h).x; }
 #include "block_decode.h"
 
 /// Quant e of the activation block at word ab (hw header words before the quants).
@@ -65,7 +67,8 @@ void main() {
                     isum_min += min256(TYPE, blk, g) * asum;
                 }
                 precise float dd = d256(TYPE, blk) * ad;
-                c[u & 3u]        = fmadd(dd, float(isum), c[u & 3u]);
+                precise float df = dd * factor256(TYPE);
+                c[u & 3u]        = fmadd(df, float(isum), c[u & 3u]);
                 if (has_dmin(TYPE)) {
                     precise float dm = dmin256(TYPE, blk) * ad;
                     c[u & 3u]        = fmadd(-dm, float(isum_min), c[u & 3u]);
