@@ -13,10 +13,8 @@
 #include "../cpu/ops/activations.h"
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
-#include "../cpu/vec_dot.h"
+#include "../device/block_formats.h"
 #include "../internal.h"
-#include "quant/fp4.h"
-#include "quant/iq_quants.h"
 
 #include <algorithm>
 #include <cstring>
@@ -179,43 +177,10 @@ struct quant_kind {
 };
 
 quant_kind quant_kind_of(gk_type type) {
-    switch (type) {
-    case GK_TYPE_Q4_0: case GK_TYPE_Q4_1: case GK_TYPE_Q5_0: case GK_TYPE_Q5_1: case GK_TYPE_Q8_0:
-    case GK_TYPE_Q8_1: case GK_TYPE_Q2_K: case GK_TYPE_Q3_K: case GK_TYPE_Q4_K: case GK_TYPE_Q5_K:
-    case GK_TYPE_Q6_K: case GK_TYPE_IQ4_NL: case GK_TYPE_IQ4_XS: case GK_TYPE_TQ1_0: case GK_TYPE_TQ2_0:
-    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4: case GK_TYPE_Q1_0: case GK_TYPE_Q2_0: case GK_TYPE_IQ2_XXS:
-    case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S: case GK_TYPE_IQ1_S:
-    case GK_TYPE_IQ1_M: break;
-    default: return {};
-    }
-    const gk::cpu::vec_dot_traits * t = gk::cpu::get_vec_dot_traits(type);
-    const gk_type                   a = t ? t->vec_dot_type : GK_TYPE_COUNT;
-    if (a == GK_TYPE_Q8_K) return {1, 256};
-    if (a == GK_TYPE_Q8_1) return {2, 32};
-    if (a == GK_TYPE_Q8_0) return {0, type == GK_TYPE_NVFP4 ? 16u : 32u};
-    return {};
-}
-
-/// The table mul_mat_q.comp reads for weights of `type` (block_decode.h's table_words),
-/// as words: quant/fp4.h's codebook (an entry a word) or quant/iq_quants.h's grid (its
-/// bytes); empty for the formats without one.
-std::vector<uint32_t> table_words(gk_type type) {
-    const auto grid = [](const auto & t) {
-        std::vector<uint32_t> w(sizeof t / 4);
-        std::memcpy(w.data(), t, sizeof t);
-        return w;
-    };
-    switch (type) {
-    case GK_TYPE_IQ4_NL: case GK_TYPE_IQ4_XS:
-        return {gk::quant::k_iq4nl_values, gk::quant::k_iq4nl_values + 16};
-    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4:
-        return {gk::quant::k_e2m1_doubled, gk::quant::k_e2m1_doubled + 16};
-    case GK_TYPE_IQ2_XXS: return grid(gk::quant::iq2xxs_grid);
-    case GK_TYPE_IQ2_XS: return grid(gk::quant::iq2xs_grid);
-    case GK_TYPE_IQ2_S: return grid(gk::quant::iq2s_grid);
-    case GK_TYPE_IQ3_XXS: return grid(gk::quant::iq3xxs_grid);
-    case GK_TYPE_IQ3_S: return grid(gk::quant::iq3s_grid);
-    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: return grid(gk::quant::iq1s_grid);
+    switch (gk::device::block_act_type(type)) {
+    case GK_TYPE_Q8_K: return {1, 256};
+    case GK_TYPE_Q8_1: return {2, 32};
+    case GK_TYPE_Q8_0: return {0, type == GK_TYPE_NVFP4 ? 16u : 32u};
     default: return {};
     }
 }
@@ -250,12 +215,12 @@ size_t mul_mat_aux(const gk_tensor * n) {
     const quant_kind q = quant_kind_of(n->src[0]->type);
     if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
-    return table_words(n->src[0]->type).size() * 4 +
+    return gk::device::block_table(n->src[0]->type).size() * 4 +
            static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
 }
 
 void mul_mat_fill(const gk_tensor * n, void * out) {
-    const std::vector<uint32_t> t = table_words(n->src[0]->type);
+    const std::vector<uint32_t> t = gk::device::block_table(n->src[0]->type);
     if (!t.empty()) std::memcpy(out, t.data(), t.size() * 4);
 }
 
@@ -275,7 +240,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.r2   = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
     p.r3   = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
     p.toff = aux;
-    p.aoff = aux + static_cast<uint32_t>(table_words(w->type).size());
+    p.aoff = aux + static_cast<uint32_t>(gk::device::block_table(w->type).size());
     p.ws1  = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
