@@ -176,6 +176,9 @@ gk_tensor * flash_case(gk_context * x, gk_type kt, gk_type mt, float max_bias, b
     return a;
 }
 
+/// get_rows of 5 rows (indices 2, 0, 5, 3, 1) of a table of 7 rows of 256 elements of `type`.
+gk_tensor * rows_of(gk_context * x, gk_type type) { return gk_get_rows(x, in(x, type, 256, 7), idx(x, GK_TYPE_I32, 5)); }
+
 struct op_case {
     const char * name;
     graph_fn     build;
@@ -320,6 +323,23 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) { return gk_get_rows(x, in(x, GK_TYPE_Q8_0, 96, 7), idx(x, GK_TYPE_I32, 6)); }},
         {"get_rows q4_0",
          [](gk_context * x) { return gk_get_rows(x, in(x, GK_TYPE_Q4_0, 64, 7), idx(x, GK_TYPE_I32, 6)); }},
+        {"get_rows q4_1", [](gk_context * x) { return rows_of(x, GK_TYPE_Q4_1); }},
+        {"get_rows q5_0", [](gk_context * x) { return rows_of(x, GK_TYPE_Q5_0); }},
+        {"get_rows q5_1", [](gk_context * x) { return rows_of(x, GK_TYPE_Q5_1); }},
+        {"get_rows q8_1", [](gk_context * x) { return rows_of(x, GK_TYPE_Q8_1); }},
+        {"get_rows iq4_nl", [](gk_context * x) { return rows_of(x, GK_TYPE_IQ4_NL); }},
+        {"get_rows mxfp4", [](gk_context * x) { return rows_of(x, GK_TYPE_MXFP4); }},
+        {"get_rows nvfp4", [](gk_context * x) { return rows_of(x, GK_TYPE_NVFP4); }},
+        {"get_rows q1_0", [](gk_context * x) { return rows_of(x, GK_TYPE_Q1_0); }},
+        {"get_rows q2_0", [](gk_context * x) { return rows_of(x, GK_TYPE_Q2_0); }},
+        {"get_rows q2_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q2_K); }},
+        {"get_rows q3_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q3_K); }},
+        {"get_rows q4_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q4_K); }},
+        {"get_rows q5_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q5_K); }},
+        {"get_rows q6_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q6_K); }},
+        {"get_rows iq4_xs", [](gk_context * x) { return rows_of(x, GK_TYPE_IQ4_XS); }},
+        {"get_rows tq1_0", [](gk_context * x) { return rows_of(x, GK_TYPE_TQ1_0); }},
+        {"get_rows tq2_0", [](gk_context * x) { return rows_of(x, GK_TYPE_TQ2_0); }},
         {"set_rows f32 -> f16 (the KV cache's write), repeated indices",
          [](gk_context * x) {
              return gk_set_rows(x, in(x, GK_TYPE_F16, 37, 8), in(x, GK_TYPE_F32, 37, 9), idx(x, GK_TYPE_I64, 9));

@@ -23,17 +23,21 @@ int scale(const tensor_arg & a, const tensor_arg & dst, float s, float bias, voi
 /// dst[m, n, i2, i3] = the CPU's dot of weight row (m, i2 / r2, i3 / r3) and activation
 /// row (n, i2, i3); weights f32 or f16 (activations then rounded to f16), rows dense.
 int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, void * stream);
-/// The activation formats of quantized dots (the weight type's vec_dot_type) and the
-/// weight formats mul_mat_q takes.
-enum class act_quant { q8_0, q8_K };
-enum class weight_quant { q8_0, q4_0, q4_K, q6_K };
+/// The activation formats of quantized dots (the weight type's vec_dot_type).
+enum class act_quant { q8_0, q8_K, q8_1 };
+/// The bytes quantize_act writes for x in `kind`.
+int64_t act_bytes(act_quant kind, const tensor_arg & x);
 /// The rows of f32 x (dense rows, K a multiple of the block) in `kind` as the CPU's
-/// activation conversion writes them: per block d (f32) then the int8 quants, blocks in
-/// row order, into `out` (count(x) + 4 bytes per block of 32 or 256).
+/// activation conversion writes them: per block d (f32; q8_1 then s, f32) then the int8
+/// quants, blocks in row order, into `out` (act_bytes).
 int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream);
 /// dst[m, n, i2, i3] = the CPU's integer dot of weight row (m, i2 / r2, i3 / r3) of
-/// `type` and activation row (n, i2, i3) of `act` (quantize_act's output).
-int mul_mat_q(weight_quant type, const tensor_arg & w, const char * act, const tensor_arg & dst, void * stream);
+/// block format `type` (gk_type's value: device/block_decode.h decodes it) and activation
+/// row (n, i2, i3) of `act` (quantize_act's output in the type's vec_dot_type); `table`
+/// the format's table in device memory (device/block_formats.h's block_table), or
+/// nullptr for a format without one.
+int mul_mat_q(uint32_t type, const tensor_arg & w, const char * act, const uint32_t * table, const tensor_arg & dst,
+              void * stream);
 /// flash_attn_ext of f32 q, f32 / f16 K and V and mask (mask.data null for none), the
 /// sinks per head or nullptr, ALiBi slopes per head in device memory or nullptr (1); no
 /// softcap.

@@ -7,10 +7,12 @@
 #include "../cpu/ops/activations.h"
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
+#include "../device/block_formats.h"
 #include "../internal.h"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace gk::cuda {
@@ -54,25 +56,23 @@ int scale_launch(const gk_tensor * n, void * s) {
     return kernels::scale(arg(n->src[0]), arg(n), gk_get_op_params_f32(n, 0), gk_get_op_params_f32(n, 1), s);
 }
 
-/// The quantized dot's formats for weights of `type` (activations, weights); false for
-/// weights that are not quantized ones the kernels take.
-bool quant_kinds(gk_type type, kernels::act_quant * act, kernels::weight_quant * weight) {
-    switch (type) {
-    case GK_TYPE_Q8_0: *act = kernels::act_quant::q8_0, *weight = kernels::weight_quant::q8_0; return true;
-    case GK_TYPE_Q4_0: *act = kernels::act_quant::q8_0, *weight = kernels::weight_quant::q4_0; return true;
-    case GK_TYPE_Q4_K: *act = kernels::act_quant::q8_K, *weight = kernels::weight_quant::q4_K; return true;
-    case GK_TYPE_Q6_K: *act = kernels::act_quant::q8_K, *weight = kernels::weight_quant::q6_K; return true;
+/// The activation format of the quantized dot of weights of `type`; false for weights
+/// mul_mat_q does not take (device/block_formats.h).
+bool quant_act(gk_type type, kernels::act_quant * act) {
+    switch (device::block_act_type(type)) {
+    case GK_TYPE_Q8_0: *act = kernels::act_quant::q8_0; return true;
+    case GK_TYPE_Q8_1: *act = kernels::act_quant::q8_1; return true;
+    case GK_TYPE_Q8_K: *act = kernels::act_quant::q8_K; return true;
     default: return false;
     }
 }
 
 bool mul_mat_ok(const gk_tensor * n, std::string * why) {
-    const gk_tensor *     w = n->src[0];
-    const gk_tensor *     x = n->src[1];
-    kernels::act_quant    aq;
-    kernels::weight_quant wq;
-    if (!float_or_half(w) && !quant_kinds(w->type, &aq, &wq)) {
-        return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    const gk_tensor *  w = n->src[0];
+    const gk_tensor *  x = n->src[1];
+    kernels::act_quant aq;
+    if (!float_or_half(w) && !quant_act(w->type, &aq)) {
+        return refuse(why, "weights f32, f16 or a block format the device decodes (device/block_formats.h) only");
     }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4) return refuse(why, "rows must be dense");
@@ -134,19 +134,23 @@ int with_act_table(kernels::act_kind act, void * stream, F launch) {
 
 bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4; }
 
-/// Float weights: one kernel. Quantized ones: the activations converted into scratch
-/// (the CPU's conversion), then the integer dots.
+/// Float weights: one kernel. Quantized ones: the format's table copied and the
+/// activations converted (the CPU's conversion) into device memory, then the integer dots.
 int mul_mat_launch(const gk_tensor * n, void * s) {
-    const gk_tensor *     w = n->src[0];
-    const gk_tensor *     x = n->src[1];
-    kernels::act_quant    aq;
-    kernels::weight_quant wq;
-    if (!quant_kinds(w->type, &aq, &wq)) return kernels::mul_mat(arg(w), arg(x), arg(n), s);
-    const size_t block = aq == kernels::act_quant::q8_0 ? 32 : 256;
-    const size_t bytes = static_cast<size_t>(gk_nelements(x)) / block * (block + 4);
-    return with_table(nullptr, bytes, s, [&](void * dev) {
-        const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
-        return r != 0 ? r : kernels::mul_mat_q(wq, arg(w), static_cast<const char *>(dev), arg(n), s);
+    const gk_tensor *  w = n->src[0];
+    const gk_tensor *  x = n->src[1];
+    kernels::act_quant aq;
+    if (!quant_act(w->type, &aq)) return kernels::mul_mat(arg(w), arg(x), arg(n), s);
+    const std::vector<uint32_t> table = device::block_table(w->type);
+    const size_t                tbytes = std::max<size_t>(table.size() * sizeof(uint32_t), sizeof(uint32_t));
+    return with_table(table.empty() ? nullptr : table.data(), tbytes, s, [&](void * tdev) {
+        const auto * t = table.empty() ? nullptr : static_cast<const uint32_t *>(tdev);
+        return with_table(nullptr, static_cast<size_t>(kernels::act_bytes(aq, arg(x))), s, [&](void * dev) {
+            const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
+            return r != 0 ? r
+                          : kernels::mul_mat_q(static_cast<uint32_t>(w->type), arg(w), static_cast<const char *>(dev),
+                                               t, arg(n), s);
+        });
     });
 }
 

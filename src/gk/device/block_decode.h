@@ -5,8 +5,11 @@
 // integer of the CPU's dot (cpu/vec_dot_*.cpp's scalar twins), so that the device's
 // integer sums are the CPU's exactly.
 //
-// The includer defines, before including:
+// CUDA includes it inside a struct whose members are the functions below (kernels.cu's
+// block_reader), GLSL at global scope. The includer defines, before including:
 //   GK_DEV              the qualifier of a device function (CUDA: __device__; GLSL: empty)
+//   GK_CONST            that of the type constants (CUDA, in a struct: static constexpr;
+//                       GLSL: const)
 //   uint                an unsigned 32-bit type (GLSL's own; CUDA: a typedef)
 //   uint  wbyte(uint o) the weight byte at byte offset o
 //   float whalf(uint o) the f16 at byte offset o, as f32 (exact)
@@ -30,11 +33,11 @@
 // The dot is (c0 + c1) + (c2 + c3).
 
 // gk_type's values of the block formats.
-const uint T_Q4_0 = 2u, T_Q4_1 = 3u, T_Q5_0 = 6u, T_Q5_1 = 7u, T_Q8_0 = 8u, T_Q8_1 = 9u;
-const uint T_Q2_K = 10u, T_Q3_K = 11u, T_Q4_K = 12u, T_Q5_K = 13u, T_Q6_K = 14u;
-const uint T_IQ2_XXS = 16u, T_IQ2_XS = 17u, T_IQ3_XXS = 18u, T_IQ1_S = 19u, T_IQ4_NL = 20u, T_IQ3_S = 21u;
-const uint T_IQ2_S = 22u, T_IQ4_XS = 23u, T_IQ1_M = 29u, T_TQ1_0 = 34u, T_TQ2_0 = 35u;
-const uint T_MXFP4 = 39u, T_NVFP4 = 40u, T_Q1_0 = 41u, T_Q2_0 = 42u;
+GK_CONST uint T_Q4_0 = 2u, T_Q4_1 = 3u, T_Q5_0 = 6u, T_Q5_1 = 7u, T_Q8_0 = 8u, T_Q8_1 = 9u;
+GK_CONST uint T_Q2_K = 10u, T_Q3_K = 11u, T_Q4_K = 12u, T_Q5_K = 13u, T_Q6_K = 14u;
+GK_CONST uint T_IQ2_XXS = 16u, T_IQ2_XS = 17u, T_IQ3_XXS = 18u, T_IQ1_S = 19u, T_IQ4_NL = 20u, T_IQ3_S = 21u;
+GK_CONST uint T_IQ2_S = 22u, T_IQ4_XS = 23u, T_IQ1_M = 29u, T_TQ1_0 = 34u, T_TQ2_0 = 35u;
+GK_CONST uint T_MXFP4 = 39u, T_NVFP4 = 40u, T_Q1_0 = 41u, T_Q2_0 = 42u;
 
 /// Whether t is one of the lattice i-quants (a grid table; cpu/vec_dot_iq.h).
 GK_DEV bool lattice(uint t) {

@@ -433,28 +433,40 @@ bool unary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 struct get_rows_push {
     uint32_t ne[4], as[4], is[4], ds[4];
     uint32_t aoff, ioff, doff, rows;
+    uint32_t toff;
 };
 
-int table_kind(gk_type t) {
+/// Whether get_rows.comp decodes tables of `t`: f32, f16 and the block formats but the
+/// lattice i-quants (whose to_float is not block_decode.h's form).
+bool get_rows_type(gk_type t) {
     switch (t) {
-    case GK_TYPE_F32: return 0;
-    case GK_TYPE_F16: return 1;
-    case GK_TYPE_Q8_0: return 2;
-    case GK_TYPE_Q4_0: return 3;
-    default: return -1;
+    case GK_TYPE_F32: case GK_TYPE_F16: return true;
+    case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S:
+    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: return false;
+    default: return gk::device::block_act_type(t) != GK_TYPE_COUNT;
     }
 }
 
 bool get_rows_ok(const device_context &, const gk_tensor * n, std::string * why) {
     const gk_tensor * a = n->src[0];
-    if (table_kind(a->type) < 0) return refuse(why, "tables of f32, f16, q8_0 or q4_0 rows only");
+    if (!get_rows_type(a->type)) {
+        return refuse(why, std::string("no Vulkan get_rows for ") + gk_type_name(a->type) + " tables");
+    }
     if (!is(n->src[1], GK_TYPE_I32) || !is(n, GK_TYPE_F32)) return refuse(why, "i32 indices and an f32 result only");
     if (a->nb[0] != gk_type_size(a->type)) return refuse(why, "rows must be dense");
-    if (table_kind(a->type) < 2 && !whole_elements(a, gk_type_size(a->type), why)) return false;
+    if ((is(a, GK_TYPE_F32) || is(a, GK_TYPE_F16)) && !whole_elements(a, gk_type_size(a->type), why)) return false;
     return whole_elements(n->src[1], 4, why) && whole_elements(n, 4, why);
 }
 
-bool get_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
+/// The table's codebook (device/block_formats.h), at binding 3.
+size_t get_rows_aux(const gk_tensor * n) { return gk::device::block_table(n->src[0]->type).size() * 4; }
+
+void get_rows_fill(const gk_tensor * n, void * out) {
+    const std::vector<uint32_t> t = gk::device::block_table(n->src[0]->type);
+    if (!t.empty()) std::memcpy(out, t.data(), t.size() * 4);
+}
+
+bool get_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
     const gk_tensor * a  = n->src[0];
     const view        av = as_view(a, 1), iv = as_view(n->src[1], 4), dv = as_view(n, 4);
     get_rows_push     p{};
@@ -462,9 +474,10 @@ bool get_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
     put(av, p.as, p.aoff);
     put(iv, p.is, p.ioff);
     put(dv, p.ds, p.doff);
-    p.rows          = static_cast<uint32_t>(a->ne[1]);
-    const auto kind = static_cast<uint32_t>(table_kind(a->type));
-    return dispatch(d, cmd, set, {shader::get_rows, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+    p.rows = static_cast<uint32_t>(a->ne[1]);
+    p.toff = aux;
+    return dispatch(d, cmd, set, {shader::get_rows, static_cast<uint32_t>(a->type)}, &p, sizeof p,
+                    static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- set_rows (shaders/set_rows.comp) -------------------------------------------------------
@@ -727,7 +740,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_CPY, copy_ok, copy_record},
     {GK_OP_GLU, glu_ok, glu_record, glu_aux, glu_fill},
     {GK_OP_UNARY, unary_ok, unary_record, unary_aux, unary_fill},
-    {GK_OP_GET_ROWS, get_rows_ok, get_rows_record},
+    {GK_OP_GET_ROWS, get_rows_ok, get_rows_record, get_rows_aux, get_rows_fill},
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_record},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
     {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, true},

@@ -25,6 +25,7 @@ layout(std430, set = 0, binding = 3) readonly buffer Q { uint aq[]; };
 #include "mul_mat_push.glsl"
 
 #define GK_DEV
+#define GK_CONST const
 uint  wbyte(uint o) { return (w[o >> 2] >> (8u * (o & 3u))) & 0xFFu; }
 float whalf(uint o) { return half_at(w[o >> 2], o >> 1); }
 uint  wtable(uint i) { return aq[p.toff + i]; }
