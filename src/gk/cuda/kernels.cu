@@ -367,7 +367,9 @@ __global__ void unary_kernel(act_kind act, tensor_arg a, tensor_arg d, const uin
     }
 }
 
-__global__ void get_rows_kernel(row_type type, tensor_arg a, tensor_arg idx, tensor_arg d) {
+__global__ void get_rows_kernel(uint32_t type, tensor_arg a, tensor_arg idx, const uint32_t * table, tensor_arg d) {
+    using uint      = block_reader::uint;
+    block_reader rd{nullptr, table};
     const int64_t n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4    j = unflatten(f, d.ne);
@@ -375,22 +377,25 @@ __global__ void get_rows_kernel(row_type type, tensor_arg a, tensor_arg idx, ten
                                                              j.i[3] * idx.nb[2]);
         float         y = 0.0f;
         if (r >= 0 && r < a.ne[1]) {
-            const char *  row = a.data + r * a.nb[1] + j.i[2] * a.nb[2] + j.i[3] * a.nb[3];
-            const int64_t e   = j.i[0];
-            if (type == row_type::f32) {
+            const char * row = a.data + r * a.nb[1] + j.i[2] * a.nb[2] + j.i[3] * a.nb[3];
+            const uint   e   = static_cast<uint>(j.i[0]);
+            rd.wrow_         = reinterpret_cast<const unsigned char *>(row);
+            if (type == 0) {
                 y = reinterpret_cast<const float *>(row)[e];
-            } else if (type == row_type::f16) {
-                y = __half2float(reinterpret_cast<const __half *>(row)[e]);
-            } else if (type == row_type::q8_0) {
-                const char * blk = row + (e / 32) * 34;
-                const float  dd  = __half2float(*reinterpret_cast<const __half *>(blk));
-                y                = __fmul_rn(static_cast<float>(static_cast<int8_t>(blk[2 + e % 32])), dd);
+            } else if (type == 1) {
+                y = rd.whalf(2 * e);
             } else {
-                const unsigned char * blk = reinterpret_cast<const unsigned char *>(row + (e / 32) * 18);
-                const float           dd  = __half2float(*reinterpret_cast<const __half *>(blk));
-                const int             k   = static_cast<int>(e % 32);
-                const int             q   = (k < 16 ? blk[2 + k] & 0xF : blk[2 + k - 16] >> 4) - 8;
-                y                         = __fmul_rn(static_cast<float>(q), dd);
+                const uint blk = (e / rd.qk_w(type)) * rd.block_bytes(type), k = e % rd.qk_w(type);
+                if (!rd.k_family(type)) {
+                    y = __fmul_rn(static_cast<float>(rd.value32(type, blk, k)), rd.unit_scale(type, blk, k / rd.unit_len(type)));
+                    if (rd.has_offset(type)) y = __fadd_rn(y, rd.whalf(blk + 2));
+                } else {
+                    const float dl = __fmul_rn(rd.d256(type, blk), static_cast<float>(rd.scale256(type, blk, k / 16)));
+                    y              = __fmul_rn(dl, static_cast<float>(rd.value256(type, blk, k)));
+                    if (rd.has_dmin(type)) {
+                        y = __fsub_rn(y, __fmul_rn(rd.dmin256(type, blk), static_cast<float>(rd.min256(type, blk, k / 16))));
+                    }
+                }
             }
         }
         *reinterpret_cast<float *>(at(d, j)) = y;
@@ -562,8 +567,9 @@ int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint
     return status(stream);
 }
 
-int get_rows(row_type type, const tensor_arg & a, const tensor_arg & idx, const tensor_arg & dst, void * stream) {
-    get_rows_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, a, idx, dst);
+int get_rows(uint32_t type, const tensor_arg & a, const tensor_arg & idx, const uint32_t * table, const tensor_arg & dst,
+             void * stream) {
+    get_rows_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, a, idx, table, dst);
     return status(stream);
 }
 

@@ -12,7 +12,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <vector>
 
 namespace gk::cuda {
@@ -132,6 +131,16 @@ int with_act_table(kernels::act_kind act, void * stream, F launch) {
                       [&](void * dev) { return launch(static_cast<const uint16_t *>(dev)); });
 }
 
+/// Launch with block format `type`'s table (device/block_formats.h) in device memory, or
+/// nullptr for a type without one.
+template <typename F>
+int with_block_table(gk_type type, void * stream, F launch) {
+    const std::vector<uint32_t> table = device::block_table(type);
+    if (table.empty()) return launch(nullptr);
+    return with_table(table.data(), table.size() * sizeof(uint32_t), stream,
+                      [&](void * dev) { return launch(static_cast<const uint32_t *>(dev)); });
+}
+
 bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4; }
 
 /// Float weights: one kernel. Quantized ones: the format's table copied and the
@@ -141,10 +150,7 @@ int mul_mat_launch(const gk_tensor * n, void * s) {
     const gk_tensor *  x = n->src[1];
     kernels::act_quant aq;
     if (!quant_act(w->type, &aq)) return kernels::mul_mat(arg(w), arg(x), arg(n), s);
-    const std::vector<uint32_t> table = device::block_table(w->type);
-    const size_t                tbytes = std::max<size_t>(table.size() * sizeof(uint32_t), sizeof(uint32_t));
-    return with_table(table.empty() ? nullptr : table.data(), tbytes, s, [&](void * tdev) {
-        const auto * t = table.empty() ? nullptr : static_cast<const uint32_t *>(tdev);
+    return with_block_table(w->type, s, [&](const uint32_t * t) {
         return with_table(nullptr, static_cast<size_t>(kernels::act_bytes(aq, arg(x))), s, [&](void * dev) {
             const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
             return r != 0 ? r
@@ -212,24 +218,18 @@ int unary_launch(const gk_tensor * n, void * s) {
 
 // ---- get_rows, set_rows ------------------------------------------------------------------------
 
-int row_kind(gk_type t) {
-    switch (t) {
-    case GK_TYPE_F32: return static_cast<int>(kernels::row_type::f32);
-    case GK_TYPE_F16: return static_cast<int>(kernels::row_type::f16);
-    case GK_TYPE_Q8_0: return static_cast<int>(kernels::row_type::q8_0);
-    case GK_TYPE_Q4_0: return static_cast<int>(kernels::row_type::q4_0);
-    default: return -1;
-    }
-}
-
 bool get_rows_ok(const gk_tensor * n, std::string * why) {
-    if (row_kind(n->src[0]->type) < 0) return refuse(why, "tables of f32, f16, q8_0 or q4_0 rows only");
-    if (n->src[0]->nb[0] != gk_type_size(n->src[0]->type)) return refuse(why, "rows must be dense");
+    const gk_tensor * a = n->src[0];
+    if (!float_or_half(a) && !device::block_rows_decodable(a->type)) {
+        return refuse(why, "tables of f32, f16 or a block format the device decodes (device/block_formats.h) only");
+    }
+    if (a->nb[0] != gk_type_size(a->type)) return refuse(why, "rows must be dense");
     return (is(n->src[1], GK_TYPE_I32) && is(n, GK_TYPE_F32)) || refuse(why, "i32 indices and an f32 result only");
 }
 int get_rows_launch(const gk_tensor * n, void * s) {
-    return kernels::get_rows(static_cast<kernels::row_type>(row_kind(n->src[0]->type)), arg(n->src[0]), arg(n->src[1]),
-                             arg(n), s);
+    return with_block_table(n->src[0]->type, s, [&](const uint32_t * t) {
+        return kernels::get_rows(static_cast<uint32_t>(n->src[0]->type), arg(n->src[0]), arg(n->src[1]), t, arg(n), s);
+    });
 }
 
 bool set_rows_ok(const gk_tensor * n, std::string * why) {

@@ -24,6 +24,14 @@ gk_type block_act_type(gk_type type) {
     return a == GK_TYPE_Q8_0 || a == GK_TYPE_Q8_1 || a == GK_TYPE_Q8_K ? a : GK_TYPE_COUNT;
 }
 
+bool block_rows_decodable(gk_type type) {
+    switch (type) {
+    case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S:
+    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: return false;
+    default: return block_act_type(type) != GK_TYPE_COUNT;
+    }
+}
+
 std::vector<uint32_t> block_table(gk_type type) {
     const auto grid = [](const auto & t) {  // the table's bytes as words
         const size_t          bytes = sizeof t;

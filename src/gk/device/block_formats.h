@@ -16,6 +16,11 @@ namespace gk::device {
 /// GK_TYPE_COUNT for a type block_decode.h does not decode (f32, f16, bf16, ...).
 gk_type block_act_type(gk_type type);
 
+/// Whether a row of `type` decodes to f32 in block_decode.h's terms as the codec's
+/// to_float does (the get_rows kernels): every format block_act_type takes but the lattice
+/// i-quants (their to_float is not the dot's form).
+bool block_rows_decodable(gk_type type);
+
 /// The table block_decode.h reads for weights of `type` (its table_words(type) words):
 /// quant/fp4.h's codebook, an entry a word (iq4_nl, iq4_xs: k_iq4nl_values; mxfp4,
 /// nvfp4: k_e2m1_doubled), or quant/iq_quants.h's grid as its little-endian words (the

@@ -436,20 +436,9 @@ struct get_rows_push {
     uint32_t toff;
 };
 
-/// Whether get_rows.comp decodes tables of `t`: f32, f16 and the block formats but the
-/// lattice i-quants (whose to_float is not block_decode.h's form).
-bool get_rows_type(gk_type t) {
-    switch (t) {
-    case GK_TYPE_F32: case GK_TYPE_F16: return true;
-    case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S:
-    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: return false;
-    default: return gk::device::block_act_type(t) != GK_TYPE_COUNT;
-    }
-}
-
 bool get_rows_ok(const device_context &, const gk_tensor * n, std::string * why) {
     const gk_tensor * a = n->src[0];
-    if (!get_rows_type(a->type)) {
+    if (!is(a, GK_TYPE_F32) && !is(a, GK_TYPE_F16) && !gk::device::block_rows_decodable(a->type)) {
         return refuse(why, std::string("no Vulkan get_rows for ") + gk_type_name(a->type) + " tables");
     }
     if (!is(n->src[1], GK_TYPE_I32) || !is(n, GK_TYPE_F32)) return refuse(why, "i32 indices and an f32 result only");
