@@ -177,7 +177,9 @@ gk_tensor * flash_case(gk_context * x, gk_type kt, gk_type mt, float max_bias, b
 }
 
 /// get_rows of 5 rows (indices 2, 0, 5, 3, 1) of a table of 7 rows of 256 elements of `type`.
-gk_tensor * rows_of(gk_context * x, gk_type type) { return gk_get_rows(x, in(x, type, 256, 7), idx(x, GK_TYPE_I32, 5)); }
+gk_tensor * rows_of(gk_context * x, gk_type type) {
+    return gk_get_rows(x, in(x, type, 256, 7), idx(x, GK_TYPE_I32, 5));
+}
 
 struct op_case {
     const char * name;

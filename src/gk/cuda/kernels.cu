@@ -165,7 +165,8 @@ __global__ void quantize_act_kernel(act_quant kind, tensor_arg x, char * out) {
                     sum += q[j];
                 }
             }
-            if (kind == act_quant::q8_1) *reinterpret_cast<float *>(o + 4) = f16_round(__fmul_rn(static_cast<float>(sum), d));
+            if (kind == act_quant::q8_1)
+                *reinterpret_cast<float *>(o + 4) = f16_round(__fmul_rn(static_cast<float>(sum), d));
             d = f16_round(d);
         } else {
             float amax = 0.0f, vmax = 0.0f;
@@ -203,7 +204,7 @@ struct block_reader {
         return __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
     }
 
-#define GK_DEV   __device__
+#define GK_DEV __device__
 #define GK_CONST static constexpr
 #include "../device/block_decode.h"
 #undef GK_DEV
@@ -217,26 +218,26 @@ struct block_reader {
 __global__ void mul_mat_q_kernel(uint32_t type, tensor_arg w, const char * aq, const uint32_t * table, tensor_arg d) {
     using uint = block_reader::uint;
     block_reader  r{nullptr, table};
-    const bool    kf = r.k_family(type);
-    const int64_t hb = r.q8_1_family(type) ? 8 : 4;        // activation block header bytes (d, s)
-    const uint    qa = kf ? 256u : 32u;                    // activation block elements
+    const bool    kf       = r.k_family(type);
+    const int64_t hb       = r.q8_1_family(type) ? 8 : 4;  // activation block header bytes (d, s)
+    const uint    qa       = kf ? 256u : 32u;              // activation block elements
     const int64_t ab_bytes = hb + qa;
     const uint    wb = r.block_bytes(type), qw = r.qk_w(type), ul = kf ? 256u : r.unit_len(type);
     const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t r2 = d.ne[2] / w.ne[2], r3 = d.ne[3] / w.ne[3];
-    const uint    K  = static_cast<uint>(w.ne[0]);
+    const uint    K = static_cast<uint>(w.ne[0]);
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4 j = unflatten(f, d.ne);
-        r.wrow_      = reinterpret_cast<const unsigned char *>(w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] +
-                                                               (j.i[3] / r3) * w.nb[3]);
-        const char * ar   = aq + (j.i[1] + d.ne[1] * (j.i[2] + d.ne[2] * j.i[3])) * (K / qa) * ab_bytes;
+        r.wrow_         = reinterpret_cast<const unsigned char *>(w.data + j.i[0] * w.nb[1] + (j.i[2] / r2) * w.nb[2] +
+                                                          (j.i[3] / r3) * w.nb[3]);
+        const char * ar = aq + (j.i[1] + d.ne[1] * (j.i[2] + d.ne[2] * j.i[3])) * (K / qa) * ab_bytes;
         float        c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         for (uint u = 0; u < K / ul; ++u) {
             const uint     e0  = u * ul;  // the unit's first element
             const uint     blk = (e0 / qw) * wb, j0 = e0 % qw;
-            const char *   ab  = ar + (e0 / qa) * ab_bytes;
-            const float    ad  = *reinterpret_cast<const float *>(ab);
-            const int8_t * a   = reinterpret_cast<const int8_t *>(ab + hb) + e0 % qa;
+            const char *   ab = ar + (e0 / qa) * ab_bytes;
+            const float    ad = *reinterpret_cast<const float *>(ab);
+            const int8_t * a  = reinterpret_cast<const int8_t *>(ab + hb) + e0 % qa;
             if (kf) {
                 int isum = 0, isum_min = 0;
                 for (uint g = 0; g < 16; ++g) {
@@ -368,8 +369,8 @@ __global__ void unary_kernel(act_kind act, tensor_arg a, tensor_arg d, const uin
 }
 
 __global__ void get_rows_kernel(uint32_t type, tensor_arg a, tensor_arg idx, const uint32_t * table, tensor_arg d) {
-    using uint      = block_reader::uint;
-    block_reader rd{nullptr, table};
+    using uint = block_reader::uint;
+    block_reader  rd{nullptr, table};
     const int64_t n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4    j = unflatten(f, d.ne);
@@ -387,13 +388,15 @@ __global__ void get_rows_kernel(uint32_t type, tensor_arg a, tensor_arg idx, con
             } else {
                 const uint blk = (e / rd.qk_w(type)) * rd.block_bytes(type), k = e % rd.qk_w(type);
                 if (!rd.k_family(type)) {
-                    y = __fmul_rn(static_cast<float>(rd.value32(type, blk, k)), rd.unit_scale(type, blk, k / rd.unit_len(type)));
+                    y = __fmul_rn(static_cast<float>(rd.value32(type, blk, k)),
+                                  rd.unit_scale(type, blk, k / rd.unit_len(type)));
                     if (rd.has_offset(type)) y = __fadd_rn(y, rd.whalf(blk + 2));
                 } else {
                     const float dl = __fmul_rn(rd.d256(type, blk), static_cast<float>(rd.scale256(type, blk, k / 16)));
                     y              = __fmul_rn(dl, static_cast<float>(rd.value256(type, blk, k)));
                     if (rd.has_dmin(type)) {
-                        y = __fsub_rn(y, __fmul_rn(rd.dmin256(type, blk), static_cast<float>(rd.min256(type, blk, k / 16))));
+                        y = __fsub_rn(
+                            y, __fmul_rn(rd.dmin256(type, blk), static_cast<float>(rd.min256(type, blk, k / 16))));
                     }
                 }
             }
@@ -567,8 +570,8 @@ int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint
     return status(stream);
 }
 
-int get_rows(uint32_t type, const tensor_arg & a, const tensor_arg & idx, const uint32_t * table, const tensor_arg & dst,
-             void * stream) {
+int get_rows(uint32_t type, const tensor_arg & a, const tensor_arg & idx, const uint32_t * table,
+             const tensor_arg & dst, void * stream) {
     get_rows_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, a, idx, table, dst);
     return status(stream);
 }

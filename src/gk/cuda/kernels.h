@@ -62,8 +62,8 @@ int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint
 /// gk_type's value, f32, f16 or a block format (device/block_formats.h's
 /// block_rows_decodable; `table` its table in device memory or nullptr, as mul_mat_q's);
 /// an index outside [0, a.ne[1]) gives zeros. idx i32, dst f32.
-int get_rows(uint32_t type, const tensor_arg & a, const tensor_arg & idx, const uint32_t * table, const tensor_arg & dst,
-             void * stream);
+int get_rows(uint32_t type, const tensor_arg & a, const tensor_arg & idx, const uint32_t * table,
+             const tensor_arg & dst, void * stream);
 /// dst row idx[i1, i2 % .., i3 % ..] = b's row i1 (f32 into f32 or f16; i32 or i64
 /// indices; later rows win; an index outside the rows is skipped).
 int set_rows(const tensor_arg & b, const tensor_arg & idx, bool idx_i64, const tensor_arg & dst, void * stream);

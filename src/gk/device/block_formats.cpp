@@ -11,11 +11,31 @@ namespace gk::device {
 
 gk_type block_act_type(gk_type type) {
     switch (type) {
-    case GK_TYPE_Q4_0: case GK_TYPE_Q4_1: case GK_TYPE_Q5_0: case GK_TYPE_Q5_1: case GK_TYPE_Q8_0:
-    case GK_TYPE_Q8_1: case GK_TYPE_Q2_K: case GK_TYPE_Q3_K: case GK_TYPE_Q4_K: case GK_TYPE_Q5_K:
-    case GK_TYPE_Q6_K: case GK_TYPE_IQ4_NL: case GK_TYPE_IQ4_XS: case GK_TYPE_TQ1_0: case GK_TYPE_TQ2_0:
-    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4: case GK_TYPE_Q1_0: case GK_TYPE_Q2_0: case GK_TYPE_IQ2_XXS:
-    case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S: case GK_TYPE_IQ1_S:
+    case GK_TYPE_Q4_0:
+    case GK_TYPE_Q4_1:
+    case GK_TYPE_Q5_0:
+    case GK_TYPE_Q5_1:
+    case GK_TYPE_Q8_0:
+    case GK_TYPE_Q8_1:
+    case GK_TYPE_Q2_K:
+    case GK_TYPE_Q3_K:
+    case GK_TYPE_Q4_K:
+    case GK_TYPE_Q5_K:
+    case GK_TYPE_Q6_K:
+    case GK_TYPE_IQ4_NL:
+    case GK_TYPE_IQ4_XS:
+    case GK_TYPE_TQ1_0:
+    case GK_TYPE_TQ2_0:
+    case GK_TYPE_MXFP4:
+    case GK_TYPE_NVFP4:
+    case GK_TYPE_Q1_0:
+    case GK_TYPE_Q2_0:
+    case GK_TYPE_IQ2_XXS:
+    case GK_TYPE_IQ2_XS:
+    case GK_TYPE_IQ2_S:
+    case GK_TYPE_IQ3_XXS:
+    case GK_TYPE_IQ3_S:
+    case GK_TYPE_IQ1_S:
     case GK_TYPE_IQ1_M: break;
     default: return GK_TYPE_COUNT;
     }
@@ -26,8 +46,13 @@ gk_type block_act_type(gk_type type) {
 
 bool block_rows_decodable(gk_type type) {
     switch (type) {
-    case GK_TYPE_IQ2_XXS: case GK_TYPE_IQ2_XS: case GK_TYPE_IQ2_S: case GK_TYPE_IQ3_XXS: case GK_TYPE_IQ3_S:
-    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: return false;
+    case GK_TYPE_IQ2_XXS:
+    case GK_TYPE_IQ2_XS:
+    case GK_TYPE_IQ2_S:
+    case GK_TYPE_IQ3_XXS:
+    case GK_TYPE_IQ3_S:
+    case GK_TYPE_IQ1_S:
+    case GK_TYPE_IQ1_M: return false;
     default: return block_act_type(type) != GK_TYPE_COUNT;
     }
 }
@@ -39,22 +64,25 @@ std::vector<uint32_t> block_table(gk_type type) {
         std::memcpy(w.data(), t, bytes);
         return w;
     };
-    const auto codebook = [](const int8_t (&v)[16]) {
+    const auto codebook = [](const int8_t(&v)[16]) {
         std::vector<uint32_t> w;
         for (int8_t e : v) w.push_back(static_cast<uint32_t>(static_cast<int32_t>(e)));
         return w;
     };
     switch (type) {
-    case GK_TYPE_IQ4_NL: case GK_TYPE_IQ4_XS: return codebook(quant::k_iq4nl_values);
-    case GK_TYPE_MXFP4: case GK_TYPE_NVFP4: return codebook(quant::k_e2m1_doubled);
+    case GK_TYPE_IQ4_NL:
+    case GK_TYPE_IQ4_XS: return codebook(quant::k_iq4nl_values);
+    case GK_TYPE_MXFP4:
+    case GK_TYPE_NVFP4: return codebook(quant::k_e2m1_doubled);
     case GK_TYPE_IQ2_XXS: return grid(quant::iq2xxs_grid);
     case GK_TYPE_IQ2_XS: return grid(quant::iq2xs_grid);
     case GK_TYPE_IQ2_S: return grid(quant::iq2s_grid);
     case GK_TYPE_IQ3_XXS: return grid(quant::iq3xxs_grid);
     case GK_TYPE_IQ3_S: return grid(quant::iq3s_grid);
-    case GK_TYPE_IQ1_S: case GK_TYPE_IQ1_M: return grid(quant::iq1s_grid);
+    case GK_TYPE_IQ1_S:
+    case GK_TYPE_IQ1_M: return grid(quant::iq1s_grid);
     default: return {};
     }
 }
 
-} // namespace gk::device
+}  // namespace gk::device

@@ -27,4 +27,4 @@ bool block_rows_decodable(gk_type type);
 /// lattice i-quants); empty for the other formats.
 std::vector<uint32_t> block_table(gk_type type);
 
-} // namespace gk::device
+}  // namespace gk::device
