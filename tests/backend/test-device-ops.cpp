@@ -176,6 +176,12 @@ gk_tensor * flash_case(gk_context * x, gk_type kt, gk_type mt, float max_bias, b
     return a;
 }
 
+/// mul_mat of [k, m] weights of `type` and [k, n] activations: random, or with special
+/// blocks (special_activations).
+gk_tensor * weights_case(gk_context * x, gk_type type, int64_t k, int64_t m, int64_t n, bool special) {
+    return gk_mul_mat(x, in(x, type, k, m), special ? special_activations(x, k, n) : in(x, GK_TYPE_F32, k, n));
+}
+
 /// get_rows of 5 rows (indices 2, 0, 5, 3, 1) of a table of 7 rows of 256 elements of `type`.
 gk_tensor * rows_of(gk_context * x, gk_type type) {
     return gk_get_rows(x, in(x, type, 256, 7), idx(x, GK_TYPE_I32, 5));
@@ -220,51 +226,33 @@ const std::vector<op_case> & cases() {
              return gk_mul_mat(x, in(x, GK_TYPE_Q6_K, 256, 5, 1, 2), in(x, GK_TYPE_F32, 256, 3, 1, 2));
          }},
         {"mul_mat q5_0 weights, a block with an infinity and one of zeros",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q5_0, 128, 5), special_activations(x, 128, 3)); }},
+         [](gk_context * x) { return weights_case(x, GK_TYPE_Q5_0, 128, 5, 3, true); }},
         {"mul_mat q4_1 weights (q8_1 activations)",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q4_1, 96, 5), special_activations(x, 96, 3)); }},
+         [](gk_context * x) { return weights_case(x, GK_TYPE_Q4_1, 96, 5, 3, true); }},
         {"mul_mat q5_1 weights, batches broadcast",
          [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q5_1, 64, 4, 2), in(x, GK_TYPE_F32, 64, 3, 4)); }},
-        {"mul_mat q8_1 weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q8_1, 64, 4), in(x, GK_TYPE_F32, 64, 3)); }},
-        {"mul_mat iq4_nl weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ4_NL, 160, 4), special_activations(x, 160, 3)); }},
-        {"mul_mat mxfp4 weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_MXFP4, 160, 4), in(x, GK_TYPE_F32, 160, 3)); }},
-        {"mul_mat nvfp4 weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_NVFP4, 192, 4), in(x, GK_TYPE_F32, 192, 3)); }},
-        {"mul_mat q1_0 weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q1_0, 256, 3), in(x, GK_TYPE_F32, 256, 3)); }},
-        {"mul_mat q2_0 weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q2_0, 192, 3), in(x, GK_TYPE_F32, 192, 3)); }},
-        {"mul_mat q2_K weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q2_K, 256, 4), special_activations(x, 256, 3)); }},
-        {"mul_mat q3_K weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q3_K, 256, 4), in(x, GK_TYPE_F32, 256, 3)); }},
+        {"mul_mat q8_1 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q8_1, 64, 4, 3, false); }},
+        {"mul_mat iq4_nl weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ4_NL, 160, 4, 3, true); }},
+        {"mul_mat mxfp4 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_MXFP4, 160, 4, 3, false); }},
+        {"mul_mat nvfp4 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_NVFP4, 192, 4, 3, false); }},
+        {"mul_mat q1_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q1_0, 256, 3, 3, false); }},
+        {"mul_mat q2_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q2_0, 192, 3, 3, false); }},
+        {"mul_mat q2_K weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q2_K, 256, 4, 3, true); }},
+        {"mul_mat q3_K weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q3_K, 256, 4, 3, false); }},
         {"mul_mat q5_K weights, batches broadcast",
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_Q5_K, 256, 3, 1, 2), in(x, GK_TYPE_F32, 256, 2, 2, 2));
          }},
-        {"mul_mat iq4_xs weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ4_XS, 512, 3), in(x, GK_TYPE_F32, 512, 2)); }},
-        {"mul_mat tq1_0 weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_TQ1_0, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
-        {"mul_mat tq2_0 weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_TQ2_0, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
-        {"mul_mat iq2_xxs weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ2_XXS, 256, 3), special_activations(x, 256, 2)); }},
-        {"mul_mat iq2_xs weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ2_XS, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
-        {"mul_mat iq2_s weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ2_S, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
-        {"mul_mat iq3_xxs weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ3_XXS, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
-        {"mul_mat iq3_s weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ3_S, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
-        {"mul_mat iq1_s weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ1_S, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
-        {"mul_mat iq1_m weights",
-         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_IQ1_M, 256, 3), in(x, GK_TYPE_F32, 256, 2)); }},
+        {"mul_mat iq4_xs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ4_XS, 512, 3, 2, false); }},
+        {"mul_mat tq1_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_TQ1_0, 256, 3, 2, false); }},
+        {"mul_mat tq2_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_TQ2_0, 256, 3, 2, false); }},
+        {"mul_mat iq2_xxs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ2_XXS, 256, 3, 2, true); }},
+        {"mul_mat iq2_xs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ2_XS, 256, 3, 2, false); }},
+        {"mul_mat iq2_s weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ2_S, 256, 3, 2, false); }},
+        {"mul_mat iq3_xxs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ3_XXS, 256, 3, 2, false); }},
+        {"mul_mat iq3_s weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ3_S, 256, 3, 2, false); }},
+        {"mul_mat iq1_s weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ1_S, 256, 3, 2, false); }},
+        {"mul_mat iq1_m weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ1_M, 256, 3, 2, false); }},
         {"mul_mat of a permuted activation",
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_F32, 32, 5, 3), gk_permute(x, in(x, GK_TYPE_F32, 32, 3, 4), 0, 2, 1, 3));
