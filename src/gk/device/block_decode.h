@@ -47,8 +47,8 @@ GK_DEV bool lattice(uint t) {
 
 /// Whether t's activations are q8_K (super-blocks of 256); else q8_0 / q8_1 (blocks of 32).
 GK_DEV bool k_family(uint t) {
-    return t == T_Q2_K || t == T_Q3_K || t == T_Q4_K || t == T_Q5_K || t == T_Q6_K || t == T_IQ4_XS ||
-           t == T_TQ1_0 || t == T_TQ2_0 || lattice(t);
+    return t == T_Q2_K || t == T_Q3_K || t == T_Q4_K || t == T_Q5_K || t == T_Q6_K || t == T_IQ4_XS || t == T_TQ1_0 ||
+           t == T_TQ2_0 || lattice(t);
 }
 
 /// Whether t's activations are q8_1 (with the block's f16 sum s).
@@ -61,9 +61,7 @@ GK_DEV bool has_offset(uint t) { return t == T_Q4_1 || t == T_Q5_1; }
 GK_DEV bool has_dmin(uint t) { return t == T_Q2_K || t == T_Q4_K || t == T_Q5_K; }
 
 /// Elements of one weight block.
-GK_DEV uint qk_w(uint t) {
-    return k_family(t) ? 256u : t == T_Q1_0 ? 128u : (t == T_Q2_0 || t == T_NVFP4) ? 64u : 32u;
-}
+GK_DEV uint qk_w(uint t) { return k_family(t) ? 256u : t == T_Q1_0 ? 128u : (t == T_Q2_0 || t == T_NVFP4) ? 64u : 32u; }
 
 /// Bytes of one weight block (quant/*.h's static_asserts).
 GK_DEV uint block_bytes(uint t) {
@@ -264,7 +262,10 @@ GK_DEV int value256(uint t, uint blk, uint i) {
     switch (t) {
     case T_Q2_K: return int(crumb(blk + 16u, i));
     case T_Q3_K: return int(crumb(blk + 32u, i)) - (((wbyte(blk + l) >> j) & 1u) != 0u ? 0 : 4);
-    case T_Q4_K: return int((j % 2u != 0u ? wbyte(blk + 16u + 32u * (j / 2u) + l) >> 4 : wbyte(blk + 16u + 32u * (j / 2u) + l) & 15u));
+    case T_Q4_K: {
+        const uint b = wbyte(blk + 16u + 32u * (j / 2u) + l);
+        return int(j % 2u != 0u ? b >> 4 : b & 15u);
+    }
     case T_Q5_K: {
         const uint b = wbyte(blk + 48u + 32u * (j / 2u) + l);
         return int((j % 2u != 0u ? b >> 4 : b & 15u) | (((wbyte(blk + 16u + l) >> j) & 1u) << 4));
@@ -332,9 +333,7 @@ GK_DEV float d256(uint t, uint blk) {
 }
 
 /// The power of two the lattice formats' sums are taken at (folded into d; 1 elsewhere).
-GK_DEV float factor256(uint t) {
-    return t == T_IQ3_XXS ? 0.25f : t == T_IQ3_S ? 1.0f : lattice(t) ? 0.125f : 1.0f;
-}
+GK_DEV float factor256(uint t) { return t == T_IQ3_XXS ? 0.25f : t == T_IQ3_S ? 1.0f : lattice(t) ? 0.125f : 1.0f; }
 
 /// f32(dmin) of the super-block at blk (has_dmin formats).
 GK_DEV float dmin256(uint t, uint blk) { return t == T_Q2_K ? whalf(blk + 82u) : whalf(blk + 2u); }
