@@ -436,7 +436,8 @@ TEST(Devices, LongRowsGiveTheCpuBits) {
     // More loop iterations than lavapipe runs in one shader invocation (it stops after 65535
     // and leaves the rest undone): a softmax row of 30000 (3 passes), attention over 512
     // keys of 40 (3 scoring passes and the value sum; llama.cpp's test-backend-ops found
-    // both). Such a device refuses the node and the CPU computes it; a GPU computes it.
+    // both), a quantized dot over 65536 (2048 blocks of 33 loop iterations). Such a device
+    // refuses the node and the CPU computes it; a GPU computes it.
     NEED_DEVICES(devs);
     const std::vector<std::pair<const char *, graph_fn>> long_rows = {
         {"soft_max of 30000", [](gk_context * x) { return gk_soft_max(x, in(x, GK_TYPE_F32, 30000, 2)); }},
@@ -445,6 +446,7 @@ TEST(Devices, LongRowsGiveTheCpuBits) {
              return gk_flash_attn_ext(x, in(x, GK_TYPE_F32, 40, 3, 2), in(x, GK_TYPE_F16, 40, 512, 2),
                                       in(x, GK_TYPE_F16, 40, 512, 2), nullptr, 0.3f, 0.0f, 0.0f);
          }},
+        {"mul_mat q5_0 over K 65536", [](gk_context * x) { return weights_case(x, GK_TYPE_Q5_0, 65536, 2, 1, false); }},
     };
     for (gk_backend_dev_t dev : devs) {
         SCOPED_TRACE(gk_backend_dev_name(dev));
