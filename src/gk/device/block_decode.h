@@ -14,9 +14,10 @@
 //   uint  wbyte(uint o) the weight byte at byte offset o
 //   float whalf(uint o) the f16 at byte offset o, as f32 (exact)
 //   uint  wtable(uint i) word i of the format's table, as the host put it there
-//                       (table_words: quant/fp4.h's codebook for iq4_nl / iq4_xs,
-//                       k_iq4nl_values, and mxfp4 / nvfp4, k_e2m1_doubled, one entry a
-//                       word; quant/iq_quants.h's grid for the lattice formats, its bytes)
+//                       (device/block_formats.h's block_table: quant/fp4.h's codebook
+//                       for iq4_nl / iq4_xs, k_iq4nl_values, and mxfp4 / nvfp4,
+//                       k_e2m1_doubled, one entry a word; quant/iq_quants.h's grid for
+//                       the lattice formats, its bytes)
 //   float bits_to_float(uint b), float half_bits_to_float(uint h)
 //
 // Two families (cpu/vec_dot.cpp's act_type):
@@ -176,24 +177,6 @@ GK_DEV uint trit(uint b, uint n) {
 // ---- the lattice i-quants (cpu/vec_dot_iq.h, vec_dot_iq1/2/3.cpp) ------------------------
 // Sub-block k (32 values) is 4 grid rows of 8 coordinates (iq3: 8 rows of 4); group l (8
 // values) has 8 negation bits; half h (16 values) the scale ls = 2 code + 1.
-
-/// The words of t's table (quant/iq_quants.h's grids, fp4.h's codebooks; 0: none).
-GK_DEV uint table_words(uint t) {
-    switch (t) {
-    case T_IQ2_XXS: return 512u;
-    case T_IQ2_XS: return 1024u;
-    case T_IQ2_S: return 2048u;
-    case T_IQ3_XXS: return 256u;
-    case T_IQ3_S: return 512u;
-    case T_IQ1_S: return 4096u;
-    case T_IQ1_M: return 4096u;
-    case T_IQ4_NL: return 16u;
-    case T_IQ4_XS: return 16u;
-    case T_MXFP4: return 16u;
-    case T_NVFP4: return 16u;
-    default: return 0u;
-    }
-}
 
 /// The grid index of row r of the super-block at blk.
 GK_DEV uint grid_index(uint t, uint blk, uint r) {

@@ -21,7 +21,7 @@ gk_type block_act_type(gk_type type);
 /// i-quants (their to_float is not the dot's form).
 bool block_rows_decodable(gk_type type);
 
-/// The table block_decode.h reads for weights of `type` (its table_words(type) words):
+/// The table block_decode.h reads (wtable) for weights of `type`:
 /// quant/fp4.h's codebook, an entry a word (iq4_nl, iq4_xs: k_iq4nl_values; mxfp4,
 /// nvfp4: k_e2m1_doubled), or quant/iq_quants.h's grid as its little-endian words (the
 /// lattice i-quants); empty for the other formats.

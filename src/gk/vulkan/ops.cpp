@@ -153,7 +153,7 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 
 /// mul_mat.comp's, quantize_act.comp's and mul_mat_q.comp's push constants (each reads
 /// the fields it needs): weight strides in elements (bytes for block formats), aoff the
-/// quantized activations' first word at binding 3, toff the codebook's.
+/// quantized activations' first word at binding 3, toff the format's table's.
 struct mul_mat_push {
     uint32_t M, N, ne2, ne3;
     uint32_t K, r2, r3, aoff;

@@ -8,7 +8,7 @@
 // formats' decoding is device/block_decode.h, shared with the CUDA kernels. MODE: bits
 // 0-7 the weight type (gk_type's value), bit 8 the fused multiply-add by fma_exact
 // (index.glsl). The weights are read in bytes (blocks need not be 4-byte aligned); the
-// format's table (a codebook or a lattice grid: block_decode.h's table_words) is at
+// format's table (a codebook or a lattice grid: device/block_formats.h's block_table) is at
 // binding 3 from word p.toff, put there by the host from gk's own tables. One invocation
 // per output element.
 #include "index.glsl"
