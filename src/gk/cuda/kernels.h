@@ -34,19 +34,21 @@ struct expert_ids {
 /// row (n, i2, i3) (or mul_mat_id's rows: `ids`); weights f32 or f16 (activations then
 /// rounded to f16), rows dense.
 int mul_mat(const tensor_arg & w, const tensor_arg & x, const tensor_arg & dst, const expert_ids & ids, void * stream);
-/// The activation formats of quantized dots (the weight type's vec_dot_type) and the
-/// weight formats mul_mat_q takes.
-enum class act_quant { q8_0, q8_K };
-enum class weight_quant { q8_0, q4_0, q4_K, q6_K };
+/// The activation formats of quantized dots (the weight type's vec_dot_type).
+enum class act_quant { q8_0, q8_K, q8_1 };
+/// The bytes quantize_act writes for x in `kind`.
+int64_t act_bytes(act_quant kind, const tensor_arg & x);
 /// The rows of f32 x (dense rows, K a multiple of the block) in `kind` as the CPU's
-/// activation conversion writes them: per block d (f32) then the int8 quants, blocks in
-/// row order, into `out` (count(x) + 4 bytes per block of 32 or 256).
+/// activation conversion writes them: per block d (f32; q8_1 then s, f32) then the int8
+/// quants, blocks in row order, into `out` (act_bytes).
 int quantize_act(act_quant kind, const tensor_arg & x, char * out, void * stream);
 /// dst[m, n, i2, i3] = the CPU's integer dot of weight row (m, i2 / r2, i3 / r3) of
-/// `type` and activation row (n, i2, i3) of `act` (quantize_act's output of x), or
-/// mul_mat_id's rows (`ids`).
-int mul_mat_q(weight_quant type, const tensor_arg & w, const tensor_arg & x, const char * act, const tensor_arg & dst,
-              const expert_ids & ids, void * stream);
+/// block format `type` (gk_type's value: device/block_decode.h decodes it) and activation
+/// row (n, i2, i3) of `act` (quantize_act's output of x in the type's vec_dot_type), or
+/// mul_mat_id's rows (`ids`); `table` the format's table in device memory
+/// (device/block_formats.h's block_table), or nullptr for a format without one.
+int mul_mat_q(uint32_t type, const tensor_arg & w, const tensor_arg & x, const char * act, const uint32_t * table,
+              const tensor_arg & dst, const expert_ids & ids, void * stream);
 /// True when the current device has int8 tensor-core fragments (compute capability 7.2+).
 bool mma_capable();
 /// mul_mat_q of q8_0 (q4 false) or q4_0 (q4 true) weights on tensor cores (mma.cu), for
@@ -74,11 +76,12 @@ int glu(act_kind act, const tensor_arg & a, const tensor_arg & b, const tensor_a
         const uint16_t * table, float alpha, float limit, void * stream);
 /// dst = act(a); f32.
 int unary(act_kind act, const tensor_arg & a, const tensor_arg & dst, const uint16_t * table, void * stream);
-/// The row formats get_rows decodes.
-enum class row_type { f32, f16, q8_0, q4_0 };
-/// dst[:, i1, i2, i3] = row idx[i1, i2, i3] of a (decoded as quant/legacy.h); an index
-/// outside [0, a.ne[1]) gives zeros. idx i32, dst f32.
-int get_rows(row_type type, const tensor_arg & a, const tensor_arg & idx, const tensor_arg & dst, void * stream);
+/// dst[:, i1, i2, i3] = row idx[i1, i2, i3] of a, decoded as the codec's to_float: `type`
+/// gk_type's value, f32, f16 or a block format (device/block_formats.h's
+/// block_rows_decodable; `table` its table in device memory or nullptr, as mul_mat_q's);
+/// an index outside [0, a.ne[1]) gives zeros. idx i32, dst f32.
+int get_rows(uint32_t type, const tensor_arg & a, const tensor_arg & idx, const uint32_t * table,
+             const tensor_arg & dst, void * stream);
 /// dst row idx[i1, i2 % .., i3 % ..] = b's row i1 (f32 into f32 or f16; i32 or i64
 /// indices; later rows win; an index outside the rows is skipped).
 int set_rows(const tensor_arg & b, const tensor_arg & idx, bool idx_i64, const tensor_arg & dst, void * stream);

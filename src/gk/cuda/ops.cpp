@@ -8,6 +8,7 @@
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
 #include "../cpu/ops/timestep.h"
+#include "../device/block_formats.h"
 #include "../internal.h"
 
 #include <cuda_runtime.h>
@@ -57,25 +58,23 @@ int scale_launch(const gk_tensor * n, void * s) {
     return kernels::scale(arg(n->src[0]), arg(n), gk_get_op_params_f32(n, 0), gk_get_op_params_f32(n, 1), s);
 }
 
-/// The quantized dot's formats for weights of `type` (activations, weights); false for
-/// weights that are not quantized ones the kernels take.
-bool quant_kinds(gk_type type, kernels::act_quant * act, kernels::weight_quant * weight) {
-    switch (type) {
-    case GK_TYPE_Q8_0: *act = kernels::act_quant::q8_0, *weight = kernels::weight_quant::q8_0; return true;
-    case GK_TYPE_Q4_0: *act = kernels::act_quant::q8_0, *weight = kernels::weight_quant::q4_0; return true;
-    case GK_TYPE_Q4_K: *act = kernels::act_quant::q8_K, *weight = kernels::weight_quant::q4_K; return true;
-    case GK_TYPE_Q6_K: *act = kernels::act_quant::q8_K, *weight = kernels::weight_quant::q6_K; return true;
+/// The activation format of the quantized dot of weights of `type`; false for weights
+/// mul_mat_q does not take (device/block_formats.h).
+bool quant_act(gk_type type, kernels::act_quant * act) {
+    switch (device::block_act_type(type)) {
+    case GK_TYPE_Q8_0: *act = kernels::act_quant::q8_0; return true;
+    case GK_TYPE_Q8_1: *act = kernels::act_quant::q8_1; return true;
+    case GK_TYPE_Q8_K: *act = kernels::act_quant::q8_K; return true;
     default: return false;
     }
 }
 
 bool mul_mat_ok(const gk_tensor * n, std::string * why) {
-    const gk_tensor *     w = n->src[0];
-    const gk_tensor *     x = n->src[1];
-    kernels::act_quant    aq;
-    kernels::weight_quant wq;
-    if (!float_or_half(w) && !quant_kinds(w->type, &aq, &wq)) {
-        return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    const gk_tensor *  w = n->src[0];
+    const gk_tensor *  x = n->src[1];
+    kernels::act_quant aq;
+    if (!float_or_half(w) && !quant_act(w->type, &aq)) {
+        return refuse(why, "weights f32, f16 or a block format the device decodes (device/block_formats.h) only");
     }
     if (!is(x, GK_TYPE_F32) || !is(n, GK_TYPE_F32)) return refuse(why, "f32 activations and result only");
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4) return refuse(why, "rows must be dense");
@@ -138,6 +137,16 @@ int with_act_table(kernels::act_kind act, void * stream, F launch) {
                       [&](void * dev) { return launch(static_cast<const uint16_t *>(dev)); });
 }
 
+/// Launch with block format `type`'s table (device/block_formats.h) in device memory, or
+/// nullptr for a type without one.
+template <typename F>
+int with_block_table(gk_type type, void * stream, F launch) {
+    const std::vector<uint32_t> table = device::block_table(type);
+    if (table.empty()) return launch(nullptr);
+    return with_table(table.data(), table.size() * sizeof(uint32_t), stream,
+                      [&](void * dev) { return launch(static_cast<const uint32_t *>(dev)); });
+}
+
 bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4; }
 
 /// Columns from which q8_0 / q4_0 products take the tensor cores (mma.cu): a 16 x 16 tile
@@ -155,24 +164,25 @@ bool use_mma(gk_type type, int64_t cols) {
     return on && (type == GK_TYPE_Q8_0 || type == GK_TYPE_Q4_0) && cols >= k_mma_min_cols;
 }
 
-/// Float weights: one kernel. Quantized ones: the activations converted into scratch
-/// (the CPU's conversion), then the integer dots (on the tensor cores where use_mma).
-/// `ids`: mul_mat_id's lookup, or none.
+/// Float weights: one kernel. Quantized ones: the format's table copied and the
+/// activations converted (the CPU's conversion) into device memory, then the integer dots
+/// (on the tensor cores where use_mma). `ids`: mul_mat_id's lookup, or none.
 int mul_mat_run(const gk_tensor * n, const kernels::expert_ids & ids, void * s) {
-    const gk_tensor *     w = n->src[0];
-    const gk_tensor *     x = n->src[1];
-    kernels::act_quant    aq;
-    kernels::weight_quant wq;
-    if (!quant_kinds(w->type, &aq, &wq)) return kernels::mul_mat(arg(w), arg(x), arg(n), ids, s);
-    const size_t block = aq == kernels::act_quant::q8_0 ? 32 : 256;
-    const size_t bytes = static_cast<size_t>(gk_nelements(x)) / block * (block + 4);
-    return with_table(nullptr, bytes, s, [&](void * dev) {
-        const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
-        if (r != 0) return r;
-        if (!ids.data && use_mma(w->type, x->ne[1])) {
-            return kernels::mul_mat_q8_mma(w->type == GK_TYPE_Q4_0, arg(w), static_cast<const char *>(dev), arg(n), s);
-        }
-        return kernels::mul_mat_q(wq, arg(w), arg(x), static_cast<const char *>(dev), arg(n), ids, s);
+    const gk_tensor *  w = n->src[0];
+    const gk_tensor *  x = n->src[1];
+    kernels::act_quant aq;
+    if (!quant_act(w->type, &aq)) return kernels::mul_mat(arg(w), arg(x), arg(n), ids, s);
+    return with_block_table(w->type, s, [&](const uint32_t * t) {
+        return with_table(nullptr, static_cast<size_t>(kernels::act_bytes(aq, arg(x))), s, [&](void * dev) {
+            const int r = kernels::quantize_act(aq, arg(x), static_cast<char *>(dev), s);
+            if (r != 0) return r;
+            if (!ids.data && use_mma(w->type, x->ne[1])) {
+                return kernels::mul_mat_q8_mma(w->type == GK_TYPE_Q4_0, arg(w), static_cast<const char *>(dev), arg(n),
+                                               s);
+            }
+            return kernels::mul_mat_q(static_cast<uint32_t>(w->type), arg(w), arg(x), static_cast<const char *>(dev), t,
+                                      arg(n), ids, s);
+        });
     });
 }
 
@@ -257,24 +267,18 @@ int unary_launch(const gk_tensor * n, void * s) {
 
 // ---- get_rows, set_rows ------------------------------------------------------------------------
 
-int row_kind(gk_type t) {
-    switch (t) {
-    case GK_TYPE_F32: return static_cast<int>(kernels::row_type::f32);
-    case GK_TYPE_F16: return static_cast<int>(kernels::row_type::f16);
-    case GK_TYPE_Q8_0: return static_cast<int>(kernels::row_type::q8_0);
-    case GK_TYPE_Q4_0: return static_cast<int>(kernels::row_type::q4_0);
-    default: return -1;
-    }
-}
-
 bool get_rows_ok(const gk_tensor * n, std::string * why) {
-    if (row_kind(n->src[0]->type) < 0) return refuse(why, "tables of f32, f16, q8_0 or q4_0 rows only");
-    if (n->src[0]->nb[0] != gk_type_size(n->src[0]->type)) return refuse(why, "rows must be dense");
+    const gk_tensor * a = n->src[0];
+    if (!float_or_half(a) && !device::block_rows_decodable(a->type)) {
+        return refuse(why, "tables of f32, f16 or a block format the device decodes (device/block_formats.h) only");
+    }
+    if (a->nb[0] != gk_type_size(a->type)) return refuse(why, "rows must be dense");
     return (is(n->src[1], GK_TYPE_I32) && is(n, GK_TYPE_F32)) || refuse(why, "i32 indices and an f32 result only");
 }
 int get_rows_launch(const gk_tensor * n, void * s) {
-    return kernels::get_rows(static_cast<kernels::row_type>(row_kind(n->src[0]->type)), arg(n->src[0]), arg(n->src[1]),
-                             arg(n), s);
+    return with_block_table(n->src[0]->type, s, [&](const uint32_t * t) {
+        return kernels::get_rows(static_cast<uint32_t>(n->src[0]->type), arg(n->src[0]), arg(n->src[1]), t, arg(n), s);
+    });
 }
 
 bool set_rows_ok(const gk_tensor * n, std::string * why) {

@@ -14,6 +14,7 @@
 #include "../cpu/ops/alibi.h"
 #include "../cpu/ops/rope_cache.h"
 #include "../cpu/ops/timestep.h"
+#include "../device/block_formats.h"
 #include "../internal.h"
 
 #include <algorithm>
@@ -163,8 +164,9 @@ bool scale_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 
 /// mul_mat.comp's, quantize_act.comp's and mul_mat_q.comp's push constants (each reads
 /// the fields it needs; shaders/mul_mat_push.glsl): weight strides in elements (bytes for
-/// block formats), aoff the quantized activations' first word at binding 3, and for
-/// mul_mat_id the ids' place and eoff, the word at binding 3 a bad id sets.
+/// block formats), aoff the quantized activations' first word at binding 3, toff the
+/// format's table's, and for mul_mat_id the ids' place and eoff, the word at binding 3 a
+/// bad id sets.
 struct mul_mat_push {
     uint32_t M, N, ne2, ne3;
     uint32_t K, r2, r3, aoff;
@@ -175,35 +177,39 @@ struct mul_mat_push {
     uint32_t xN;
     uint32_t E, ioff, is0;
     uint32_t is1, eoff;
+    uint32_t toff;
 };
 
-/// quantize_act.comp's and mul_mat_q.comp's numbers for block-format weights of `type`:
-/// the activation format (0 q8_0, 1 q8_K) and the weight format (mul_mat_q's TYPE); -1
-/// for weights the device does not take in blocks.
+/// How mul_mat_q.comp takes block-format weights of one type (device/block_decode.h):
+/// quantize_act.comp's activation format (0 q8_0, 1 q8_K, 2 q8_1: the CPU's vec_dot_type),
+/// or -1 for weights it does not take in blocks, and the elements of one chain step.
 struct quant_kind {
-    int      act, weight;
-    uint32_t block() const { return act == 0 ? 32 : 256; }
-    uint32_t block_words() const { return 1 + block() / 4; }  // one activation block
+    int      act  = -1;
+    uint32_t unit = 0;
+    uint32_t block() const { return act == 1 ? 256 : 32; }  // activation block
+    uint32_t block_words() const { return (act == 2 ? 2 : 1) + block() / 4; }
+    /// mul_mat_q.comp's loop iterations per unit (q8_K: 16 groups of 16, iq1_m's d 4 more).
+    uint32_t loops_per_unit() const { return act == 1 ? 5 + 16 * 17 : 1 + unit; }
 };
 
 quant_kind quant_kind_of(gk_type type) {
-    switch (type) {
-    case GK_TYPE_Q8_0: return {0, 0};
-    case GK_TYPE_Q4_0: return {0, 1};
-    case GK_TYPE_Q4_K: return {1, 2};
-    case GK_TYPE_Q6_K: return {1, 3};
-    default: return {-1, -1};
+    switch (gk::device::block_act_type(type)) {
+    case GK_TYPE_Q8_K: return {1, 256};
+    case GK_TYPE_Q8_1: return {2, 32};
+    case GK_TYPE_Q8_0: return {0, type == GK_TYPE_NVFP4 ? 16u : 32u};
+    default: return {};
     }
 }
 
 /// mul_mat and mul_mat_id (dst[:, u, t] = weight slab ids[u, t] times activation row
 /// (u % rows, t): the same shaders with an id lookup).
-bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) {
+bool mul_mat_ok(const device_context & d, const gk_tensor * n, std::string * why) {
     const gk_tensor * w     = n->src[0];
     const gk_tensor * x     = n->src[1];
     const bool        plain = is(w, GK_TYPE_F32) || is(w, GK_TYPE_F16);
-    if (!plain && quant_kind_of(w->type).weight < 0) {
-        return refuse(why, "weights f32, f16, q8_0, q4_0, q4_K or q6_K only");
+    const quant_kind  q     = quant_kind_of(w->type);
+    if (!plain && q.act < 0) {
+        return refuse(why, std::string("no Vulkan mul_mat for ") + gk_type_name(w->type) + " weights");
     }
     if (n->op == GK_OP_MUL_MAT_ID) {
         if (!is(n->src[2], GK_TYPE_I32)) return refuse(why, "i32 expert ids only");
@@ -213,23 +219,40 @@ bool mul_mat_ok(const device_context &, const gk_tensor * n, std::string * why) 
     if (w->nb[0] != gk_type_size(w->type) || x->nb[0] != 4 || n->nb[0] != 4) {
         return refuse(why, "rows must be dense");
     }
+    if (!plain) {
+        // mul_mat_q.comp: one invocation per output (several when there are more outputs
+        // than invocations), its loops per unit of the row
+        const uint64_t per_output = static_cast<uint64_t>(w->ne[0]) / q.unit * q.loops_per_unit() + 1;
+        if (!loop_budget_ok(d, rows_per_invocation(d, static_cast<uint64_t>(gk_nelements(n)), 64) * per_output, why)) {
+            return false;
+        }
+    }
     return (!plain || whole_elements(w, gk_type_size(w->type), why)) && whole_elements(x, 4, why) &&
            whole_elements(n, 4, why);
 }
 
-/// The activations in the weights' vec_dot_type (quantize_act.comp's output), for
-/// block-format weights; 0 for f32 and f16 weights.
+/// Block-format weights: the format's table, then the activations in the weights'
+/// vec_dot_type (quantize_act.comp's output); 0 for f32 and f16 weights.
 size_t mul_mat_aux(const gk_tensor * n) {
     const quant_kind q = quant_kind_of(n->src[0]->type);
     if (q.act < 0) return 0;
     const gk_tensor * x = n->src[1];
-    return static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+    return gk::device::block_table(n->src[0]->type).size() * 4 +
+           static_cast<size_t>(gk_nrows(x)) * static_cast<size_t>(x->ne[0] / q.block()) * q.block_words() * 4;
+}
+
+void mul_mat_fill(const gk_tensor * n, void * out) {
+    const std::vector<uint32_t> t = gk::device::block_table(n->src[0]->type);
+    if (!t.empty()) std::memcpy(out, t.data(), t.size() * 4);
 }
 
 /// mul_mat_id's binding 3: mul_mat_aux's activations, then the word a bad expert id sets.
 size_t mul_mat_id_aux(const gk_tensor * n) { return mul_mat_aux(n) + 4; }
 
-void mul_mat_id_fill(const gk_tensor * n, void * out) { std::memset(static_cast<char *>(out) + mul_mat_aux(n), 0, 4); }
+void mul_mat_id_fill(const gk_tensor * n, void * out) {
+    mul_mat_fill(n, out);
+    std::memset(static_cast<char *>(out) + mul_mat_aux(n), 0, 4);
+}
 
 /// An expert id outside [0, E) leaves its columns 0 and sets the word: the compute fails,
 /// as the CPU's does (GK_STATUS_OUT_OF_RANGE).
@@ -254,7 +277,8 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
     p.K    = static_cast<uint32_t>(w->ne[0]);
     p.r2   = static_cast<uint32_t>(x->ne[2] / w->ne[2]);
     p.r3   = static_cast<uint32_t>(x->ne[3] / w->ne[3]);
-    p.aoff = aux;
+    p.toff = aux;
+    p.aoff = aux + static_cast<uint32_t>(gk::device::block_table(w->type).size());
     p.ws1  = wv.s[1], p.ws2 = wv.s[2], p.ws3 = wv.s[3];
     p.xs1  = xv.s[1], p.xs2 = xv.s[2], p.xs3 = xv.s[3];
     p.ds1  = dv.s[1], p.ds2 = dv.s[2], p.ds3 = dv.s[3];
@@ -280,7 +304,7 @@ bool mul_mat_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set
         return false;
     }
     record_barrier(cmd);
-    const uint32_t mode = static_cast<uint32_t>(q.weight) | exact << 2 | (id ? 8u : 0u);
+    const uint32_t mode = static_cast<uint32_t>(w->type) | exact << 8 | (id ? 512u : 0u);
     return dispatch(d, cmd, set, {shader::mul_mat_q, mode}, &p, sizeof p, outs, 64);
 }
 
@@ -452,28 +476,29 @@ bool unary_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, 
 struct get_rows_push {
     uint32_t ne[4], as[4], is[4], ds[4];
     uint32_t aoff, ioff, doff, rows;
+    uint32_t toff;
 };
-
-int table_kind(gk_type t) {
-    switch (t) {
-    case GK_TYPE_F32: return 0;
-    case GK_TYPE_F16: return 1;
-    case GK_TYPE_Q8_0: return 2;
-    case GK_TYPE_Q4_0: return 3;
-    default: return -1;
-    }
-}
 
 bool get_rows_ok(const device_context &, const gk_tensor * n, std::string * why) {
     const gk_tensor * a = n->src[0];
-    if (table_kind(a->type) < 0) return refuse(why, "tables of f32, f16, q8_0 or q4_0 rows only");
+    if (!is(a, GK_TYPE_F32) && !is(a, GK_TYPE_F16) && !gk::device::block_rows_decodable(a->type)) {
+        return refuse(why, std::string("no Vulkan get_rows for ") + gk_type_name(a->type) + " tables");
+    }
     if (!is(n->src[1], GK_TYPE_I32) || !is(n, GK_TYPE_F32)) return refuse(why, "i32 indices and an f32 result only");
     if (a->nb[0] != gk_type_size(a->type)) return refuse(why, "rows must be dense");
-    if (table_kind(a->type) < 2 && !whole_elements(a, gk_type_size(a->type), why)) return false;
+    if ((is(a, GK_TYPE_F32) || is(a, GK_TYPE_F16)) && !whole_elements(a, gk_type_size(a->type), why)) return false;
     return whole_elements(n->src[1], 4, why) && whole_elements(n, 4, why);
 }
 
-bool get_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
+/// The table's codebook (device/block_formats.h), at binding 3.
+size_t get_rows_aux(const gk_tensor * n) { return gk::device::block_table(n->src[0]->type).size() * 4; }
+
+void get_rows_fill(const gk_tensor * n, void * out) {
+    const std::vector<uint32_t> t = gk::device::block_table(n->src[0]->type);
+    if (!t.empty()) std::memcpy(out, t.data(), t.size() * 4);
+}
+
+bool get_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t aux) {
     const gk_tensor * a  = n->src[0];
     const view        av = as_view(a, 1), iv = as_view(n->src[1], 4), dv = as_view(n, 4);
     get_rows_push     p{};
@@ -481,9 +506,10 @@ bool get_rows_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet se
     put(av, p.as, p.aoff);
     put(iv, p.is, p.ioff);
     put(dv, p.ds, p.doff);
-    p.rows          = static_cast<uint32_t>(a->ne[1]);
-    const auto kind = static_cast<uint32_t>(table_kind(a->type));
-    return dispatch(d, cmd, set, {shader::get_rows, kind}, &p, sizeof p, static_cast<uint64_t>(gk_nelements(n)), 256);
+    p.rows = static_cast<uint32_t>(a->ne[1]);
+    p.toff = aux;
+    return dispatch(d, cmd, set, {shader::get_rows, static_cast<uint32_t>(a->type)}, &p, sizeof p,
+                    static_cast<uint64_t>(gk_nelements(n)), 256);
 }
 
 // ---- set_rows (shaders/set_rows.comp) -------------------------------------------------------
@@ -796,7 +822,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_MUL, binary_ok, binary_record},
     {GK_OP_DIV, binary_ok, binary_record},
     {GK_OP_SCALE, scale_ok, scale_record},
-    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record, mul_mat_aux},
+    {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record, mul_mat_aux, mul_mat_fill},
     {GK_OP_NORM, norm_ok, norm_record},
     {GK_OP_RMS_NORM, norm_ok, norm_record},
     {GK_OP_DUP, copy_ok, copy_record},
@@ -804,7 +830,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_CPY, copy_ok, copy_record},
     {GK_OP_GLU, glu_ok, glu_record, glu_aux, glu_fill},
     {GK_OP_UNARY, unary_ok, unary_record, unary_aux, unary_fill},
-    {GK_OP_GET_ROWS, get_rows_ok, get_rows_record},
+    {GK_OP_GET_ROWS, get_rows_ok, get_rows_record, get_rows_aux, get_rows_fill},
     {GK_OP_SET_ROWS, set_rows_ok, set_rows_record},
     {GK_OP_SOFT_MAX, soft_max_ok, soft_max_record, soft_max_aux, soft_max_fill},
     {GK_OP_ROPE, rope_ok, rope_record, rope_aux, rope_fill, 6u},

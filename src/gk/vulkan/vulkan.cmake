@@ -20,11 +20,12 @@ if(GK_VULKAN_ENABLED)
   set(out ${CMAKE_BINARY_DIR}/gk-vulkan)
   set(names binary scale mul_mat norm copy glu unary get_rows set_rows soft_max rope flash_attn quantize_act mul_mat_q pad)  # enum gk::vulkan::shader
   set(spvs "")
-  file(GLOB includes CONFIGURE_DEPENDS ${dir}/shaders/*.glsl)
+  # device/block_decode.h: the block formats' decoding, shared with the CUDA kernels
+  file(GLOB includes CONFIGURE_DEPENDS ${dir}/shaders/*.glsl ${PROJECT_SOURCE_DIR}/src/gk/device/*.h)
   foreach(name ${names})
     add_custom_command(OUTPUT ${out}/${name}.spv
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
-      COMMAND ${GK_GLSLC} --target-env=vulkan1.1 -I ${dir}/shaders ${dir}/shaders/${name}.comp -o ${out}/${name}.spv
+      COMMAND ${GK_GLSLC} --target-env=vulkan1.1 -I ${dir}/shaders -I ${PROJECT_SOURCE_DIR}/src/gk/device ${dir}/shaders/${name}.comp -o ${out}/${name}.spv
       DEPENDS ${dir}/shaders/${name}.comp ${includes}
       COMMENT "glslc ${name}.comp" VERBATIM)
     list(APPEND spvs ${out}/${name}.spv)

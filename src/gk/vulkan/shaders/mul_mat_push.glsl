@@ -13,6 +13,7 @@ layout(push_constant) uniform P {
     uint xN;              // activation rows per slab (N for mul_mat; mul_mat_id's dst row u reads row u % xN)
     uint E, ioff, is0;    // mul_mat_id: experts (weight slabs), the ids' offset and strides in elements
     uint is1, eoff;       // ... and the word at binding 3 set to 1 when an id is outside [0, E)
+    uint toff;            // mul_mat_q's codebook: its first word at binding 3
 } p;
 
 // mul_mat_id's expert ids (src[2]): dst[:, u, t] takes weight slab ids[u, t].

@@ -8,15 +8,18 @@
 // whose id overflows, by quantize_block_q8: d = amax / 127, q = round(clamp(x / d, -127,
 // 127)) (half away from zero; NaN -> 0). MODE 1: q8_K (quant/k_quants.cpp,
 // quantize_row_q8_K): vmax = the first element of largest |x|, iscale = -127 / vmax,
-// d = 1 / iscale, q = round_clamp(iscale x, -128, 127). Output (binding 3): per block
-// word 0 = d as f32 (for q8_0 the f16 value), then the quants, four to a word; blocks
-// in row order (row n + xN (i2 + ne2 i3), xN the activation rows per slab).
+// d = 1 / iscale, q = round_clamp(iscale x, -128, 127). MODE 2: q8_1
+// (quantize_row_q8_1_dot): q8_0's quants and d, and s = f16(float(sum of q) * d) with the
+// unrounded d. Output (binding 3): per block word 0 = d as f32 (for q8_0 / q8_1 the f16
+// value), for q8_1 word 1 = s as f32 (the f16 value), then the quants, four to a word;
+// blocks in row order (row n + xN (i2 + ne2 i3), xN the activation rows per slab).
 #include "index.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint MODE = 0;
-const uint QB = MODE == 0u ? 32u : 256u;  // elements per block
-const uint BW = 1u + QB / 4u;             // words per block
+const uint QB = MODE == 1u ? 256u : 32u;  // elements per block
+const uint HW = MODE == 2u ? 2u : 1u;     // header words (d, s)
+const uint BW = HW + QB / 4u;             // words per block
 
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 3) buffer Q { uint q[]; };
@@ -36,7 +39,7 @@ float round_away(float v) {
 }
 
 void store(uint o, uint e, int v) {
-    const uint w = o + 1u + e / 4u, s = 8u * (e & 3u);
+    const uint w = o + HW + e / 4u, s = 8u * (e & 3u);
     q[w] = (q[w] & ~(0xFFu << s)) | ((uint(v) & 0xFFu) << s);
 }
 
@@ -48,8 +51,9 @@ void main() {
         const uint n = r % p.xN, i2 = (r / p.xN) % p.ne2, i3 = r / (p.xN * p.ne2);
         const uint x0 = p.xoff + n * p.xs1 + i2 * p.xs2 + i3 * p.xs3 + b * QB;
         const uint o  = p.aoff + i * BW;
-        for (uint w = 1u; w < BW; ++w) q[o + w] = 0u;
-        if (MODE == 0u) {
+        for (uint w = HW; w < BW; ++w) q[o + w] = 0u;
+        if (MODE != 1u) {
+            int   sum    = 0;
             float amax   = 0.0;
             bool  finite = true;
             for (uint j = 0u; j < QB; ++j) {
@@ -63,15 +67,20 @@ void main() {
                 for (uint j = 0u; j < QB; ++j) {
                     precise float v = x[x0 + j] * id1;
                     const float   c = v < -127.0 ? -127.0 : (127.0 < v ? 127.0 : v);
-                    store(o, j, isnan(v) ? 0 : int(round_away(c)));
+                    const int     qv = isnan(v) ? 0 : int(round_away(c));
+                    store(o, j, qv);
+                    sum += qv;
                 }
             } else {
                 for (uint j = 0u; j < QB; ++j) {
                     precise float v = (x[x0 + j] * id + k_round) - k_round;
                     store(o, j, int(v));
+                    sum += int(v);
                 }
             }
             q[o] = floatBitsToUint(unpackHalf2x16(f32_to_f16_bits(d)).x);
+            precise float s = float(sum) * d;
+            if (MODE == 2u) q[o + 1u] = floatBitsToUint(unpackHalf2x16(f32_to_f16_bits(s)).x);
         } else {
             float amax = 0.0, vmax = 0.0;
             for (uint j = 0u; j < QB; ++j) {
