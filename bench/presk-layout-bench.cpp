@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
             Row best{"", 0};
             const double default_us = time_plan({}, &want);
             print({"default point", default_us}, n);
-            const std::vector<kernel::Layout> space = kernel::layout_space(node, kernel::native_lanes(kernel::DType::F32));
+            const std::vector<kernel::Layout> space = kernel::layout_space(node, kernel::register_lanes(kernel::DType::F32));
             if (every > 1)
                 std::printf("  (every %lld-th of the space's %zu candidates: a sample)\n", (long long)every, space.size());
             for (size_t i = 0; i < space.size(); i += (size_t)every) {
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
                 print(row, n);
                 if (!best.us || us < best.us) best = row;
             }
-            const auto choices = realize::choose_plan(p, r, t, kernel::host_registers(), kernel::native_lanes);
+            const auto choices = realize::choose_plan(p, r, t, kernel::host_registers(), kernel::register_lanes);
             realize::Plan pick;
             pick.layout[choices.at(0).site] = choices.at(0).point;
             pick.spelling = "@pick";

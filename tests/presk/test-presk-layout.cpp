@@ -322,10 +322,10 @@ TEST(PreskLayout, Refusals) {
     Layout l = tiled;
     l.tile_m = 3;
     l.tile_n = 4;
-    refused(dot, DType::F32, l, "m_i is 1, 2 or 4");
+    refused(dot, DType::F32, l, "m_i is 1, 2, 4 or 8");
     l = tiled;
     l.tile_n = 5;
-    refused(dot, DType::F32, l, "n_j is 4, 8 or 16");
+    refused(dot, DType::F32, l, "n_j is 4, 8, 16 or 32");
     l = tiled;
     l.kblock = 64;
     refused(dot, DType::F32, l, "the k-block is none, 32 or 128");

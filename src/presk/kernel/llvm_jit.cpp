@@ -67,6 +67,15 @@ int native_lanes(DType t) {
     }
 }
 
+int register_lanes(DType t) {
+    const int bits = host_vector_bits();
+    switch (t) {
+    case DType::F64: return std::max(1, bits / 64);
+    case DType::F32: return std::max(1, bits / 32);
+    default: return 1;
+    }
+}
+
 void check_lanes(DType t, int lanes, const std::string& what) {
     const DType a = arith_type(t);
     const int most = std::max(1, native_lanes(a));
