@@ -139,6 +139,12 @@ TEST(Plan, TheExecutorRefusesWhatItCannotRun) {
         EXPECT_NE(refusal(one("22", "{\"tile\": [1, 8], \"lanes\": 2}"), Backend::Native, 1).find("register's width"),
                   std::string::npos);
     }
+    // The whole register's width (16 f32 lanes with AVX-512) is admitted beside the run's: the
+    // [1, 8] tile runs in it up to 8 lanes, and 16 are the builder's refusal, not the executor's.
+    const int whole = kernel::register_lanes(kernel::DType::F32);
+    const std::string wide = refusal(one("22", "{\"tile\": [1, 8], \"lanes\": " + std::to_string(whole) + "}"), Backend::Native, 1);
+    if (whole <= 8) EXPECT_EQ(wide, "");
+    else EXPECT_NE(wide.find("lanes 16 across the tile [1, 8]'s columns"), std::string::npos) << wide;
 }
 
 TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {
