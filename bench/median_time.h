@@ -4,7 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
+
+/// The median of `v` (not empty); of an even count, the mean of the two middle values.
+inline double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
 
 /// The median, in microseconds, of `repeat` (>= 1) timed calls of `call`, after one untimed call
 /// that faults the output's pages in and warms the caches; of an even count, the mean of the
@@ -18,7 +26,5 @@ double median_call_us(int64_t repeat, F&& call) {
         call();
         us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::sort(us.begin(), us.end());
-    const size_t m = us.size() / 2;
-    return us.size() % 2 ? us[m] : (us[m - 1] + us[m]) / 2;
+    return median_of(std::move(us));
 }

@@ -1,19 +1,25 @@
 // presk-layout-bench: an n x n by n x n f32 matmul (bench/matmul.psk's dot, default n = 1024) run
-// natively at every point of its layout space (kernel::layout_space; at T > 1 threads each point
-// split over T workers at the first of depths 0, 1, 2 the executor admits), the cost model's pick (presk plan's
-// realize::choose_plan), and OpenBLAS's cblas_sgemm on as many threads where it was built with
-// OpenBLAS: the median of --repeat calls of each, GFLOP/s, the best measured point, the pick's
-// time over the best's and the best's speed over OpenBLAS's. Every point's output is checked
-// against the default's bytes (a point changes no bit). It reports and never fails; the times are
-// the machine's as it is at the run (say under what load when recording them).
+// natively at every point of its layout space (kernel::layout_space with the register's lanes;
+// at T > 1 threads each point split over T workers at the first of depths 0, 1, 2 the executor
+// admits), the cost model's pick (presk plan's realize::choose_plan), and OpenBLAS's cblas_sgemm
+// on as many threads where it was built with OpenBLAS: the median of --repeat calls of each,
+// GFLOP/s and the best measured point. Then --rounds interleaved rounds of the best point, the
+// pick and cblas_sgemm (one median of --repeat calls of each per round, in turn, so a change of
+// the machine's load falls on all three alike) and the medians of the rounds: the pick's time
+// over the best's and the best's and the pick's speed over OpenBLAS's. Every point's output is
+// checked against the default's bytes (a point changes no bit). It reports and never fails; the
+// times are the machine's as it is at the run (say under what load when recording them).
 //
-// Usage: presk-layout-bench [--n N] [--repeat R] [--threads T]... [--every E]
-// (default 1024, 3, 1 and 2, 1: every point; E > 1 measures every E-th point of the space only,
-// a sample, which the output says)
+// Usage: presk-layout-bench [--n N] [--repeat R] [--rounds U] [--threads T]... [--every E]
+//                           [--only TEXT]... [--min-rows M]
+// (default 1024, 3, 5, 1 and 2, 1: every point; E > 1 measures every E-th point of the space
+// only, --only the points whose name (kernel::to_string) contains every TEXT, "lanes 16" say,
+// and --min-rows M the tiles of at least M rows: a sample, which the output says)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,7 +54,9 @@ void print(const Row& r, int64_t n) { std::printf("  %-62s %10.2f ms %8.2f GFLOP
 } // namespace
 
 int main(int argc, char** argv) {
-    int64_t n = 1024, repeat = 3, every = 1;
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
+    int64_t n = 1024, repeat = 3, every = 1, rounds = 5, min_rows = 0;
+    std::vector<std::string> only;
     std::vector<int> threads;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
@@ -56,6 +64,9 @@ int main(int argc, char** argv) {
         else if (a == "--repeat") repeat = std::atoll(argv[i + 1]);
         else if (a == "--threads") threads.push_back(std::atoi(argv[i + 1]));
         else if (a == "--every") every = std::max<int64_t>(1, std::atoll(argv[i + 1]));
+        else if (a == "--rounds") rounds = std::max<int64_t>(1, std::atoll(argv[i + 1]));
+        else if (a == "--only") only.push_back(argv[i + 1]);
+        else if (a == "--min-rows") min_rows = std::atoll(argv[i + 1]);
     }
     if (threads.empty()) threads = {1, 2};
     if (!kernel::have_llvm()) {
@@ -97,11 +108,21 @@ int main(int argc, char** argv) {
             Row best{"", 0};
             const double default_us = time_plan({}, &want);
             print({"default point", default_us}, n);
-            const std::vector<kernel::Layout> space = kernel::layout_space(node, kernel::native_lanes(kernel::DType::F32));
-            if (every > 1)
-                std::printf("  (every %lld-th of the space's %zu candidates: a sample)\n", (long long)every, space.size());
+            const std::vector<kernel::Layout> space = kernel::layout_space(node, kernel::register_lanes(kernel::DType::F32));
+            const bool sample = every > 1 || !only.empty() || min_rows > 1;
+            std::string which;
+            for (const std::string& o : only) which += ", with \"" + o + "\"";
+            if (min_rows > 1) which += ", of at least " + std::to_string(min_rows) + " rows";
+            if (sample)
+                std::printf("  (a sample: every %lld-th of the space's %zu candidates%s)\n", (long long)every, space.size(),
+                            which.c_str());
+            realize::Plan best_plan;
             for (size_t i = 0; i < space.size(); i += (size_t)every) {
                 kernel::Layout l = space[i];
+                const std::string name = kernel::to_string(l);
+                if (l.tile_m < min_rows ||
+                    std::any_of(only.begin(), only.end(), [&](const std::string& o) { return name.find(o) == std::string::npos; }))
+                    continue;
                 l.split_workers = t > 1 ? t : 1;
                 double us = 0;
                 for (int depth = 0; depth < (t > 1 ? 3 : 1) && !us; ++depth) {  // the first depth admitted
@@ -119,16 +140,21 @@ int main(int argc, char** argv) {
                 Row row{kernel::to_string(l), us};
                 if (got != want) row.name += " (OTHER BITS)";
                 print(row, n);
-                if (!best.us || us < best.us) best = row;
+                if (!best.us || us < best.us) {
+                    best = row;
+                    best_plan.layout[site] = l;
+                    best_plan.spelling = "@best";
+                }
             }
-            const auto choices = realize::choose_plan(p, r, t, kernel::host_registers(), kernel::native_lanes);
+            if (!best.us) continue;
+            const auto choices = realize::choose_plan(p, r, t, kernel::host_registers(), kernel::register_lanes);
             realize::Plan pick;
             pick.layout[choices.at(0).site] = choices.at(0).point;
             pick.spelling = "@pick";
-            const Row chosen{"the cost model's pick: " + kernel::to_string(choices.at(0).point), time_plan(pick, &got)};
-            std::printf("  best measured%s: %s\n", every > 1 ? " of the sample" : "", best.name.c_str());
-            print(chosen, n);
-            std::printf("  the pick's time over the best's: %.2f\n", chosen.us / best.us);
+            std::printf("  best measured%s: %s\n  the cost model's pick: %s\n", sample ? " of the sample" : "", best.name.c_str(),
+                        kernel::to_string(choices.at(0).point).c_str());
+            std::vector<double> best_us, pick_us, blas_us;
+            std::function<double()> blas;
 #ifdef PRESK_HAVE_OPENBLAS
             openblas_set_num_threads(t);
             std::vector<float> a((size_t)(n * n)), b(a.size()), c(a.size());
@@ -136,15 +162,31 @@ int main(int argc, char** argv) {
             std::normal_distribution<float> d;
             for (float& x : a) x = d(rng);
             for (float& x : b) x = d(rng);
-            const double blas = median_call_us(repeat, [&] {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, a.data(), (int)n, b.data(),
-                            (int)n, 0.0f, c.data(), (int)n);
-            });
-            print({"openblas cblas_sgemm", blas}, n);
-            std::printf("  the best point's speed over OpenBLAS's: %.2f\n", blas / best.us);
-#else
-            std::printf("  (built without OpenBLAS: no cblas_sgemm row)\n");
+            blas = [&] {
+                return median_call_us(repeat, [&] {
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, a.data(), (int)n,
+                                b.data(), (int)n, 0.0f, c.data(), (int)n);
+                });
+            };
 #endif
+            for (int64_t u = 0; u < rounds; ++u) {
+                best_us.push_back(time_plan(best_plan, &got));
+                pick_us.push_back(time_plan(pick, &got));
+                if (got != want) std::printf("  the pick gives OTHER BITS\n");
+                if (blas) blas_us.push_back(blas());
+            }
+            std::printf("  %lld interleaved rounds, the median of each:\n", (long long)rounds);
+            const double bu = median_of(best_us), pu = median_of(pick_us);
+            print({"the best point", bu}, n);
+            print({"the cost model's pick", pu}, n);
+            std::printf("  the pick's time over the best's: %.2f\n", pu / bu);
+            if (blas) {
+                const double ou = median_of(blas_us);
+                print({"openblas cblas_sgemm", ou}, n);
+                std::printf("  over OpenBLAS's speed: the best point %.2f, the pick %.2f\n", ou / bu, ou / pu);
+            } else {
+                std::printf("  (built without OpenBLAS: no cblas_sgemm row)\n");
+            }
         }
     } catch (const Error& e) {
         std::printf("presk-layout-bench: %s\n", e.what());

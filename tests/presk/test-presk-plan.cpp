@@ -47,12 +47,12 @@ TEST(Plan, RefusesEveryMalformedPlan) {
         {"{\"layout\": {\"f/%1\": 3}}", "is not an object of layout choices"},
         {"{\"layout\": {\"f/%1\": {\"tiles\": [1, 8]}}}", "\"tiles\": unknown key"},
         {"{\"layout\": {\"f/%1\": {\"tile\": [3, 8]}}}", "is not a tile of the space"},
-        {"{\"layout\": {\"f/%1\": {\"tile\": [1, 32]}}}", "is not a tile of the space"},
+        {"{\"layout\": {\"f/%1\": {\"tile\": [1, 64]}}}", "is not a tile of the space"},
         {"{\"layout\": {\"f/%1\": {\"tile\": 8}}}", "is not [m_i, n_j]"},
         {"{\"layout\": {\"f/%1\": {\"k_block\": 64}}}", "is not a k-block of the space"},
         {"{\"layout\": {\"f/%1\": {\"order\": \"IK\"}}}", "is not IJ or JI"},
         {"{\"layout\": {\"f/%1\": {\"k_block\": 32, \"order\": \"IJ\"}}}", "is not a permutation of IJK"},
-        {"{\"layout\": {\"f/%1\": {\"lanes\": 8}}}", "is not 1, 2 or 4 lanes"},
+        {"{\"layout\": {\"f/%1\": {\"lanes\": 32}}}", "is not 1, 2, 4, 8 or 16 lanes"},
         {"{\"layout\": {\"f/%1\": {\"pack\": 1}}}", "is not true or false"},
         {"{\"layout\": {\"f/%1\": {\"passes\": 1}}}", "is not a softmax's 2 or 3 passes"},
         {"{\"layout\": {\"f/%1\": {\"form\": \"blocked\"}}}", "is not \"tiled\" or \"row-wise\""},
@@ -139,6 +139,12 @@ TEST(Plan, TheExecutorRefusesWhatItCannotRun) {
         EXPECT_NE(refusal(one("22", "{\"tile\": [1, 8], \"lanes\": 2}"), Backend::Native, 1).find("register's width"),
                   std::string::npos);
     }
+    // The whole register's width (16 f32 lanes with AVX-512) is admitted beside the run's: the
+    // [1, 8] tile runs in it up to 8 lanes, and 16 are the builder's refusal, not the executor's.
+    const int whole = kernel::register_lanes(kernel::DType::F32);
+    const std::string wide = refusal(one("22", "{\"tile\": [1, 8], \"lanes\": " + std::to_string(whole) + "}"), Backend::Native, 1);
+    if (whole <= 8) EXPECT_EQ(wide, "");
+    else EXPECT_NE(wide.find("lanes 16 across the tile [1, 8]'s columns"), std::string::npos) << wide;
 }
 
 TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {

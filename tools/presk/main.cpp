@@ -302,7 +302,7 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
 void plan_program(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);
     const int threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
-    const auto choices = presk::realize::choose_plan(prog, r, threads, presk::kernel::host_registers(), presk::kernel::native_lanes);
+    const auto choices = presk::realize::choose_plan(prog, r, threads, presk::kernel::host_registers(), presk::kernel::register_lanes);
     std::ofstream out(a.dir, std::ios::binary);
     out << presk::realize::plan_json(choices, r.spelling);
     out.close();

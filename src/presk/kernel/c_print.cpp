@@ -22,6 +22,7 @@
 #include <set>
 
 #include "kernel/bounds.h"
+#include "kernel/quant.h"
 #include "kernel/eval.h"
 #include "kernel/native.h"
 #include "lang/source.h"
@@ -74,7 +75,7 @@ const char* storage_type(DType t) {
     case DType::BF16: return "uint16_t";
     case DType::I64: return "int64_t";
     case DType::I8:
-    case DType::I4: break;  // refused by Printer::print
+    case DType::I4: return "uint8_t";  // the blocks' bytes (kernel/quant.h)
     }
     return "?";
 }
@@ -135,10 +136,37 @@ static inline double presk_f64_bits(uint64_t u) {
     memcpy(&d, &u, 8);
     return d;
 }
+/* The f16 scale at the start of a quantised block as a float, exactly: its bits moved into a
+   float's ((h & 0x7FFF) << 13, times 2^112 for the exponent's bias), infinities and NaNs set
+   apart, the sign put back. */
+static inline float presk_quant_scale(const uint8_t* block) {
+    uint16_t h;
+    memcpy(&h, block, 2);
+    const uint32_t mag = (uint32_t)(h & 0x7FFFu) << 13;
+    uint32_t bits;
+    if ((h & 0x7C00u) == 0x7C00u) {
+        bits = mag | 0x7F800000u;
+    } else {
+        const float f = presk_f32_bits(mag) * 0x1p112f;
+        memcpy(&bits, &f, 4);
+    }
+    return presk_f32_bits(bits | (uint32_t)(h & 0x8000u) << 16);
+}
+/* Element k of GGUF q8_0 / q4_0 blocks (kernel/quant.h) as float(q) * s, exact. */
+static inline float presk_q8_0(const uint8_t* b, int64_t k) {
+    const uint8_t* block = b + k / PRESK_QK * (2 + PRESK_QK);
+    return (float)(int8_t)block[2 + k % PRESK_QK] * presk_quant_scale(block);
+}
+static inline float presk_q4_0(const uint8_t* b, int64_t k) {
+    const uint8_t* block = b + k / PRESK_QK * (2 + PRESK_QK / 2);
+    const int64_t j = k % PRESK_QK;
+    return (float)((int32_t)((block[2 + j % (PRESK_QK / 2)] >> (j / (PRESK_QK / 2) * 4)) & 15) - 8) * presk_quant_scale(block);
+}
 )c";
     return checks + "enum { PRESK_OK = " + std::to_string(PRESK_OK) + ", PRESK_INDEX_OUT_OF_RANGE = " +
            std::to_string(PRESK_INDEX_OUT_OF_RANGE) + ", PRESK_INT_OVERFLOW = " + std::to_string(PRESK_INT_OVERFLOW) +
-           ", PRESK_DIV_BY_ZERO = " + std::to_string(PRESK_DIV_BY_ZERO) + " };\n" + helpers;
+           ", PRESK_DIV_BY_ZERO = " + std::to_string(PRESK_DIV_BY_ZERO) + ", PRESK_QK = " + std::to_string(kQuantBlock) +
+           " };\n" + helpers;
 }
 
 class Printer {
@@ -147,11 +175,6 @@ public:
 
     /// The kernel's text as a comment, then its function.
     std::string print() {
-        for (size_t i = 0; i < k_.inputs.size(); ++i)
-            if (quantised(k_.inputs[i].dtype))
-                throw Error({}, "kernel " + k_.name + ": input %" + std::to_string(i) + " is " + dtype_name(k_.inputs[i].dtype) +
-                                    ", which the C printer (--backend cc, presk export) does not read yet; run it on "
-                                    "--backend native or kernel");
         split_ = split_loop(k_);
         depth_ = 1;
         block(k_.body);
@@ -311,8 +334,10 @@ private:
             if (e.integer) return int_val(b + "[" + o + "]", {});
             const DType t = buffer(e.buf).dtype;
             return real_lanes(e.lanes, [&](int j) {
-                const std::string at = b + "[" + o + (j ? " + " + std::to_string(j) : "") + "]";
-                const std::string f = t == DType::BF16 ? "presk_bf16_widen(" + at + ")" : at;
+                const std::string k = o + (j ? " + " + std::to_string(j) : "");
+                const std::string at = b + "[" + k + "]";
+                std::string f = t == DType::BF16 ? "presk_bf16_widen(" + at + ")" : at;
+                if (quantised(t)) f = std::string(t == DType::I8 ? "presk_q8_0(" : "presk_q4_0(") + b + ", " + k + ")";
                 return (t == DType::F64) == f64_ && t != DType::BF16 ? f : "(" + R() + ")" + f;
             });
         }

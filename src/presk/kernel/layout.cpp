@@ -36,8 +36,8 @@ std::vector<Layout> layout_space(const Node& n, int width) {
     if (n.prim != "dot" && n.prim != "matmul" && n.prim != "ein") return out;
     out.emplace_back().form = Layout::Form::RowWise;
     std::vector<std::pair<int, int>> tiles{{1, 1}};
-    for (int m : {1, 2, 4})
-        for (int nj : {4, 8, 16}) tiles.emplace_back(m, nj);
+    for (int m : kTileRows)
+        for (int nj : kTileCols) tiles.emplace_back(m, nj);
     for (auto [m, nj] : tiles)
         for (int kb : {0, 32, 128})
             for (const char* order : kb ? std::vector<const char*>{"IJK", "IKJ", "JIK", "JKI", "KIJ", "KJI"}

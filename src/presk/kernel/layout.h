@@ -11,15 +11,39 @@
 
 namespace presk::kernel {
 
+/// The space's values: a tile's rows m_i and columns n_j (besides the tile [1, 1]), and lanes.
+/// [8, 32] in 16 lanes is AVX-512's register tile: 16 accumulators, 2 vectors of operand 1
+/// and 8 left elements in its 32 registers.
+inline constexpr int kTileRows[] = {1, 2, 4, 8};
+inline constexpr int kTileCols[] = {4, 8, 16, 32};
+inline constexpr int kLanes[] = {1, 2, 4, 8, 16};
+
+/// Whether `v` is one of `values` (a tile's m_i or n_j, lanes).
+template <size_t N> constexpr bool in_space(const int (&values)[N], int64_t v) {
+    for (int x : values)
+        if (x == v) return true;
+    return false;
+}
+
+/// "1, 2, 4 or 8": the values as a message lists them.
+template <size_t N> std::string listed(const int (&values)[N]) {
+    std::string s;
+    for (size_t i = 0; i < N; ++i) {
+        if (i) s += i + 1 == N ? " or " : ", ";
+        s += std::to_string(values[i]);
+    }
+    return s;
+}
+
 /// One point of a nest's layout space. The zero value is the default point.
 struct Layout {
     enum class Form { Default, RowWise, Tiled };
     Form form = Form::Default;  // Default: the form lower() chooses (tile and k-block unused)
-    int tile_m = 1, tile_n = 1;  // the register tile: [1, 1], or m in 1, 2, 4 and n in 4, 8, 16
+    int tile_m = 1, tile_n = 1;  // the register tile: [1, 1], or m in kTileRows and n in kTileCols
     int kblock = 0;              // the k-block: 0 (none), 32 or 128; it must divide K
     std::string order;           // the block loops outermost first: "IJ" or "JI", with a k-block
                                  // a permutation of "IJK"; empty for "IJ" ("IJK")
-    int lanes = 1;               // 1, or 2 / 4 lanes across the tile's columns
+    int lanes = 1;               // 1, or 2 to 16 lanes (kLanes) across the tile's columns
     bool pack = false;           // operand 1 copied to a (outer..., K, J) panel by a kernel of its own
     int passes = 3;              // a softmax's passes over a row: 3, or 2 (f64 and f32 only)
     int split_depth = 0;         // the depth of the loop a thread split divides (Kernel::split_depth)
@@ -31,7 +55,7 @@ struct Layout {
 std::string to_string(const Layout& l);
 
 /// The candidate points of `n`'s space, in a fixed order, without splits: for a contraction
-/// the default, the row-wise form, then every tile ([1, 1], m_i in 1, 2, 4 by n_j in 4, 8, 16)
+/// the default, the row-wise form, then every tile ([1, 1], m_i in kTileRows by n_j in kTileCols)
 /// by k-block (none, 32, 128) by order (IJ, JI; with a k-block the six permutations of IJK) by
 /// lanes (1, `width`) by pack (off, on); for a softmax its three and two passes; for anything
 /// else the default alone. Not every candidate applies to `n` (lower_layout refuses those).

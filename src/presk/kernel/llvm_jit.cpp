@@ -58,14 +58,16 @@ int host_vector_bits();
 
 } // namespace
 
-int native_lanes(DType t) {
+int register_lanes(DType t) {
     const int bits = host_vector_bits();
     switch (t) {
-    case DType::F64: return std::min(4, bits / 64);
-    case DType::F32: return std::min(4, bits / 32);
+    case DType::F64: return std::max(1, bits / 64);
+    case DType::F32: return std::max(1, bits / 32);
     default: return 1;
     }
 }
+
+int native_lanes(DType t) { return std::min(4, register_lanes(t)); }
 
 void check_lanes(DType t, int lanes, const std::string& what) {
     const DType a = arith_type(t);

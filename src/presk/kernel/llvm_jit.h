@@ -88,6 +88,12 @@ std::string native_cpu();
 /// the seed's rule: a lane would need a conversion per element). 1 without LLVM.
 int native_lanes(DType t);
 
+/// The lanes of the host's widest vector register for storage type `t`: f32 16 and f64 8 with
+/// AVX-512, 8 and 4 with AVX, 4 and 2 on SSE and AArch64; bf16 and i64 1; 1 without LLVM. The
+/// layout space's "register's width" (the seed's "one or the register's width"): a plan may
+/// state it for a tiled contraction, while a run's default lanes stay native_lanes.
+int register_lanes(DType t);
+
 /// Refuses (presk::Error) a lane count the machine type of a kernel of storage `t` does not
 /// have: 1 always runs; otherwise a power of two from 2 to native_lanes of the arithmetic type
 /// (bf16 is checked as f32, then lowered scalar). `what` starts the message ("--lanes 8").

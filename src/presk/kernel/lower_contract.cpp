@@ -348,10 +348,8 @@ void check_point(const Nest& c, DType t, const Layout& l, bool contiguous) {
         return;
     }
     const bool unit = l.tile_m == 1 && l.tile_n == 1;
-    if (!unit && (l.tile_m != 1 && l.tile_m != 2 && l.tile_m != 4))
-        refuse(tile + ": m_i is 1, 2 or 4");
-    if (!unit && l.tile_n != 4 && l.tile_n != 8 && l.tile_n != 16)
-        refuse(tile + ": n_j is 4, 8 or 16 (or the tile [1, 1])");
+    if (!unit && !in_space(kTileRows, l.tile_m)) refuse(tile + ": m_i is " + listed(kTileRows));
+    if (!unit && !in_space(kTileCols, l.tile_n)) refuse(tile + ": n_j is " + listed(kTileCols) + " (or the tile [1, 1])");
     if (c.size[I].empty() ? l.tile_m != 1 : c.size[I].back() % l.tile_m)
         refuse(tile + ": m_i does not divide the last row axis");
     if (c.size[J].empty() ? l.tile_n != 1 : c.size[J].back() % l.tile_n)
@@ -367,7 +365,7 @@ void check_point(const Nest& c, DType t, const Layout& l, bool contiguous) {
     if (l.kblock && !l.order.empty() && l.order.back() != 'K' && t == DType::BF16)
         refuse("a k-block on bf16 storage: order " + l.order +
                " stores the running sums between blocks, which rounds them to bf16");
-    if (l.lanes != 1 && l.lanes != 2 && l.lanes != 4) refuse("lanes are 1, 2 or 4, not " + std::to_string(l.lanes));
+    if (!in_space(kLanes, l.lanes)) refuse("lanes are " + listed(kLanes) + ", not " + std::to_string(l.lanes));
     if (l.lanes > 1 && t == DType::BF16) refuse("lanes on bf16 storage (bf16 stays scalar)");
     if (l.lanes > 1 && l.tile_n % l.lanes) refuse("lanes " + std::to_string(l.lanes) + " across the " + tile + "'s columns");
     if (l.lanes > 1 && !contiguous && !l.pack)

@@ -752,9 +752,10 @@ struct Executor::Impl {
             return;
         }
         const bool machine = o.backend != Backend::Kernel;
-        if (l.lanes > 1 && machine && l.lanes != kernel::native_lanes(t))
+        if (l.lanes > 1 && machine && l.lanes != kernel::native_lanes(t) && l.lanes != kernel::register_lanes(t))
             why.push_back(at + ": lanes " + std::to_string(l.lanes) + " are not 1 or the register's width for " +
-                          kernel::dtype_name(t) + " (" + std::to_string(kernel::native_lanes(t)) + ")");
+                          kernel::dtype_name(t) + " (" + std::to_string(kernel::native_lanes(t)) + " as a run's default, " +
+                          std::to_string(kernel::register_lanes(t)) + " in full)");
         if (l.split_workers > 1 && machine && l.split_workers != o.threads && l.split_workers != o.threads / 2)
             why.push_back(at + ": a split over " + std::to_string(l.split_workers) + " workers, where the machine's count is " +
                           std::to_string(o.threads) + " (--threads) and half of it " + std::to_string(o.threads / 2) +

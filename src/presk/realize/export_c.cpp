@@ -25,7 +25,7 @@ using kernel::DType;
 std::string typed_key(const kernel::Data& d) {
     std::string b = kernel::dtype_name(d.dtype());
     b += ':';
-    b.append(static_cast<const char*>(d.raw()), (size_t)d.size() * kernel::element_size(d.dtype()));
+    b.append(static_cast<const char*>(d.raw()), kernel::bytes_of(d.dtype(), d.size()));
     return b;
 }
 
@@ -147,14 +147,17 @@ std::string hex_word(const char* p, size_t size) {
     return "0x" + s;
 }
 
-/// The embedded buffer `id` as a static array of its element bits.
+/// The embedded buffer `id` as a static array of its element bits (a quantised one's blocks
+/// as bytes).
 std::string data_array(size_t id, const Buffer& b) {
-    static const char* types[] = {"uint64_t", "uint32_t", "uint16_t", "int64_t"};
-    const size_t e = kernel::element_size(b.dtype);
-    const int ti = b.dtype == DType::F64 ? 0 : b.dtype == DType::F32 ? 1 : b.dtype == DType::BF16 ? 2 : 3;
+    static const char* types[] = {"uint64_t", "uint32_t", "uint16_t", "int64_t", "uint8_t"};
+    const bool blocks = kernel::quantised(b.dtype);
+    const size_t e = blocks ? 1 : kernel::element_size(b.dtype);
+    const int64_t n = blocks ? (int64_t)b.bits.size() : b.n;
+    const int ti = blocks ? 4 : b.dtype == DType::F64 ? 0 : b.dtype == DType::F32 ? 1 : b.dtype == DType::BF16 ? 2 : 3;
     std::string s = std::string("static const ") + types[ti] + " d" + std::to_string(id) + "[" +
-                    std::to_string(std::max<int64_t>(b.n, 1)) + "] = {";
-    for (int64_t j = 0; j < b.n; ++j) {
+                    std::to_string(std::max<int64_t>(n, 1)) + "] = {";
+    for (int64_t j = 0; j < n; ++j) {
         s += j % 8 ? " " : "\n    ";
         const char* p = b.bits.data() + (size_t)j * e;
         if (b.dtype == DType::I64) {
@@ -166,7 +169,7 @@ std::string data_array(size_t id, const Buffer& b) {
         }
         s += ",";
     }
-    return s + (b.n ? "\n};\n" : "0};\n");
+    return s + (n ? "\n};\n" : "0};\n");
 }
 
 // What main.c defines before main: allocation, the launch and its failure, the element texts.
@@ -321,7 +324,8 @@ CExport export_c(const core::Program& p, const Realization& r, const std::vector
     for (size_t id = 0; id < rec.bufs.size(); ++id) {
         const Buffer& b = rec.bufs[id];
         if (b.written >= 0) continue;
-        const std::string d = "d" + std::to_string(id), n = std::to_string(b.n);
+        const std::string d = "d" + std::to_string(id);
+        const std::string n = std::to_string(kernel::quantised(b.dtype) ? (int64_t)b.bits.size() : b.n);  // blocks: bytes
         m += "    b[" + std::to_string(id) + "] = copy_buffer(" + d + ", " + n + ", sizeof " + d + "[0]);\n";
     }
     for (size_t l = 0; l < rec.launches.size(); ++l) {

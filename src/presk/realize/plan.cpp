@@ -55,8 +55,9 @@ kernel::Layout point_of(const json& v, const std::string& origin, const std::str
                 fail(origin, at + ": " + shown(val) + " is not [m_i, n_j]");
             const int64_t m = val[0].get<int64_t>(), n = val[1].get<int64_t>();
             const bool unit = m == 1 && n == 1;
-            if (!unit && ((m != 1 && m != 2 && m != 4) || (n != 4 && n != 8 && n != 16)))
-                fail(origin, at + ": " + shown(val) + " is not a tile of the space ([1, 1], or m_i in 1, 2, 4 and n_j in 4, 8, 16)");
+            if (!unit && (!kernel::in_space(kernel::kTileRows, m) || !kernel::in_space(kernel::kTileCols, n)))
+                fail(origin, at + ": " + shown(val) + " is not a tile of the space ([1, 1], or m_i " +
+                                 kernel::listed(kernel::kTileRows) + " and n_j " + kernel::listed(kernel::kTileCols) + ")");
             l.tile_m = (int)m;
             l.tile_n = (int)n;
             tile = true;
@@ -68,7 +69,8 @@ kernel::Layout point_of(const json& v, const std::string& origin, const std::str
             if (!val.is_string()) fail(origin, at + ": " + shown(val) + " is not an order (\"IJ\", \"JI\", or a permutation of \"IJK\")");
             l.order = val.get<std::string>();
         } else if (key == "lanes") {
-            if (val != 1 && val != 2 && val != 4) fail(origin, at + ": " + shown(val) + " is not 1, 2 or 4 lanes");
+            if (!val.is_number_integer() || !kernel::in_space(kernel::kLanes, val.get<int64_t>()))
+                fail(origin, at + ": " + shown(val) + " is not " + kernel::listed(kernel::kLanes) + " lanes");
             l.lanes = val.get<int>();
         } else if (key == "pack") {
             if (!val.is_boolean()) fail(origin, at + ": " + shown(val) + " is not true or false");

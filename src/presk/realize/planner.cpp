@@ -5,6 +5,7 @@
 
 #include "kernel/cost.h"
 #include "kernel/layout.h"
+#include "kernel/llvm_jit.h"
 #include "lang/source.h"
 
 namespace presk::realize {
@@ -46,7 +47,8 @@ std::vector<Choice> choose_plan(const core::Program& p, const Realization& r, in
         const int w = t == kernel::DType::BF16 ? 1 : width(t);
         std::optional<Choice> best;
         for (kernel::Layout l : kernel::layout_space(n, w)) {
-            if (l.form == kernel::Layout::Form::Default && n.prim != "softmax") l.lanes = w;
+            if (l.form == kernel::Layout::Form::Default && n.prim != "softmax")  // a run's default lanes
+                l.lanes = std::min(w, kernel::native_lanes(t));
             auto point = lowered(n, t, l, threads);
             if (!point) continue;
             const kernel::Cost c = kernel::cost(point->second, registers);
