@@ -458,7 +458,7 @@ const std::vector<op_case> & cases() {
         {"upscale bilinear, aligned corners",
          [](gk_context * x) {
              return gk_interpolate(x, in(x, GK_TYPE_F32, 5, 4, 2), 9, 10, 2, 1,
-                                   GK_SCALE_MODE_BILINEAR | GK_SCALE_FLAG_ALIGN_CORNERS);
+                                   uint32_t{GK_SCALE_MODE_BILINEAR} | uint32_t{GK_SCALE_FLAG_ALIGN_CORNERS});
          },
          "CUDA"},
     };
