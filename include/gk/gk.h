@@ -330,6 +330,33 @@ size_t gk_get_mem_size(const struct gk_context * ctx);   /* arena bytes in total
 bool   gk_get_no_alloc(const struct gk_context * ctx);
 void   gk_set_no_alloc(struct gk_context * ctx, bool no_alloc);
 
+/** Empty ctx for reuse (ggml_reset): every tensor, graph and buffer in its arena is
+ *  forgotten (pointers to them dangle), the arena and the no_alloc flag are kept. NULL is ok. */
+void   gk_reset(struct gk_context * ctx);
+/** ctx's arena: the caller's mem_buffer or the one gk_init allocated (NULL for NULL). */
+void * gk_get_mem_buffer(const struct gk_context * ctx);
+/** nbytes of raw memory from ctx's arena (a GK_MEM_ALIGN aligned object of kind
+ *  GK_OBJECT_DATA, ggml_new_buffer), also in a no_alloc context. NULL when ctx is NULL, or
+ *  with a message in gk_last_error when the arena has no room. */
+void * gk_new_buffer(struct gk_context * ctx, size_t nbytes);
+
+/** One object of a context's arena (opaque: its header; see gk_object_get_info). */
+struct gk_object;
+enum gk_object_kind { GK_OBJECT_TENSOR = 0, GK_OBJECT_GRAPH = 1, GK_OBJECT_DATA = 2 }; /* ggml_object_type's values */
+/** What ggml_print_object shows of an arena object: its kind (GK_OBJECT_DATA: a tensor's
+ *  data or a gk_new_buffer), the byte offset of its contents from the arena's start, their
+ *  size in bytes, and the next object in creation order (NULL after the last). */
+struct gk_object_info {
+    enum gk_object_kind      kind;
+    size_t                   offs;
+    size_t                   size;
+    const struct gk_object * next;
+};
+/** The first object of ctx's arena in creation order; NULL when it is empty or ctx is NULL. */
+const struct gk_object * gk_get_first_object(const struct gk_context * ctx);
+/** The facts of obj (from gk_get_first_object / .next); obj must not be NULL. */
+struct gk_object_info gk_object_get_info(const struct gk_object * obj);
+
 /** Arena bytes one tensor struct costs (excluding its data). */
 size_t gk_tensor_overhead(void);
 /** The most arena bytes a tensor's data costs beyond its gk_nbytes: the data is an arena

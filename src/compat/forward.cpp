@@ -35,10 +35,12 @@ bool ggml_is_contiguous_rows(const struct ggml_tensor * tensor) { return compat:
 bool ggml_are_same_shape(const struct ggml_tensor * t0, const struct ggml_tensor * t1) { return compat::to_ggml(gk_are_same_shape(compat::to_gk(t0), compat::to_gk(t1))); }
 bool ggml_can_repeat(const struct ggml_tensor * t0, const struct ggml_tensor * t1) { return compat::to_ggml(gk_can_repeat(compat::to_gk(t0), compat::to_gk(t1))); }
 struct ggml_context * ggml_init(struct ggml_init_params params) { return compat::to_ggml(gk_init(compat::to_gk(params))); }
+void ggml_reset(struct ggml_context * ctx) { gk_reset(compat::to_gk(ctx)); }
 void ggml_free(struct ggml_context * ctx) { gk_free(compat::to_gk(ctx)); }
 size_t ggml_used_mem(const struct ggml_context * ctx) { return compat::to_ggml(gk_used_mem(compat::to_gk(ctx))); }
 bool ggml_get_no_alloc(struct ggml_context * ctx) { return compat::to_ggml(gk_get_no_alloc(compat::to_gk(ctx))); }
 void ggml_set_no_alloc(struct ggml_context * ctx, bool no_alloc) { gk_set_no_alloc(compat::to_gk(ctx), compat::to_gk(no_alloc)); }
+void * ggml_get_mem_buffer(const struct ggml_context * ctx) { return compat::to_ggml(gk_get_mem_buffer(compat::to_gk(ctx))); }
 size_t ggml_get_mem_size(const struct ggml_context * ctx) { return compat::to_ggml(gk_get_mem_size(compat::to_gk(ctx))); }
 struct ggml_tensor * ggml_new_tensor(struct ggml_context * ctx, enum ggml_type type, int n_dims, const int64_t * ne) { return compat::built(ctx, gk_new_tensor(compat::to_gk(ctx), compat::to_gk(type), compat::to_gk(n_dims), compat::to_gk(ne)), "ggml_new_tensor"); }
 struct ggml_tensor * ggml_new_tensor_1d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0) { return compat::built(ctx, gk_new_tensor_1d(compat::to_gk(ctx), compat::to_gk(type), compat::to_gk(ne0)), "ggml_new_tensor_1d"); }
@@ -266,6 +268,7 @@ ggml_gallocr_t ggml_gallocr_new(ggml_backend_buffer_type_t buft) { return compat
 ggml_gallocr_t ggml_gallocr_new_n(ggml_backend_buffer_type_t * bufts, int n_bufs) { return compat::to_ggml(gk_gallocr_new_n(compat::to_gk(bufts), compat::to_gk(n_bufs))); }
 void ggml_gallocr_free(ggml_gallocr_t galloc) { gk_gallocr_free(compat::to_gk(galloc)); }
 bool ggml_gallocr_reserve(ggml_gallocr_t galloc, struct ggml_cgraph * graph) { return compat::to_ggml(gk_gallocr_reserve(compat::to_gk(galloc), compat::to_gk(graph))); }
+void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) { compat::check_backend(gk_gallocr_reserve_n_size(compat::to_gk(galloc), compat::to_gk(graph), compat::to_gk(node_buffer_ids), compat::to_gk(leaf_buffer_ids), compat::to_gk(sizes)), "ggml_gallocr_reserve_n_size"); }
 bool ggml_gallocr_reserve_n(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids) { return compat::to_ggml(gk_gallocr_reserve_n(compat::to_gk(galloc), compat::to_gk(graph), compat::to_gk(node_buffer_ids), compat::to_gk(leaf_buffer_ids))); }
 bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph) { return compat::to_ggml(gk_gallocr_alloc_graph(compat::to_gk(galloc), compat::to_gk(graph))); }
 size_t ggml_gallocr_get_buffer_size(ggml_gallocr_t galloc, int buffer_id) { return compat::to_ggml(gk_gallocr_get_buffer_size(compat::to_gk(galloc), compat::to_gk(buffer_id))); }

@@ -13,7 +13,8 @@
 /// One arena allocation: a header followed (at the next GK_MEM_ALIGN boundary) by the
 /// object. The headers form a singly linked list in creation order.
 struct gk_object {
-    enum kind_t : int32_t { tensor, graph, data } kind;
+    enum kind_t : int32_t { tensor = GK_OBJECT_TENSOR, graph = GK_OBJECT_GRAPH, data = GK_OBJECT_DATA } kind;
+    size_t      offs;   // offset of the object (after the header) from the arena's start
     size_t      size;   // bytes of the object after the header
     gk_object * next;
 };
