@@ -1804,7 +1804,10 @@ GGML_API void ggml_flash_attn_ext_set_n_kv_max(struct ggml_tensor * a, int32_t n
 /** Adds per-head attention sinks (F32 [H]) to a flash_attn_ext node. */
 GGML_API void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
-/** Gradient of flash attention. Aborts: gk does not compute this op yet. */
+/** Gradient of attention softmax(q k^T / sqrt(D)) v (gk_flash_attn_back: v transposed [M, D, Hk,
+ *  S], d = dL/dy in q's shape; the result holds dq, dk, dv, each at a 16-byte boundary). ggml
+ *  0.25.3's own builder aborts ("TODO: adapt to ggml_flash_attn_ext() changes"); gk computes the op
+ *  of the layout ggml's CPU kernel still has. */
 GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q,
                                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                                    struct ggml_tensor * d, bool masked);

@@ -771,6 +771,16 @@ struct gk_tensor * gk_flash_attn_ext(struct gk_context * ctx, struct gk_tensor *
                                      float logit_softcap);
 /** Attach sinks (F32 [H]) to a flash_attn_ext node (src[4]); false on a mismatch. */
 bool gk_flash_attn_ext_add_sinks(struct gk_tensor * attn, struct gk_tensor * sinks);
+/** Gradient of plain attention y = softmax(q k^T / sqrt(D)) v (GK_OP_FLASH_ATTN_BACK, ggml's
+ *  ggml_flash_attn_back layout): q F32 [D, N, H, S], k F32 [D, M, Hk, S], v F32 [M, D, Hk, S]
+ *  (transposed: column j of v's rows is key j's value), d = dL/dy F32 [D, N, H, S], M >= N,
+ *  H % Hk == 0 (query head h reads key head h % Hk), rows of q, k, v, d dense. masked: query
+ *  i sees keys 0 .. M - N + i (causal), else all M. -> F32 [n]: dL/dq in q's shape, then at
+ *  the next 16-byte boundary (ggml's GGML_MEM_ALIGN) dL/dk in k's shape, then dL/dv in v's,
+ *  each dense, with padding zeros. op_params: i32 masked. Formula: ggml-cpu's
+ *  flash_attn_back (S = softmax(scale q.k), dS = S * (d.v - sum S d.v) * scale). */
+struct gk_tensor * gk_flash_attn_back(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
+                                     struct gk_tensor * v, struct gk_tensor * d, bool masked);
 
 /* Reductions. */
 struct gk_tensor * gk_sum(struct gk_context * ctx, struct gk_tensor * a);       /* F32 [1]                */

@@ -40,6 +40,11 @@ void set_error_v(gk_context * ctx, const char * fmt, va_list ap);
 /// error recorded) when it does not fit.
 void * arena_alloc(gk_context * ctx, gk_object::kind_t kind, size_t size);
 
+/// flash_attn_back's result layout (gk_flash_attn_back): the element offset of part
+/// `part` (0 dq, 1 dk, 2 dv) in the result, or with part 3 the result's length: each part
+/// starts at a 16-byte boundary (ggml's GGML_MEM_ALIGN), as ggml lays it out.
+int64_t flash_attn_back_offset(const gk_tensor * q, const gk_tensor * k, const gk_tensor * v, int part);
+
 /// Bytes an object of `size` costs in the arena, header and alignment included.
 size_t arena_cost(size_t size);
 
