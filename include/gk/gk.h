@@ -780,7 +780,7 @@ bool gk_flash_attn_ext_add_sinks(struct gk_tensor * attn, struct gk_tensor * sin
  *  each dense, with padding zeros. op_params: i32 masked. Formula: ggml-cpu's
  *  flash_attn_back (S = softmax(scale q.k), dS = S * (d.v - sum S d.v) * scale). */
 struct gk_tensor * gk_flash_attn_back(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
-                                     struct gk_tensor * v, struct gk_tensor * d, bool masked);
+                                      struct gk_tensor * v, struct gk_tensor * d, bool masked);
 
 /* Reductions. */
 struct gk_tensor * gk_sum(struct gk_context * ctx, struct gk_tensor * a);       /* F32 [1]                */

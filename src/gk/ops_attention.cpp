@@ -303,7 +303,7 @@ gk_tensor * gk_flash_attn_back(gk_context * ctx, gk_tensor * q, gk_tensor * k, g
                 describe(q).c_str(), describe(k).c_str(), describe(v).c_str(), describe(d).c_str());
         return nullptr;
     }
-    const int64_t n    = gk::flash_attn_back_offset(q, k, v, 3);
+    const int64_t n     = gk::flash_attn_back_offset(q, k, v, 3);
     const int64_t ne[4] = {n, 1, 1, 1};
     gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_FLASH_ATTN_BACK, q, k, v, d);
     if (r) {

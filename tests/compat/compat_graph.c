@@ -128,7 +128,7 @@ int main(int argc, char ** argv) {
     ggml_free(sctx);
 
     // gallocr_reserve_n_size measures without allocating: the same bytes reserve_n allocates
-    struct ggml_init_params mp  = {1024 * 1024, NULL, true};
+    struct ggml_init_params mp   = {1024 * 1024, NULL, true};
     struct ggml_context *   mctx = ggml_init(mp);
     struct ggml_tensor *    in   = ggml_new_tensor_2d(mctx, GGML_TYPE_F32, 256, 16);
     ggml_set_input(in);

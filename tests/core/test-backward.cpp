@@ -30,6 +30,22 @@ std::vector<uint8_t> bytes_of(const gk_tensor * t) {
     return {p, p + gk_nbytes(t)};
 }
 
+/// d loss / d x[k][j] for every j by central differences of step k_h (x is restored).
+values_t central_differences(std::vector<values_t> & x, size_t k,
+                             const std::function<double(const std::vector<values_t> &)> & loss) {
+    values_t fd(x[k].size());
+    for (size_t j = 0; j < x[k].size(); ++j) {
+        const double xj = x[k][j];
+        x[k][j]         = xj + k_h;
+        const double lp = loss(x);
+        x[k][j]         = xj - k_h;
+        const double lm = loss(x);
+        x[k][j]         = xj;
+        fd[j]           = (lp - lm) / (2 * k_h);
+    }
+    return fd;
+}
+
 /// Differentiates sum(out * dy) with respect to params and checks each gradient against
 /// finite differences of ref.
 void check_grads(env & e, std::vector<gk_tensor *> params, gk_tensor * out, const ref_fn & ref, const char * what) {
@@ -69,17 +85,8 @@ void check_grads(env & e, std::vector<gk_tensor *> params, gk_tensor * out, cons
         return s;
     };
     for (size_t k = 0; k < params.size(); ++k) {
-        values_t fd(x[k].size());
-        for (size_t j = 0; j < x[k].size(); ++j) {
-            const double xj = x[k][j];
-            x[k][j]         = xj + k_h;
-            const double lp = eval(x);
-            x[k][j]         = xj - k_h;
-            const double lm = eval(x);
-            x[k][j]         = xj;
-            fd[j]           = (lp - lm) / (2 * k_h);
-        }
-        gk_tensor * grad = gk_graph_get_grad(g, params[k]);
+        const values_t fd   = central_differences(x, k, eval);
+        gk_tensor *    grad = gk_graph_get_grad(g, params[k]);
         EXPECT_EQ(bytes_of(grad), one_thread[k]) << what << ": the gradient of param " << k << " at 1 and 3 threads";
         expect_close(grad, fd, k_atol, k_rtol, (std::string(what) + ", param " + std::to_string(k)).c_str());
     }
@@ -669,15 +676,10 @@ TEST(Backward, FlashAttnBack) {
         const values_t        got = values(r);
         size_t                at  = 0;  // start of the part in the result: 16-byte aligned
         for (size_t part = 0; part < 3; ++part) {
-            for (size_t j = 0; j < x[part].size(); ++j) {
-                const double xj = x[part][j];
-                x[part][j]      = xj + k_h;
-                const double lp = loss(x);
-                x[part][j]      = xj - k_h;
-                const double lm = loss(x);
-                x[part][j]      = xj;
-                const double fd = (lp - lm) / (2 * k_h);
-                EXPECT_NEAR(got[at + j], fd, k_atol + k_rtol * std::fabs(fd)) << "masked " << masked << ", part " << part << ", element " << j;
+            const values_t fd = central_differences(x, part, loss);
+            for (size_t j = 0; j < fd.size(); ++j) {
+                EXPECT_NEAR(got[at + j], fd[j], k_atol + k_rtol * std::fabs(fd[j]))
+                    << "masked " << masked << ", part " << part << ", element " << j;
             }
             const size_t end = (at + x[part].size() + 3) / 4 * 4;
             for (size_t j = at + x[part].size(); j < end && j < got.size(); ++j) {
@@ -886,4 +888,4 @@ TEST(Backward, TrainMlpAdamw) {
     EXPECT_EQ(one.weights, two.weights) << "trained weights at 1 and 2 threads";
 }
 
-}  // namespace
+} // namespace

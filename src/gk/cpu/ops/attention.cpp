@@ -223,8 +223,8 @@ void flash_attn_back(const compute_params & p, gk_tensor * dst) {
     if (p.ith == 0) {  // the padding after each part
         std::memset(dq + gk_nelements(q), 0, static_cast<size_t>(dk - dq - gk_nelements(q)) * sizeof(float));
         std::memset(dk + gk_nelements(k), 0, static_cast<size_t>(dv - dk - gk_nelements(k)) * sizeof(float));
-        std::memset(dv + gk_nelements(v), 0, static_cast<size_t>(gk_nelements(dst) - (dv - out) - gk_nelements(v)) *
-                                                 sizeof(float));
+        std::memset(dv + gk_nelements(v), 0,
+                    static_cast<size_t>(gk_nelements(dst) - (dv - out) - gk_nelements(v)) * sizeof(float));
     }
     scratch         w      = p.work();
     float *         score  = w.floats(M);
