@@ -55,7 +55,8 @@ GGML_API void ggml_gallocr_free(ggml_gallocr_t galloc);
 /** Sizes the buffers for a graph (without placing its tensors); false on failure. */
 GGML_API bool ggml_gallocr_reserve(ggml_gallocr_t galloc, struct ggml_cgraph * graph);
 
-/** Aborts: gk does not provide this yet. */
+/** Measures graph without allocating: sizes[i] receives the bytes buffer i needs (one entry per
+ *  buffer type of the allocator); aborts on bad input, as ggml. */
 GGML_API void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph,
                                           const int * node_buffer_ids, const int * leaf_buffer_ids,
                                           size_t * sizes);

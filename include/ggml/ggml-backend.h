@@ -409,7 +409,9 @@ GGML_API ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, siz
  *  cpu_numa_init, cpu_is_numa, cpu_set_use_ref, threadpool_new/free, cpu_set_threadpool). */
 GGML_API void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * name);
 
-/** Aborts: gk does not provide this yet. */
+/** Registers a backend: compat's entries (gk's built-in backends) are registered already, so NULL
+ *  and those are ignored; any other pointer aborts (a backend of one's own needs
+ *  ggml-backend-impl.h, which compat does not provide). */
 GGML_API void ggml_backend_register(ggml_backend_reg_t reg);
 
 /** Adds a device to the global list. */
@@ -523,7 +525,8 @@ GGML_API void ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched,
 /* ---------------------------------------------------------------------------------------------- */
 /* Meta devices                                                                                   */
 
-/** Aborts: gk does not provide this yet. */
+/** The axis's name ("0".."3", "MIRRORED", "PARTIAL", "NONE", "UNKNOWN"); aborts on any other value,
+ *  as ggml. */
 GGML_API const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis);
 
 /** Aborts: gk does not provide this yet. */

@@ -771,10 +771,10 @@ GGML_API bool ggml_can_repeat(const struct ggml_tensor * t0, const struct ggml_t
 /* ---------------------------------------------------------------------------------------------- */
 /* Contexts                                                                                       */
 
-/** Prints one arena object. Aborts: gk does not provide this yet. */
+/** Prints one arena object. */
 GGML_API void ggml_print_object(const struct ggml_object * obj);
 
-/** Prints every object of a context's arena. Aborts: gk does not provide this yet. */
+/** Prints every object of a context's arena. */
 GGML_API void ggml_print_objects(const struct ggml_context * ctx);
 
 /** Arena bytes one tensor costs in a context besides its data bytes (struct, object headers,
@@ -785,7 +785,7 @@ GGML_API size_t ggml_tensor_overhead(void);
  *  tensors get no data. NULL when the arena cannot be had. */
 GGML_API struct ggml_context * ggml_init(struct ggml_init_params params);
 
-/** Empties a context for reuse, keeping its arena. Aborts: gk does not provide this yet. */
+/** Empties a context for reuse, keeping its arena. */
 GGML_API void ggml_reset(struct ggml_context * ctx);
 
 /** Releases a context and everything carved from it. */
@@ -800,7 +800,7 @@ GGML_API bool ggml_get_no_alloc(struct ggml_context * ctx);
 /** Sets whether new tensors get data from the arena. */
 GGML_API void ggml_set_no_alloc(struct ggml_context * ctx, bool no_alloc);
 
-/** The context's arena. Aborts: gk does not provide this yet. */
+/** The context's arena. */
 GGML_API void * ggml_get_mem_buffer(const struct ggml_context * ctx);
 
 /** Arena size in bytes. */
@@ -831,7 +831,7 @@ GGML_API struct ggml_tensor * ggml_new_tensor_3d(struct ggml_context * ctx, enum
 GGML_API struct ggml_tensor * ggml_new_tensor_4d(struct ggml_context * ctx, enum ggml_type type, int64_t ne0,
                                                  int64_t ne1, int64_t ne2, int64_t ne3);
 
-/** nbytes of raw memory from the context's arena. Aborts: gk does not provide this yet. */
+/** nbytes of raw memory from the context's arena. */
 GGML_API void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes);
 
 /** New tensor with src's type and shape (own storage, values not copied). */
@@ -1804,7 +1804,10 @@ GGML_API void ggml_flash_attn_ext_set_n_kv_max(struct ggml_tensor * a, int32_t n
 /** Adds per-head attention sinks (F32 [H]) to a flash_attn_ext node. */
 GGML_API void ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
-/** Gradient of flash attention. Aborts: gk does not compute this op yet. */
+/** Gradient of attention softmax(q k^T / sqrt(D)) v (gk_flash_attn_back: v transposed [M, D, Hk,
+ *  S], d = dL/dy in q's shape; the result holds dq, dk, dv, each at a 16-byte boundary). ggml
+ *  0.25.3's own builder aborts ("TODO: adapt to ggml_flash_attn_ext() changes"); gk computes the op
+ *  of the layout ggml's CPU kernel still has. */
 GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q,
                                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                                    struct ggml_tensor * d, bool masked);

@@ -68,6 +68,12 @@ bool gk_gallocr_reserve(gk_gallocr_t galloc, struct gk_cgraph * graph);
  *  with the same node and leaf counts. */
 bool gk_gallocr_reserve_n(gk_gallocr_t galloc, struct gk_cgraph * graph, const int * node_buffer_ids,
                           const int * leaf_buffer_ids);
+/** As reserve_n, but only measures (ggml_gallocr_reserve_n_size): sizes[i] receives the
+ *  bytes buffer i needs for graph (one entry per buffer of the allocator), no buffer is
+ *  allocated or grown, and the ids are remembered as by reserve_n. False with a message
+ *  (gk_backend_last_error) on bad input; sizes is then left unchanged. */
+bool gk_gallocr_reserve_n_size(gk_gallocr_t galloc, struct gk_cgraph * graph, const int * node_buffer_ids,
+                               const int * leaf_buffer_ids, size_t * sizes);
 
 /** Place every tensor of graph that this allocator owns (see above), growing a buffer
  *  when the graph needs more than it has. Values of the placed tensors are undefined

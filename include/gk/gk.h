@@ -330,6 +330,33 @@ size_t gk_get_mem_size(const struct gk_context * ctx);   /* arena bytes in total
 bool   gk_get_no_alloc(const struct gk_context * ctx);
 void   gk_set_no_alloc(struct gk_context * ctx, bool no_alloc);
 
+/** Empty ctx for reuse (ggml_reset): every tensor, graph and buffer in its arena is
+ *  forgotten (pointers to them dangle), the arena and the no_alloc flag are kept. NULL is ok. */
+void   gk_reset(struct gk_context * ctx);
+/** ctx's arena: the caller's mem_buffer or the one gk_init allocated (NULL for NULL). */
+void * gk_get_mem_buffer(const struct gk_context * ctx);
+/** nbytes of raw memory from ctx's arena (a GK_MEM_ALIGN aligned object of kind
+ *  GK_OBJECT_DATA, ggml_new_buffer), also in a no_alloc context. NULL when ctx is NULL, or
+ *  with a message in gk_last_error when the arena has no room. */
+void * gk_new_buffer(struct gk_context * ctx, size_t nbytes);
+
+/** One object of a context's arena (opaque: its header; see gk_object_get_info). */
+struct gk_object;
+enum gk_object_kind { GK_OBJECT_TENSOR = 0, GK_OBJECT_GRAPH = 1, GK_OBJECT_DATA = 2 }; /* ggml_object_type's values */
+/** What ggml_print_object shows of an arena object: its kind (GK_OBJECT_DATA: a tensor's
+ *  data or a gk_new_buffer), the byte offset of its contents from the arena's start, their
+ *  size in bytes, and the next object in creation order (NULL after the last). */
+struct gk_object_info {
+    enum gk_object_kind      kind;
+    size_t                   offs;
+    size_t                   size;
+    const struct gk_object * next;
+};
+/** The first object of ctx's arena in creation order; NULL when it is empty or ctx is NULL. */
+const struct gk_object * gk_get_first_object(const struct gk_context * ctx);
+/** The facts of obj (from gk_get_first_object / .next); obj must not be NULL. */
+struct gk_object_info gk_object_get_info(const struct gk_object * obj);
+
 /** Arena bytes one tensor struct costs (excluding its data). */
 size_t gk_tensor_overhead(void);
 /** The most arena bytes a tensor's data costs beyond its gk_nbytes: the data is an arena
@@ -744,6 +771,16 @@ struct gk_tensor * gk_flash_attn_ext(struct gk_context * ctx, struct gk_tensor *
                                      float logit_softcap);
 /** Attach sinks (F32 [H]) to a flash_attn_ext node (src[4]); false on a mismatch. */
 bool gk_flash_attn_ext_add_sinks(struct gk_tensor * attn, struct gk_tensor * sinks);
+/** Gradient of plain attention y = softmax(q k^T / sqrt(D)) v (GK_OP_FLASH_ATTN_BACK, ggml's
+ *  ggml_flash_attn_back layout): q F32 [D, N, H, S], k F32 [D, M, Hk, S], v F32 [M, D, Hk, S]
+ *  (transposed: column j of v's rows is key j's value), d = dL/dy F32 [D, N, H, S], M >= N,
+ *  H % Hk == 0 (query head h reads key head h % Hk), rows of q, k, v, d dense. masked: query
+ *  i sees keys 0 .. M - N + i (causal), else all M. -> F32 [n]: dL/dq in q's shape, then at
+ *  the next 16-byte boundary (ggml's GGML_MEM_ALIGN) dL/dk in k's shape, then dL/dv in v's,
+ *  each dense, with padding zeros. op_params: i32 masked. Formula: ggml-cpu's
+ *  flash_attn_back (S = softmax(scale q.k), dS = S * (d.v - sum S d.v) * scale). */
+struct gk_tensor * gk_flash_attn_back(struct gk_context * ctx, struct gk_tensor * q, struct gk_tensor * k,
+                                      struct gk_tensor * v, struct gk_tensor * d, bool masked);
 
 /* Reductions. */
 struct gk_tensor * gk_sum(struct gk_context * ctx, struct gk_tensor * a);       /* F32 [1]                */

@@ -92,4 +92,17 @@ void check_backend(bool ok, const char * name) {
     }
 }
 
+void log_info(const char * fmt, ...) {
+    char    line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (g_log_callback) {
+        g_log_callback(GGML_LOG_LEVEL_INFO, line, g_log_user_data);
+    } else {
+        std::fputs(line, stderr);
+    }
+}
+
 } // namespace compat

@@ -60,6 +60,7 @@ inline gk_gallocr_t               to_gk(ggml_gallocr_t p) { return reinterpret_c
 inline gk_backend_buffer_usage    to_gk(ggml_backend_buffer_usage v) { return static_cast<gk_backend_buffer_usage>(v); }
 inline enum gk_backend_dev_type   to_gk(enum ggml_backend_dev_type v) { return static_cast<enum gk_backend_dev_type>(v); }
 inline gk_tallocr *               to_gk(ggml_tallocr * p) { return reinterpret_cast<gk_tallocr *>(p); }
+inline const gk_object *          to_gk(const ggml_object * p) { return reinterpret_cast<const gk_object *>(p); }
 
 // gk -> ggml.
 template <typename T> T to_ggml(T v) { return v; }
@@ -79,7 +80,12 @@ inline ggml_backend_dev_t           to_ggml(gk_backend_dev_t p) { return reinter
 inline ggml_gallocr_t               to_ggml(gk_gallocr_t p) { return reinterpret_cast<ggml_gallocr_t>(p); }
 inline ggml_backend_buffer_usage    to_ggml(gk_backend_buffer_usage v) { return static_cast<ggml_backend_buffer_usage>(v); }
 inline enum ggml_backend_dev_type   to_ggml(enum gk_backend_dev_type v) { return static_cast<enum ggml_backend_dev_type>(v); }
+inline const ggml_object *          to_ggml(const gk_object * p) { return reinterpret_cast<const ggml_object *>(p); }
 inline ggml_tallocr                 to_ggml(gk_tallocr t) { return {to_ggml(t.buffer), t.base, t.alignment, t.offset}; }
+
+/// One printf-style line through ggml's log callback (ggml_log_set) at INFO level, or to
+/// stderr without one (ggml's GGML_LOG_INFO); longer lines are cut at 255 characters.
+void log_info(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /// Abort through ggml's abort path: `name` is not computed (or not provided) by gk.
 [[noreturn]] void unsupported(const char * name);

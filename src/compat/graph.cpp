@@ -5,33 +5,11 @@
 #include "convert.h"
 
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 
+using compat::log_info;
 using compat::to_ggml;
 using compat::to_gk;
-
-namespace {
-
-/// One line through ggml's log callback (ggml_log_set), or stderr without one.
-void log_info(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_info(const char * fmt, ...) {
-    char    line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    ggml_log_callback cb        = nullptr;
-    void *            user_data = nullptr;
-    ggml_log_get(&cb, &user_data);
-    if (cb) {
-        cb(GGML_LOG_LEVEL_INFO, line, user_data);
-    } else {
-        std::fputs(line, stderr);
-    }
-}
-
-} // namespace
 
 extern "C" {
 

@@ -11,15 +11,6 @@
 
 extern "C" {
 
-void ggml_print_object(const struct ggml_object * obj) { compat::unsupported("ggml_print_object"); }
-void ggml_print_objects(const struct ggml_context * ctx) { compat::unsupported("ggml_print_objects"); }
-void ggml_reset(struct ggml_context * ctx) { compat::unsupported("ggml_reset"); }
-void * ggml_get_mem_buffer(const struct ggml_context * ctx) { compat::unsupported("ggml_get_mem_buffer"); }
-void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes) { compat::unsupported("ggml_new_buffer"); }
-struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * d, bool masked) { compat::unsupported("ggml_flash_attn_back"); }
-void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids, size_t * sizes) { compat::unsupported("ggml_gallocr_reserve_n_size"); }
-void ggml_backend_register(ggml_backend_reg_t reg) { compat::unsupported("ggml_backend_register"); }
-const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis) { compat::unsupported("ggml_backend_meta_split_axis_name"); }
 ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state, void * get_split_state_ud) { compat::unsupported("ggml_backend_meta_device"); }
 
 } // extern "C"

@@ -125,6 +125,21 @@ void * ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char * na
     return nullptr;
 }
 
+// Compat's registry entries are gk's device kinds, all registered from the start; a
+// program can only hold those (a backend of its own needs ggml-backend-impl.h's vtables,
+// which compat does not have). As in ggml, NULL and an entry already registered are ignored.
+void ggml_backend_register(ggml_backend_reg_t reg) {
+    for (ggml_backend_reg_t r : regs()) {
+        if (reg == nullptr || reg == r) {
+            return;
+        }
+    }
+    ggml_abort(__FILE__, __LINE__,
+               "ggml_backend_register: %p is not one of compat's registry entries (gk's backends are built in; a "
+               "backend of one's own needs ggml-backend-impl.h, which compat does not provide)",
+               static_cast<void *>(reg));
+}
+
 ggml_backend_reg_t ggml_backend_dev_backend_reg(ggml_backend_dev_t device) {
     return device ? ggml_backend_reg_by_name(kind_of(device).c_str()) : nullptr;
 }

@@ -41,7 +41,7 @@ void * arena_alloc(gk_context * ctx, gk_object::kind_t kind, size_t size) {
                   ctx->used, ctx->mem_size);
         return nullptr;
     }
-    auto * obj = new (ctx->mem + start) gk_object{kind, size, nullptr};
+    auto * obj = new (ctx->mem + start) gk_object{kind, start + k_header, size, nullptr};
     (ctx->last ? ctx->last->next : ctx->first) = obj;
     ctx->last = obj;
     ctx->used = start + arena_cost(size);
@@ -108,6 +108,26 @@ void gk_set_no_alloc(gk_context * ctx, bool no_alloc) {
     if (ctx) {
         ctx->no_alloc = no_alloc;
     }
+}
+
+void gk_reset(gk_context * ctx) {
+    if (ctx) {
+        ctx->used  = 0;
+        ctx->first = nullptr;
+        ctx->last  = nullptr;
+    }
+}
+
+void * gk_get_mem_buffer(const gk_context * ctx) { return ctx ? ctx->mem : nullptr; }
+
+void * gk_new_buffer(gk_context * ctx, size_t nbytes) {
+    return ctx ? gk::arena_alloc(ctx, gk_object::data, nbytes) : nullptr;
+}
+
+const gk_object * gk_get_first_object(const gk_context * ctx) { return ctx ? ctx->first : nullptr; }
+
+gk_object_info gk_object_get_info(const gk_object * obj) {
+    return {static_cast<gk_object_kind>(obj->kind), obj->offs, obj->size, obj->next};
 }
 
 size_t gk_tensor_overhead(void) { return gk::arena_cost(sizeof(gk_tensor)); }

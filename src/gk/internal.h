@@ -13,7 +13,8 @@
 /// One arena allocation: a header followed (at the next GK_MEM_ALIGN boundary) by the
 /// object. The headers form a singly linked list in creation order.
 struct gk_object {
-    enum kind_t : int32_t { tensor, graph, data } kind;
+    enum kind_t : int32_t { tensor = GK_OBJECT_TENSOR, graph = GK_OBJECT_GRAPH, data = GK_OBJECT_DATA } kind;
+    size_t      offs;   // offset of the object (after the header) from the arena's start
     size_t      size;   // bytes of the object after the header
     gk_object * next;
 };
@@ -38,6 +39,11 @@ void set_error_v(gk_context * ctx, const char * fmt, va_list ap);
 /// Carve `size` bytes for an object of `kind` out of ctx's arena; nullptr (with an
 /// error recorded) when it does not fit.
 void * arena_alloc(gk_context * ctx, gk_object::kind_t kind, size_t size);
+
+/// flash_attn_back's result layout (gk_flash_attn_back): the element offset of part
+/// `part` (0 dq, 1 dk, 2 dv) in the result, or with part 3 the result's length: each part
+/// starts at a 16-byte boundary (ggml's GGML_MEM_ALIGN), as ggml lays it out.
+int64_t flash_attn_back_offset(const gk_tensor * q, const gk_tensor * k, const gk_tensor * v, int part);
 
 /// Bytes an object of `size` costs in the arena, header and alignment included.
 size_t arena_cost(size_t size);

@@ -152,6 +152,18 @@ gk_tensor * rope_multi(gk_context * ctx, gk_op op, gk_tensor * a, gk_tensor * b,
 }
 
 } // namespace
+
+int64_t flash_attn_back_offset(const gk_tensor * q, const gk_tensor * k, const gk_tensor * v, int part) {
+    const int64_t per_align = 16 / static_cast<int64_t>(sizeof(float));  // floats per GGML_MEM_ALIGN
+    const auto    padded    = [per_align](int64_t n) { return (n + per_align - 1) / per_align * per_align; };
+    const int64_t sizes[3]  = {gk_nelements(q), gk_nelements(k), gk_nelements(v)};
+    int64_t       offset    = 0;
+    for (int i = 0; i < part; ++i) {
+        offset += padded(sizes[i]);
+    }
+    return offset;
+}
+
 } // namespace gk
 
 extern "C" {
@@ -269,6 +281,33 @@ gk_tensor * gk_flash_attn_ext(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk
         gk::set_op_param_f32(r, 0, scale);
         gk::set_op_param_f32(r, 1, max_bias);
         gk::set_op_param_f32(r, 2, logit_softcap);
+    }
+    return r;
+}
+
+gk_tensor * gk_flash_attn_back(gk_context * ctx, gk_tensor * q, gk_tensor * k, gk_tensor * v, gk_tensor * d,
+                               bool masked) {
+    builder bd(ctx, "flash_attn_back");
+    if (!bd.inputs(q, k, v, d) || !bd.type_is(q, GK_TYPE_F32, "q") || !bd.type_is(k, GK_TYPE_F32, "k") ||
+        !bd.type_is(v, GK_TYPE_F32, "v") || !bd.type_is(d, GK_TYPE_F32, "d") || !bd.dense_rows(q, "q") ||
+        !bd.dense_rows(k, "k") || !bd.dense_rows(v, "v") || !bd.dense_rows(d, "d")) {
+        return nullptr;
+    }
+    const int64_t D = q->ne[0];
+    const int64_t N = q->ne[1];
+    const int64_t M = k->ne[1];
+    if (k->ne[0] != D || v->ne[0] != M || v->ne[1] != D || M < N || k->ne[2] == 0 || q->ne[2] % k->ne[2] != 0 ||
+        v->ne[2] != k->ne[2] || k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3] || !gk_are_same_shape(d, q)) {
+        bd.fail("q %s, k %s, v %s, d %s: need k [D, M, Hk, S], v [M, D, Hk, S], d the shape of q [D, N, H, S], "
+                "M >= N, H a multiple of Hk",
+                describe(q).c_str(), describe(k).c_str(), describe(v).c_str(), describe(d).c_str());
+        return nullptr;
+    }
+    const int64_t n     = gk::flash_attn_back_offset(q, k, v, 3);
+    const int64_t ne[4] = {n, 1, 1, 1};
+    gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_FLASH_ATTN_BACK, q, k, v, d);
+    if (r) {
+        gk::set_op_param_i32(r, 0, masked ? 1 : 0);
     }
     return r;
 }

@@ -385,6 +385,16 @@ TEST_F(Small, SeveralBuffers) {
     const int                bad_ids[3]  = {0, 2, 1};
     EXPECT_FALSE(gk_gallocr_reserve_n(ga.get(), g, bad_ids, leaf_ids));
     EXPECT_TRUE(error_has("buffer id 2")) << gk_backend_last_error();
+    // reserve_n_size measures what reserve_n allocates, and allocates nothing
+    size_t sizes[2] = {1, 1};
+    EXPECT_FALSE(gk_gallocr_reserve_n_size(ga.get(), g, bad_ids, leaf_ids, sizes));
+    EXPECT_EQ(sizes[0], 1u);
+    EXPECT_FALSE(gk_gallocr_reserve_n_size(ga.get(), g, node_ids, leaf_ids, nullptr));
+    ASSERT_TRUE(gk_gallocr_reserve_n_size(ga.get(), g, node_ids, leaf_ids, sizes)) << gk_backend_last_error();
+    EXPECT_EQ(sizes[0], 2 * 256u);
+    EXPECT_EQ(sizes[1], 2 * 256u);
+    EXPECT_EQ(gk_gallocr_get_buffer_size(ga.get(), 0), 0u);
+    EXPECT_EQ(gk_gallocr_get_buffer_size(ga.get(), 1), 0u);
     ASSERT_TRUE(gk_gallocr_reserve_n(ga.get(), g, node_ids, leaf_ids)) << gk_backend_last_error();
     EXPECT_EQ(gk_gallocr_get_buffer_size(ga.get(), 0), 2 * 256u);  // x, a
     EXPECT_EQ(gk_gallocr_get_buffer_size(ga.get(), 1), 2 * 256u);  // b (not over a: another buffer), d

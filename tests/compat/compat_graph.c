@@ -5,7 +5,10 @@
  * the log callback, ggml_graph_dump_dot writes a Graphviz file; ggml_rope_set_offset moves
  * the rotated window (the elements outside it are copied), ggml_rope_yarn_corr_dims gives
  * ggml's correction dims, ggml_rope_custom is ggml_rope_ext without frequency factors; a
- * 0-byte buffer has no base. Exits 1 on the first failure. */
+ * 0-byte buffer has no base; the arena functions (new_buffer, get_mem_buffer, print_objects,
+ * reset), gallocr_reserve_n_size, backend_register and the meta split axis names. Exits 1
+ * on the first failure. */
+#include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
@@ -102,5 +105,53 @@ int main(int argc, char ** argv) {
     CHECK(empty && ggml_backend_buffer_get_base(empty) == NULL, "a 0-byte buffer's base is NULL");
     ggml_backend_buffer_free(empty);
     ggml_free(ctx);
+
+    // the arena: new_buffer, get_mem_buffer, print_objects, reset
+    char                    arena[4096];
+    struct ggml_init_params small = {sizeof arena, arena, true};
+    struct ggml_context *   sctx  = ggml_init(small);
+    CHECK(ggml_get_mem_buffer(sctx) == arena, "get_mem_buffer is the caller's arena");
+    unsigned char * raw = ggml_new_buffer(sctx, 100);
+    CHECK(raw >= (unsigned char *) arena && raw + 100 <= (unsigned char *) arena + sizeof arena,
+          "new_buffer carves from the arena (also in a no_alloc context)");
+    memset(raw, 7, 100);
+    ggml_new_tensor_1d(sctx, GGML_TYPE_F32, 4);
+    const size_t used = ggml_used_mem(sctx);
+    g_log_lines       = 0;
+    ggml_log_set(count_lines, NULL);
+    ggml_print_objects(sctx);
+    ggml_log_set(NULL, NULL);
+    CHECK(g_log_lines == 4, "print_objects: a header, the buffer, the tensor, the end");
+    ggml_reset(sctx);
+    CHECK(ggml_used_mem(sctx) == 0 && ggml_get_first_tensor(sctx) == NULL, "reset empties the context");
+    CHECK(ggml_new_buffer(sctx, 100) == raw && ggml_used_mem(sctx) < used, "after reset the arena is reused");
+    ggml_free(sctx);
+
+    // gallocr_reserve_n_size measures without allocating: the same bytes reserve_n allocates
+    struct ggml_init_params mp   = {1024 * 1024, NULL, true};
+    struct ggml_context *   mctx = ggml_init(mp);
+    struct ggml_tensor *    in   = ggml_new_tensor_2d(mctx, GGML_TYPE_F32, 256, 16);
+    ggml_set_input(in);
+    struct ggml_tensor * out = ggml_sum_rows(mctx, ggml_sqr(mctx, ggml_scale(mctx, in, 2.0f)));
+    ggml_set_output(out);
+    struct ggml_cgraph * mg = ggml_new_graph(mctx);
+    ggml_build_forward_expand(mg, out);
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
+    size_t         need   = 0;
+    ggml_gallocr_reserve_n_size(galloc, mg, NULL, NULL, &need);
+    CHECK(need >= 256 * 16 * 4 && ggml_gallocr_get_buffer_size(galloc, 0) == 0,
+          "gallocr_reserve_n_size measures and allocates nothing");
+    CHECK(ggml_gallocr_reserve(galloc, mg) && ggml_gallocr_get_buffer_size(galloc, 0) == need,
+          "gallocr_reserve allocates the size measured");
+    ggml_gallocr_free(galloc);
+    ggml_free(mctx);
+
+    // the registry: compat's own entries are registered already; the meta split axis names
+    ggml_backend_register(ggml_backend_reg_get(0));
+    ggml_backend_register(NULL);
+    CHECK(ggml_backend_reg_count() >= 1, "backend_register of a registered entry or NULL is a no-op");
+    CHECK(strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_1), "1") == 0 &&
+              strcmp(ggml_backend_meta_split_axis_name(GGML_BACKEND_SPLIT_AXIS_MIRRORED), "MIRRORED") == 0,
+          "meta_split_axis_name");
     return 0;
 }

@@ -30,6 +30,22 @@ std::vector<uint8_t> bytes_of(const gk_tensor * t) {
     return {p, p + gk_nbytes(t)};
 }
 
+/// d loss / d x[k][j] for every j by central differences of step k_h (x is restored).
+values_t central_differences(std::vector<values_t> & x, size_t k,
+                             const std::function<double(const std::vector<values_t> &)> & loss) {
+    values_t fd(x[k].size());
+    for (size_t j = 0; j < x[k].size(); ++j) {
+        const double xj = x[k][j];
+        x[k][j]         = xj + k_h;
+        const double lp = loss(x);
+        x[k][j]         = xj - k_h;
+        const double lm = loss(x);
+        x[k][j]         = xj;
+        fd[j]           = (lp - lm) / (2 * k_h);
+    }
+    return fd;
+}
+
 /// Differentiates sum(out * dy) with respect to params and checks each gradient against
 /// finite differences of ref.
 void check_grads(env & e, std::vector<gk_tensor *> params, gk_tensor * out, const ref_fn & ref, const char * what) {
@@ -69,17 +85,8 @@ void check_grads(env & e, std::vector<gk_tensor *> params, gk_tensor * out, cons
         return s;
     };
     for (size_t k = 0; k < params.size(); ++k) {
-        values_t fd(x[k].size());
-        for (size_t j = 0; j < x[k].size(); ++j) {
-            const double xj = x[k][j];
-            x[k][j]         = xj + k_h;
-            const double lp = eval(x);
-            x[k][j]         = xj - k_h;
-            const double lm = eval(x);
-            x[k][j]         = xj;
-            fd[j]           = (lp - lm) / (2 * k_h);
-        }
-        gk_tensor * grad = gk_graph_get_grad(g, params[k]);
+        const values_t fd   = central_differences(x, k, eval);
+        gk_tensor *    grad = gk_graph_get_grad(g, params[k]);
         EXPECT_EQ(bytes_of(grad), one_thread[k]) << what << ": the gradient of param " << k << " at 1 and 3 threads";
         expect_close(grad, fd, k_atol, k_rtol, (std::string(what) + ", param " + std::to_string(k)).c_str());
     }
@@ -612,6 +619,78 @@ TEST(Backward, SwigluAndCrossEntropy) {
     }
 }
 
+/// flash_attn_back (ggml's layout: v transposed, the three gradients in one result) against
+/// finite differences of L = sum(attention(q, k, v) * d) in double, with grouped heads
+/// (4 query heads over 2 key heads), 2 sequences, more keys than queries, causal and not;
+/// the same bits at 1 and 3 threads, and the padding between the parts zero.
+TEST(Backward, FlashAttnBack) {
+    constexpr int64_t D = 4, N = 3, M = 5, H = 4, Hk = 2, S = 2;
+    for (bool masked : {false, true}) {
+        env         e;
+        gk_tensor * q = e.f32(D, N, H, S);
+        gk_tensor * k = e.f32(D, M, Hk, S);
+        gk_tensor * v = e.f32(M, D, Hk, S);
+        gk_tensor * d = e.f32(D, N, H, S);
+        gk_tensor * r = gk_flash_attn_back(e.ctx, q, k, v, d, masked);
+        ASSERT_NE(r, nullptr) << gk_last_error(e.ctx);
+        ASSERT_TRUE(compute(e.ctx, r, 1));
+        const std::vector<uint8_t> one_thread = bytes_of(r);
+        ASSERT_TRUE(compute(e.ctx, r, 3));
+        EXPECT_EQ(bytes_of(r), one_thread) << "masked " << masked << ": 1 and 3 threads";
+        const values_t vd   = values(d);
+        const auto     loss = [&](const std::vector<values_t> & x) {  // x: q, k, v
+            double l = 0;
+            for (int64_t s = 0; s < S; ++s) {
+                for (int64_t h = 0; h < H; ++h) {
+                    const int64_t hk = h % Hk;
+                    for (int64_t i = 0; i < N; ++i) {
+                        const int64_t visible = masked ? M - N + i + 1 : M;
+                        values_t      w(static_cast<size_t>(visible));
+                        double        max = -INFINITY, sum = 0;
+                        for (int64_t j = 0; j < visible; ++j) {
+                            double dot = 0;
+                            for (int64_t c = 0; c < D; ++c) {
+                                dot += x[0][static_cast<size_t>(((s * H + h) * N + i) * D + c)] *
+                                       x[1][static_cast<size_t>(((s * Hk + hk) * M + j) * D + c)];
+                            }
+                            w[static_cast<size_t>(j)] = dot / std::sqrt(static_cast<double>(D));
+                            max                       = std::max(max, w[static_cast<size_t>(j)]);
+                        }
+                        for (double & t : w) {
+                            t = std::exp(t - max);
+                            sum += t;
+                        }
+                        for (int64_t c = 0; c < D; ++c) {
+                            double y = 0;
+                            for (int64_t j = 0; j < visible; ++j) {
+                                y += w[static_cast<size_t>(j)] / sum * x[2][static_cast<size_t>(((s * Hk + hk) * D + c) * M + j)];
+                            }
+                            l += y * vd[static_cast<size_t>(((s * H + h) * N + i) * D + c)];
+                        }
+                    }
+                }
+            }
+            return l;
+        };
+        std::vector<values_t> x   = {values(q), values(k), values(v)};
+        const values_t        got = values(r);
+        size_t                at  = 0;  // start of the part in the result: 16-byte aligned
+        for (size_t part = 0; part < 3; ++part) {
+            const values_t fd = central_differences(x, part, loss);
+            for (size_t j = 0; j < fd.size(); ++j) {
+                EXPECT_NEAR(got[at + j], fd[j], k_atol + k_rtol * std::fabs(fd[j]))
+                    << "masked " << masked << ", part " << part << ", element " << j;
+            }
+            const size_t end = (at + x[part].size() + 3) / 4 * 4;
+            for (size_t j = at + x[part].size(); j < end && j < got.size(); ++j) {
+                EXPECT_EQ(got[j], 0.0) << "padding after part " << part;
+            }
+            at = end;
+        }
+        EXPECT_EQ(at, got.size());
+    }
+}
+
 /// A gradient reaching a parameter along two paths is the sum of both (x*x + sin(x)), and a
 /// gradient accumulator adds each evaluation's gradient to what it holds.
 TEST(Backward, SharedSourcesAndAccumulators) {
@@ -809,4 +888,4 @@ TEST(Backward, TrainMlpAdamw) {
     EXPECT_EQ(one.weights, two.weights) << "trained weights at 1 and 2 threads";
 }
 
-}  // namespace
+} // namespace

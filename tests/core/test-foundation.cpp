@@ -184,6 +184,37 @@ TEST(Foundation, ArenaExhaustionIsAnError) {
     EXPECT_EQ(gk_init({0, nullptr, false}), nullptr);
 }
 
+TEST(Foundation, ArenaObjectsRawBuffersAndReset) {
+    auto ctx = make_ctx(16 * 1024);
+    EXPECT_EQ(gk_get_first_object(ctx.get()), nullptr);
+    gk_tensor * t   = gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 10);  // a tensor and its data
+    void *      raw = gk_new_buffer(ctx.get(), 100);
+    ASSERT_TRUE(t && raw);
+    const auto * base = static_cast<unsigned char *>(gk_get_mem_buffer(ctx.get()));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(raw) % GK_MEM_ALIGN, 0u);
+    const gk_object_kind kinds[3] = {GK_OBJECT_TENSOR, GK_OBJECT_DATA, GK_OBJECT_DATA};
+    const void *         at[3]    = {t, t->data, raw};
+    const size_t         sizes[2] = {40, 100};  // the data objects' sizes
+    int                  n        = 0;
+    for (const gk_object * o = gk_get_first_object(ctx.get()); o; o = gk_object_get_info(o).next, ++n) {
+        ASSERT_LT(n, 3);
+        const gk_object_info info = gk_object_get_info(o);
+        EXPECT_EQ(info.kind, kinds[n]);
+        EXPECT_EQ(base + info.offs, at[n]) << n;
+        EXPECT_TRUE(n == 0 || info.size == sizes[n - 1]) << n;
+    }
+    EXPECT_EQ(n, 3);
+    EXPECT_EQ(gk_new_buffer(ctx.get(), 1 << 20), nullptr);
+    EXPECT_TRUE(error_has(ctx.get(), "arena exhausted"));
+    EXPECT_EQ(gk_new_buffer(nullptr, 8), nullptr);
+    gk_reset(ctx.get());
+    EXPECT_EQ(gk_used_mem(ctx.get()), 0u);
+    EXPECT_EQ(gk_get_first_object(ctx.get()), nullptr);
+    EXPECT_EQ(gk_get_first_tensor(ctx.get()), nullptr);
+    EXPECT_EQ(gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, 10), t);  // the arena is reused
+    gk_reset(nullptr);
+}
+
 TEST(Foundation, ArenaSizesNearSizeMaxDoNotWrap) {
     // Rounding mem_size up to the alignment used to wrap to 0 bytes, so the context
     // believed it had SIZE_MAX bytes and handed out memory past a tiny allocation.

@@ -238,6 +238,7 @@ const std::vector<op_case> k_cases = {
     {"dsv4_hc_comb",   [](env & e) { return gk_dsv4_hc_comb(e.ctx, e.f32(24, 70), e.positive(3), e.f32(24), 1e-6f, 3); }},
     {"dsv4_hc_pre",    [](env & e) { return gk_dsv4_hc_pre(e.ctx, e.f32(33, 4, 20), e.f32(4, 20)); }},
     {"dsv4_hc_pre_gated", [](env & e) { return gk_dsv4_hc_pre_gated(e.ctx, e.f32(33, 4, 20), e.f32(33, 4, 20), 0.5f); }},
+    {"flash_attn_back", [](env & e) { return gk_flash_attn_back(e.ctx, e.f32(16, 9, 4, 2), e.f32(16, 13, 2, 2), e.f32(13, 16, 2, 2), e.f32(16, 9, 4, 2), true); }},
     {"dsv4_hc_post",   [](env & e) { return gk_dsv4_hc_post(e.ctx, e.f32(33, 20), e.f32(33, 4, 20), e.f32(4, 20), e.f32(4, 4, 20)); }},
     {"rope_offset",    [](env & e) {
         gk_tensor * r = gk_rope(e.ctx, e.f32(32, 4, 18), e.indices(100, 18), 12, GK_ROPE_TYPE_NEOX);

@@ -459,15 +459,25 @@ void gk_gallocr_free(gk_gallocr_t galloc) {
     delete galloc;
 }
 
-bool gk_gallocr_reserve_n(gk_gallocr_t galloc, gk_cgraph * graph, const int * node_buffer_ids,
-                          const int * leaf_buffer_ids) {
+} // extern "C"
+
+namespace {
+
+/// gk_gallocr_reserve_n (sizes NULL: grow the buffers) or gk_gallocr_reserve_n_size (the
+/// bytes each buffer needs into sizes, nothing allocated).
+bool reserve_ids(gk_gallocr_t galloc, gk_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids,
+                 size_t * sizes) {
     if (!gk::graph_call_args_ok(galloc, "allocator", graph, "gallocr_reserve")) {
         return false;
     }
     try {
         gk::alloc::planner plan(galloc->slots, !gk::debug().alloc_no_reuse);
-        if (!gk::alloc::reserve(galloc, graph, node_buffer_ids, leaf_buffer_ids, plan)) {
+        if (sizes ? !gk::alloc::measure(galloc, graph, node_buffer_ids, leaf_buffer_ids, plan)
+                  : !gk::alloc::reserve(galloc, graph, node_buffer_ids, leaf_buffer_ids, plan)) {
             return false;
+        }
+        for (size_t s = 0; sizes && s < galloc->slots.size(); ++s) {
+            sizes[s] = plan.needed(s);
         }
         galloc->node_ids.clear();
         galloc->leaf_ids.clear();
@@ -484,6 +494,24 @@ bool gk_gallocr_reserve_n(gk_gallocr_t galloc, gk_cgraph * graph, const int * no
         backend_error("gallocr_reserve: out of memory");
         return false;
     }
+}
+
+} // namespace
+
+extern "C" {
+
+bool gk_gallocr_reserve_n(gk_gallocr_t galloc, gk_cgraph * graph, const int * node_buffer_ids,
+                          const int * leaf_buffer_ids) {
+    return reserve_ids(galloc, graph, node_buffer_ids, leaf_buffer_ids, nullptr);
+}
+
+bool gk_gallocr_reserve_n_size(gk_gallocr_t galloc, gk_cgraph * graph, const int * node_buffer_ids,
+                               const int * leaf_buffer_ids, size_t * sizes) {
+    if (!sizes) {
+        backend_error("gallocr_reserve_n_size: sizes is NULL");
+        return false;
+    }
+    return reserve_ids(galloc, graph, node_buffer_ids, leaf_buffer_ids, sizes);
 }
 
 bool gk_gallocr_reserve(gk_gallocr_t galloc, gk_cgraph * graph) {

@@ -33,6 +33,8 @@
 #include "../vec_dot_tile.h"
 #include "alibi.h"
 
+#include "../../internal.h"
+
 #include "quant/fp16.h"
 
 #include <cmath>
@@ -199,8 +201,99 @@ size_t flash_attn_ext_work_size(const gk_tensor * dst) {
            2 * scratch_bytes(Dv * sizeof(float)) + scratch_bytes(n_kv * sizeof(float));
 }
 
+// flash_attn_back (gk_flash_attn_back): one unit per key head (hk, s), which owns dk and
+// dv of that head and dq of its query heads hk, hk + Hk, ...: no other unit writes them,
+// so each sum below runs in one fixed order whatever the thread count. Per query row i of
+// query head h: S_j = scale dot(k_j, q_i) for the visible keys j (dots and every other sum
+// ascending, in float), P = softmax(S) (max subtracted, std::exp, the sum in double),
+// G_j = P_j (dot(v_j, d_i) - sum_j P_j dot(v_j, d_i)) scale; then dq_i = sum_j G_j k_j,
+// dk_j += G_j q_i and dv_j += P_j d_i, the rows i of every query head of the unit in order.
+void flash_attn_back(const compute_params & p, gk_tensor * dst) {
+    const gk_tensor * q      = dst->src[0];
+    const gk_tensor * k      = dst->src[1];
+    const gk_tensor * v      = dst->src[2];
+    const gk_tensor * d      = dst->src[3];
+    const bool        masked = gk_get_op_params_i32(dst, 0) != 0;
+    const int64_t     D = q->ne[0], N = q->ne[1], H = q->ne[2], M = k->ne[1], Hk = k->ne[2];
+    const float       scale = 1.0f / std::sqrt(static_cast<float>(D));
+    auto *            out   = static_cast<float *>(dst->data);
+    float *           dq    = out;
+    float *           dk    = out + flash_attn_back_offset(q, k, v, 1);
+    float *           dv    = out + flash_attn_back_offset(q, k, v, 2);
+    if (p.ith == 0) {  // the padding after each part
+        std::memset(dq + gk_nelements(q), 0, static_cast<size_t>(dk - dq - gk_nelements(q)) * sizeof(float));
+        std::memset(dk + gk_nelements(k), 0, static_cast<size_t>(dv - dk - gk_nelements(k)) * sizeof(float));
+        std::memset(dv + gk_nelements(v), 0,
+                    static_cast<size_t>(gk_nelements(dst) - (dv - out) - gk_nelements(v)) * sizeof(float));
+    }
+    scratch         w      = p.work();
+    float *         score  = w.floats(M);
+    float *         weight = w.floats(M);
+    const row_range r      = split_rows(Hk * q->ne[3], p.ith, p.nth);
+    for (int64_t u = r.begin; u < r.end; ++u) {
+        const int64_t hk = u % Hk, s = u / Hk;
+        float *       dk_head = dk + (s * Hk + hk) * M * D;  // [D, M] of this key head
+        float *       dv_head = dv + (s * Hk + hk) * D * M;  // [M, D]
+        std::memset(dk_head, 0, static_cast<size_t>(M * D) * sizeof(float));
+        std::memset(dv_head, 0, static_cast<size_t>(M * D) * sizeof(float));
+        for (int64_t h = hk; h < H; h += Hk) {
+            for (int64_t i = 0; i < N; ++i) {
+                const auto *  qi      = reinterpret_cast<const float *>(element_ptr(q, 0, i, h, s));
+                const auto *  di      = reinterpret_cast<const float *>(element_ptr(d, 0, i, h, s));
+                const int64_t visible = masked ? M - N + i + 1 : M;
+                float         max     = -INFINITY;
+                for (int64_t j = 0; j < visible; ++j) {
+                    const auto * kj  = reinterpret_cast<const float *>(element_ptr(k, 0, j, hk, s));
+                    float        dot = 0.0f;
+                    for (int64_t c = 0; c < D; ++c) {
+                        dot += kj[c] * qi[c];
+                    }
+                    score[j] = dot * scale;
+                    max      = std::fmax(max, score[j]);
+                }
+                double sum = 0.0;
+                for (int64_t j = 0; j < visible; ++j) {
+                    weight[j] = std::exp(score[j] - max);
+                    sum += weight[j];
+                }
+                const float inv     = static_cast<float>(1.0 / sum);
+                float       dot_pdv = 0.0f;
+                for (int64_t j = 0; j < visible; ++j) {
+                    weight[j] *= inv;
+                    float dvj = 0.0f;  // dot(v_j, d_i): v_j is column j of v's rows
+                    for (int64_t c = 0; c < D; ++c) {
+                        dvj += *reinterpret_cast<const float *>(element_ptr(v, j, c, hk, s)) * di[c];
+                    }
+                    score[j] = dvj;
+                    dot_pdv += weight[j] * dvj;
+                }
+                float * dqi = dq + ((s * H + h) * N + i) * D;
+                for (int64_t c = 0; c < D; ++c) {
+                    dqi[c] = 0.0f;
+                }
+                for (int64_t j = 0; j < visible; ++j) {
+                    const float  g  = weight[j] * (score[j] - dot_pdv) * scale;
+                    const auto * kj = reinterpret_cast<const float *>(element_ptr(k, 0, j, hk, s));
+                    for (int64_t c = 0; c < D; ++c) {
+                        dqi[c] += g * kj[c];
+                        dk_head[j * D + c] += g * qi[c];
+                        dv_head[c * M + j] += weight[j] * di[c];
+                    }
+                }
+            }
+        }
+    }
+}
+
+size_t flash_attn_back_work_size(const gk_tensor * dst) {
+    return 2 * scratch_bytes(static_cast<size_t>(dst->src[1]->ne[1]) * sizeof(float));
+}
+
 } // namespace
 
-void register_attention(kernel_table & t) { t.ops[GK_OP_FLASH_ATTN_EXT] = {flash_attn_ext, flash_attn_ext_work_size}; }
+void register_attention(kernel_table & t) {
+    t.ops[GK_OP_FLASH_ATTN_EXT]  = {flash_attn_ext, flash_attn_ext_work_size};
+    t.ops[GK_OP_FLASH_ATTN_BACK] = {flash_attn_back, flash_attn_back_work_size};
+}
 
 } // namespace gk::cpu
