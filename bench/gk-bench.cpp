@@ -15,6 +15,7 @@
 // the wall ratio is not), and the relative L2 difference of the two results. It reports, never judges: the exit status is 0 unless the arguments
 // are wrong.
 #include "gk-bench.h"
+#include "median_time.h"
 
 #include "gk/cpu/vec_dot.h"
 #include "quant/codec.h"
@@ -231,16 +232,6 @@ double process_cpu_seconds() {
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-/// The median of v (0 when empty); of an even count, the mean of the two middle values.
-double median(std::vector<double> v) {
-    if (v.empty()) {
-        return 0;
-    }
-    std::sort(v.begin(), v.end());
-    const size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 struct timing {
     std::vector<double> seconds;      // wall time per run
     std::vector<double> cpu_seconds;  // the process's CPU time per run
@@ -261,12 +252,12 @@ struct timing {
     }
 
     /// GFLOP/s of the median run (0 when there is none).
-    double median_rate(double gflop) const { return seconds.empty() || failed() ? 0 : gflop / median(seconds); }
+    double median_rate(double gflop) const { return seconds.empty() || failed() ? 0 : gflop / median_of(seconds); }
 
     /// GFLOP/s of the median run's CPU time (0 when there is none).
     double median_cpu_rate(double gflop) const {
-        const double m = median(cpu_seconds);
-        return failed() || m <= 0 ? 0 : gflop / m;
+        const double m = cpu_seconds.empty() || failed() ? 0 : median_of(cpu_seconds);
+        return m > 0 ? gflop / m : 0;
     }
 
     double best_rate(double gflop) const {

@@ -1,5 +1,5 @@
-// The median wall time of repeated calls, for the bench programs that time one call at a time
-// (presk-native-ablation, presk-sgemm-peer).
+// Medians of repeated timings for the bench programs: median_of a list, and the median wall
+// time of repeated calls (presk-native-ablation, presk-sgemm-peer, exp-bench, gk-bench).
 #pragma once
 #include <algorithm>
 #include <chrono>
