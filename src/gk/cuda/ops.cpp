@@ -154,14 +154,16 @@ bool dense_f32(const gk_tensor * t) { return is(t, GK_TYPE_F32) && t->nb[0] == 4
 constexpr int64_t k_mma_min_cols = 8;
 
 /// Whether mul_mat of weight type `type` with `cols` columns runs on the tensor cores:
-/// a capable device, q8_0 or q4_0, enough columns, and GK_CUDA_MMA not "0" (the switch
-/// that measures the one-output-per-thread kernel instead).
+/// q8_0 or q4_0, enough columns, GK_CUDA_MMA not "0" (the switch that measures the
+/// one-output-per-thread kernel instead), and a capable current device (asked per launch:
+/// the devices of one machine may differ).
 bool use_mma(gk_type type, int64_t cols) {
-    static const bool on = [] {
+    static const bool allowed = [] {
         const char * e = std::getenv("GK_CUDA_MMA");
-        return !(e && std::strcmp(e, "0") == 0) && kernels::mma_capable();
+        return !(e && std::strcmp(e, "0") == 0);
     }();
-    return on && (type == GK_TYPE_Q8_0 || type == GK_TYPE_Q4_0) && cols >= k_mma_min_cols;
+    return allowed && (type == GK_TYPE_Q8_0 || type == GK_TYPE_Q4_0) && cols >= k_mma_min_cols &&
+           kernels::mma_capable();
 }
 
 /// Float weights: one kernel. Quantized ones: the format's table copied and the
