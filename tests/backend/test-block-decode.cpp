@@ -1,11 +1,11 @@
 // test-block-decode: the device backends' decoding of the block formats
 // (src/gk/device/block_decode.h, which the Vulkan shaders and the CUDA kernels include)
-// compiled as C++, as the CUDA kernels compile it (inside a struct, kernels.cu's
-// block_reader), and held to the CPU's bits on the host, so that it is checked in every
-// build, with or without a device: for every format block_formats.h lists, each element a
-// get_rows kernel decodes equals the codec's to_float, and the quantized dot in the
-// kernels' order (units, chains u % 4, fused steps) equals the CPU's scalar twin on the
-// CPU's own activation conversion.
+// and the CUDA kernels' loops over it (block_row.h), compiled as C++ the way the CUDA
+// kernels compile them (inside a struct, kernels.cu's block_reader), and held to the
+// CPU's bits on the host, so that they are checked in every build, with or without a
+// device: for every format block_formats.h lists, each element a get_rows kernel decodes
+// equals the codec's to_float, and the quantized dot in the kernels' order (units, chains
+// u % 4, fused steps) equals the CPU's scalar twin on the CPU's own activation conversion.
 #include "backend_util.h"
 
 #include "gk/cpu/vec_dot.h"
@@ -33,30 +33,26 @@ struct block_reader {
     uint  wtable(uint i) const { return table_[i]; }
     float bits_to_float(uint b) const { return std::bit_cast<float>(b); }
     float half_bits_to_float(uint h) const { return gk::fp16_to_fp32(static_cast<uint16_t>(h)); }
+    float fmul(float a, float b) const { return a * b; }
+    float fadd(float a, float b) const { return a + b; }
+    float fsub(float a, float b) const { return a - b; }
+    float ffma(float a, float b, float c) const { return std::fma(a, b, c); }
+    float load_f32(const unsigned char * p) const {
+        float f;
+        std::memcpy(&f, p, sizeof f);
+        return f;
+    }
 
 #define GK_DEV
 #define GK_CONST static constexpr
 #include "gk/device/block_decode.h"
+#include "gk/device/block_row.h"
 #undef GK_DEV
 #undef GK_CONST
 };
 
 constexpr int k_len  = 512;  // elements per row: two super-blocks, 16 blocks of 32
 constexpr int k_rows = 3;
-
-/// Element e of the row r reads, as get_rows decodes it (kernels.cu's get_rows_kernel).
-float decoded(block_reader & r, uint32_t t, unsigned e) {
-    const unsigned blk = (e / r.qk_w(t)) * r.block_bytes(t), k = e % r.qk_w(t);
-    if (!r.k_family(t)) {
-        float y = static_cast<float>(r.value32(t, blk, k)) * r.unit_scale(t, blk, k / r.unit_len(t));
-        if (r.has_offset(t)) y = y + r.whalf(blk + 2);
-        return y;
-    }
-    const float dl = r.d256(t, blk) * static_cast<float>(r.scale256(t, blk, k / 16));
-    float       y  = dl * static_cast<float>(r.value256(t, blk, k));
-    if (r.has_dmin(t)) y = y - r.dmin256(t, blk) * static_cast<float>(r.min256(t, blk, k / 16));
-    return y;
-}
 
 /// The CPU's activation row (vec_dot_type `at`) in the kernels' layout: per block d as
 /// f32, for q8_1 s as f32, then the quants (kernels.cu's quantize_act_kernel writes it).
@@ -82,43 +78,6 @@ std::vector<unsigned char> kernel_layout(gk_type at, const std::vector<unsigned 
     return out;
 }
 
-/// The dot of weight row r and the activations `act` (kernel_layout) in the kernels'
-/// order (kernels.cu's mul_mat_q_kernel, mul_mat_q.comp).
-float dot(block_reader & r, uint32_t t, const std::vector<unsigned char> & act) {
-    const bool     kf = r.k_family(t);
-    const unsigned hb = r.q8_1_family(t) ? 8 : 4, qa = kf ? 256 : 32;
-    const unsigned wb = r.block_bytes(t), qw = r.qk_w(t), ul = kf ? 256 : r.unit_len(t);
-    float          c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (unsigned u = 0; u < k_len / ul; ++u) {
-        const unsigned        e0 = u * ul, blk = (e0 / qw) * wb, j0 = e0 % qw;
-        const unsigned char * ab = act.data() + (e0 / qa) * (hb + qa);
-        const auto *          a  = reinterpret_cast<const int8_t *>(ab + hb) + e0 % qa;
-        float                 ad, s;
-        std::memcpy(&ad, ab, 4);
-        std::memcpy(&s, ab + 4, 4);
-        if (kf) {
-            int isum = 0, isum_min = 0;
-            for (unsigned g = 0; g < 16; ++g) {
-                int d = 0, asum = 0;
-                for (unsigned k = 16 * g; k < 16 * g + 16; ++k) {
-                    d += r.value256(t, blk, k) * a[k];
-                    asum += a[k];
-                }
-                isum += r.scale256(t, blk, g) * d;
-                isum_min += r.min256(t, blk, g) * asum;
-            }
-            c[u & 3] = std::fma((r.d256(t, blk) * ad) * r.factor256(t), static_cast<float>(isum), c[u & 3]);
-            if (r.has_dmin(t)) c[u & 3] = std::fma(-(r.dmin256(t, blk) * ad), static_cast<float>(isum_min), c[u & 3]);
-        } else {
-            int isum = 0;
-            for (unsigned k = 0; k < ul; ++k) isum += r.value32(t, blk, j0 + k) * a[k];
-            c[u & 3] = std::fma(r.unit_scale(t, blk, j0 / ul) * ad, static_cast<float>(isum), c[u & 3]);
-            if (r.has_offset(t)) c[u & 3] = std::fma(r.whalf(blk + 2), s, c[u & 3]);
-        }
-    }
-    return (c[0] + c[1]) + (c[2] + c[3]);
-}
-
 }  // namespace
 
 TEST(BlockDecode, EveryFormatDecodesAndDotsAsTheCpu) {
@@ -142,7 +101,7 @@ TEST(BlockDecode, EveryFormatDecodesAndDotsAsTheCpu) {
             for (int row = 0; row < k_rows; ++row) {
                 r.wrow_ = q.data() + row * row_bytes;
                 for (unsigned e = 0; e < k_len; ++e) {
-                    const float want = y[row * k_len + e], got = decoded(r, t, e);
+                    const float want = y[row * k_len + e], got = r.element(t, e);
                     ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << "element " << e;
                 }
             }
@@ -159,7 +118,8 @@ TEST(BlockDecode, EveryFormatDecodesAndDotsAsTheCpu) {
             r.wrow_    = q.data() + row * row_bytes;
             float want = 0.0f;
             dt->vec_dot_scalar(k_len, &want, r.wrow_, aq.data());
-            EXPECT_EQ(std::bit_cast<uint32_t>(dot(r, t, act)), std::bit_cast<uint32_t>(want)) << "row " << row;
+            EXPECT_EQ(std::bit_cast<uint32_t>(r.row_dot(t, act.data(), k_len)), std::bit_cast<uint32_t>(want))
+                << "row " << row;
         }
     }
     EXPECT_EQ(formats, 26);

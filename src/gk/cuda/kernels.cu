@@ -203,7 +203,8 @@ __global__ void quantize_act_kernel(act_quant kind, tensor_arg x, char * out) {
 }
 
 /// The block formats' decoding (device/block_decode.h, shared with the Vulkan shader
-/// mul_mat_q.comp) over one weight row and the format's table.
+/// mul_mat_q.comp) and the row loops over it (device/block_row.h, shared with
+/// test-block-decode) over one weight row and the format's table.
 struct block_reader {
     using uint = unsigned int;
     const unsigned char * wrow_;
@@ -216,68 +217,39 @@ struct block_reader {
     __device__ float half_bits_to_float(uint h) const {
         return __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
     }
+    __device__ float fmul(float a, float b) const { return __fmul_rn(a, b); }
+    __device__ float fadd(float a, float b) const { return __fadd_rn(a, b); }
+    __device__ float fsub(float a, float b) const { return __fsub_rn(a, b); }
+    __device__ float ffma(float a, float b, float c) const { return fmaf(a, b, c); }
+    __device__ float load_f32(const unsigned char * p) const { return *reinterpret_cast<const float *>(p); }
 
 #define GK_DEV __device__
 #define GK_CONST static constexpr
 #include "../device/block_decode.h"
+#include "../device/block_row.h"
 #undef GK_DEV
 #undef GK_CONST
 };
 
-/// The CPU's integer dots (cpu/vec_dot_*.cpp; the scalar twins), in block_decode.h's
-/// terms: per unit an exact integer sum, chain u % 4 += d * float(isum) fused (and the
-/// offset or min term), then (c0 + c1) + (c2 + c3). mul_mat_q.comp's loop, operation for
-/// operation. mul_mat_id: the weight row by weight_row, the activation row (n % x.ne[1],
-/// i2, i3), and a column of zeros for a bad id.
+/// The CPU's integer dots (cpu/vec_dot_*.cpp; the scalar twins): block_row.h's row_dot
+/// per output, mul_mat_q.comp's loop operation for operation. mul_mat_id: the weight row
+/// by weight_row, the activation row (n % x.ne[1], i2, i3), and a column of zeros for a
+/// bad id.
 __global__ void mul_mat_q_kernel(uint32_t type, tensor_arg w, tensor_arg x, const char * aq, const uint32_t * table,
                                  tensor_arg d, expert_ids ids) {
     using uint = block_reader::uint;
     block_reader  r{nullptr, table};
-    const bool    kf       = r.k_family(type);
-    const int64_t hb       = r.q8_1_family(type) ? 8 : 4;  // activation block header bytes (d, s)
-    const uint    qa       = kf ? 256u : 32u;              // activation block elements
-    const int64_t ab_bytes = hb + qa;
-    const uint    wb = r.block_bytes(type), qw = r.qk_w(type), ul = kf ? 256u : r.unit_len(type);
-    const int64_t n  = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
+    const uint    qa       = r.k_family(type) ? 256u : 32u;                   // activation block elements
+    const int64_t ab_bytes = (r.q8_1_family(type) ? 8 : 4) + int64_t{qa};  // and its bytes (d, s, quants)
+    const int64_t n        = d.ne[0] * d.ne[1] * d.ne[2] * d.ne[3];
     const int64_t r2 = d.ne[2] / w.ne[2], r3 = d.ne[3] / w.ne[3];
     const uint    K = static_cast<uint>(w.ne[0]);
     for (int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; f < n; f += int64_t(gridDim.x) * blockDim.x) {
         const idx4 j = unflatten(f, d.ne);
-        r.wrow_         = reinterpret_cast<const unsigned char *>(weight_row(w, j, r2, r3, ids));
+        r.wrow_      = reinterpret_cast<const unsigned char *>(weight_row(w, j, r2, r3, ids));
         const char * ar = aq + (j.i[1] % x.ne[1] + x.ne[1] * (j.i[2] + x.ne[2] * j.i[3])) * (K / qa) * ab_bytes;
-        float        c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (uint u = 0; u < (r.wrow_ ? K / ul : 0u); ++u) {
-            const uint     e0  = u * ul;  // the unit's first element
-            const uint     blk = (e0 / qw) * wb, j0 = e0 % qw;
-            const char *   ab = ar + (e0 / qa) * ab_bytes;
-            const float    ad = *reinterpret_cast<const float *>(ab);
-            const int8_t * a  = reinterpret_cast<const int8_t *>(ab + hb) + e0 % qa;
-            if (kf) {
-                int isum = 0, isum_min = 0;
-                for (uint g = 0; g < 16; ++g) {
-                    int dot = 0, asum = 0;
-                    for (uint k = 16 * g; k < 16 * g + 16; ++k) {
-                        dot += r.value256(type, blk, k) * a[k];
-                        asum += a[k];
-                    }
-                    isum += r.scale256(type, blk, g) * dot;
-                    isum_min += r.min256(type, blk, g) * asum;
-                }
-                const float df = __fmul_rn(__fmul_rn(r.d256(type, blk), ad), r.factor256(type));
-                c[u & 3]       = fmaf(df, static_cast<float>(isum), c[u & 3]);
-                if (r.has_dmin(type)) {
-                    c[u & 3] = fmaf(-__fmul_rn(r.dmin256(type, blk), ad), static_cast<float>(isum_min), c[u & 3]);
-                }
-            } else {
-                int isum = 0;
-                for (uint k = 0; k < ul; ++k) isum += r.value32(type, blk, j0 + k) * a[k];
-                c[u & 3] = fmaf(__fmul_rn(r.unit_scale(type, blk, j0 / ul), ad), static_cast<float>(isum), c[u & 3]);
-                if (r.has_offset(type)) {
-                    c[u & 3] = fmaf(r.whalf(blk + 2), *reinterpret_cast<const float *>(ab + 4), c[u & 3]);
-                }
-            }
-        }
-        *reinterpret_cast<float *>(at(d, j)) = __fadd_rn(__fadd_rn(c[0], c[1]), __fadd_rn(c[2], c[3]));
+        *reinterpret_cast<float *>(at(d, j)) =
+            r.wrow_ ? r.row_dot(type, reinterpret_cast<const unsigned char *>(ar), K) : 0.0f;
     }
 }
 
@@ -403,19 +375,7 @@ __global__ void get_rows_kernel(uint32_t type, tensor_arg a, tensor_arg idx, con
             } else if (type == 1) {
                 y = rd.whalf(2 * e);
             } else {
-                const uint blk = (e / rd.qk_w(type)) * rd.block_bytes(type), k = e % rd.qk_w(type);
-                if (!rd.k_family(type)) {
-                    y = __fmul_rn(static_cast<float>(rd.value32(type, blk, k)),
-                                  rd.unit_scale(type, blk, k / rd.unit_len(type)));
-                    if (rd.has_offset(type)) y = __fadd_rn(y, rd.whalf(blk + 2));
-                } else {
-                    const float dl = __fmul_rn(rd.d256(type, blk), static_cast<float>(rd.scale256(type, blk, k / 16)));
-                    y              = __fmul_rn(dl, static_cast<float>(rd.value256(type, blk, k)));
-                    if (rd.has_dmin(type)) {
-                        y = __fsub_rn(
-                            y, __fmul_rn(rd.dmin256(type, blk), static_cast<float>(rd.min256(type, blk, k / 16))));
-                    }
-                }
+                y = rd.element(type, e);
             }
         }
         *reinterpret_cast<float *>(at(d, j)) = y;
