@@ -161,6 +161,88 @@ TEST(VecDot, FloatDotsMatchTwinAndTruth) {
     }
 }
 
+/// The bf16 order is VDPBF16PS's (vec_dot_bf16.cpp): cases whose value that instruction
+/// fixed on this project's AMD Zen 4 (each is also what Intel's pseudocode gives), on every
+/// kernel set and the twin. A pair's odd element is added first, a result whose 24-bit
+/// rounding (unbounded exponent) is below 2^-126 is flushed, a subnormal input reads as 0.
+TEST(VecDot, Bf16FollowsVdpbf16ps) {
+    const float m = 0x1p-126f;
+    struct element {
+        int64_t i;
+        float   x, y;  // bf16 values
+    };
+    struct edge {
+        const char *                   what;
+        int64_t                        n;  // negative: -n elements, all of them the first one
+        std::initializer_list<element> nonzero;
+        float                          want;
+    } cases[] = {
+        {"2^-126 - 2^-151 rounds up to 2^-126: kept", 2, {{1, 0x1p-63f, 0x1p-63f}, {0, 0x1p-75f, -0x1p-76f}}, m},
+        {"2^-126 - 2^-150 is below 2^-126 at 24 bits: flushed", 2, {{1, 0x1p-63f, 0x1p-63f}, {0, 0x1p-75f, -0x1p-75f}}, 0.0f},
+        {"2^-126 - 2^-149: flushed", 2, {{1, 0x1p-63f, 0x1p-63f}, {0, 0x1p-75f, -0x1p-74f}}, 0.0f},
+        {"2^-126 - 2^-200: kept", 2, {{1, 0x1p-63f, 0x1p-63f}, {0, 0x1p-100f, -0x1p-100f}}, m},
+        // every element -2^-70 * 2^-70: each of the 64 partial sums is flushed to -0, and
+        // (-0) + (-0) stays -0 through the combination (one +0 anywhere would make it +0)
+        {"a tiny negative result is a negative zero", -128, {{0, -0x1p-70f, 0x1p-70f}}, -0.0f},
+        {"a subnormal input reads as zero", 2, {{1, 1.0f, 1.0f}, {0, 0x1p-133f, 0x1p120f}}, 1.0f},
+        // lane 0 holds pairs 0 and 64: 1, then (1 + 2^-24 -> 1) + 2^-23; the even element
+        // first would give (1 + 2^-23) + 2^-24 -> 1 + 2^-22
+        {"the odd element first", 130, {{1, 1.0f, 1.0f}, {129, 0x1p-24f, 1.0f}, {128, 0x1p-23f, 1.0f}}, 1.0f + 0x1p-23f},
+        {"odd length: the last pair's odd element is a zero", 129, {{1, 1.0f, 1.0f}, {128, 0x1p-23f, 1.0f}}, 1.0f + 0x1p-23f},
+    };
+    const auto bits = [](float f) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16); };
+    for (const kernel_set * ks : sets()) {
+        const vec_dot_traits * t = ks->vec_dot(GK_TYPE_BF16);
+        ASSERT_NE(t, nullptr);
+        for (const edge & e : cases) {
+            const int64_t         n = std::abs(e.n);
+            std::vector<uint16_t> x(static_cast<size_t>(n)), y(x.size());
+            for (const element & el : e.nonzero) {
+                x[static_cast<size_t>(el.i)] = bits(el.x);
+                y[static_cast<size_t>(el.i)] = bits(el.y);
+            }
+            if (e.n < 0) {
+                std::fill(x.begin(), x.end(), x[0]);
+                std::fill(y.begin(), y.end(), y[0]);
+            }
+            float s = NAN, s_twin = NAN;
+            t->vec_dot(n, &s, x.data(), y.data());
+            t->vec_dot_scalar(n, &s_twin, x.data(), y.data());
+            EXPECT_TRUE(same_bits(s, e.want)) << ks->name << ": " << e.what << ": " << s;
+            EXPECT_TRUE(same_bits(s_twin, e.want)) << "twin: " << e.what << ": " << s_twin;
+        }
+    }
+}
+
+/// Random bf16 bit patterns (every finite exponent, subnormals, signed zeros) against the
+/// twin on every kernel set: on a host with AVX512-BF16 this checks the instruction itself
+/// against the order written in vec_dot_bf16.cpp.
+TEST(VecDot, Bf16RandomBitsMatchTwin) {
+    for (const kernel_set * ks : sets()) {
+        SCOPED_TRACE(ks->name);
+        const vec_dot_traits * t = ks->vec_dot(GK_TYPE_BF16);
+        std::mt19937           rng(77);
+        for (int trial = 0; trial < 3000; ++trial) {
+            const int64_t n = 1 + static_cast<int64_t>(rng() % 300);
+            // narrow exponent bands make cancellation and tiny sums likely; wide ones cover all
+            const uint32_t band = trial % 3 == 0 ? 254u : trial % 3 == 1 ? 12u : 40u;
+            const uint32_t low  = trial % 3 == 1 ? 56u : 1u;
+            std::vector<uint8_t> x(static_cast<size_t>(2 * n)), y(x.size());
+            for (std::vector<uint8_t> * row : {&x, &y}) {
+                for (int64_t i = 0; i < n; ++i) {
+                    uint32_t e = rng() % 16 == 0 ? 0u : low + rng() % band;  // 0: zero or subnormal
+                    const uint16_t h = static_cast<uint16_t>((rng() & 0x8000u) | (std::min(e, 254u) << 7) | (rng() & 0x7Fu));
+                    std::memcpy(row->data() + 2 * i, &h, 2);
+                }
+            }
+            float s = NAN, s_twin = NAN;
+            t->vec_dot(n, &s, x.data(), y.data());
+            t->vec_dot_scalar(n, &s_twin, x.data(), y.data());
+            ASSERT_TRUE(same_bits(s, s_twin)) << "trial " << trial << " n=" << n << ": " << s << " vs " << s_twin;
+        }
+    }
+}
+
 /// A dot fed with a zero-length row writes +0 (every output is written).
 TEST(VecDot, EmptyRowWritesZero) {
     for (const kernel_set * ks : sets()) {

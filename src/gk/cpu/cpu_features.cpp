@@ -7,6 +7,11 @@
 // XFEATURE_XTILEDATA = 18), Documentation/arch/x86/xstate.rst.
 #include "cpu_features.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <csetjmp>
@@ -128,10 +133,40 @@ cpu_features detect() { return {}; }
 
 #endif
 
+/// The features GK_CPU_DISABLE names (a comma-separated list) turned off, so that tests
+/// and ablations can run a host's fallbacks; an unknown name is reported on stderr.
+cpu_features with_disabled(cpu_features f) {
+    const char * list = std::getenv("GK_CPU_DISABLE");
+    if (!list) {
+        return f;
+    }
+    const struct {
+        const char * name;
+        bool cpu_features::*flag;
+    } names[] = {{"avx2", &cpu_features::avx2},           {"avx512", &cpu_features::avx512},
+                 {"avx512vnni", &cpu_features::avx512vnni}, {"avxvnni", &cpu_features::avxvnni},
+                 {"avx512bf16", &cpu_features::avx512bf16}, {"avx512fp16", &cpu_features::avx512fp16},
+                 {"amx", &cpu_features::amx_usable},         {"dotprod", &cpu_features::dotprod}};
+    std::stringstream items(list);
+    for (std::string item; std::getline(items, item, ',');) {
+        bool known = false;
+        for (const auto & n : names) {
+            if (item == n.name) {
+                f.*n.flag = false;
+                known     = true;
+            }
+        }
+        if (!known && !item.empty()) {
+            std::fprintf(stderr, "gk: GK_CPU_DISABLE: unknown feature '%s' ignored\n", item.c_str());
+        }
+    }
+    return f;
+}
+
 } // namespace
 
 const cpu_features & host_cpu() {
-    static const cpu_features f = detect();
+    static const cpu_features f = with_disabled(detect());
     return f;
 }
 

@@ -29,7 +29,9 @@ struct cpu_features {
     bool dotprod = false;
 };
 
-/// The host's features (detected on the first call; thread-safe).
+/// The host's features (detected on the first call; thread-safe), less those the
+/// environment's GK_CPU_DISABLE names (comma-separated: avx2, avx512, avx512vnni, avxvnni,
+/// avx512bf16, avx512fp16, amx, dotprod), for tests and ablations of the fallbacks.
 const cpu_features & host_cpu();
 
 } // namespace gk::cpu

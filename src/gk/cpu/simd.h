@@ -21,6 +21,9 @@
 //   ... down to lane 0. A kernel that keeps several registers and combines them the
 //   same way therefore has an order that does not depend on the vector width.
 // * load_f16 / load_bf16 are exact (every f16 and bf16 value is an f32 value).
+// * load_bf16_pairs splits 2W bf16 values into the W even- and W odd-indexed ones, and
+//   flush_tiny / has_min_normal are the flush-to-zero step of the bf16 dot's order
+//   (vec_dot_bf16.cpp): both compare magnitudes with FLT_MIN, so they are exact.
 #pragma once
 
 #include "quant/fp16.h"
@@ -123,6 +126,12 @@ inline float fmadd_scalar(float a, float b, float c) {
 #endif
 }
 
+/// The smallest normal float, 2^-126 (FLT_MIN).
+inline constexpr float min_normal = 0x1p-126f;
+
+/// v, or a zero of v's sign where |v| < 2^-126 (a subnormal): flush to zero.
+inline float flush_tiny_scalar(float v) { return std::fabs(v) < min_normal ? std::copysign(0.0f, v) : v; }
+
 /// f16 bits -> f32, exact: the F16C instruction where there is one, else gk::fp16_to_fp32
 /// (the same value for every pattern; a NaN comes out quiet either way).
 inline float half_to_float(fp16_t h) {
@@ -154,6 +163,19 @@ inline vf load_bf16(const bf16_t * p) {
     const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
+inline void load_bf16_pairs(const bf16_t * p, vf & even, vf & odd) {
+    const __m512i w = _mm512_loadu_si512(p);
+    even            = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+    odd             = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int32_t(0xFFFF0000u))));
+}
+inline vf flush_tiny(vf v) {
+    const __mmask16 tiny = _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(min_normal), _CMP_LT_OQ);
+    const __m512i   bits = _mm512_castps_si512(v);
+    return _mm512_castsi512_ps(_mm512_mask_and_epi32(bits, tiny, bits, _mm512_set1_epi32(int32_t(0x80000000u))));
+}
+inline bool has_min_normal(vf v) {
+    return _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(min_normal), _CMP_EQ_OQ) != 0;
+}
 inline float reduce_add(vf v) {
     const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v),
                                     _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
@@ -184,6 +206,20 @@ inline vf load_bf16(const bf16_t * p) {
     const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 }
+inline void load_bf16_pairs(const bf16_t * p, vf & even, vf & odd) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+    even            = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    odd             = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32(int32_t(0xFFFF0000u))));
+}
+inline vf flush_tiny(vf v) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 tiny = _mm256_cmp_ps(_mm256_andnot_ps(sign, v), _mm256_set1_ps(min_normal), _CMP_LT_OQ);
+    return _mm256_andnot_ps(_mm256_andnot_ps(sign, tiny), v);  // a tiny lane keeps its sign bit only
+}
+inline bool has_min_normal(vf v) {
+    const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+    return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(min_normal), _CMP_EQ_OQ)) != 0;
+}
 inline float reduce_add(vf v) {
     const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
@@ -207,6 +243,17 @@ inline vf div(vf a, vf b) { return vdivq_f32(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
 inline vf load_f16(const fp16_t * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 inline vf load_bf16(const bf16_t * p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+inline void load_bf16_pairs(const bf16_t * p, vf & even, vf & odd) {
+    const uint32x4_t w = vld1q_u32(reinterpret_cast<const uint32_t *>(p));
+    even               = vreinterpretq_f32_u32(vshlq_n_u32(w, 16));
+    odd                = vreinterpretq_f32_u32(vandq_u32(w, vdupq_n_u32(0xFFFF0000u)));
+}
+inline vf flush_tiny(vf v) {
+    const uint32x4_t tiny = vcltq_f32(vabsq_f32(v), vdupq_n_f32(min_normal));
+    const uint32x4_t keep = vorrq_u32(vmvnq_u32(tiny), vdupq_n_u32(0x80000000u));
+    return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), keep));
+}
+inline bool has_min_normal(vf v) { return vmaxvq_u32(vceqq_f32(vabsq_f32(v), vdupq_n_f32(min_normal))) != 0; }
 inline float reduce_add(vf v) {
     const float32x2_t s2 = vadd_f32(vget_low_f32(v), vget_high_f32(v));
     return vget_lane_f32(s2, 0) + vget_lane_f32(s2, 1);
@@ -228,6 +275,12 @@ inline vf div(vf a, vf b) { return a / b; }
 inline vf fmadd(vf a, vf b, vf c) { return fmadd_scalar(a, b, c); }
 inline vf load_f16(const fp16_t * p) { return half_to_float(*p); }
 inline vf load_bf16(const bf16_t * p) { return bf16_to_fp32(*p); }
+inline void load_bf16_pairs(const bf16_t * p, vf & even, vf & odd) {
+    even = bf16_to_fp32(p[0]);
+    odd  = bf16_to_fp32(p[1]);
+}
+inline vf flush_tiny(vf v) { return flush_tiny_scalar(v); }
+inline bool has_min_normal(vf v) { return std::fabs(v) == min_normal; }
 inline float reduce_add(vf v) { return v; }
 
 #endif

@@ -9,10 +9,14 @@
 //
 // Accumulation order (it depends only on the row length n, never on the thread, the
 // machine's vector width or the build's SIMD level, provided the target has FMA):
-// * float path (f32, f16, bf16): element i feeds chain
+// * float path (f32, f16): element i feeds chain
 //   (i / 16) % 4, lane i % 16, each of these 64 partial sums accumulating x[i] * y[i]
 //   with a fused multiply-add in increasing i; then per lane (c0 + c1) + (c2 + c3), and
 //   the 16 lanes by halving: l += l + 8, l += l + 4, l += l + 2, l += l + 1.
+// * bf16: the order of x86's VDPBF16PS (vec_dot_bf16.cpp has it in full): pair p of
+//   elements (2p, 2p + 1) feeds chain (p / 16) % 4, lane p % 16, the odd element's
+//   product added first, each add rounded once and a subnormal result (or input) flushed
+//   to zero; the row zero-padded to whole 32-element steps; then the float path's end.
 // * integer path: the products of a block (32 elements for q8_0 / q4_0, a 256-element
 //   super-block for the K-quants) are summed exactly in int32; block b then updates
 //   chain b % 4 with fused multiply-adds, acc = fma(d, float(isum), acc) (the K-quants

@@ -1,4 +1,5 @@
-// vec_dot_float.cpp - the float path: f32, f16 and bf16 dots, vector and scalar twin.
+// vec_dot_float.cpp - the float path: f32 and f16 dots, vector and scalar twin (bf16 has
+// its own order: vec_dot_bf16.cpp).
 //
 // Both implement the order in vec_dot.h: 4 chains x 16 lanes, element i in chain
 // (i / 16) % 4 and lane i % 16, fused multiply-adds, then a fixed combination. The vector
@@ -91,12 +92,6 @@ void vec_dot_f16(int64_t n, float * s, const void * x, const void * y) {
 }
 void vec_dot_f16_scalar(int64_t n, float * s, const void * x, const void * y) {
     *s = dot_scalar<elem::f16>(n, x, y);
-}
-void vec_dot_bf16(int64_t n, float * s, const void * x, const void * y) {
-    *s = dot_simd<elem::bf16>(n, x, y);
-}
-void vec_dot_bf16_scalar(int64_t n, float * s, const void * x, const void * y) {
-    *s = dot_scalar<elem::bf16>(n, x, y);
 }
 
 } // namespace gk::cpu::detail

@@ -80,6 +80,11 @@ GK_DECLARE_DOT(vec_dot_f32)
 GK_DECLARE_DOT(vec_dot_f16)
 GK_DECLARE_DOT(vec_dot_bf16)
 GK_DECLARE_DOT(vec_dot_q8_0_q8_0)
+
+/// The bf16 dot this set runs on the host: VDPBF16PS where the host has AVX512-BF16 (in
+/// the AVX-512 set), else vec_dot_bf16, its emulation; both in vec_dot_bf16.cpp's order.
+vec_dot_fn vec_dot_bf16_best();
+
 GK_DECLARE_DOT(vec_dot_q4_0_q8_0)
 GK_DECLARE_DOT(vec_dot_q4_1_q8_1)
 GK_DECLARE_DOT(vec_dot_q5_0_q8_0)

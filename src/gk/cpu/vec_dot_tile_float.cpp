@@ -1,4 +1,4 @@
-// vec_dot_tile_float.cpp - tile kernels of the float path (f32, f16, bf16 weights against
+// vec_dot_tile_float.cpp - tile kernels of the float path (f32 and f16 weights against
 // activations of the same type), AVX-512: 2 weight rows x 3 columns held in registers.
 //
 // The float path's order (vec_dot.h) gives each output 64 partial sums: chain (i / 16) % 4,
@@ -7,7 +7,7 @@
 // registers, and 2 x 3 outputs (24 registers) run side by side: each 16-element step loads
 // 2 weight and 3 activation vectors for 6 fused multiply-adds, where vec_dot loads 2 for 1.
 // Every output keeps its own 64 partial sums and its own order, so it has the bits of
-// vec_dot_f32 / f16 / bf16 (the last partial register is a masked fused multiply-add,
+// vec_dot_f32 / f16 (the last partial register is a masked fused multiply-add,
 // which leaves the other lanes as the scalar loop does).
 #include "vec_dot_tile_impl.h"
 
@@ -28,11 +28,9 @@ constexpr int kCols     = 64;  // columns per call
 template <elem E> __m512 load16(const void * p, int64_t i, __mmask16 mask) {
     if constexpr (E == elem::f32) {
         return _mm512_maskz_loadu_ps(mask, static_cast<const float *>(p) + i);
-    } else if constexpr (E == elem::f16) {
-        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const fp16_t *>(p) + i));
     } else {
-        const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, static_cast<const bf16_t *>(p) + i));
-        return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+        static_assert(E == elem::f16, "bf16 has its own tile (vec_dot_tile_bf16.cpp)");
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const fp16_t *>(p) + i));
     }
 }
 
@@ -124,7 +122,6 @@ void tile_dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void 
 
 const tile_kernel tile_f32  = {tile_dot<elem::f32>, kRows, kCols, 0};
 const tile_kernel tile_f16  = {tile_dot<elem::f16>, kRows, kCols, 0};
-const tile_kernel tile_bf16 = {tile_dot<elem::bf16>, kRows, kCols, 0};
 
 } // namespace gk::cpu::detail
 

@@ -1,0 +1,116 @@
+// vec_dot_tile_bf16.cpp - the bf16 tile kernel, AVX512-BF16: 2 weight rows x 3 columns
+// in registers, one VDPBF16PS per output and 32-element step.
+//
+// The bf16 order (vec_dot_bf16.cpp) is the instruction's, so an output is its 4 chain
+// registers and vec_dot_bf16's steps; 2 x 3 outputs keep 24 accumulators, and each step
+// loads 2 weight and 3 activation registers for 6 instructions where vec_dot loads 2 for
+// 1. The last step reads zeros past the row's end as vec_dot does, so every output has
+// vec_dot_bf16's bits. The table (vec_dot_tile.cpp) lists it only where the host has
+// AVX512-BF16; elsewhere mul_mat calls the emulated vec_dot per element.
+#include "vec_dot_tile_impl.h"
+
+#include "vec_dot_impl.h"
+
+#if defined(GK_TILE_AVX512)
+
+namespace gk::cpu::detail {
+namespace {
+
+constexpr int     kPairRows = 2;   // weight rows in registers
+constexpr int     kTripCols = 3;   // columns in registers
+constexpr int     kRows     = 16;  // weight rows per call (pairs of them in turn)
+constexpr int     kCols     = 64;  // columns per call
+constexpr int     kChains   = 4;
+constexpr int64_t kStep     = 32;  // elements per instruction
+
+/// RR x CC outputs (RR <= 2, CC <= 3): rows x[0 .. RR-1] (bx bytes apart) times columns
+/// y[0 .. CC-1] (by apart), s[c * ldc + r].
+template <int RR, int CC>
+__attribute__((target("avx512bf16"))) void micro(int64_t n, const char * x, size_t bx, const char * y, size_t by,
+                                                 float * s, size_t ldc) {
+    __m512 acc[RR][CC][kChains];
+    for (auto & row : acc) {
+        for (auto & out : row) {
+            for (__m512 & chain : out) {
+                chain = _mm512_setzero_ps();
+            }
+        }
+    }
+    // chain K of every output += the 32 elements from i (K a template argument, so that
+    // the 24 accumulators stay in registers); masked-off elements read as zeros
+    const auto step = [&]<int K>(int64_t i, __mmask32 mask) __attribute__((target("avx512bf16"))) {
+        __m512i w[RR], a[CC];
+        for (int r = 0; r < RR; ++r) {
+            w[r] = _mm512_maskz_loadu_epi16(mask, reinterpret_cast<const bf16_t *>(x + r * bx) + i);
+        }
+        for (int c = 0; c < CC; ++c) {
+            a[c] = _mm512_maskz_loadu_epi16(mask, reinterpret_cast<const bf16_t *>(y + c * by) + i);
+        }
+        for (int r = 0; r < RR; ++r) {
+            for (int c = 0; c < CC; ++c) {
+                acc[r][c][K] = _mm512_dpbf16_ps(acc[r][c][K], (__m512bh)w[r], (__m512bh)a[c]);
+            }
+        }
+    };
+    constexpr __mmask32 all = ~__mmask32(0);
+    int64_t             i   = 0;
+    for (; i + kChains * kStep <= n; i += kChains * kStep) {
+        step.template operator()<0>(i, all);
+        step.template operator()<1>(i + kStep, all);
+        step.template operator()<2>(i + 2 * kStep, all);
+        step.template operator()<3>(i + 3 * kStep, all);
+    }
+    for (; i < n; i += kStep) {  // the last round: whole steps, then a padded one
+        const int64_t   left = n - i;
+        const __mmask32 mask = left >= kStep ? all : static_cast<__mmask32>((1ull << left) - 1);
+        switch ((i / kStep) % kChains) {
+        case 0: step.template operator()<0>(i, mask); break;
+        case 1: step.template operator()<1>(i, mask); break;
+        case 2: step.template operator()<2>(i, mask); break;
+        default: step.template operator()<3>(i, mask); break;
+        }
+    }
+    for (int r = 0; r < RR; ++r) {
+        for (int c = 0; c < CC; ++c) {
+            const __m512 t = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
+                                           _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
+            s[c * ldc + r] = simd::reduce_add(t);
+        }
+    }
+}
+
+/// Columns in threes (the last one or two alone) for RR rows.
+template <int RR>
+void row_group(int64_t n, const char * x, size_t bx, int nc, const char * y, size_t by, float * s, size_t ldc) {
+    int c = 0;
+    for (; c + kTripCols <= nc; c += kTripCols) {
+        micro<RR, kTripCols>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+    }
+    if (nc - c == 2) {
+        micro<RR, 2>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+    } else if (nc - c == 1) {
+        micro<RR, 1>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+    }
+}
+
+/// The tile kernel (vec_dot_tile.h): rows in pairs, the last one alone.
+void tile_dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s, size_t ldc,
+              void *) {
+    const char * x = static_cast<const char *>(vx);
+    const char * y = static_cast<const char *>(vy);
+    int          r = 0;
+    for (; r + kPairRows <= nr; r += kPairRows) {
+        row_group<kPairRows>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
+    }
+    if (r < nr) {
+        row_group<1>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
+    }
+}
+
+}  // namespace
+
+const tile_kernel tile_bf16 = {tile_dot, kRows, kCols, 0};
+
+}  // namespace gk::cpu::detail
+
+#endif
