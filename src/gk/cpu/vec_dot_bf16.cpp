@@ -56,20 +56,6 @@ float bf16_daz(const bf16_t * p, int64_t i, int64_t n) {
     return i < n ? simd::flush_tiny_scalar(bf16_to_fp32(p[i])) : 0.0f;
 }
 
-/// The 64 partial sums combined: per lane (c0 + c1) + (c2 + c3), then the lanes by halving.
-float combine(float (&a)[kChains][kLanes]) {
-    float t[kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-        t[l] = (a[0][l] + a[1][l]) + (a[2][l] + a[3][l]);
-    }
-    for (int h = kLanes / 2; h >= 1; h /= 2) {
-        for (int l = 0; l < h; ++l) {
-            t[l] = t[l] + t[l + h];
-        }
-    }
-    return t[0];
-}
-
 /// fma(a, b, c) rounded once on every level (the base set of a target without FMA
 /// has one lane and takes the library's fma).
 simd::vf fma_once(simd::vf a, simd::vf b, simd::vf c) {
@@ -127,7 +113,7 @@ bool dot_emulated(int64_t n, const bf16_t * x, const bf16_t * y, float & out) {
             simd::store(lanes[c] + r * W, a[c][r]);
         }
     }
-    out = combine(lanes);
+    out = combine_chains(lanes);
     return !edge;
 }
 
@@ -172,7 +158,7 @@ void vec_dot_bf16_scalar(int64_t n, float * s, const void * vx, const void * vy)
         acc         = bf16_update(acc, bf16_daz(x, 2 * p + 1, n), bf16_daz(y, 2 * p + 1, n));
         acc         = bf16_update(acc, bf16_daz(x, 2 * p, n), bf16_daz(y, 2 * p, n));
     }
-    *s = combine(a);
+    *s = combine_chains(a);
 }
 
 void vec_dot_bf16(int64_t n, float * s, const void * x, const void * y) {

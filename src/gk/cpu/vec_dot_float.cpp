@@ -67,16 +67,7 @@ template <elem E> float dot_scalar(int64_t n, const void * x, const void * y) {
         float & p = a[(i / float_lanes) % float_chains][i % float_lanes];
         p         = simd::fmadd_scalar(load_one<E>(x, i), load_one<E>(y, i), p);
     }
-    float t[float_lanes];
-    for (int l = 0; l < float_lanes; ++l) {
-        t[l] = (a[0][l] + a[1][l]) + (a[2][l] + a[3][l]);
-    }
-    for (int h = float_lanes / 2; h >= 1; h /= 2) {
-        for (int l = 0; l < h; ++l) {
-            t[l] = t[l] + t[l + h];
-        }
-    }
-    return t[0];
+    return combine_chains(a);
 }
 
 } // namespace

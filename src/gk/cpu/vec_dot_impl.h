@@ -23,6 +23,21 @@ inline constexpr int float_lanes  = 16;
 inline constexpr int float_chains = 4;
 inline constexpr int float_step   = float_lanes * float_chains;  // elements per round
 
+/// The end of the float and bf16 orders on 64 partial sums a[chain][lane]: per lane
+/// (c0 + c1) + (c2 + c3), then the 16 lanes by halving (l += l + 8, + 4, + 2, + 1).
+inline float combine_chains(const float (&a)[float_chains][float_lanes]) {
+    float t[float_lanes];
+    for (int l = 0; l < float_lanes; ++l) {
+        t[l] = (a[0][l] + a[1][l]) + (a[2][l] + a[3][l]);
+    }
+    for (int h = float_lanes / 2; h >= 1; h /= 2) {
+        for (int l = 0; l < h; ++l) {
+            t[l] = t[l] + t[l + h];
+        }
+    }
+    return t[0];
+}
+
 // Element kinds a float dot reads.
 enum class elem { f32, f16, bf16 };
 

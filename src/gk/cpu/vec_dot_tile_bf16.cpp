@@ -7,6 +7,10 @@
 // 1. The last step reads zeros past the row's end as vec_dot does, so every output has
 // vec_dot_bf16's bits. The table (vec_dot_tile.cpp) lists it only where the host has
 // AVX512-BF16; elsewhere mul_mat calls the emulated vec_dot per element.
+//
+// micro() has the shape of vec_dot_tile_float.cpp's (the chain rounds, the sums): the two
+// are not one template because this one needs the avx512bf16 target on the function that
+// holds the accumulators, and a shared loop without it could not inline its steps.
 #include "vec_dot_tile_impl.h"
 
 #include "vec_dot_impl.h"
@@ -16,12 +20,10 @@
 namespace gk::cpu::detail {
 namespace {
 
-constexpr int     kPairRows = 2;   // weight rows in registers
-constexpr int     kTripCols = 3;   // columns in registers
-constexpr int     kRows     = 16;  // weight rows per call (pairs of them in turn)
-constexpr int     kCols     = 64;  // columns per call
-constexpr int     kChains   = 4;
-constexpr int64_t kStep     = 32;  // elements per instruction
+constexpr int     kRows   = 16;  // weight rows per call (pairs of them in turn)
+constexpr int     kCols   = 64;  // columns per call
+constexpr int     kChains = 4;
+constexpr int64_t kStep   = 32;  // elements per instruction
 
 /// RR x CC outputs (RR <= 2, CC <= 3): rows x[0 .. RR-1] (bx bytes apart) times columns
 /// y[0 .. CC-1] (by apart), s[c * ldc + r].
@@ -79,32 +81,18 @@ __attribute__((target("avx512bf16"))) void micro(int64_t n, const char * x, size
     }
 }
 
-/// Columns in threes (the last one or two alone) for RR rows.
-template <int RR>
-void row_group(int64_t n, const char * x, size_t bx, int nc, const char * y, size_t by, float * s, size_t ldc) {
-    int c = 0;
-    for (; c + kTripCols <= nc; c += kTripCols) {
-        micro<RR, kTripCols>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+/// micro<RR, CC> as pair_triple_tile calls it.
+struct bf16_micro {
+    template <int RR, int CC>
+    static void run(int64_t n, const char * x, size_t bx, const char * y, size_t by, float * s, size_t ldc) {
+        micro<RR, CC>(n, x, bx, y, by, s, ldc);
     }
-    if (nc - c == 2) {
-        micro<RR, 2>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
-    } else if (nc - c == 1) {
-        micro<RR, 1>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
-    }
-}
+};
 
-/// The tile kernel (vec_dot_tile.h): rows in pairs, the last one alone.
-void tile_dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s, size_t ldc,
+/// The tile kernel (vec_dot_tile.h).
+void tile_dot(int64_t n, int nr, const void * x, size_t bx, int nc, const void * y, size_t by, float * s, size_t ldc,
               void *) {
-    const char * x = static_cast<const char *>(vx);
-    const char * y = static_cast<const char *>(vy);
-    int          r = 0;
-    for (; r + kPairRows <= nr; r += kPairRows) {
-        row_group<kPairRows>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
-    }
-    if (r < nr) {
-        row_group<1>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
-    }
+    pair_triple_tile<bf16_micro>(n, nr, x, bx, nc, y, by, s, ldc);
 }
 
 }  // namespace

@@ -18,8 +18,6 @@
 namespace gk::cpu::detail {
 namespace {
 
-constexpr int kPairRows = 2;   // weight rows in registers
-constexpr int kTripCols = 3;   // columns in registers
 constexpr int kRows     = 16;  // weight rows per call (pairs of them in turn)
 constexpr int kCols     = 64;  // columns per call
 
@@ -89,33 +87,19 @@ void micro(int64_t n, const char * x, size_t bx, const char * y, size_t by, floa
     }
 }
 
-/// Columns in threes (the last one or two alone) for RR rows.
-template <elem E, int RR>
-void row_group(int64_t n, const char * x, size_t bx, int nc, const char * y, size_t by, float * s, size_t ldc) {
-    int c = 0;
-    for (; c + kTripCols <= nc; c += kTripCols) {
-        micro<E, RR, kTripCols>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
+/// micro<E, RR, CC> as pair_triple_tile calls it.
+template <elem E> struct float_micro {
+    template <int RR, int CC>
+    static void run(int64_t n, const char * x, size_t bx, const char * y, size_t by, float * s, size_t ldc) {
+        micro<E, RR, CC>(n, x, bx, y, by, s, ldc);
     }
-    if (nc - c == 2) {
-        micro<E, RR, 2>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
-    } else if (nc - c == 1) {
-        micro<E, RR, 1>(n, x, bx, y + c * by, by, s + c * ldc, ldc);
-    }
-}
+};
 
-/// The tile kernel (vec_dot_tile.h): rows in pairs, the last one alone.
+/// The tile kernel (vec_dot_tile.h).
 template <elem E>
-void tile_dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s, size_t ldc,
+void tile_dot(int64_t n, int nr, const void * x, size_t bx, int nc, const void * y, size_t by, float * s, size_t ldc,
               void *) {
-    const char * x = static_cast<const char *>(vx);
-    const char * y = static_cast<const char *>(vy);
-    int          r = 0;
-    for (; r + kPairRows <= nr; r += kPairRows) {
-        row_group<E, kPairRows>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
-    }
-    if (r < nr) {
-        row_group<E, 1>(n, x + r * bx, bx, nc, y, by, s + r, ldc);
-    }
+    pair_triple_tile<float_micro<E>>(n, nr, x, bx, nc, y, by, s, ldc);
 }
 
 } // namespace

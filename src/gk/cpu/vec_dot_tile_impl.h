@@ -65,6 +65,35 @@ inline void store_chain_sums(const float * chains, int nr, int nc, float * s, si
     }
 }
 
+/// The driver of the chain tiles (vec_dot_tile_float.cpp, vec_dot_tile_bf16.cpp), a
+/// tile kernel's body: rows in pairs (the last one alone), and for each, columns in threes
+/// (the last one or two alone), each group of outputs by Micro::template run<RR, CC>(n,
+/// rows, bx, columns, by, s, ldc) with s[c * ldc + r] its outputs.
+template <class Micro>
+void pair_triple_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+                      size_t ldc) {
+    const auto columns = [&]<int RR>(const char * x, float * out) {
+        const char * y = static_cast<const char *>(vy);
+        int          c = 0;
+        for (; c + 3 <= nc; c += 3) {
+            Micro::template run<RR, 3>(n, x, bx, y + c * by, by, out + c * ldc, ldc);
+        }
+        if (nc - c == 2) {
+            Micro::template run<RR, 2>(n, x, bx, y + c * by, by, out + c * ldc, ldc);
+        } else if (nc - c == 1) {
+            Micro::template run<RR, 1>(n, x, bx, y + c * by, by, out + c * ldc, ldc);
+        }
+    };
+    const char * x = static_cast<const char *>(vx);
+    int          r = 0;
+    for (; r + 2 <= nr; r += 2) {
+        columns.template operator()<2>(x + r * bx, s + r);
+    }
+    if (r < nr) {
+        columns.template operator()<1>(x + r * bx, s + r);
+    }
+}
+
 /// 16 rows of 16 dwords (src + r * stride) into 16 vectors of 16 dwords (dst + 64 k): dword r
 /// of vector k is dword k of row r, so that a vector holds the same 4 bytes of every row.
 /// Both 64-byte aligned.
