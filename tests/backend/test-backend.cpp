@@ -244,6 +244,7 @@ TEST(Registry, OneCpuDevice) {
     EXPECT_NE(features.find("AVX2="), std::string::npos) << features;
     EXPECT_NE(features.find("FMA="), std::string::npos) << features;
     EXPECT_NE(features.find("HOST_AMX="), std::string::npos) << features;
+    EXPECT_NE(features.find("BF16_DOT="), std::string::npos) << features;
     std::printf("cpu features: %s\n", features.c_str());
 
     backend_ptr b1(gk_backend_dev_init(dev, nullptr));

@@ -7,6 +7,7 @@
 #include "../cpu/dispatch.h"
 #include "../cpu/kernel_set.h"
 #include "../cpu/pool.h"
+#include "../cpu/vec_dot.h"
 #include "../debug.h"
 
 #include <algorithm>
@@ -114,7 +115,8 @@ bool cpu_dev_supports_buft(gk_backend_dev_t, gk_backend_buffer_type_t buft) { re
 
 /// The kernel set in use (kernel_set.h: its SIMD level and flags), then what the host
 /// offers (cpu_features.h); AMX is "1" when a tile instruction ran, "advertised" when
-/// cpuid claims it but it cannot run.
+/// cpuid claims it but it cannot run; BF16_DOT the bf16 dot's path ("vdpbf16ps" where the
+/// instruction runs it, vec_dot_bf16.cpp).
 const gk_backend_feature * cpu_dev_features(gk_backend_dev_t) {
     static const simd::features & f = cpu::active_kernel_set().compiled;
     static const cpu::cpu_features & h = cpu::host_cpu();
@@ -129,6 +131,7 @@ const gk_backend_feature * cpu_dev_features(gk_backend_dev_t) {
         {"HOST_AVX512_VNNI", yes(h.avx512vnni)},
         {"HOST_AVX_VNNI", yes(h.avxvnni)},
         {"HOST_AVX512_BF16", yes(h.avx512bf16)},
+        {"BF16_DOT", cpu::dot_path_name(cpu::get_vec_dot_traits(GK_TYPE_BF16)->path)},
         {"HOST_AVX512_FP16", yes(h.avx512fp16)},
         {"HOST_AMX", h.amx_usable ? "1" : h.amx_advertised ? "advertised" : "0"},
         {"HOST_NEON_DOTPROD", yes(h.dotprod)},

@@ -86,6 +86,7 @@ const char * dot_path_name(dot_path p) {
     switch (p) {
         case dot_path::float_simd: return "float-simd";
         case dot_path::float_scalar: return "float-scalar";
+        case dot_path::bf16_dpbf16: return "vdpbf16ps";
         case dot_path::int_simd: return "int-simd";
         case dot_path::int_scalar: return "int-scalar";
     }

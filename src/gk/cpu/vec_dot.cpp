@@ -101,7 +101,11 @@ table build_table() {
     table t;
     set_kernel(t, GK_TYPE_F32, vec_dot_f32, vec_dot_f32_scalar, float_path);
     set_kernel(t, GK_TYPE_F16, vec_dot_f16, vec_dot_f16_scalar, float_path);
-    set_kernel(t, GK_TYPE_BF16, vec_dot_bf16_best(), vec_dot_bf16_scalar, float_path);
+    if (vec_dot_fn dp = bf16_instruction_dot()) {
+        set_kernel(t, GK_TYPE_BF16, dp, vec_dot_bf16_scalar, dot_path::bf16_dpbf16);
+    } else {
+        set_kernel(t, GK_TYPE_BF16, vec_dot_bf16, vec_dot_bf16_scalar, float_path);
+    }
     set_kernel(t, GK_TYPE_Q8_0, vec_dot_q8_0_q8_0, vec_dot_q8_0_q8_0_scalar, int_path);
     set_kernel(t, GK_TYPE_Q4_0, vec_dot_q4_0_q8_0, vec_dot_q4_0_q8_0_scalar, int_path);
     set_kernel(t, GK_TYPE_Q4_1, vec_dot_q4_1_q8_1, vec_dot_q4_1_q8_1_scalar, int_path);

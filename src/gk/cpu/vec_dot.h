@@ -56,6 +56,7 @@ using act_from_float_fn = void (*)(const float * src, void * dst, int64_t n);
 enum class dot_path : uint8_t {
     float_simd,   // f32 / f16 / bf16 on the vector layer
     float_scalar, // the same order on a scalar build
+    bf16_dpbf16,  // bf16 by the VDPBF16PS instruction (its order is the bf16 order)
     int_simd,     // integer kernel, vectorised
     int_scalar,   // integer kernel, scalar (no vector variant for this build)
 };

@@ -96,9 +96,10 @@ GK_DECLARE_DOT(vec_dot_f16)
 GK_DECLARE_DOT(vec_dot_bf16)
 GK_DECLARE_DOT(vec_dot_q8_0_q8_0)
 
-/// The bf16 dot this set runs on the host: VDPBF16PS where the host has AVX512-BF16 (in
-/// the AVX-512 set), else vec_dot_bf16, its emulation; both in vec_dot_bf16.cpp's order.
-vec_dot_fn vec_dot_bf16_best();
+/// The bf16 dot by VDPBF16PS, in the AVX-512 set on a host with AVX512-BF16 whose
+/// instruction gave the twin's bits on a probe (vec_dot_bf16.cpp; checked once); else
+/// nullptr, and vec_dot_bf16, the emulation, runs (and no bf16 tile).
+vec_dot_fn bf16_instruction_dot();
 
 GK_DECLARE_DOT(vec_dot_q4_0_q8_0)
 GK_DECLARE_DOT(vec_dot_q4_1_q8_1)

@@ -1,7 +1,7 @@
 // vec_dot_tile.cpp - the per-type table of tile kernels (vec_dot_tile.h).
 #include "vec_dot_tile.h"
 
-#include "cpu_features.h"
+#include "vec_dot_impl.h"
 #include "vec_dot_tile_impl.h"
 
 namespace gk::cpu {
@@ -16,7 +16,7 @@ tile_rows build_table() {
 #if defined(GK_TILE_AVX512)
     t.rows[GK_TYPE_F32]  = &detail::tile_f32;
     t.rows[GK_TYPE_F16]  = &detail::tile_f16;
-    t.rows[GK_TYPE_BF16] = host_cpu().avx512bf16 ? &detail::tile_bf16 : nullptr;  // its instruction
+    t.rows[GK_TYPE_BF16] = detail::bf16_instruction_dot() ? &detail::tile_bf16 : nullptr;  // VDPBF16PS
     t.rows[GK_TYPE_Q8_0]   = &detail::tile_q8_0;
     t.rows[GK_TYPE_Q8_1]   = &detail::tile_q8_1;
     t.rows[GK_TYPE_Q4_0]   = &detail::tile_q4_0;
