@@ -5,7 +5,8 @@
  * plain CPU result bit for bit, and the weight reads back as written; a graph wholly in a
  * meta buffer computed by the meta backend alone does too. The split callback is asked for
  * the weights only (not for compute buffers); states ggml's rules refuse fail the placement
- * with a message naming the tensor; bad arguments give NULL with a message. */
+ * with a message naming the tensor; bad arguments give NULL with a message. The scheduler
+ * puts the graph input in the last backend's (the CPU's) memory, as ggml's does. */
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
@@ -100,6 +101,8 @@ static int run(ggml_backend_dev_t dev, enum ggml_type type, int alone, float * o
                   "computed through the scheduler");
             CHECK(ggml_backend_sched_get_tensor_backend(sched, y) == backend,
                   "the matmul runs on the device's backend");
+            CHECK(ggml_backend_buffer_get_type(x->buffer) == ggml_backend_cpu_buffer_type(),
+                  "the input x is in the CPU's memory (ggml's place for graph inputs: the last backend)");
             ggml_backend_tensor_get(y, out, 0, sizeof(float) * M * N * B);
             ggml_backend_sched_free(sched);
         }
