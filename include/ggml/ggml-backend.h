@@ -529,7 +529,14 @@ GGML_API void ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched,
  *  as ggml. */
 GGML_API const char * ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis);
 
-/** Aborts: gk does not provide this yet. */
+/** A device named "Meta(dev0,dev1,...)" made of devs[0 .. n_devs), 1..16 of them (the same
+ *  arguments give the same device, kept for the process). On gk it is correct, not parallel: its
+ *  buffers keep every tensor whole on devs[0] and its backend computes every graph there.
+ *  get_split_state is asked for each non-empty, non-view tensor placed in one of its buffers
+ *  outside a compute buffer; a state ggml's rules refuse (an axis other than 0..3, MIRRORED,
+ *  PARTIAL; sizes that do not add up to ne[axis], or not in whole blocks along axis 0) fails that
+ *  placement with a message. NULL with a message for NULL devs, n_devs 0 or above 16, a NULL device
+ *  or a NULL get_split_state. */
 GGML_API ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, size_t n_devs,
                                                      ggml_backend_meta_get_split_state_t get_split_state,
                                                      void * get_split_state_ud);

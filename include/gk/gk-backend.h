@@ -141,6 +141,8 @@ enum gk_backend_dev_type {
     GK_BACKEND_DEVICE_TYPE_GPU,    /* dedicated memory                */
     GK_BACKEND_DEVICE_TYPE_IGPU,   /* integrated GPU on host memory   */
     GK_BACKEND_DEVICE_TYPE_ACCEL,  /* works alongside the CPU backend */
+    GK_BACKEND_DEVICE_TYPE_META,   /* made of other devices (compat's ggml_backend_meta_device);
+                                      gk's registry lists none */
 };
 
 /** One name = value pair of what a device's code was built for ("SIMD" = "AVX2"). */

@@ -92,17 +92,32 @@ void check_backend(bool ok, const char * name) {
     }
 }
 
-void log_info(const char * fmt, ...) {
-    char    line[256];
-    va_list ap;
-    va_start(ap, fmt);
+namespace {
+
+void log_line(ggml_log_level level, const char * fmt, va_list ap) {
+    char line[256];
     std::vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
     if (g_log_callback) {
-        g_log_callback(GGML_LOG_LEVEL_INFO, line, g_log_user_data);
+        g_log_callback(level, line, g_log_user_data);
     } else {
         std::fputs(line, stderr);
     }
+}
+
+} // namespace
+
+void log_info(const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(GGML_LOG_LEVEL_INFO, fmt, ap);
+    va_end(ap);
+}
+
+void log_error(const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(GGML_LOG_LEVEL_ERROR, fmt, ap);
+    va_end(ap);
 }
 
 } // namespace compat

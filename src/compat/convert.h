@@ -86,6 +86,8 @@ inline ggml_tallocr                 to_ggml(gk_tallocr t) { return {to_ggml(t.bu
 /// One printf-style line through ggml's log callback (ggml_log_set) at INFO level, or to
 /// stderr without one (ggml's GGML_LOG_INFO); longer lines are cut at 255 characters.
 void log_info(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
+/// log_info at ERROR level (ggml's GGML_LOG_ERROR).
+void log_error(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /// Abort through ggml's abort path: `name` is not computed (or not provided) by gk.
 [[noreturn]] void unsupported(const char * name);

@@ -212,7 +212,7 @@ static_assert(GGML_BACKEND_DEVICE_TYPE_CPU == static_cast<int>(GK_BACKEND_DEVICE
 static_assert(GGML_BACKEND_DEVICE_TYPE_GPU == static_cast<int>(GK_BACKEND_DEVICE_TYPE_GPU));
 static_assert(GGML_BACKEND_DEVICE_TYPE_IGPU == static_cast<int>(GK_BACKEND_DEVICE_TYPE_IGPU));
 static_assert(GGML_BACKEND_DEVICE_TYPE_ACCEL == static_cast<int>(GK_BACKEND_DEVICE_TYPE_ACCEL));
-// GGML_BACKEND_DEVICE_TYPE_META: no gk counterpart
+static_assert(GGML_BACKEND_DEVICE_TYPE_META == static_cast<int>(GK_BACKEND_DEVICE_TYPE_META));
 static_assert(GGML_TYPE_COUNT == static_cast<int>(GK_TYPE_COUNT));
 static_assert(GGML_OP_COUNT == static_cast<int>(GK_OP_COUNT));
 static_assert(GGML_UNARY_OP_COUNT == static_cast<int>(GK_UNARY_OP_COUNT));

@@ -11,6 +11,6 @@
 
 extern "C" {
 
-ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t * devs, size_t n_devs, ggml_backend_meta_get_split_state_t get_split_state, void * get_split_state_ud) { compat::unsupported("ggml_backend_meta_device"); }
+// none: every entry point of the headers is provided
 
 } // extern "C"

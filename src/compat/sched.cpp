@@ -4,21 +4,26 @@
 // the compute buffers in each backend's default buffer type.
 //
 // What is ggml's and kept here: the "allocated since the last reset" state (a compute
-// allocates first when the graph was not allocated), and the eval callback's cancel,
-// which ggml does not count as a failure (gk_sched reports it as ABORTED).
+// allocates first when the graph was not allocated), the eval callback's cancel, which
+// ggml does not count as a failure (gk_sched reports it as ABORTED), and ggml's place for
+// a graph input without storage: the last backend's memory (the CPU's), where gk_sched
+// would put it with the first node that reads it (llama.cpp writes some inputs through
+// tensor->data, asserting that their buffer is the host's).
 #include "convert.h"
 
 #include "gk/gk-sched.h"
 
+#include <unordered_set>
 #include <vector>
 
 struct ggml_backend_sched {
-    gk_sched_t                       s = nullptr;
-    std::vector<ggml_backend_t>      backends;
-    ggml_backend_sched_eval_callback eval_callback  = nullptr;
-    void *                           eval_user_data = nullptr;
-    bool                             cancelled      = false;  // the callback returned false
-    bool                             allocated      = false;
+    gk_sched_t                            s = nullptr;
+    std::vector<ggml_backend_t>           backends;
+    ggml_backend_sched_eval_callback      eval_callback  = nullptr;
+    void *                                eval_user_data = nullptr;
+    bool                                  cancelled      = false;  // the callback returned false
+    bool                                  allocated      = false;
+    std::unordered_set<const gk_tensor *> set_by_caller;  // ggml_backend_sched_set_tensor_backend since the last reset
 };
 
 namespace {
@@ -29,6 +34,19 @@ bool eval_trampoline(gk_tensor * node, bool ask, void * user_data) {
     const bool r     = sched->eval_callback(compat::to_ggml(node), ask, sched->eval_user_data);
     sched->cancelled = sched->cancelled || (!ask && !r);
     return r;
+}
+
+/// ggml's rule for graph inputs: each leaf flagged GGML_TENSOR_FLAG_INPUT that has no
+/// storage yet and whose backend the caller did not set goes to the last backend.
+void place_inputs(ggml_backend_sched_t sched, ggml_cgraph * graph) {
+    const gk_cgraph * g = compat::to_gk(graph);
+    for (int i = 0; g && i < gk_graph_n_leafs(g); ++i) {
+        const gk_tensor * leaf = gk_graph_leaf(g, i);
+        if ((leaf->flags & GK_TENSOR_FLAG_INPUT) && !leaf->data && !leaf->view_src &&
+            !sched->set_by_caller.count(leaf)) {
+            gk_sched_set_tensor_backend(sched->s, leaf, compat::to_gk(sched->backends.back()));
+        }
+    }
 }
 
 } // namespace
@@ -60,6 +78,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
 }
 
 void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, ggml_cgraph * measure_graph, size_t * sizes) {
+    place_inputs(sched, measure_graph);
     compat::check(gk_sched_reserve(sched->s, compat::to_gk(measure_graph)), "ggml_backend_sched_reserve_size");
     for (size_t i = 0; sizes && i < sched->backends.size(); ++i) {
         sizes[i] = gk_sched_get_buffer_size(sched->s, compat::to_gk(sched->backends[i]));
@@ -67,6 +86,7 @@ void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, ggml_cgraph * m
 }
 
 bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, ggml_cgraph * measure_graph) {
+    place_inputs(sched, measure_graph);
     const bool ok = gk_sched_reserve(sched->s, compat::to_gk(measure_graph)) == GK_STATUS_SUCCESS;
     ggml_backend_sched_reset(sched);
     return ok;
@@ -97,6 +117,7 @@ size_t ggml_backend_sched_get_buffer_size(ggml_backend_sched_t sched, ggml_backe
 void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, ggml_tensor * node, ggml_backend_t backend) {
     compat::check_backend(gk_sched_set_tensor_backend(sched->s, compat::to_gk(node), compat::to_gk(backend)),
                           "ggml_backend_sched_set_tensor_backend");
+    sched->set_by_caller.insert(compat::to_gk(node));
 }
 
 ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched, ggml_tensor * node) {
@@ -104,11 +125,13 @@ ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched,
 }
 
 void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {
+    place_inputs(sched, graph);
     compat::check(gk_sched_split_graph(sched->s, compat::to_gk(graph)), "ggml_backend_sched_split_graph");
     sched->allocated = false;
 }
 
 bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, ggml_cgraph * graph) {
+    place_inputs(sched, graph);
     sched->allocated = gk_sched_alloc_graph(sched->s, compat::to_gk(graph)) == GK_STATUS_SUCCESS;
     return sched->allocated;
 }
@@ -135,6 +158,7 @@ void ggml_backend_sched_synchronize(ggml_backend_sched_t sched) {
 void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
     gk_sched_reset(sched->s);
     sched->allocated = false;
+    sched->set_by_caller.clear();
 }
 
 void ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched, ggml_backend_sched_eval_callback callback,
