@@ -340,7 +340,7 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
         } else {
             u = unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
         }
-        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(u, load256(y.qs + 32 * k), lane_word(scale, k)));
+        acc = acc_u8s8_scaled(acc, u, load256(y.qs + 32 * k), lane_word(scale, k));
     }
     const __m256i evenodd = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
                                              12, 13, 2, 3, 6, 7, 10, 11, 14, 15);

@@ -120,24 +120,41 @@ template <class Block> void q45_values(const Block & x, int c, __m256i & lo, __m
     }
 }
 
-/// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1). The scales and mins stay
-/// in registers: word k of `scales` (both lanes) is sc_k; the mins meet the pairwise sums
-/// of bsums.
-template <class Block> q8k_vsums sums_q45(const Block & x, const block_q8_K & y) {
-    const k4_scales sm     = unpack_k4_all(x.scales);
-    const __m256i   scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.sc))));
-    const __m256i   bsums  = load256(y.bsums);
-    const __m128i   pairs  = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-    const __m128i   mins   = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sm.m))), pairs);
+/// unpack_k4_all in one 128-bit register: byte j of the result is sc_j, byte 8 + j is m_j
+/// (j < 8), from the 12 packed bytes (the 16 bytes at `packed` are read; those past the
+/// twelfth, a block's first quants, do not matter).
+inline __m128i k4_scales_bytes(const uint8_t * packed) {
+    const __m128i v  = _mm_loadu_si128(reinterpret_cast<const __m128i *>(packed));
+    const __m128i a  = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i hi = _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+    const __m128i m1 = _mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0);
+    const __m128i m2 = _mm_setr_epi32(0, 0, 0, 0x0F0F0F0F);
+    const __m128i m3 = _mm_setr_epi32(0, 0x30303030, 0, 0x30303030);
+    // low 6 bits of bytes 0-3 and 4-7; low (sc) or high (m) nibbles of bytes 8-11 with the
+    // top 2 bits of bytes 0-3 / 4-7 above them
+    return _mm_or_si128(_mm_or_si128(_mm_and_si128(a, m1), _mm_and_si128(_mm_srli_epi16(a, 4), m2)),
+                        _mm_and_si128(_mm_srli_epi16(hi, 2), m3));
+}
 
-    __m256i acc = _mm256_setzero_si256();
-    for (int c = 0; c < 4; ++c) {
+/// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1). The scales and mins stay
+/// in registers, one byte each in both lanes of `sm`: a byte shuffle widens sc_k to the
+/// words of the byte pairs of sub-block k; the mins, each doubled, meet the 16 bsums.
+template <class Block> q8k_vsums sums_q45(const Block & x, const block_q8_K & y) {
+    const __m256i sm   = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
+    const __m256i mins = _mm256_madd_epi16(
+        _mm256_shuffle_epi8(sm, _mm256_setr_epi8(8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11, -1, 12, -1, 12,
+                                                 -1, 13, -1, 13, -1, 14, -1, 14, -1, 15, -1, 15, -1)),
+        load256(y.bsums));
+    const auto scale = [&](int k) { return _mm256_shuffle_epi8(sm, _mm256_set1_epi16(static_cast<short>(0xFF00 | k))); };
+
+    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int c = 0; c < 4; ++c) {  // four accumulators: VPDPWSSD's latency is not one chain
         __m256i lo, hi;
         q45_values(x, c, lo, hi);
-        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(lo, load256(y.qs + 64 * c), word_broadcast(scales, 2 * c)));
-        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(hi, load256(y.qs + 64 * c + 32), word_broadcast(scales, 2 * c + 1)));
+        acc[2 * (c % 2)]     = acc_u8s8_scaled(acc[2 * (c % 2)], lo, load256(y.qs + 64 * c), scale(2 * c));
+        acc[2 * (c % 2) + 1] = acc_u8s8_scaled(acc[2 * (c % 2) + 1], hi, load256(y.qs + 64 * c + 32), scale(2 * c + 1));
     }
-    return {acc, _mm256_zextsi128_si256(mins)};
+    return {_mm256_add_epi32(_mm256_add_epi32(acc[0], acc[1]), _mm256_add_epi32(acc[2], acc[3])), mins};
 }
 
 q8k_vsums sums_simd(const block_q4_K & x, const block_q8_K & y) { return sums_q45(x, y); }
@@ -207,8 +224,7 @@ q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
         __m256i v[4];
         q6k_values(x, h, v);
         for (int k = 0; k < 4; ++k) {
-            acc = _mm256_add_epi32(
-                acc, dot_u8s8_scaled(v[k], load256(y.qs + 128 * h + 32 * k), word_broadcast(sc_eo, 4 * h + k)));
+            acc = acc_u8s8_scaled(acc, v[k], load256(y.qs + 128 * h + 32 * k), word_broadcast(sc_eo, 4 * h + k));
         }
     }
 #endif

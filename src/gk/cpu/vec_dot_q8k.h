@@ -134,9 +134,9 @@ template <class W> __m256i scaled_dot(const W & w, const int8_t * a) {
         const __m256i q = w.quants(k);
         const __m256i y = load256(a + 32 * k);
         if constexpr (W::signed_quants) {
-            acc = _mm256_add_epi32(acc, dot_u8s8_scaled(_mm256_sign_epi8(y, y), _mm256_sign_epi8(q, y), w.scale(k)));
+            acc = acc_u8s8_scaled(acc, _mm256_sign_epi8(y, y), _mm256_sign_epi8(q, y), w.scale(k));
         } else {
-            acc = _mm256_add_epi32(acc, dot_u8s8_scaled(q, y, w.scale(k)));
+            acc = acc_u8s8_scaled(acc, q, y, w.scale(k));
         }
     }
     return acc;
