@@ -301,10 +301,45 @@ template <class F, class Index> __m256i load_coords(int k, Index index) {
     }
 }
 
+#if defined(__BMI2__)
+/// The field stride of the high index bits of a split format: rows 4t .. 4t + 3 (t < 2)
+/// take theirs from F::high(x, .) at F::high_shift(4t) + stride * i.
+template <class F> constexpr int high_stride() {
+    constexpr int w = F::high_shift(1) - F::high_shift(0);
+    static_assert(F::high_shift(0) == 0 && F::high_shift(2) == 2 * w && F::high_shift(3) == 3 * w &&
+                      F::high_shift(5) == F::high_shift(4) + w && F::high_shift(6) == F::high_shift(4) + 2 * w &&
+                      F::high_shift(7) == F::high_shift(4) + 3 * w && w <= 8,
+                  "four high fields of equal stride per half");
+    return w;
+}
+
+/// The grid indices of rows 4j .. 4j + 3 of a split format, row 4j + i in bits 16i: PDEP
+/// puts the 4 low bytes into the low bytes of the words and the 4 high fields above them.
+template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
+    constexpr int      w    = high_stride<F>();
+    constexpr uint64_t mask = uint64_t{F::high_mask} * (1 | 1ull << w | 1ull << 2 * w | 1ull << 3 * w);
+    constexpr uint64_t dest = (((1ull << w) - 1) << 8) * 0x0001000100010001ull;
+    const uint64_t     high = F::high(x, 4 * j / 8) >> F::high_shift(4 * j % 8) & mask;
+    const auto         low  = load<uint32_t>(F::low(x) + 4 * j);
+    return _pdep_u64(low, 0x00FF00FF00FF00FFull) | _pdep_u64(high, dest);
+}
+
+/// The 32 coordinates of sub-block k of x (split formats: the indices four at a time).
+template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+    if constexpr (split_index<F>) {
+        constexpr int quads = QK_K / row_len<F> / 32;  // per sub-block
+        uint64_t      q[2]  = {index_quad<F>(x, quads * k), quads == 2 ? index_quad<F>(x, quads * k + 1) : 0};
+        return load_coords<F>(k, [&](int r) { return static_cast<uint32_t>(q[r % (4 * quads) / 4] >> 16 * (r % 4) & 0xFFFF); });
+    } else {
+        return load_coords<F>(k, [&](int r) { return grid_index<F>(x, r); });
+    }
+}
+#else
 /// The 32 coordinates of sub-block k of x.
 template <class F, class Block> __m256i load_coords(const Block & x, int k) {
     return load_coords<F>(k, [&](int r) { return grid_index<F>(x, r); });
 }
+#endif
 
 /// Word k of each 128-bit lane of v broadcast across that lane.
 inline __m256i lane_word(__m256i v, int k) {
