@@ -287,12 +287,43 @@ template <class F> __m256i unsigned_weights(__m256i g, __m256i m) {
     }
 }
 
+/// u = w + o of the 32 values of sub-block k of x from their coordinates g. With AVX-512
+/// the formats with one sign per group of 8 (iq1_*: the shift) take the 4 bits into a mask
+/// register (BMI2's PEXT where they are 4, or the one bit of iq1_s's sub-block 4 times)
+/// and OR delta + 1 = 2 into the positive groups.
+template <class F, class Block> __m256i sub_block_weights(const Block & x, int k, __m256i g) {
+#if defined(__AVX512VL__) && defined(__BMI2__)
+    if constexpr (F::shifted && F::group_signs == 1) {
+        const auto word = static_cast<uint32_t>(F::sign_word(x, k));
+        uint32_t   neg;
+        if constexpr (F::sign_at(0) == F::sign_at(3)) {
+            neg = (word >> F::sign_at(0) & 1) * 0xF;
+        } else {
+            neg = _pext_u32(word, 1u << F::sign_at(0) | 1u << F::sign_at(1) | 1u << F::sign_at(2) | 1u << F::sign_at(3));
+        }
+        const auto    pos  = static_cast<__mmask8>(~neg);
+        const __m256i base = _mm256_slli_epi16(_mm256_add_epi8(g, _mm256_set1_epi8(1)), 3);
+        return _mm256_mask_or_epi64(base, pos, base, _mm256_set1_epi8(2));
+    }
+#endif
+    return unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
+}
+
 /// The 32 coordinates of sub-block k, grid row r having the index index(r).
 template <class F, class Index> __m256i load_coords(int k, Index index) {
     const auto row = [&](int r) { return F::table[index(r)]; };
     if constexpr (row_len<F> == 8) {
+#if defined(__AVX512VL__)
+        // a masked broadcast per row is one operation; a 64-bit insert is two
+        __m256i v = _mm256_set1_epi64x(static_cast<int64_t>(row(4 * k)));
+        for (int i = 1; i < 4; ++i) {
+            v = _mm256_mask_set1_epi64(v, static_cast<__mmask8>(1u << i), static_cast<int64_t>(row(4 * k + i)));
+        }
+        return v;
+#else
         return _mm256_setr_epi64x(static_cast<int64_t>(row(4 * k)), static_cast<int64_t>(row(4 * k + 1)),
                                   static_cast<int64_t>(row(4 * k + 2)), static_cast<int64_t>(row(4 * k + 3)));
+#endif
     } else {
         return _mm256_setr_epi32(static_cast<int>(row(8 * k)), static_cast<int>(row(8 * k + 1)),
                                  static_cast<int>(row(8 * k + 2)), static_cast<int>(row(8 * k + 3)),
@@ -373,7 +404,7 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
         if constexpr (shift_by_sums<F>) {
             u = _mm256_add_epi8(g, _mm256_set1_epi8(1));
         } else {
-            u = unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
+            u = sub_block_weights<F>(x, k, g);
         }
         acc = acc_u8s8_scaled(acc, u, load256(y.qs + 32 * k), lane_word(scale, k));
     }
@@ -396,7 +427,7 @@ struct tile_format : q8k_tile_format<Block, format<Block>::scale_groups, weight_
     /// u of the sub-blocks of x from the grid indices of their rows, index(r).
     template <class Index> static void set_weights(const Block & x, Index index, q8k_tile_row & r) {
         r.set_quants([&](int k) {
-            return unsigned_weights<F>(load_coords<F>(k, index), neg_mask<F>(F::sign_word(x, k)));
+            return sub_block_weights<F>(x, k, load_coords<F>(k, index));
         });
     }
 
