@@ -299,7 +299,9 @@ template <class F, class Block> __m256i sub_block_weights(const Block & x, int k
         if constexpr (F::sign_at(0) == F::sign_at(3)) {
             neg = (word >> F::sign_at(0) & 1) * 0xF;
         } else {
-            neg = _pext_u32(word, 1u << F::sign_at(0) | 1u << F::sign_at(1) | 1u << F::sign_at(2) | 1u << F::sign_at(3));
+            constexpr uint32_t bits =
+                1u << F::sign_at(0) | 1u << F::sign_at(1) | 1u << F::sign_at(2) | 1u << F::sign_at(3);
+            neg = _pext_u32(word, bits);
         }
         const auto    pos  = static_cast<__mmask8>(~neg);
         const __m256i base = _mm256_slli_epi16(_mm256_add_epi8(g, _mm256_set1_epi8(1)), 3);
@@ -355,22 +357,22 @@ template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
     return _pdep_u64(low, 0x00FF00FF00FF00FFull) | _pdep_u64(high, dest);
 }
 
-/// The 32 coordinates of sub-block k of x (split formats: the indices four at a time).
+#endif
+
+/// The 32 coordinates of sub-block k of x (split formats with BMI2: the indices four at a
+/// time, index_quad).
 template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+#if defined(__BMI2__)
     if constexpr (split_index<F>) {
         constexpr int quads = QK_K / row_len<F> / 32;  // per sub-block
         uint64_t      q[2]  = {index_quad<F>(x, quads * k), quads == 2 ? index_quad<F>(x, quads * k + 1) : 0};
-        return load_coords<F>(k, [&](int r) { return static_cast<uint32_t>(q[r % (4 * quads) / 4] >> 16 * (r % 4) & 0xFFFF); });
-    } else {
-        return load_coords<F>(k, [&](int r) { return grid_index<F>(x, r); });
+        return load_coords<F>(k, [&](int r) {  // row r of the sub-block: word r % 4 of its quad
+            return static_cast<uint32_t>(q[r % (4 * quads) / 4] >> 16 * (r % 4) & 0xFFFF);
+        });
     }
-}
-#else
-/// The 32 coordinates of sub-block k of x.
-template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+#endif
     return load_coords<F>(k, [&](int r) { return grid_index<F>(x, r); });
 }
-#endif
 
 /// Word k of each 128-bit lane of v broadcast across that lane.
 inline __m256i lane_word(__m256i v, int k) {
