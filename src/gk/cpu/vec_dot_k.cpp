@@ -113,10 +113,14 @@ template <class Block> void q45_values(const Block & x, int c, __m256i & lo, __m
     lo                 = _mm256_and_si256(q, low4);
     hi                 = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
     if constexpr (requires { x.qh; }) {
-        const __m256i qh  = load256(x.qh);
-        const __m256i one = _mm256_set1_epi8(1);
-        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
-        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+        // bit j of qh moved to bit 4 (a 16-bit shift by 4 - j; what crosses a byte is masked off)
+        const __m256i qh    = load256(x.qh);
+        const __m256i bit4  = _mm256_set1_epi8(0x10);
+        const auto    to_b4 = [&](int j) {
+            return _mm256_and_si256(j <= 4 ? _mm256_slli_epi16(qh, 4 - j) : _mm256_srli_epi16(qh, j - 4), bit4);
+        };
+        lo = _mm256_or_si256(lo, to_b4(2 * c));
+        hi = _mm256_or_si256(hi, to_b4(2 * c + 1));
     }
 }
 
@@ -165,18 +169,18 @@ q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q4
 
 /// q6_K: the stored values (0..63) of elements 128h + 32k .. 128h + 32k + 31 in v[k].
 inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i low2 = _mm256_set1_epi8(3);
-    const __m256i l0   = load256(x.ql + 64 * h);
-    const __m256i l1   = load256(x.ql + 64 * h + 32);
-    const __m256i qh   = load256(x.qh + 32 * h);
-    v[0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4));
-    v[1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
-                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4));
-    v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4));
+    // the 2-bit fields of qh at bits 0, 2, 4, 6 to bits 4-5: left by 4, 2, by 0, right by 2
+    // (16-bit shifts; what crosses a byte is masked off)
+    const __m256i low4   = _mm256_set1_epi8(0x0F);
+    const __m256i bits45 = _mm256_set1_epi8(0x30);
+    const __m256i l0     = load256(x.ql + 64 * h);
+    const __m256i l1     = load256(x.ql + 64 * h + 32);
+    const __m256i qh     = load256(x.qh + 32 * h);
+    v[0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45));
+    v[1] = _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45));
+    v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(qh, bits45));
     v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
+                           _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
 }
 
 /// q6_K: each 32-byte vector of stored values (0..63) spans two groups of 16, g and
@@ -199,9 +203,11 @@ q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
     // 1.12 - so they keep the 256-bit form.
     const __m512i sc16   = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(s8));
     const __m512i low4   = _mm512_set1_epi8(0x0F);
-    const __m512i low2   = _mm512_set1_epi8(3);
-    const __m512i s01    = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
-    const __m512i s23    = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1);
+    const __m512i bits45 = _mm512_set1_epi8(0x30);
+    // the 2-bit fields of qh at bits 0, 2 (v[0], v[1]) and 4, 6 (v[2], v[3]) to bits 4-5:
+    // left by 4, 2 and right by 0, 2 (16-bit shifts; what crosses a byte is masked off)
+    const __m512i s01    = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i s23    = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
     const __m512i group  = _mm512_setr_epi64(0, 0, 0x0001000100010001, 0x0001000100010001, 0x0002000200020002,
                                              0x0002000200020002, 0x0003000300030003, 0x0003000300030003);  // w / 8
     __m512i       acc01  = _mm512_setzero_si512();  // VPDPWSSD (AVX-512 VNNI) scales and adds
@@ -210,9 +216,9 @@ q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
         const __m512i l  = _mm512_loadu_si512(x.ql + 64 * h);
         const __m512i qh = _mm512_broadcast_i64x4(load256(x.qh + 32 * h));
         const __m512i v01 =
-            _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, s01), low2), 4));
+            _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_and_si512(_mm512_sllv_epi16(qh, s01), bits45));
         const __m512i v23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), low4),
-                                            _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, s23), low2), 4));
+                                            _mm512_and_si512(_mm512_srlv_epi16(qh, s23), bits45));
         const __m512i g01 = _mm512_add_epi16(group, _mm512_set1_epi16(static_cast<short>(8 * h)));
         const __m512i g23 = _mm512_add_epi16(g01, _mm512_set1_epi16(4));
         acc01 = _mm512_dpwssd_epi32(acc01, _mm512_maddubs_epi16(v01, _mm512_loadu_si512(y.qs + 128 * h)),
