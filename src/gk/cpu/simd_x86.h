@@ -29,11 +29,18 @@ inline __m256i dot_s8s8(__m256i w, __m256i a) {
     return dot_u8s8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
 
-/// 8 int32 lanes, lane k = u16[2k] * sc[2k] + u16[2k+1] * sc[2k+1], where u16 are the
-/// 16 pair sums of u (unsigned bytes) times s (signed bytes) and sc holds int16 scales.
-/// Exact when each pair sum fits int16 (2 * 63 * 128 for 6-bit weights).
-inline __m256i dot_u8s8_scaled(__m256i u, __m256i s, __m256i sc) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc);
+/// acc plus 8 int32 lanes, lane k = u16[2k] * sc[2k] + u16[2k+1] * sc[2k+1], where u16 are
+/// the 16 pair sums of u (unsigned bytes) times s (signed bytes) and sc holds int16 scales.
+/// Exact when each pair sum fits int16 (2 * 63 * 128 for 6-bit weights); the int32 adds
+/// wrap, so VPDPWSSD (one instruction for the scale and the add) gives the same lanes.
+inline __m256i acc_u8s8_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    return _mm256_dpwssd_epi32(acc, _mm256_maddubs_epi16(u, s), sc);
+#elif defined(__AVXVNNI__)
+    return _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(u, s), sc);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc));
+#endif
 }
 
 /// Sum of the 4 int32 lanes (wrapping, as int32 addition in any order).

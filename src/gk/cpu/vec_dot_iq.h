@@ -287,12 +287,45 @@ template <class F> __m256i unsigned_weights(__m256i g, __m256i m) {
     }
 }
 
+/// u = w + o of the 32 values of sub-block k of x from their coordinates g. With AVX-512
+/// the formats with one sign per group of 8 (iq1_*: the shift) take the 4 bits into a mask
+/// register (BMI2's PEXT where they are 4, or the one bit of iq1_s's sub-block 4 times)
+/// and OR delta + 1 = 2 into the positive groups.
+template <class F, class Block> __m256i sub_block_weights(const Block & x, int k, __m256i g) {
+#if defined(__AVX512VL__) && defined(__BMI2__)
+    if constexpr (F::shifted && F::group_signs == 1) {
+        const auto word = static_cast<uint32_t>(F::sign_word(x, k));
+        uint32_t   neg;
+        if constexpr (F::sign_at(0) == F::sign_at(3)) {
+            neg = (word >> F::sign_at(0) & 1) * 0xF;
+        } else {
+            constexpr uint32_t bits =
+                1u << F::sign_at(0) | 1u << F::sign_at(1) | 1u << F::sign_at(2) | 1u << F::sign_at(3);
+            neg = _pext_u32(word, bits);
+        }
+        const auto    pos  = static_cast<__mmask8>(~neg);
+        const __m256i base = _mm256_slli_epi16(_mm256_add_epi8(g, _mm256_set1_epi8(1)), 3);
+        return _mm256_mask_or_epi64(base, pos, base, _mm256_set1_epi8(2));
+    }
+#endif
+    return unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
+}
+
 /// The 32 coordinates of sub-block k, grid row r having the index index(r).
 template <class F, class Index> __m256i load_coords(int k, Index index) {
     const auto row = [&](int r) { return F::table[index(r)]; };
     if constexpr (row_len<F> == 8) {
+#if defined(__AVX512VL__)
+        // a masked broadcast per row is one operation; a 64-bit insert is two
+        __m256i v = _mm256_set1_epi64x(static_cast<int64_t>(row(4 * k)));
+        for (int i = 1; i < 4; ++i) {
+            v = _mm256_mask_set1_epi64(v, static_cast<__mmask8>(1u << i), static_cast<int64_t>(row(4 * k + i)));
+        }
+        return v;
+#else
         return _mm256_setr_epi64x(static_cast<int64_t>(row(4 * k)), static_cast<int64_t>(row(4 * k + 1)),
                                   static_cast<int64_t>(row(4 * k + 2)), static_cast<int64_t>(row(4 * k + 3)));
+#endif
     } else {
         return _mm256_setr_epi32(static_cast<int>(row(8 * k)), static_cast<int>(row(8 * k + 1)),
                                  static_cast<int>(row(8 * k + 2)), static_cast<int>(row(8 * k + 3)),
@@ -301,8 +334,43 @@ template <class F, class Index> __m256i load_coords(int k, Index index) {
     }
 }
 
-/// The 32 coordinates of sub-block k of x.
+#if defined(__BMI2__)
+/// The field stride of the high index bits of a split format: rows 4t .. 4t + 3 (t < 2)
+/// take theirs from F::high(x, .) at F::high_shift(4t) + stride * i.
+template <class F> constexpr int high_stride() {
+    constexpr int w = F::high_shift(1) - F::high_shift(0);
+    static_assert(F::high_shift(0) == 0 && F::high_shift(2) == 2 * w && F::high_shift(3) == 3 * w &&
+                      F::high_shift(5) == F::high_shift(4) + w && F::high_shift(6) == F::high_shift(4) + 2 * w &&
+                      F::high_shift(7) == F::high_shift(4) + 3 * w && w <= 8,
+                  "four high fields of equal stride per half");
+    return w;
+}
+
+/// The grid indices of rows 4j .. 4j + 3 of a split format, row 4j + i in bits 16i: PDEP
+/// puts the 4 low bytes into the low bytes of the words and the 4 high fields above them.
+template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
+    constexpr int      w    = high_stride<F>();
+    constexpr uint64_t mask = uint64_t{F::high_mask} * (1 | 1ull << w | 1ull << 2 * w | 1ull << 3 * w);
+    constexpr uint64_t dest = (((1ull << w) - 1) << 8) * 0x0001000100010001ull;
+    const uint64_t     high = F::high(x, 4 * j / 8) >> F::high_shift(4 * j % 8) & mask;
+    const auto         low  = load<uint32_t>(F::low(x) + 4 * j);
+    return _pdep_u64(low, 0x00FF00FF00FF00FFull) | _pdep_u64(high, dest);
+}
+
+#endif
+
+/// The 32 coordinates of sub-block k of x (split formats with BMI2: the indices four at a
+/// time, index_quad).
 template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+#if defined(__BMI2__)
+    if constexpr (split_index<F>) {
+        constexpr int quads = QK_K / row_len<F> / 32;  // per sub-block
+        uint64_t      q[2]  = {index_quad<F>(x, quads * k), quads == 2 ? index_quad<F>(x, quads * k + 1) : 0};
+        return load_coords<F>(k, [&](int r) {  // row r of the sub-block: word r % 4 of its quad
+            return static_cast<uint32_t>(q[r % (4 * quads) / 4] >> 16 * (r % 4) & 0xFFFF);
+        });
+    }
+#endif
     return load_coords<F>(k, [&](int r) { return grid_index<F>(x, r); });
 }
 
@@ -338,9 +406,9 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
         if constexpr (shift_by_sums<F>) {
             u = _mm256_add_epi8(g, _mm256_set1_epi8(1));
         } else {
-            u = unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
+            u = sub_block_weights<F>(x, k, g);
         }
-        acc = _mm256_add_epi32(acc, dot_u8s8_scaled(u, load256(y.qs + 32 * k), lane_word(scale, k)));
+        acc = acc_u8s8_scaled(acc, u, load256(y.qs + 32 * k), lane_word(scale, k));
     }
     const __m256i evenodd = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
                                              12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
@@ -361,7 +429,7 @@ struct tile_format : q8k_tile_format<Block, format<Block>::scale_groups, weight_
     /// u of the sub-blocks of x from the grid indices of their rows, index(r).
     template <class Index> static void set_weights(const Block & x, Index index, q8k_tile_row & r) {
         r.set_quants([&](int k) {
-            return unsigned_weights<F>(load_coords<F>(k, index), neg_mask<F>(F::sign_word(x, k)));
+            return sub_block_weights<F>(x, k, load_coords<F>(k, index));
         });
     }
 

@@ -129,17 +129,17 @@ inline __m256i crumbs(const uint8_t * qs, int k) {
 /// taken through |a|, so a = -128 is exact).
 template <class W> __m256i scaled_dot(const W & w, const int8_t * a) {
     using namespace simd::x86;
-    __m256i acc = _mm256_setzero_si256();
-    for (int k = 0; k < 8; ++k) {
+    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int k = 0; k < 8; ++k) {  // four accumulators: VPDPWSSD's latency is not one chain
         const __m256i q = w.quants(k);
         const __m256i y = load256(a + 32 * k);
         if constexpr (W::signed_quants) {
-            acc = _mm256_add_epi32(acc, dot_u8s8_scaled(_mm256_sign_epi8(y, y), _mm256_sign_epi8(q, y), w.scale(k)));
+            acc[k % 4] = acc_u8s8_scaled(acc[k % 4], _mm256_sign_epi8(y, y), _mm256_sign_epi8(q, y), w.scale(k));
         } else {
-            acc = _mm256_add_epi32(acc, dot_u8s8_scaled(q, y, w.scale(k)));
+            acc[k % 4] = acc_u8s8_scaled(acc[k % 4], q, y, w.scale(k));
         }
     }
-    return acc;
+    return _mm256_add_epi32(_mm256_add_epi32(acc[0], acc[1]), _mm256_add_epi32(acc[2], acc[3]));
 }
 
 /// sum over the 16 groups g of f[g] * bsums[g], f the int16 words of `factors` in group
