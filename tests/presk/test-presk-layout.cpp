@@ -310,6 +310,35 @@ TEST(PreskLayout, TheCostModelCountsLoadsPerMultiplyAdd) {
     EXPECT_LT(two.ops, kernel::cost(kernel::lower_layout(dot, DType::F32, t416), 32).ops);  // two row blocks over two workers
 }
 
+// The cost model's cycles (docs/presk.md, "The cost model") on a 1024^3 f32 dot in 16 lanes
+// on 32 registers: the [8, 32] tile's 26 live values leave 6 registers for the 8 products in
+// flight, so it is priced above the [8, 16] tile for all its fewer loads; one accumulator is
+// bound by the add's latency; and the orders whose tiles walk down the rows (KJI: operand 0's
+// and the output's lines start anew at every tile) or sweep operand 1's 1024 rows a line each
+// (IJ without a k-block) pay for their lines.
+TEST(PreskLayout, TheCostModelPricesRegistersLatencyAndWalks) {
+    const Node dot = node("dot", {real_t({p(1024), p(1024)}), real_t({p(1024), p(1024)})});
+    auto cost = [&](int m, int n, int kb, const std::string& order) {
+        Layout l;
+        l.form = Layout::Form::Tiled;
+        l.tile_m = m;
+        l.tile_n = n;
+        l.kblock = kb;
+        l.order = order;
+        l.lanes = 16;
+        return kernel::cost(kernel::lower_layout(dot, DType::F32, l), 32);
+    };
+    auto cycles = [&](int m, int n, int kb, const std::string& order) { return cost(m, n, kb, order).cycles; };
+    auto operations = [&](int m, int n) {
+        const kernel::Cost c = cost(m, n, 0, "IJ");
+        return c.cycles - c.memory;
+    };
+    EXPECT_GT(operations(8, 32), 1.3 * operations(8, 16));
+    EXPECT_GE(cycles(1, 16, 0, "IJ"), 1024.0 * 64 * 1024 * kernel::kLatency);
+    EXPECT_GT(cycles(8, 16, 32, "KJI"), 1.2 * cycles(8, 16, 32, "KIJ"));
+    EXPECT_GT(cycles(8, 16, 0, "IJ"), 1.2 * cycles(8, 16, 128, "KIJ"));
+}
+
 // What the builder refuses, each with its reason.
 TEST(PreskLayout, Refusals) {
     const auto all = nests();
