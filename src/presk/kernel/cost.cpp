@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -215,13 +216,21 @@ struct Accesses {
 };
 
 /// The lines `a` touches in one iteration of its loop `at` (all loops inside it run in full).
+/// The lines `a` touches in one iteration of its loop `at` (all loops inside it run in full),
+/// as they fill the level-1 cache: lines that fall into fewer than all of its sets (a stride
+/// of a power of two lines maps the rows of a panel to a few sets) count as many times more.
 double lines_within(const Access& a, size_t at) {
-    double lines = std::max(1.0, a.width / kLine);
+    const double all_sets = kL1Lines / kWays;
+    double lines = std::max(1.0, a.width / kLine), sets = lines;
     for (size_t i = at + 1; i < a.loops.size(); ++i) {
         const double s = a.stride[i], n = a.loops[i].n;
-        lines *= s == 0 ? 1 : s < kLine ? std::max(1.0, n * s / kLine) : n;
+        if (s == 0) continue;
+        const double step = s < kLine ? 1 : std::fmod(s / kLine, all_sets);  // sets from one line to the next
+        const double reached = step == 0 ? 1 : all_sets / (double)std::gcd((int64_t)all_sets, (int64_t)step);
+        lines *= s < kLine ? std::max(1.0, n * s / kLine) : n;
+        sets *= s < kLine ? std::max(1.0, n * s / kLine) : std::min(n, reached);
     }
-    return lines;
+    return lines * all_sets / std::min(all_sets, sets);
 }
 
 /// The memory's cycles of kernel `k` on the critical worker; adds its lines and jumps to `c`.

@@ -11,7 +11,7 @@
 //    not fit the registers at all are stored and reloaded at every iteration;
 //  - memory: each access's cache lines (kLine bytes) are fetched again unless reused along a
 //    loop it does not move along (or moves along within a line) while one iteration of that
-//    loop touches at most kL1Lines lines; a fetch continuing a walk (the access advancing by less
+//    loop touches at most kL1Lines lines (lines that map to fewer sets count as more); a fetch continuing a walk (the access advancing by less
 //    than a page per iteration of a loop) costs kStreamed cycles, one that starts a walk, or
 //    whose walk is one of more than kStreams interleaved ones, kJump.
 // A split divides its loop's share by min(workers, iterations). It is a ranking, not a clock.
@@ -29,6 +29,7 @@ inline constexpr double kPipes = 2;       // vector multiplies (and adds) per cy
 inline constexpr double kLatency = 4;     // cycles of a multiply or add
 inline constexpr double kLine = 64;       // bytes of a cache line
 inline constexpr double kL1Lines = 512;   // lines of the level-1 data cache (32 KiB)
+inline constexpr double kWays = 8;        // of them, the lines of one set (64 sets)
 inline constexpr double kPage = 4096;     // bytes of a page: the prefetchers follow a walk within one
 inline constexpr double kStreams = 256;   // walks followed at once (half the level-1 cache's lines)
 inline constexpr double kStreamed = 1;    // cycles of a line that continues a walk
