@@ -1,10 +1,11 @@
 // presk-layout-bench: an m x k by k x n f32 matmul (bench/matmul.psk's dot; default m = k = n =
-// 1024) run natively at every point of its layout space (kernel::layout_space with the register's lanes;
-// at T > 1 threads each point split over T workers at the first of depths 0, 1, 2 the executor
-// admits), the cost model's pick (presk plan's realize::choose_plan), and OpenBLAS's cblas_sgemm
-// on as many threads where it was built with OpenBLAS: the median of --repeat calls of each,
-// GFLOP/s, the cost model's predicted cycles (kernel/cost.h) and the best measured point. Then --rounds interleaved rounds of the best point, the
-// pick and cblas_sgemm (one median of --repeat calls of each per round, in turn, so a change of
+// 1024) run natively at every point of its layout space (kernel::layout_space with the
+// register's lanes; at T > 1 threads each point split over T workers at the first of depths 0,
+// 1, 2 the executor admits), the cost model's pick (presk plan's realize::choose_plan), and
+// OpenBLAS's cblas_sgemm on as many threads where it was built with OpenBLAS: the median of
+// --repeat calls of each, GFLOP/s, the cost model's predicted cycles (kernel/cost.h) and the
+// best measured point. Then --rounds interleaved rounds of the best point, the pick and
+// cblas_sgemm (one median of --repeat calls of each per round, in turn, so a change of
 // the machine's load falls on all three alike) and the medians of the rounds: the pick's time
 // over the best's and the best's and the pick's speed over OpenBLAS's. Every point's output is
 // checked against the default's bytes (a point changes no bit). It reports and never fails; the

@@ -288,8 +288,9 @@ TEST(PreskLayout, MatmulAndTheDotDerivatives) {
 // f32 and bf16 (stored, read back and added), on the interpreter and natively; the row-wise
 // form and a spilling order refused.
 TEST(PreskLayout, TheBiasEpilogueGivesTheProductThenTheAddsBits) {
+    const Axis b{"batch", 2};
     const std::vector<Node> products = {nests()[0].second,
-                                        node("matmul", {real_t({Axis{"batch", 2}, p(8), p(32)}), real_t({Axis{"batch", 2}, p(32), p(16)})})};
+                                        node("matmul", {real_t({b, p(8), p(32)}), real_t({b, p(32), p(16)})})};
     auto point = [](int m, int n, int kb, const std::string& order, int lanes, bool pack) {
         Layout l;
         l.form = Layout::Form::Tiled;

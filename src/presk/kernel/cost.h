@@ -11,9 +11,10 @@
 //    not fit the registers at all are stored and reloaded at every iteration;
 //  - memory: each access's cache lines (kLine bytes) are fetched again unless reused along a
 //    loop it does not move along (or moves along within a line) while one iteration of that
-//    loop touches at most kL1Lines lines (lines that map to fewer sets count as more); a fetch continuing a walk (the access advancing by less
-//    than a page per iteration of a loop) costs kStreamed cycles, one that starts a walk, or
-//    whose walk is one of more than kStreams interleaved ones, kJump.
+//    loop touches at most kL1Lines lines (lines that map to fewer sets count as more); a fetch
+//    continuing a walk (the access advancing by less than a page per iteration of a loop)
+//    costs kStreamed cycles, one that starts a walk, or whose walk is one of more than
+//    kStreams interleaved ones, kJump.
 // A split divides its loop's share by min(workers, iterations). It is a ranking, not a clock.
 #pragma once
 #include <vector>
