@@ -75,6 +75,11 @@ std::vector<std::pair<Layout, bool>> points(const Node& n) {
 
 std::vector<Data> inputs(const Kernel& k, uint64_t seed) { return test::draw_inputs(k, seed); }
 
+/// The tiled point [m, n] with a k-block (0 for none), an order, lanes and a pack.
+Layout tiled_at(int m, int n, int kb, const std::string& order, int lanes, bool pack = false) {
+    return Layout{.form = Layout::Form::Tiled, .tile_m = m, .tile_n = n, .kblock = kb, .order = order, .lanes = lanes, .pack = pack};
+}
+
 /// The kernels run in turn on the interpreter: each one's output the next one's operand 1
 /// (the pack's panel, the other inputs as they are), the last one's output returned.
 Data interpret(const std::vector<Kernel>& ks, const std::vector<Data>& in) {
@@ -292,14 +297,7 @@ TEST(PreskLayout, TheBiasEpilogueGivesTheProductThenTheAddsBits) {
     const std::vector<Node> products = {nests()[0].second,
                                         node("matmul", {real_t({b, p(8), p(32)}), real_t({b, p(32), p(16)})})};
     auto point = [](int m, int n, int kb, const std::string& order, int lanes, bool pack) {
-        Layout l;
-        l.form = Layout::Form::Tiled;
-        l.tile_m = m;
-        l.tile_n = n;
-        l.kblock = kb;
-        l.order = order;
-        l.lanes = lanes;
-        l.pack = pack;
+        Layout l = tiled_at(m, n, kb, order, lanes, pack);
         l.bias = true;
         return l;
     };
@@ -389,14 +387,7 @@ TEST(PreskLayout, TheCostModelCountsLoadsPerMultiplyAdd) {
 TEST(PreskLayout, TheCostModelPricesRegistersLatencyAndWalks) {
     const Node dot = node("dot", {real_t({p(1024), p(1024)}), real_t({p(1024), p(1024)})});
     auto cost = [&](int m, int n, int kb, const std::string& order) {
-        Layout l;
-        l.form = Layout::Form::Tiled;
-        l.tile_m = m;
-        l.tile_n = n;
-        l.kblock = kb;
-        l.order = order;
-        l.lanes = 16;
-        return kernel::cost(kernel::lower_layout(dot, DType::F32, l), 32);
+        return kernel::cost(kernel::lower_layout(dot, DType::F32, tiled_at(m, n, kb, order, 16)), 32);
     };
     auto cycles = [&](int m, int n, int kb, const std::string& order) { return cost(m, n, kb, order).cycles; };
     auto operations = [&](int m, int n) {
