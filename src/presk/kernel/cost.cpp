@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -37,13 +38,46 @@ bool innermost(const Stmt& s) {
 
 using Var = std::pair<bool, int64_t>;  // (vector, number) of a real variable
 
-/// The real operations on the path from a read of `v` to `e`'s value; -1 when `e` does not read it.
-int chain(const ExprP& e, const Var& v) {
+/// The real operations on the path from a `leaf` to `e`'s value; -1 when `e` reads none.
+int chain(const ExprP& e, const std::function<bool(const Expr&)>& leaf) {
     if (!e || e->integer) return -1;
-    if ((e->kind == Expr::Scalar || e->kind == Expr::Vector) && Var{e->kind == Expr::Vector, e->ivalue} == v) return 0;
+    if (leaf(*e)) return 0;
     int d = -1;
-    for (const ExprP& a : e->args) d = std::max(d, chain(a, v));
+    for (const ExprP& a : e->args) d = std::max(d, chain(a, leaf));
     return d < 0 ? -1 : d + (e->kind == Expr::Binary || e->kind == Expr::Unary);
+}
+
+int chain(const ExprP& e, const Var& v) {
+    return chain(e, [&](const Expr& x) {
+        return (x.kind == Expr::Scalar || x.kind == Expr::Vector) && Var{x.kind == Expr::Vector, x.ivalue} == v;
+    });
+}
+
+bool same(const ExprP& a, const ExprP& b) {
+    if (a->kind != b->kind || a->op != b->op || a->ivalue != b->ivalue || a->buf != b->buf || a->args.size() != b->args.size())
+        return false;
+    for (size_t i = 0; i < a->args.size(); ++i)
+        if (!same(a->args[i], b->args[i])) return false;
+    return true;
+}
+
+/// The cycles of an innermost loop's chain through memory: a store whose value reads the element
+/// it stores to (a running sum kept in memory, as in the row-wise form) waits, at the loop's next
+/// run, for this one's store: the operations on that path and the store's forwarding to the
+/// load, kLatency each.
+double memory_chain(const std::vector<Stmt>& body) {
+    double cycles = 0;
+    for (const Stmt& s : body) {
+        if (s.kind != Stmt::Store && s.kind != Stmt::VStore) continue;
+        const int d = chain(s.value, [&](const Expr& x) {
+            if ((x.kind != Expr::Load && x.kind != Expr::VLoad) || x.buf != s.buf || x.args.size() != s.index.size()) return false;
+            for (size_t i = 0; i < x.args.size(); ++i)
+                if (!same(x.args[i], s.index[i])) return false;
+            return true;
+        });
+        if (d >= 0) cycles = std::max(cycles, (d + 1) * kLatency);
+    }
+    return cycles;
 }
 
 /// An innermost loop's registers: the values it keeps (accumulators it carries from one
@@ -91,7 +125,7 @@ Count block(const std::vector<Stmt>& body, int registers, const Stmt* split, dou
             Count in = block(s.body, registers, split, pieces);
             const double each = innermost(s) ? iteration(s.body, in, registers) : in.cycles + 1 / kIssue;
             const double critical = &s == split ? std::ceil(n / pieces) : n;
-            one.cycles = critical * each;
+            one.cycles = std::max(critical * each, innermost(s) ? memory_chain(s.body) : 0.0);
             one.ops = critical * (in.ops + 1);
             one.loads = n * in.loads;
             one.macs = n * in.macs;
@@ -161,6 +195,14 @@ std::optional<double> coefficient(const ExprP& e, int64_t v) {
     return reads ? std::nullopt : std::optional<double>(0.0);
 }
 
+/// The index `e` at the first iteration of every loop (0 for an index that is not arithmetic).
+double first(const ExprP& e) {
+    if (e->kind == Expr::Int) return (double)e->ivalue;
+    if (e->kind != Expr::Binary) return 0;
+    const double a = first(e->args[0]), b = first(e->args[1]);
+    return e->op == "add" ? a + b : e->op == "sub" ? a - b : e->op == "mul" ? a * b : 0;
+}
+
 double element_bytes(DType t) {
     switch (t) {
     case DType::F64:
@@ -177,6 +219,7 @@ struct Accesses {
     double pieces;
     std::vector<Loop> open;
     std::vector<Access> all;
+    std::set<std::pair<std::vector<const void*>, std::vector<double>>> seen;  // (buffer, loops), (strides, line)
 
     void access(int buf, const std::vector<ExprP>& index, int lanes) {
         const BufferType& b = buf < (int)k.inputs.size() ? k.inputs[(size_t)buf] : k.output;
@@ -192,7 +235,17 @@ struct Accesses {
             }
             a.stride.push_back(bytes);
         }
-        all.push_back(std::move(a));
+        // An access moving as one already counted, from the same line, fetches its lines.
+        double offset = 0, step = e;
+        for (size_t d = index.size(); d-- > 0;) {
+            offset += first(index[d]) * step;
+            step *= d < b.axes.size() ? (double)b.axes[d].size : 1;
+        }
+        std::vector<const void*> where{&b};
+        for (const Loop& l : open) where.push_back(l.s);
+        std::vector<double> how = a.stride;
+        how.push_back(std::floor(offset / kLine));
+        if (seen.insert({where, how}).second) all.push_back(std::move(a));
     }
     void expr(const ExprP& e) {
         if (!e) return;
@@ -235,7 +288,7 @@ double lines_within(const Access& a, size_t at) {
 
 /// The memory's cycles of kernel `k` on the critical worker; adds its lines and jumps to `c`.
 double memory(const Kernel& k, const Stmt* split, double pieces, Cost& c) {
-    Accesses acc{k, split, pieces, {}, {}};
+    Accesses acc{k, split, pieces, {}, {}, {}};
     acc.stmts(k.body);
     std::map<const Stmt*, double> footprint;  // lines one iteration of a loop touches
     for (const Access& a : acc.all)

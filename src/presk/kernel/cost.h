@@ -8,7 +8,9 @@
 //    operand vectors, left elements) leave fewer free registers than the kLatency * kPipes
 //    products in flight a full rate needs (Little's law), and at least kLatency cycles per
 //    operation on its longest carried chain (one accumulator's adds are serial); values that do
-//    not fit the registers at all are stored and reloaded at every iteration;
+//    not fit the registers at all are stored and reloaded at every iteration; a running sum
+//    kept in memory (a store of a value read from the same element) makes each run of its loop
+//    wait kLatency per operation on that path and kLatency for the store's forwarding;
 //  - memory: each access's cache lines (kLine bytes) are fetched again unless reused along a
 //    loop it does not move along (or moves along within a line) while one iteration of that
 //    loop touches at most kL1Lines lines (lines that map to fewer sets count as more); a fetch
