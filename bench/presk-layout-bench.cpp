@@ -1,17 +1,18 @@
-// presk-layout-bench: an n x n by n x n f32 matmul (bench/matmul.psk's dot, default n = 1024) run
-// natively at every point of its layout space (kernel::layout_space with the register's lanes;
-// at T > 1 threads each point split over T workers at the first of depths 0, 1, 2 the executor
-// admits), the cost model's pick (presk plan's realize::choose_plan), and OpenBLAS's cblas_sgemm
-// on as many threads where it was built with OpenBLAS: the median of --repeat calls of each,
-// GFLOP/s and the best measured point. Then --rounds interleaved rounds of the best point, the
-// pick and cblas_sgemm (one median of --repeat calls of each per round, in turn, so a change of
+// presk-layout-bench: an m x k by k x n f32 matmul (bench/matmul.psk's dot; default m = k = n =
+// 1024) run natively at every point of its layout space (kernel::layout_space with the
+// register's lanes; at T > 1 threads each point split over T workers at the first of depths 0,
+// 1, 2 the executor admits), the cost model's pick (presk plan's realize::choose_plan), and
+// OpenBLAS's cblas_sgemm on as many threads where it was built with OpenBLAS: the median of
+// --repeat calls of each, GFLOP/s, the cost model's predicted cycles (kernel/cost.h) and the
+// best measured point. Then --rounds interleaved rounds of the best point, the pick and
+// cblas_sgemm (one median of --repeat calls of each per round, in turn, so a change of
 // the machine's load falls on all three alike) and the medians of the rounds: the pick's time
 // over the best's and the best's and the pick's speed over OpenBLAS's. Every point's output is
 // checked against the default's bytes (a point changes no bit). It reports and never fails; the
 // times are the machine's as it is at the run (say under what load when recording them).
 //
-// Usage: presk-layout-bench [--n N] [--repeat R] [--rounds U] [--threads T]... [--every E]
-//                           [--only TEXT]... [--min-rows M]
+// Usage: presk-layout-bench [--n N | --shape M,K,N] [--repeat R] [--rounds U] [--threads T]...
+//                           [--every E] [--only TEXT]... [--min-rows M]
 // (default 1024, 3, 5, 1 and 2, 1: every point; E > 1 measures every E-th point of the space
 // only, --only the points whose name (kernel::to_string) contains every TEXT, "lanes 16" say,
 // and --min-rows M the tiles of at least M rows: a sample, which the output says)
@@ -45,22 +46,29 @@ using namespace presk;
 struct Row {
     std::string name;
     double us = 0;
+    double cycles = 0;  // the cost model's prediction, 0 for none
 };
 
-double gflops(int64_t n, double us) { return 2.0 * (double)n * (double)n * (double)n / (us * 1e3); }
+/// The multiply-adds of the m x k by k x n product, twice: its floating-point operations.
+double flops(const int64_t (&mkn)[3]) { return 2.0 * (double)mkn[0] * (double)mkn[1] * (double)mkn[2]; }
 
-void print(const Row& r, int64_t n) { std::printf("  %-62s %10.2f ms %8.2f GFLOP/s\n", r.name.c_str(), r.us / 1e3, gflops(n, r.us)); }
+void print(const Row& r, const int64_t (&mkn)[3]) {
+    std::printf("  %-62s %10.2f ms %8.2f GFLOP/s", r.name.c_str(), r.us / 1e3, flops(mkn) / (r.us * 1e3));
+    if (r.cycles) std::printf(" %8.2f Mcycles predicted", r.cycles / 1e6);
+    std::printf("\n");
+}
 
 } // namespace
 
 int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
-    int64_t n = 1024, repeat = 3, every = 1, rounds = 5, min_rows = 0;
+    int64_t mkn[3] = {1024, 1024, 1024}, repeat = 3, every = 1, rounds = 5, min_rows = 0;
     std::vector<std::string> only;
     std::vector<int> threads;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--n") n = std::atoll(argv[i + 1]);
+        if (a == "--n") mkn[0] = mkn[1] = mkn[2] = std::atoll(argv[i + 1]);
+        else if (a == "--shape") std::sscanf(argv[i + 1], "%lld,%lld,%lld", (long long*)&mkn[0], (long long*)&mkn[1], (long long*)&mkn[2]);
         else if (a == "--repeat") repeat = std::atoll(argv[i + 1]);
         else if (a == "--threads") threads.push_back(std::atoi(argv[i + 1]));
         else if (a == "--every") every = std::max<int64_t>(1, std::atoll(argv[i + 1]));
@@ -75,14 +83,15 @@ int main(int argc, char** argv) {
     }
     try {
         CheckOptions co;
-        co.dims = {{"n", n}};
+        co.dims = {{"m", mkn[0]}, {"k", mkn[1]}, {"n", mkn[2]}};
         const core::Program p =
-            check(parse(Source{"matmul.psk", "fn mm(x : [n, n], w : [n, n]) -> [n, n] {\n  dot(x, w)\n}\n"}), "mm", co);
+            check(parse(Source{"matmul.psk", "fn mm(x : [m, k], w : [k, n]) -> [m, n] {\n  dot(x, w)\n}\n"}), "mm", co);
         const realize::Realization r = realize::parse_realization("f32");
         ref::Interp interp(p, {64, 7, false});
         const std::vector<ref::Value> args = interp.entry_args();
-        std::printf("presk-layout-bench: %lld^3 f32 matmul on %s, median of %lld calls\n", (long long)n,
-                    kernel::native_cpu().c_str(), (long long)repeat);
+        std::printf("presk-layout-bench: %lld x %lld by %lld x %lld f32 matmul on %s, median of %lld calls\n",
+                    (long long)mkn[0], (long long)mkn[1], (long long)mkn[1], (long long)mkn[2], kernel::native_cpu().c_str(),
+                    (long long)repeat);
         for (int t : threads) {
             realize::ExecOptions o;
             o.backend = realize::Backend::Native;
@@ -107,7 +116,7 @@ int main(int argc, char** argv) {
             std::string want, got;
             Row best{"", 0};
             const double default_us = time_plan({}, &want);
-            print({"default point", default_us}, n);
+            print({"default point", default_us}, mkn);
             const std::vector<kernel::Layout> space = kernel::layout_space(node, kernel::register_lanes(kernel::DType::F32));
             const bool sample = every > 1 || !only.empty() || min_rows > 1;
             std::string which;
@@ -137,9 +146,12 @@ int main(int argc, char** argv) {
                     }
                 }
                 if (!us) continue;
-                Row row{kernel::to_string(l), us};
+                std::vector<kernel::Kernel> ks = kernel::lower_layout(node, kernel::DType::F32, l);
+                ks.back().split_depth = l.split_depth;
+                ks.back().split_workers = l.split_workers;
+                Row row{kernel::to_string(l), us, kernel::cost(ks, kernel::host_registers()).cycles};
                 if (got != want) row.name += " (OTHER BITS)";
-                print(row, n);
+                print(row, mkn);
                 if (!best.us || us < best.us) {
                     best = row;
                     best_plan.layout[site] = l;
@@ -151,21 +163,22 @@ int main(int argc, char** argv) {
             realize::Plan pick;
             pick.layout[choices.at(0).site] = choices.at(0).point;
             pick.spelling = "@pick";
-            std::printf("  best measured%s: %s\n  the cost model's pick: %s\n", sample ? " of the sample" : "", best.name.c_str(),
-                        kernel::to_string(choices.at(0).point).c_str());
+            std::printf("  best measured%s: %s\n  the cost model's pick: %s (%.2f Mcycles predicted)\n", sample ? " of the sample" : "",
+                        best.name.c_str(), kernel::to_string(choices.at(0).point).c_str(), choices.at(0).cost.cycles / 1e6);
             std::vector<double> best_us, pick_us, blas_us;
             std::function<double()> blas;
 #ifdef PRESK_HAVE_OPENBLAS
             openblas_set_num_threads(t);
-            std::vector<float> a((size_t)(n * n)), b(a.size()), c(a.size());
+            const int m = (int)mkn[0], k = (int)mkn[1], n = (int)mkn[2];
+            std::vector<float> a((size_t)m * (size_t)k), b((size_t)k * (size_t)n), c((size_t)m * (size_t)n);
             std::mt19937 rng(7);
             std::normal_distribution<float> d;
             for (float& x : a) x = d(rng);
             for (float& x : b) x = d(rng);
             blas = [&] {
                 return median_call_us(repeat, [&] {
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, a.data(), (int)n,
-                                b.data(), (int)n, 0.0f, c.data(), (int)n);
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
+                                c.data(), n);
                 });
             };
 #endif
@@ -177,12 +190,12 @@ int main(int argc, char** argv) {
             }
             std::printf("  %lld interleaved rounds, the median of each:\n", (long long)rounds);
             const double bu = median_of(best_us), pu = median_of(pick_us);
-            print({"the best point", bu}, n);
-            print({"the cost model's pick", pu}, n);
+            print({"the best point", bu}, mkn);
+            print({"the cost model's pick", pu}, mkn);
             std::printf("  the pick's time over the best's: %.2f\n", pu / bu);
             if (blas) {
                 const double ou = median_of(blas_us);
-                print({"openblas cblas_sgemm", ou}, n);
+                print({"openblas cblas_sgemm", ou}, mkn);
                 std::printf("  over OpenBLAS's speed: the best point %.2f, the pick %.2f\n", ou / bu, ou / pu);
             } else {
                 std::printf("  (built without OpenBLAS: no cblas_sgemm row)\n");

@@ -75,15 +75,20 @@ std::vector<std::pair<Layout, bool>> points(const Node& n) {
 
 std::vector<Data> inputs(const Kernel& k, uint64_t seed) { return test::draw_inputs(k, seed); }
 
+/// The tiled point [m, n] with a k-block (0 for none), an order, lanes and a pack.
+Layout tiled_at(int m, int n, int kb, const std::string& order, int lanes, bool pack = false) {
+    return Layout{.form = Layout::Form::Tiled, .tile_m = m, .tile_n = n, .kblock = kb, .order = order, .lanes = lanes, .pack = pack};
+}
+
 /// The kernels run in turn on the interpreter: each one's output the next one's operand 1
-/// (the pack's panel), the last one's output returned.
+/// (the pack's panel, the other inputs as they are), the last one's output returned.
 Data interpret(const std::vector<Kernel>& ks, const std::vector<Data>& in) {
     Data panel, out;
     for (size_t i = 0; i < ks.size(); ++i) {
         std::vector<const Data*> ptrs;
         if (i + 1 < ks.size()) ptrs = {&in[1]};
-        else if (ks.size() > 1) ptrs = {&in[0], &panel};
         else for (const Data& d : in) ptrs.push_back(&d);
+        if (i > 0) ptrs[1] = &panel;
         kernel::run(ks[i], ptrs, i + 1 < ks.size() ? panel : out);
     }
     return out;
@@ -104,8 +109,8 @@ std::vector<unsigned char> native(const std::vector<Kernel>& ks, const std::vect
     for (size_t i = 0; i < ks.size(); ++i) {
         std::vector<void*> bufs;
         if (i + 1 < ks.size()) bufs = {const_cast<void*>(in[1].raw())};
-        else if (ks.size() > 1) bufs = {const_cast<void*>(in[0].raw()), panel.data()};
         else for (const Data& d : in) bufs.push_back(const_cast<void*>(d.raw()));
+        if (i > 0) bufs[1] = panel.data();
         int64_t n = 1;
         for (const Axis& a : ks[i].output.axes) n *= a.size;
         std::vector<unsigned char>& o = i + 1 < ks.size() ? panel : out;
@@ -283,6 +288,69 @@ TEST(PreskLayout, MatmulAndTheDotDerivatives) {
     EXPECT_GE(ran, 24);
 }
 
+// The epilogue: the Linear's dot and a batched matmul with a bias along J folded into the
+// tiled form's stores, bit-equal to the default's product followed by the add's kernel, in f64,
+// f32 and bf16 (stored, read back and added), on the interpreter and natively; the row-wise
+// form and a spilling order refused.
+TEST(PreskLayout, TheBiasEpilogueGivesTheProductThenTheAddsBits) {
+    const Axis b{"batch", 2};
+    const std::vector<Node> products = {nests()[0].second,
+                                        node("matmul", {real_t({b, p(8), p(32)}), real_t({b, p(32), p(16)})})};
+    auto point = [](int m, int n, int kb, const std::string& order, int lanes, bool pack) {
+        Layout l = tiled_at(m, n, kb, order, lanes, pack);
+        l.bias = true;
+        return l;
+    };
+    Layout plain, row;
+    plain.bias = row.bias = true;
+    row.form = Layout::Form::RowWise;
+    const std::vector<Layout> points = {plain, point(1, 1, 0, "IJ", 1, false), point(2, 8, 0, "JI", 1, true),
+                                        point(4, 16, 0, "IJ", 4, false), point(4, 16, 32, "JIK", 4, true),
+                                        point(2, 8, 32, "IKJ", 1, false), row};
+    int64_t ran = 0, refused = 0;
+    for (const Node& n : products)
+        for (DType t : {DType::F64, DType::F32, DType::BF16}) {
+            const std::vector<Kernel> base = kernel::lower_layout(n, t, Layout{});
+            const Kernel add = kernel::lower(node("add", {n.result, real_t({p(16)})}), t);
+            const std::vector<Data> in = inputs(kernel::lower_layout(n, t, point(1, 1, 0, "IJ", 1, false)).back(), 13);
+            const Data product = interpret(base, {in[0], in[1]});
+            Data sum;
+            kernel::run(add, {&product, &in[2]}, sum);
+            const std::vector<unsigned char> want = test::bytes_of(sum);
+            for (Layout l : points) {
+                if (t == DType::F64 && l.lanes == 4) l.lanes = 2;
+                const std::string what = n.prim + " in " + kernel::dtype_name(t) + " at " + kernel::to_string(l);
+                std::vector<Kernel> ks;
+                try {
+                    ks = kernel::lower_layout(n, t, l);
+                } catch (const Error& e) {
+                    EXPECT_EQ(std::string(e.what()).find("layout: "), 0u) << e.what();
+                    ++refused;
+                    continue;
+                }
+                ++ran;
+                EXPECT_EQ(ks.back().inputs.size(), 3u) << what;
+                EXPECT_EQ(test::bytes_of(interpret(ks, in)), want) << what;
+                if (kernel::have_llvm()) EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
+            }
+        }
+    EXPECT_GE(ran, 24);
+    EXPECT_GE(refused, 2 * 3 + 2 * 2);  // the row-wise form everywhere; IKJ and the lanes on bf16
+    auto why = [&](const Layout& l, DType t) {
+        try {
+            kernel::lower_layout(products[0], t, l);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("admitted");
+    };
+    EXPECT_NE(why(row, DType::F32).find("row-wise form"), std::string::npos);
+    EXPECT_NE(why(point(2, 8, 32, "IKJ", 1, false), DType::F32).find("last store"), std::string::npos);
+    Layout softmax_bias;
+    softmax_bias.bias = true;
+    EXPECT_THROW(kernel::lower_layout(nests()[3].second, DType::F32, softmax_bias), Error);
+}
+
 // The cost model counts register loads per multiply-add: the row-wise form loads and stores
 // the output at every one, the [1, 8] tile shares each left element over eight columns, and
 // the [4, 16] tile in four lanes shares each vector of the right operand over four rows.
@@ -308,6 +376,28 @@ TEST(PreskLayout, TheCostModelCountsLoadsPerMultiplyAdd) {
     const kernel::Cost two = kernel::cost(kernel::lower_layout(dot, DType::F32, t416), 32);
     t416.split_workers = 0;
     EXPECT_LT(two.ops, kernel::cost(kernel::lower_layout(dot, DType::F32, t416), 32).ops);  // two row blocks over two workers
+}
+
+// The cost model's cycles (docs/presk.md, "The cost model") on a 1024^3 f32 dot in 16 lanes
+// on 32 registers: the [8, 32] tile's 26 live values leave 6 registers for the 8 products in
+// flight, so it is priced above the [8, 16] tile for all its fewer loads; one accumulator is
+// bound by the add's latency; and the orders whose tiles walk down the rows (KJI: operand 0's
+// and the output's lines start anew at every tile) or sweep operand 1's 1024 rows a line each
+// (IJ without a k-block) pay for their lines.
+TEST(PreskLayout, TheCostModelPricesRegistersLatencyAndWalks) {
+    const Node dot = node("dot", {real_t({p(1024), p(1024)}), real_t({p(1024), p(1024)})});
+    auto cost = [&](int m, int n, int kb, const std::string& order) {
+        return kernel::cost(kernel::lower_layout(dot, DType::F32, tiled_at(m, n, kb, order, 16)), 32);
+    };
+    auto cycles = [&](int m, int n, int kb, const std::string& order) { return cost(m, n, kb, order).cycles; };
+    auto operations = [&](int m, int n) {
+        const kernel::Cost c = cost(m, n, 0, "IJ");
+        return c.cycles - c.memory;
+    };
+    EXPECT_GT(operations(8, 32), 1.3 * operations(8, 16));
+    EXPECT_GE(cycles(1, 16, 0, "IJ"), 1024.0 * 64 * 1024 * kernel::kLatency);
+    EXPECT_GT(cycles(8, 16, 32, "KJI"), 1.2 * cycles(8, 16, 32, "KIJ"));
+    EXPECT_GT(cycles(8, 16, 0, "IJ"), 1.2 * cycles(8, 16, 128, "KIJ"));
 }
 
 // What the builder refuses, each with its reason.

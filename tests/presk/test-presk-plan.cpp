@@ -198,8 +198,8 @@ TEST(Plan, ThePlannersPlanRunsWithTheDefaultsBits) {
         EXPECT_EQ(choices.size(), 7u) << r;  // four dots, two eins, a softmax
         int64_t moved = 0;
         for (const Choice& c : choices) {
-            EXPECT_LE(c.cost.ops, c.default_cost.ops) << c.site;
-            moved += c.cost.ops < c.default_cost.ops;
+            EXPECT_LE(c.cost.cycles, c.default_cost.cycles) << c.site;
+            moved += c.cost.cycles < c.default_cost.cycles;
         }
         EXPECT_GT(moved, 0) << r;
         const Plan plan = parse_plan_json(plan_json(choices, r), "@planned.json");

@@ -297,8 +297,8 @@ void run_entry(const presk::core::Program& prog, const Args& a) {
 }
 
 /// `presk plan`: a point per nest by the cost model (realize/planner.h), written to -o as the
-/// plan --plan reads; a line per nest on stdout (the point, and the model's operations and
-/// loads per multiply-add against the default's).
+/// plan --plan reads; a line per nest on stdout (the point, and the model's cycles and loads
+/// per multiply-add against the default's).
 void plan_program(const presk::core::Program& prog, const Args& a) {
     presk::realize::Realization r = presk::realize::parse_realization(a.realize);
     const int threads = a.threads > 0 ? a.threads : presk::kernel::default_threads();
@@ -308,9 +308,9 @@ void plan_program(const presk::core::Program& prog, const Args& a) {
     out.close();
     if (!out) throw presk::Error({}, a.dir + ": cannot write the plan");
     for (const auto& c : choices)
-        std::printf("%s: %s (%.3g ops, %.3g loads per multiply-add; the default %.3g, %.3g)\n", c.site.c_str(),
-                    presk::kernel::to_string(c.point).c_str(), c.cost.ops, c.cost.loads_per_multiply_add(),
-                    c.default_cost.ops, c.default_cost.loads_per_multiply_add());
+        std::printf("%s: %s (%.3g cycles, %.3g loads per multiply-add; the default %.3g, %.3g)\n", c.site.c_str(),
+                    presk::kernel::to_string(c.point).c_str(), c.cost.cycles, c.cost.loads_per_multiply_add(),
+                    c.default_cost.cycles, c.default_cost.loads_per_multiply_add());
 }
 
 /// `presk export --target c`: the entry as a C program in DIR (realize/export_c.h).

@@ -20,6 +20,7 @@ std::string to_string(const Layout& l) {
     if (!l.order.empty()) add("order " + l.order);
     if (l.lanes > 1) add("lanes " + std::to_string(l.lanes));
     if (l.pack) add("pack");
+    if (l.bias) add("bias");
     if (l.passes != 3) add(std::to_string(l.passes) + " passes");
     if (l.split_workers == 1) add("no split");
     if (l.split_workers > 1)
@@ -58,7 +59,7 @@ std::vector<Layout> layout_space(const Node& n, int width) {
 
 bool shapes(const Layout& l) {
     return l.form != Layout::Form::Default || l.tile_m != 1 || l.tile_n != 1 || l.kblock || !l.order.empty() ||
-           l.lanes > 1 || l.pack || l.passes != 3;
+           l.lanes > 1 || l.pack || l.passes != 3 || l.bias;
 }
 
 std::vector<Kernel> lower_layout(const Node& n, DType t, const Layout& l) {
@@ -66,7 +67,8 @@ std::vector<Kernel> lower_layout(const Node& n, DType t, const Layout& l) {
     Layout rest = l;
     rest.passes = 3;
     if (!contraction && (shapes(rest) || l.lanes != 1))
-        throw Error({}, "layout: " + n.prim + " is not a contraction: it has no form, tile, k-block, order, lanes or pack");
+        throw Error({}, "layout: " + n.prim +
+                            " is not a contraction: it has no form, tile, k-block, order, lanes, pack or bias");
     if (n.prim != "softmax" && l.passes != 3) throw Error({}, "layout: passes are a softmax's, not " + n.prim + "'s");
     if (l.passes == 2 && arith_type(t) != t)
         throw Error({}, std::string("layout: a softmax's 2 passes on ") + dtype_name(t) +

@@ -48,10 +48,12 @@ struct Layout {
     int passes = 3;              // a softmax's passes over a row: 3, or 2 (f64 and f32 only)
     int split_depth = 0;         // the depth of the loop a thread split divides (Kernel::split_depth)
     int split_workers = 0;       // its workers: 0 for the executor's rule, 1 for none
+    bool bias = false;           // the epilogue: a bias along J (input %2) added in the tiled
+                                 // form's stores, as the add after the product would
 };
 
-/// "tile [2, 4], k-block 32, order JI, lanes 4, pack, split at depth 1 over 2 workers": the
-/// point as the test and the messages name it.
+/// "tile [2, 4], k-block 32, order JI, lanes 4, pack, bias, split at depth 1 over 2 workers":
+/// the point as the test and the messages name it.
 std::string to_string(const Layout& l);
 
 /// The candidate points of `n`'s space, in a fixed order, without splits: for a contraction
@@ -62,17 +64,23 @@ std::string to_string(const Layout& l);
 std::vector<Layout> layout_space(const Node& n, int width);
 
 /// Whether `l` chooses anything but a split: a form, tile, k-block, order, lanes above 1, a
-/// pack or two passes.
+/// pack, a bias or two passes.
 bool shapes(const Layout& l);
 
 /// Lowers `n` (as lower() does) at the point `l`: the pack kernel first when `l.pack`, then the
-/// nest's kernel, both with the split of `l` on the nest's kernel. The form, tile, k-block,
+/// nest's kernel, both with the split of `l` on the nest's kernel. With `l.bias` the nest's
+/// kernel has a third input, the bias b[J...] over the result's column axes, and computes the
+/// product plus b (broadcast over the other axes) with the bits of the product's kernel and then
+/// the add's: each sum stored as the product's kernel stores it, plus b where the storage is the
+/// arithmetic type; on bf16 the sum stored, read back and added to (docs/presk.md, "The
+/// epilogue"). The form, tile, k-block,
 /// order, lanes and pack apply to dot, matmul and an ein of the contraction nest's pattern (two
 /// operands; the output's labels the outer ones, then I, then J; summed labels in both
 /// operands), passes to softmax; the split to every kernel. Throws presk::Error "layout:
 /// <what>" naming the first thing of `l` the nest does not admit (a tile that does not divide
 /// its axes, a k-block on bf16 storage that spills, lanes on an operand 1 not contiguous along J
-/// without a pack, the row-wise form in bf16, ...). Whether the split's loop is parallel is
+/// without a pack, the row-wise form in bf16, a bias outside the tiled form, on a spilling
+/// order or without column axes, ...). Whether the split's loop is parallel is
 /// checked on the result (split_loop), not here.
 std::vector<Kernel> lower_layout(const Node& n, DType t, const Layout& l);
 

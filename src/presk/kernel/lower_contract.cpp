@@ -23,6 +23,11 @@
 //    type is the arithmetic type (not bf16);
 //  - row-wise (the seed's printed kernel): the output row zeroed, then for each k s0 = the
 //    left element and each output of the row incremented by s0 * the right one.
+// The epilogue (a bias, tiled form only): each store of the m * n sums adds the bias element of
+// its column, b[j], as the add after the product does: in the sum's register where the storage
+// is the arithmetic type (storing it and reading it back would give it exactly), else (bf16)
+// storing the sum, reading it back and storing it plus b. A spilling order stores the sums at
+// every k-block, so it has none.
 // The default point is 0.6.0's kernel: a dot or matmul whose J is one axis of a multiple of 8
 // is tiled [1, 8] (lanes as asked), any other bf16 dot [1, 1], any other dot row-wise; an ein
 // is [1, 1] (an ein not of the nest's pattern keeps the general nest below, its only point).
@@ -199,8 +204,9 @@ void role_loops(Loops& ls, const Nest& c, Role r, int64_t block, At& at, ExprP& 
     }
 }
 
-/// The point's tiled kernel body.
-std::vector<Stmt> tiled(const Nest& c, const Layout& l, int out, int w_buf) {
+/// The point's tiled kernel body; with `bias` >= 0 the epilogue adding that buffer, `exact`
+/// when the storage is the arithmetic type.
+std::vector<Stmt> tiled(const Nest& c, const Layout& l, int out, int w_buf, int bias, bool exact) {
     const int64_t m = l.tile_m, nn = l.tile_n, L = l.lanes, kb = l.kblock;
     std::string order = l.order.empty() ? (kb ? "IJK" : "IJ") : l.order;
     Loops ls;
@@ -253,7 +259,19 @@ std::vector<Stmt> tiled(const Nest& c, const Layout& l, int out, int w_buf) {
             } else {
                 init.push_back(assign(n_acc, zero));
             }
-            done.push_back(vec ? vstore(out, oi, acc(r, a)) : store(out, oi, acc(r, a)));
+            auto put = [&](const ExprP& v) { done.push_back(vec ? vstore(out, oi, v) : store(out, oi, v)); };
+            if (bias < 0) {
+                put(acc(r, a));
+                continue;
+            }
+            const std::vector<ExprP> bi = cell(r, a * (vec ? L : 1)).v[J];
+            const ExprP b = vec ? vload(bias, bi, (int)L) : load(bias, bi);
+            if (exact) {
+                put(binary("add", acc(r, a), b));
+            } else {
+                put(acc(r, a));
+                put(binary("add", vec ? vload(out, oi, (int)L) : load(out, oi), b));
+            }
         }
     // Each row's left element, then for each column (vector) of the tile the rows' updates.
     for (int64_t r = 0; r < m; ++r)
@@ -370,6 +388,9 @@ void check_point(const Nest& c, DType t, const Layout& l, bool contiguous) {
     if (l.lanes > 1 && l.tile_n % l.lanes) refuse("lanes " + std::to_string(l.lanes) + " across the " + tile + "'s columns");
     if (l.lanes > 1 && !contiguous && !l.pack)
         refuse("lanes on an operand 1 that is not contiguous along J need a pack");
+    if (l.bias && l.kblock && !l.order.empty() && l.order.back() != 'K')
+        refuse("a bias on order " + l.order + ": the sums are stored at every k-block, the bias belongs to the last store only");
+    if (l.bias && c.size[J].empty()) refuse("a bias along J on a nest without column axes");
 }
 
 } // namespace
@@ -382,7 +403,7 @@ std::vector<Kernel> lower_contract(const Node& n, DType t, const Layout& l) {
         name = ein_name(n);
         c = ein_nest(n, e);
         if (!c) {
-            if (l.form != Layout::Form::Default || l.pack)  // lanes: the default has none here
+            if (l.form != Layout::Form::Default || l.pack || l.bias)  // lanes: the default has none here
                 refuse("ein '" + n.text + "' is not of the contraction nest's pattern: only its default point");
             return {general_ein(n, t, e)};
         }
@@ -398,17 +419,24 @@ std::vector<Kernel> lower_contract(const Node& n, DType t, const Layout& l) {
         if (p.tile_n == 1 || t == DType::BF16) p.lanes = 1;
     }
     const bool contiguous = !c->w.empty() && c->w.back().role == J && c->w.back().pos + 1 == c->size[J].size();
+    if (p.bias && p.form == Layout::Form::RowWise)
+        refuse("a bias on the row-wise form: the epilogue folds into the tiled form's stores");
     check_point(*c, t, p, contiguous);
 
     std::vector<Kernel> out;
-    Kernel k = header(name, n, t);
+    Kernel k = header(p.bias ? name + "+add" : name, n, t);
+    if (p.bias) {
+        const auto& ra = n.result->axes;
+        k.inputs.push_back({t, std::vector<Axis>(ra.end() - (long)c->size[J].size(), ra.end())});
+    }
     if (p.pack) {
         Nest reads = *c;
         out.push_back(pack(*c, k.inputs[1], reads));
         k.inputs[1] = out.back().output;
         c = reads;
     }
-    k.body = p.form == Layout::Form::RowWise ? row_wise(*c, k.out_buf(), 1) : tiled(*c, p, k.out_buf(), 1);
+    k.body = p.form == Layout::Form::RowWise ? row_wise(*c, k.out_buf(), 1)
+                                             : tiled(*c, p, k.out_buf(), 1, p.bias ? 2 : -1, arith_type(t) == t);
     out.push_back(std::move(k));
     return out;
 }

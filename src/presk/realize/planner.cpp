@@ -56,7 +56,7 @@ std::vector<Choice> choose_plan(const core::Program& p, const Realization& r, in
                 best = Choice{site, point->first, c, c};
                 continue;
             }
-            if (c.ops < best->cost.ops) {
+            if (c.cycles < best->cost.cycles) {
                 best->point = point->first;
                 best->cost = c;
             }

@@ -19,8 +19,8 @@ struct Choice {
 /// For each nest of `p`'s entry (Executor::nests) in realization `r`: every candidate of its
 /// space (kernel::layout_space, lanes 1 or `width(type)`) the builder admits, each split at
 /// the outermost parallel depth whose loop has at least `threads` iterations over `threads`
-/// workers when `threads` > 1, the one of least predicted operations (the first of equal
-/// ones, so the default where nothing is better), on a machine of `registers` vector
+/// workers when `threads` > 1, the one of fewest predicted cycles (kernel/cost.h; the first
+/// of equal ones, so the default where nothing is better), on a machine of `registers` vector
 /// registers. Throws presk::Error as the executor does on a realization it refuses.
 std::vector<Choice> choose_plan(const core::Program& p, const Realization& r, int threads, int registers,
                                 int (*width)(kernel::DType));
