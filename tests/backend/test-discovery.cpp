@@ -23,7 +23,8 @@ TEST(Discovery, OneLinePerDeviceOnFirstUseUnlessQuiet) {
         return;
     }
     const std::regex line("gk: CPU - gk CPU backend, [0-9]+ MiB \\| SIMD = (AVX512|AVX2|NEON|scalar) \\| AVX512 = [01] "
-                          "\\| AVX2 = [01] \\| FMA = [01] \\| F16C = [01]( \\| HOST_[A-Z0-9_]+ = [a-z0-9]+)+\n");
+                          "\\| AVX2 = [01] \\| FMA = [01] \\| F16C = [01]"
+                          "( \\| (HOST_[A-Z0-9_]+|BF16_DOT) = [a-z0-9-]+)+\n");
     EXPECT_TRUE(std::regex_match(err, line)) << err;
 }
 
