@@ -35,9 +35,9 @@
 namespace gk::cpu::detail {
 namespace {
 
-constexpr int     kLanes  = 16;          // pairs per step: lanes of an f32 register of 512 bits
-constexpr int     kChains = 4;           // steps in flight
-constexpr int64_t kStep   = 2 * kLanes;  // elements per step
+constexpr int     kLanes  = float_lanes;   // pairs per step: the float path's lanes
+constexpr int     kChains = float_chains;  // steps in flight: the float path's chains
+constexpr int64_t kStep   = 2 * kLanes;    // elements per step
 constexpr int64_t kRound  = kStep * kChains;
 
 /// One update of the order: acc + x * y, rounded once, then flushed if tiny.

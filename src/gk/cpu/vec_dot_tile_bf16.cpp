@@ -22,8 +22,8 @@ namespace {
 
 constexpr int     kRows   = 16;  // weight rows per call (pairs of them in turn)
 constexpr int     kCols   = 64;  // columns per call
-constexpr int     kChains = 4;
-constexpr int64_t kStep   = 32;  // elements per instruction
+constexpr int     kChains = float_chains;
+constexpr int64_t kStep   = 2 * float_lanes;  // elements per instruction: a pair per lane
 
 /// RR x CC outputs (RR <= 2, CC <= 3): rows x[0 .. RR-1] (bx bytes apart) times columns
 /// y[0 .. CC-1] (by apart), s[c * ldc + r].

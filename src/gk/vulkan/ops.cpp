@@ -144,7 +144,8 @@ struct scale_push {
     float    s, bias;
 };
 
-bool scale_ok(const device_context &, const gk_tensor * n, std::string * why) {
+/// An f32 result from one f32 source, both in whole elements (scale, pad).
+bool f32_from_f32_ok(const device_context &, const gk_tensor * n, std::string * why) {
     if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
     return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why);
 }
@@ -755,11 +756,6 @@ struct pad_push {
     uint32_t aoff, doff;
 };
 
-bool pad_ok(const device_context &, const gk_tensor * n, std::string * why) {
-    if (!is(n, GK_TYPE_F32) || !is(n->src[0], GK_TYPE_F32)) return refuse(why, "f32 only");
-    return whole_elements(n, 4, why) && whole_elements(n->src[0], 4, why);
-}
-
 bool pad_record(device_context & d, VkCommandBuffer cmd, VkDescriptorSet set, const gk_tensor * n, uint32_t) {
     const view a = as_view(n->src[0], 4), o = as_view(n, 4);
     pad_push   p{};
@@ -821,7 +817,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_SUB, binary_ok, binary_record},
     {GK_OP_MUL, binary_ok, binary_record},
     {GK_OP_DIV, binary_ok, binary_record},
-    {GK_OP_SCALE, scale_ok, scale_record},
+    {GK_OP_SCALE, f32_from_f32_ok, scale_record},
     {GK_OP_MUL_MAT, mul_mat_ok, mul_mat_record, mul_mat_aux, mul_mat_fill},
     {GK_OP_NORM, norm_ok, norm_record},
     {GK_OP_RMS_NORM, norm_ok, norm_record},
@@ -837,7 +833,7 @@ constexpr op_entry k_ops[] = {
     {GK_OP_FLASH_ATTN_EXT, flash_attn_ok, flash_attn_record, flash_attn_aux, flash_attn_fill},
     {GK_OP_MUL_MAT_ID, mul_mat_ok, mul_mat_record, mul_mat_id_aux, mul_mat_id_fill, 0u, mul_mat_id_check},
     {GK_OP_L2_NORM, norm_ok, norm_record},
-    {GK_OP_PAD, pad_ok, pad_record},
+    {GK_OP_PAD, f32_from_f32_ok, pad_record},
     {GK_OP_TIMESTEP_EMBEDDING, timestep_ok, timestep_record, timestep_aux, timestep_fill, 1u},
 };
 
