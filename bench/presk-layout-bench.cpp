@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
             realize::Executor probe(p, r, o);
             const auto nests = probe.nests();
             const std::string site = nests.begin()->first;
-            const kernel::Node& node = nests.begin()->second.first;
+            const kernel::Node& node = nests.begin()->second.node;
             std::printf("-- %d thread%s\n", t, t == 1 ? "" : "s");
             std::string want, got;
             Row best{"", 0};

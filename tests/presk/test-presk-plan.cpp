@@ -7,6 +7,7 @@
 // default's bits on the kernel interpreter and natively.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -34,6 +35,8 @@ TEST(Plan, ReadsTheSeedsPackJson) {
     const kernel::Layout& l = p.layout.at("scores/%2");
     EXPECT_EQ(kernel::to_string(l), "tile [2, 4], lanes 4, pack, split at depth 1 over 2 workers");
     EXPECT_EQ(parse_plan_json(R"({"layout": {"f/%1": {"split": "none"}}})", "@p").layout.at("f/%1").split_workers, 1);
+    EXPECT_TRUE(parse_plan_json(R"({"layout": {"f/%1": {"tile": [2, 8], "epilogue": "bias"}}})", "@p").layout.at("f/%1").bias);
+    EXPECT_FALSE(parse_plan_json(R"({"layout": {"f/%1": {"epilogue": "none"}}})", "@p").layout.at("f/%1").bias);
     EXPECT_EQ(parse_plan_json(R"({"layout": {"f/%1": {"tile": [1, 8]}}})", "@p").layout.at("f/%1").lanes, 0);  // unstated
 }
 
@@ -56,6 +59,8 @@ TEST(Plan, RefusesEveryMalformedPlan) {
         {"{\"layout\": {\"f/%1\": {\"pack\": 1}}}", "is not true or false"},
         {"{\"layout\": {\"f/%1\": {\"passes\": 1}}}", "is not a softmax's 2 or 3 passes"},
         {"{\"layout\": {\"f/%1\": {\"form\": \"blocked\"}}}", "is not \"tiled\" or \"row-wise\""},
+        {"{\"layout\": {\"f/%1\": {\"epilogue\": \"relu\"}}}", "is not \"bias\" or \"none\""},
+        {"{\"layout\": {\"f/%1\": {\"epilogue\": true}}}", "is not \"bias\" or \"none\""},
         {"{\"layout\": {\"f/%1\": {\"form\": \"row-wise\", \"tile\": [1, 8]}}}", "the row-wise form has no tile"},
         {"{\"layout\": {\"f/%1\": {\"split\": {\"depth\": 1}}}}", "is not {\"depth\": d, \"workers\": p}"},
         {"{\"layout\": {\"f/%1\": {\"split\": {\"depth\": 1, \"workers\": 0}}}}", "0 workers"},
@@ -185,7 +190,167 @@ TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {
     if (!jit) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
 }
 
+// The bias epilogue (docs/presk.md, "The epilogue"): Linear's dot(x, w) + b, and the shapes
+// of an add that cannot fold.
+const char* const kLinears = R"(
+module Linear{n_in, n_out} {
+  param w : [n_in, n_out] = normal(0, 1 / sqrt(n_in))
+  param b : [n_out]       = normal(0, 1)
+
+  fn apply(x : [..., n_in]) -> [..., n_out] {
+    dot(x, w) + b
+  }
+  fn direct(x : [B, T, n_in]) -> [B, T, n_out] {
+    dot(x, w) + b
+  }
+  fn swapped(x : [B, T, n_in]) -> [B, T, n_out] {
+    b + dot(x, w)
+  }
+  fn twice(x : [B, T, n_in]) -> [B, T, n_out] {
+    let y = dot(x, w)
+    y + b + y
+  }
+  fn matrix(x : [B, T, n_in], m : [B, T, n_out]) -> [B, T, n_out] {
+    dot(x, w) + m
+  }
+}
+
+module MLP{D} {
+  param up   : Linear{D, 4 * D}
+  param down : Linear{4 * D, D}
+
+  fn apply(x : [B, T, D]) -> [B, T, D] {
+    down.apply(gelu(up.apply(x)))
+  }
+}
+)";
+
+core::Program linears(const std::string& entry) {
+    std::string err;
+    core::Program p = test::compile(kLinears, entry, CheckOptions{{{"B", 2}, {"T", 4}}, {}}, &err);
+    EXPECT_EQ(err, "") << entry;
+    return p;
+}
+
+/// The sites of `p`'s contractions, and of those a bias add reads (Executor::nests).
+std::pair<std::vector<std::string>, std::vector<std::string>> contractions(const core::Program& p) {
+    std::pair<std::vector<std::string>, std::vector<std::string>> out;
+    for (const auto& [site, n] : Executor(p, parse_realization("f32")).nests()) {
+        out.first.push_back(site);
+        if (n.bias_add) out.second.push_back(site);
+    }
+    return out;
+}
+
+// The MLP's two Linears with the bias folded into their dots' stores: one launch (dot+add) at
+// each dot's site where there were two, and the default's bits in f64, f32 and bf16 on the
+// kernel interpreter and natively, split or not.
+TEST(Plan, TheBiasEpilogueFoldsTheLinearsAddIntoItsDot) {
+    const core::Program p = linears("MLP{8}.apply");
+    const std::vector<std::string> folds = contractions(p).second;
+    ASSERT_EQ(folds.size(), 2u);
+    std::string plan = "{\"layout\": {\"" + folds[0] + "\": {\"tile\": [4, 8], \"epilogue\": \"bias\"}, \"" + folds[1] +
+                       "\": {\"tile\": [2, 8], \"order\": \"JI\", \"pack\": true, \"epilogue\": \"bias\", " +
+                       "\"split\": {\"depth\": 0, \"workers\": 2}}}}";
+    ref::Interp interp(p, {64, 7, false});
+    const std::vector<ref::Value> args = interp.entry_args({});
+    const bool jit = kernel::have_llvm();
+    for (Backend b : {Backend::Kernel, Backend::Native}) {
+        if (b == Backend::Native && !jit) continue;
+        for (const char* r : {"f64", "f32", "bf16"}) {
+            const std::string what = std::string(backend_name(b)) + " " + r;
+            std::vector<std::vector<unsigned char>> want, got, apart;
+            ExecOptions o{7};
+            o.backend = b;
+            o.threads = 2;
+            o.log_launches = true;
+            Executor plain(p, parse_realization(r), o);
+            leaves(plain.call(p.entry, args), want);
+            o.plan = parse_plan_json(plan, "@p.json");
+            Executor planned(p, parse_realization(r), o);
+            leaves(planned.call(p.entry, args), got);
+            EXPECT_EQ(got, want) << what;
+            std::vector<std::string> fused;
+            size_t packs = 0;
+            for (const Launch& l : planned.launches()) {
+                if (l.kernel->name == "dot+add") fused.push_back(l.site);
+                packs += l.kernel->name == "pack";
+            }
+            EXPECT_EQ(packs, 1u) << what;
+            EXPECT_EQ(planned.launches().size() - packs + 2, plain.launches().size()) << what;
+            std::sort(fused.begin(), fused.end());
+            EXPECT_EQ(fused, folds) << what;
+            o.fuse = false;  // the dot and the add apart, at their defaults
+            Executor unfused(p, parse_realization(r), o);
+            leaves(unfused.call(p.entry, args), apart);
+            EXPECT_EQ(apart, want) << what;
+        }
+    }
+    if (!jit) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
+}
+
+// What cannot fold is refused, naming the site: an add whose first operand is the bias, a
+// product read twice, an add of a matrix, a point the builder refuses, a non-contraction; and a
+// realization that types the folded add, now a member of the dot's group.
+TEST(Plan, TheExecutorRefusesAnEpilogueThatCannotFold) {
+    // `realization`: JSON, where "%add" stands for the site of the entry's last let.
+    auto refused = [](const std::string& entry, const std::string& point, std::string realization = "{}") {
+        const core::Program p = linears(entry);
+        const std::vector<std::string> sites = contractions(p).first;
+        EXPECT_EQ(sites.size(), 1u) << entry;
+        const std::string& dot = sites.at(0);
+        const std::string add = dot.substr(0, dot.rfind("/%") + 2) + std::to_string(p.find(p.entry)->body.back().id);
+        if (const size_t k = realization.find("%add"); k != std::string::npos) realization.replace(k, 4, add);
+        ExecOptions o{7};
+        o.plan = parse_plan_json("{\"layout\": {\"" + dot + "\": " + point + "}}", "@p.json");
+        return error_of([&] { Executor(p, parse_realization_json(realization, "r.json"), o); });
+    };
+    const std::string bias = "{\"tile\": [2, 8], \"epilogue\": \"bias\"}";
+    for (const char* entry : {"Linear{8, 8}.swapped", "Linear{8, 8}.twice"}) {
+        const std::string e = refused(entry, bias);
+        EXPECT_EQ(e.rfind("E7002: plan @p.json: layout names Linear{8,8}.", 0), 0u) << e;
+        EXPECT_NE(e.find("an epilogue (bias) needs a dot, matmul or ein whose value only an add reads"), std::string::npos) << e;
+    }
+    const std::string matrix = refused("Linear{8, 8}.matrix", bias);
+    EXPECT_NE(matrix.find("the epilogue's bias is [B: 2, T: 4, 8], not a vector over the product's columns [8]"), std::string::npos)
+        << matrix;
+    EXPECT_NE(refused("Linear{8, 8}.direct", "{\"form\": \"row-wise\", \"epilogue\": \"bias\"}").find("row-wise form"),
+              std::string::npos);
+    EXPECT_EQ(refused("Linear{8, 8}.direct", bias), "");
+    const std::string member = refused("Linear{8, 8}.direct", bias, R"({"storage": {"%add": "bf16"}})");
+    EXPECT_NE(member.find("which is fused into the group rooted at Linear{8,8}.direct/%"), std::string::npos) << member;
+    EXPECT_EQ(refused("Linear{8, 8}.direct", "{}", R"({"storage": {"%add": "bf16"}})"), "");
+    EXPECT_EQ(refused("Linear{8, 8}.direct", "{\"tile\": [2, 8], \"epilogue\": \"none\"}"), "");
+}
+
 int four(kernel::DType t) { return t == kernel::DType::F64 ? 2 : 4; }
+
+// presk plan on the MLP: the model folds each Linear's add into its dot (the add's launch, a
+// load and a store of every product saved), writes "epilogue": "bias", and the plan runs with
+// the default's bits.
+TEST(Plan, ThePlannerFoldsTheLinearsAdds) {
+    const core::Program p = linears("MLP{8}.apply");
+    ref::Interp interp(p, {64, 7, false});
+    const std::vector<ref::Value> args = interp.entry_args({});
+    for (const char* r : {"f64", "f32", "bf16"}) {
+        const std::vector<Choice> choices = choose_plan(p, parse_realization(r), 1, 16, four);
+        ASSERT_EQ(choices.size(), 2u) << r;
+        for (const Choice& c : choices) {
+            EXPECT_TRUE(c.point.bias) << r << " " << c.site << ": " << kernel::to_string(c.point);
+            EXPECT_LT(c.cost.cycles, c.default_cost.cycles) << r << " " << c.site;
+        }
+        const std::string json = plan_json(choices, r);
+        EXPECT_NE(json.find("\"epilogue\": \"bias\""), std::string::npos) << json;
+        std::vector<std::vector<unsigned char>> want, got;
+        ExecOptions o{7};
+        Executor plain(p, parse_realization(r), o);
+        leaves(plain.call(p.entry, args), want);
+        o.plan = parse_plan_json(json, "@planned.json");
+        Executor planned(p, parse_realization(r), o);
+        leaves(planned.call(p.entry, args), got);
+        EXPECT_EQ(got, want) << r;
+    }
+}
 
 // presk plan: the model's choice for every nest of attention is never predicted slower than
 // the default, its plan reads back as written, and runs with the default's bits.

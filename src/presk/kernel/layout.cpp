@@ -28,7 +28,7 @@ std::string to_string(const Layout& l) {
     return s.empty() ? "default" : s;
 }
 
-std::vector<Layout> layout_space(const Node& n, int width) {
+std::vector<Layout> layout_space(const Node& n, int width, bool bias) {
     std::vector<Layout> out{Layout{}};
     if (n.prim == "softmax") {
         out.emplace_back().passes = 2;
@@ -44,16 +44,19 @@ std::vector<Layout> layout_space(const Node& n, int width) {
             for (const char* order : kb ? std::vector<const char*>{"IJK", "IKJ", "JIK", "JKI", "KIJ", "KJI"}
                                         : std::vector<const char*>{"IJ", "JI"})
                 for (int lanes : {1, width})
-                    for (bool pack : {false, true}) {
-                        Layout& l = out.emplace_back();
-                        l.form = Layout::Form::Tiled;
-                        l.tile_m = m;
-                        l.tile_n = nj;
-                        l.kblock = kb;
-                        l.order = order;
-                        l.lanes = lanes;
-                        l.pack = pack;
-                    }
+                    for (bool pack : {false, true})
+                        for (bool with_bias : {false, bias}) {
+                            Layout& l = out.emplace_back();
+                            l.form = Layout::Form::Tiled;
+                            l.tile_m = m;
+                            l.tile_n = nj;
+                            l.kblock = kb;
+                            l.order = order;
+                            l.lanes = lanes;
+                            l.pack = pack;
+                            l.bias = with_bias;
+                            if (!bias) break;
+                        }
     return out;
 }
 

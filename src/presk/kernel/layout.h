@@ -59,9 +59,10 @@ std::string to_string(const Layout& l);
 /// The candidate points of `n`'s space, in a fixed order, without splits: for a contraction
 /// the default, the row-wise form, then every tile ([1, 1], m_i in kTileRows by n_j in kTileCols)
 /// by k-block (none, 32, 128) by order (IJ, JI; with a k-block the six permutations of IJK) by
-/// lanes (1, `width`) by pack (off, on); for a softmax its three and two passes; for anything
-/// else the default alone. Not every candidate applies to `n` (lower_layout refuses those).
-std::vector<Layout> layout_space(const Node& n, int width);
+/// lanes (1, `width`) by pack (off, on), and with `bias` (a bias add reads the product) by
+/// epilogue (none, bias); for a softmax its three and two passes; for anything else the
+/// default alone. Not every candidate applies to `n` (lower_layout refuses those).
+std::vector<Layout> layout_space(const Node& n, int width, bool bias = false);
 
 /// Whether `l` chooses anything but a split: a form, tile, k-block, order, lanes above 1, a
 /// pack, a bias or two passes.

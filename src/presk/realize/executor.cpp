@@ -178,6 +178,7 @@ struct Executor::Impl {
     mutable std::vector<Launch> launches;                            // the log as launches() gives it
     std::vector<const Kernel*> first;  // distinct kernels in first-launch order
     std::map<std::string, kernel::Layout> planned;  // the plan's points, checked, lanes resolved
+    std::set<std::string> epilogues;                // the plan's sites with a bias (fusion's input)
     int64_t unfused = 0;
     std::vector<std::string> ctx;  // the enclosing fold steps, for random keys
     int depth = 0;
@@ -191,7 +192,10 @@ struct Executor::Impl {
     std::vector<const kernel::Data*> ptrs;
     std::vector<void*> bufs;
 
-    Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {}
+    Impl(const core::Program& prog, Realization real, ExecOptions opt) : p(prog), r(std::move(real)), o(opt) {
+        for (const auto& [site, point] : o.plan.layout)
+            if (point.bias) epilogues.insert(site);
+    }
 
     /// The lanes kernels of storage type `t` are lowered at: 1 on the kernel interpreter;
     /// ExecOptions::lanes on the machine-code backends, 0 there meaning the widest the host's
@@ -208,10 +212,10 @@ struct Executor::Impl {
         if (it != plans.end()) return it->second;
         FnPlan fp;
         fp.f = &f;
-        fp.part = detail::partition(f);
+        fp.part = detail::partition(f, epilogues);
         for (const detail::FusionGroup& g : fp.part.groups) {
             FnPlan::Group pg;
-            pg.site = detail::site_of(f, f.body[(size_t)g.lets.back()]);
+            pg.site = detail::site_of(f, f.body[(size_t)g.named()]);
             pg.dtype = r.storage_of(pg.site);
             pg.fused.sig = g.elementwise ? kernel::signature(g.group, pg.dtype) : kernel::signature(g.node, pg.dtype);
             pg.fused.site = pg.site;
@@ -640,7 +644,7 @@ struct Executor::Impl {
                 const int g = fp.part.group_of[pos];
                 if (g >= 0) {
                     const auto& fg = fp.part.groups[(size_t)g];
-                    s.kind = fg.lets.back() == (int)pos ? SiteInfo::Root : SiteInfo::Member;
+                    s.kind = fg.named() == (int)pos ? SiteInfo::Root : SiteInfo::Member;
                     s.prim = l.name;
                     s.root = fp.groups[(size_t)g].site;
                 } else if (random(l)) {
@@ -751,6 +755,11 @@ struct Executor::Impl {
             why.push_back(at + ", an elementwise group: its only choice is a split");
             return;
         }
+        if (l.bias && !fg.epilogue) {
+            why.push_back(at + ": an epilogue (bias) needs a dot, matmul or ein whose value only an add reads, as "
+                               "its first operand (dot(x, w) + b)");
+            return;
+        }
         const bool machine = o.backend != Backend::Kernel;
         if (l.lanes > 1 && machine && l.lanes != kernel::native_lanes(t) && l.lanes != kernel::register_lanes(t))
             why.push_back(at + ": lanes " + std::to_string(l.lanes) + " are not 1 or the register's width for " +
@@ -773,6 +782,13 @@ struct Executor::Impl {
                     return;
                 }
             }
+        }
+        if (fg.epilogue) {
+            const TypeP& bias = f.type_of(fg.inputs.back());
+            const std::vector<Axis>& columns = ks.back().inputs.back().axes;
+            if (!bias || !bias->is_real_tensor() || bias->axes != columns)
+                why.push_back(at + ": the epilogue's bias is " + (bias ? to_string(*bias) : std::string("?")) +
+                              ", not a vector over the product's columns " + to_string(*tensor_type(Elem::Real, columns)));
         }
         if (l.split_workers > 1 && !kernel::split_loop(ks.back()))
             why.push_back(at + ": a split at depth " + std::to_string(l.split_depth) + " of kernel " + ks.back().name +
@@ -811,15 +827,20 @@ Executor::Executor(const core::Program& p, Realization r, ExecOptions o) : impl_
 
 Executor::~Executor() = default;
 
-std::map<std::string, std::pair<kernel::Node, DType>> Executor::nests() {
-    std::map<std::string, std::pair<kernel::Node, DType>> out;
+std::map<std::string, Executor::Nest> Executor::nests() {
+    std::map<std::string, Nest> out;
     std::set<std::string> reached;
     for (const auto& [site, s] : impl_->sites(reached)) {
         if (s.kind != SiteInfo::Root || (s.prim != "dot" && s.prim != "matmul" && s.prim != "ein" && s.prim != "softmax"))
             continue;
         const core::Function& f = *impl_->p.find(site.substr(0, site.rfind("/%")));
-        for (const core::Let& l : f.body)
-            if (detail::site_of(f, l) == site) out.emplace(site, std::pair{detail::node_of(f, l), impl_->r.storage_of(site)});
+        for (size_t pos = 0; pos < f.body.size(); ++pos) {
+            if (detail::site_of(f, f.body[pos]) != site) continue;
+            Nest& n = out[site];
+            n.node = detail::node_of(f, f.body[pos]);
+            n.dtype = impl_->r.storage_of(site);
+            if (const auto b = detail::bias_add_of(f, (int)pos)) n.bias_add = detail::node_of(f, f.body[(size_t)b->add]);
+        }
     }
     return out;
 }

@@ -129,9 +129,16 @@ public:
     int64_t unfused_launches() const;
     /// The distinct kernels launched, in the order of their first launch.
     std::vector<const kernel::Kernel*> kernels() const;
+    /// A nest a plan may lay out: its node, its storage type, and for a contraction whose value
+    /// only a bias add reads (dot(x, w) + b) that add, which a point with a bias folds into it.
+    struct Nest {
+        kernel::Node node;
+        kernel::DType dtype = kernel::DType::F64;
+        std::optional<kernel::Node> bias_add;
+    };
     /// The nests a plan may lay out, by site: every group root reachable from the entry that
-    /// launches a dot, matmul, ein or softmax, with its node and storage type.
-    std::map<std::string, std::pair<kernel::Node, kernel::DType>> nests();
+    /// launches a dot, matmul, ein or softmax (a contraction with its epilogue included).
+    std::map<std::string, Nest> nests();
     /// The free lists the launches' outputs come from (kernel::BufferPool; its counts show the reuse).
     const kernel::BufferPool& buffers() const;
 

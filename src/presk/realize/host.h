@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -75,29 +77,49 @@ Value stack_first(const std::vector<Value>& parts, TypeMemo& types, kernel::Buff
 
 // ---- fusion groups (fusion.cpp) ----
 
-/// One launch of a function's body: a kernel primitive alone, or a group of elementwise ones.
+/// One launch of a function's body: a kernel primitive alone, a group of elementwise ones, or
+/// a contraction with the bias add that reads it (its epilogue, kernel::Layout::bias).
 struct FusionGroup {
     std::vector<int> lets;       // positions in the body of the members, in order; the root last
     std::vector<int> inputs;     // value ids read from outside the group, in order of first use
+                                 // (an epilogue's: the contraction's operands, then the bias)
     std::vector<bool> literal;   // per input: the value of a literal let of the function
-    bool elementwise = false;    // `group` is set (else `node`, the one member)
+    bool elementwise = false;    // `group` is set (else `node`)
+    bool epilogue = false;       // lets = {the contraction, its add}; `node` the contraction
     kernel::Group group;         // the members wired as lower_group reads them
     kernel::Node node;           // the primitive of a group that is not elementwise
+    /// The position whose site names the group (a plan's and a realization's key): the root,
+    /// or an epilogue's contraction.
+    int named() const { return epilogue ? lets.front() : lets.back(); }
 };
+
+/// The add a contraction let can fold into its stores as its epilogue: the only let reading
+/// the contraction's value (which is not the function's result), an add whose first operand
+/// that value is (the fused kernel computes the sum, then sum + bias, in that order).
+struct BiasAdd {
+    int add = -1;   // the add's position in the body
+    int bias = -1;  // the value id of its second operand
+};
+
+/// The bias add of the let at body position `pos` of `f`, if it is a dot, matmul or ein read
+/// as BiasAdd says; the bias's type is the builder's to check (kernel::lower_layout).
+std::optional<BiasAdd> bias_add_of(const core::Function& f, int pos);
 
 /// The partition of a function's lets. Each let that launches (a primitive that is not a host
 /// primitive) is in exactly one group: an elementwise let joins the group of its consumer when
 /// every use of its value is in that one consumer, which is elementwise too, it is not the
-/// function's result, and that group has fewer than kMaxGroupMembers members; every other
-/// launching let roots a group of its own. The bound keeps a kernel's expressions shallow:
-/// a chain of 10 000 additions is 79 launches, not one expression 10 000 deep.
+/// function's result, and that group has fewer than kMaxGroupMembers members; a contraction
+/// whose site is in `epilogues` (a plan's points with a bias) joins its bias add (bias_add_of),
+/// which then takes no other member; every other launching let roots a group of its own. The
+/// bound keeps a kernel's expressions shallow: a chain of 10 000 additions is 79 launches,
+/// not one expression 10 000 deep.
 constexpr int kMaxGroupMembers = 128;
 struct Partition {
     std::vector<int> group_of;           // by body position: the group, or -1 (host work)
     std::vector<FusionGroup> groups;     // in the order of their roots
 };
 
-Partition partition(const core::Function& f);
+Partition partition(const core::Function& f, const std::set<std::string>& epilogues = {});
 
 /// For each argument of `l`: whether it is the value of a literal let of `f`.
 std::vector<bool> literal_args(const core::Function& f, const std::vector<int>& ids);

@@ -78,11 +78,14 @@ kernel::Layout point_of(const json& v, const std::string& origin, const std::str
         } else if (key == "passes") {
             if (val != 2 && val != 3) fail(origin, at + ": " + shown(val) + " is not a softmax's 2 or 3 passes");
             l.passes = val.get<int>();
+        } else if (key == "epilogue") {
+            if (val != "bias" && val != "none") fail(origin, at + ": " + shown(val) + " is not \"bias\" or \"none\"");
+            l.bias = val == "bias";
         } else if (key == "split") {
             split_of(val, l, origin, at);
         } else {
             fail(origin, at + ": unknown key (" + shown(val) +
-                             "); a layout has form, tile, k_block, order, lanes, pack, passes and split");
+                             "); a layout has form, tile, k_block, order, lanes, pack, epilogue, passes and split");
         }
     }
     if (l.form == kernel::Layout::Form::RowWise && (tile || l.kblock || !l.order.empty() || l.pack))

@@ -43,14 +43,19 @@ std::vector<Choice> choose_plan(const core::Program& p, const Realization& r, in
     Executor ex(p, r);
     std::vector<Choice> out;
     for (const auto& [site, nest] : ex.nests()) {
-        const auto& [n, t] = nest;
+        const kernel::Node& n = nest.node;
+        const kernel::DType t = nest.dtype;
         const int w = t == kernel::DType::BF16 ? 1 : width(t);
+        // Read by a bias add: a point without the epilogue pays for the add's own launch too.
+        std::optional<kernel::Kernel> add;
+        if (nest.bias_add) add = kernel::lower(*nest.bias_add, t, std::min(w, kernel::native_lanes(t)));
         std::optional<Choice> best;
-        for (kernel::Layout l : kernel::layout_space(n, w)) {
+        for (kernel::Layout l : kernel::layout_space(n, w, add.has_value())) {
             if (l.form == kernel::Layout::Form::Default && n.prim != "softmax")  // a run's default lanes
                 l.lanes = std::min(w, kernel::native_lanes(t));
             auto point = lowered(n, t, l, threads);
             if (!point) continue;
+            if (add && !l.bias) point->second.push_back(*add);
             const kernel::Cost c = kernel::cost(point->second, registers);
             if (!best) {
                 best = Choice{site, point->first, c, c};
@@ -78,6 +83,7 @@ std::string plan_json(const std::vector<Choice>& choices, const std::string& rea
             if (l.kblock) o["k_block"] = l.kblock;
             if (!l.order.empty()) o["order"] = l.order;
             o["pack"] = l.pack;
+            if (l.bias) o["epilogue"] = "bias";
         }
         if (l.form == kernel::Layout::Form::Tiled || l.lanes > 1) o["lanes"] = l.lanes;
         if (l.passes != 3) o["passes"] = l.passes;

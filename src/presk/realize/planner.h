@@ -17,7 +17,8 @@ struct Choice {
 };
 
 /// For each nest of `p`'s entry (Executor::nests) in realization `r`: every candidate of its
-/// space (kernel::layout_space, lanes 1 or `width(type)`) the builder admits, each split at
+/// space (kernel::layout_space, lanes 1 or `width(type)`; with the bias epilogue where a bias
+/// add reads the nest, the points without it priced with the add's kernel) the builder admits, each split at
 /// the outermost parallel depth whose loop has at least `threads` iterations over `threads`
 /// workers when `threads` > 1, the one of fewest predicted cycles (kernel/cost.h; the first
 /// of equal ones, so the default where nothing is better), on a machine of `registers` vector
