@@ -68,6 +68,7 @@ TEST(Plan, RefusesEveryMalformedPlan) {
         {"{\"layout\": {\"f/%1\": {\"split\": {\"depth\": 1, \"workers\": 2, \"at\": 0}}}}", "\"at\": unknown key"},
         {"{\"realization\": 3}", "is not a realization"},
         {"{\"layout\": ", "malformed JSON"},
+        {std::string("{\"layout\": {}}\0{\"layout\": 3}", 30).c_str(), "malformed JSON"},
     };
     for (const auto& [text, why] : bad) {
         const std::string e = error_of([&] { parse_plan_json(text, "@p.json"); });
@@ -213,6 +214,12 @@ module Linear{n_in, n_out} {
   fn matrix(x : [B, T, n_in], m : [B, T, n_out]) -> [B, T, n_out] {
     dot(x, w) + m
   }
+  fn scalar(x : [B, T, n_in]) -> [B, T, n_out] {
+    dot(x, w) + 1.5
+  }
+  fn activated(x : [B, T, n_in]) -> [B, T, n_out] {
+    gelu(dot(x, w) + b)
+  }
 }
 
 module MLP{D} {
@@ -290,8 +297,9 @@ TEST(Plan, TheBiasEpilogueFoldsTheLinearsAddIntoItsDot) {
 }
 
 // What cannot fold is refused, naming the site: an add whose first operand is the bias, a
-// product read twice, an add of a matrix, a point the builder refuses, a non-contraction; and a
-// realization that types the folded add, now a member of the dot's group.
+// product read twice, an add of a matrix or of a scalar, a point the builder refuses, an add
+// stored in another type than the product, and on bf16 an add fused with other elementwise lets
+// by default (that group keeps the sum in f32; the epilogue would round it to bf16).
 TEST(Plan, TheExecutorRefusesAnEpilogueThatCannotFold) {
     // `realization`: JSON, where "%add" stands for the site of the entry's last let.
     auto refused = [](const std::string& entry, const std::string& point, std::string realization = "{}") {
@@ -314,12 +322,21 @@ TEST(Plan, TheExecutorRefusesAnEpilogueThatCannotFold) {
     const std::string matrix = refused("Linear{8, 8}.matrix", bias);
     EXPECT_NE(matrix.find("the epilogue's bias is [B: 2, T: 4, 8], not a vector over the product's columns [8]"), std::string::npos)
         << matrix;
+    EXPECT_NE(refused("Linear{8, 8}.scalar", bias).find("the epilogue's bias is [], not a vector"), std::string::npos);
+    const std::string fused = refused("Linear{8, 8}.activated", bias, R"({"default": "bf16"})");
+    EXPECT_NE(fused.find("on bf16 storage the add Linear{8,8}.activated/%5 is fused with 1 other elementwise let(s) into Linear{8,8}.activated/%6"),
+              std::string::npos)
+        << fused;
+    EXPECT_EQ(refused("Linear{8, 8}.activated", bias), "");  // f32: the group's sum is stored as it is
     EXPECT_NE(refused("Linear{8, 8}.direct", "{\"form\": \"row-wise\", \"epilogue\": \"bias\"}").find("row-wise form"),
               std::string::npos);
     EXPECT_EQ(refused("Linear{8, 8}.direct", bias), "");
-    const std::string member = refused("Linear{8, 8}.direct", bias, R"({"storage": {"%add": "bf16"}})");
-    EXPECT_NE(member.find("which is fused into the group rooted at Linear{8,8}.direct/%"), std::string::npos) << member;
-    EXPECT_EQ(refused("Linear{8, 8}.direct", "{}", R"({"storage": {"%add": "bf16"}})"), "");
+    const std::string types = refused("Linear{8, 8}.direct", bias, R"({"default": "f32", "storage": {"%add": "bf16"}})");
+    EXPECT_NE(types.find("is stored in bf16 and the product in f32: an epilogue computes both in one type"), std::string::npos)
+        << types;
+    EXPECT_EQ(refused("Linear{8, 8}.direct", bias, R"({"default": "f32", "storage": {"%add": "f32"}})"), "");
+    EXPECT_EQ(refused("Linear{8, 8}.direct", "{}", R"({"default": "f32", "storage": {"%add": "bf16"}})"), "");
+    EXPECT_EQ(refused("Linear{8, 8}.direct", "{\"epilogue\": \"bias\"}"), "");  // the default's tile
     EXPECT_EQ(refused("Linear{8, 8}.direct", "{\"tile\": [2, 8], \"epilogue\": \"none\"}"), "");
 }
 
@@ -327,7 +344,7 @@ int four(kernel::DType t) { return t == kernel::DType::F64 ? 2 : 4; }
 
 // presk plan on the MLP: the model folds each Linear's add into its dot (the add's launch, a
 // load and a store of every product saved), writes "epilogue": "bias", and the plan runs with
-// the default's bits.
+// the default's bits; it never offers an epilogue the executor would refuse.
 TEST(Plan, ThePlannerFoldsTheLinearsAdds) {
     const core::Program p = linears("MLP{8}.apply");
     ref::Interp interp(p, {64, 7, false});
@@ -350,6 +367,14 @@ TEST(Plan, ThePlannerFoldsTheLinearsAdds) {
         leaves(planned.call(p.entry, args), got);
         EXPECT_EQ(got, want) << r;
     }
+    auto folds = [](const std::string& entry, const char* r) {
+        const std::vector<Choice> c = choose_plan(linears(entry), parse_realization(r), 1, 16, four);
+        return c.size() == 1 && c[0].point.bias;
+    };
+    EXPECT_FALSE(folds("Linear{8, 8}.scalar", "f32"));
+    EXPECT_FALSE(folds("Linear{8, 8}.matrix", "f32"));
+    EXPECT_FALSE(folds("Linear{8, 8}.activated", "bf16"));
+    EXPECT_TRUE(folds("Linear{8, 8}.activated", "f32"));
 }
 
 // presk plan: the model's choice for every nest of attention is never predicted slower than

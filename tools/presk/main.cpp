@@ -502,6 +502,10 @@ int run(const std::string& cmd, Args a, bool realize_given, bool backend_given, 
             throw presk::Error({}, "--backend " + a.backend + ": the backends are interp, kernel, native and cc");
         if (a.bits < 32 || a.bits > 100000) throw presk::Error({}, "--bits must be in 32..100000");
         read_plan(a, realize_given);
+        const bool interp_only = (cmd == "run" || (cmd == "bench" && backend_given)) && a.backend == "interp";
+        if (!a.plan_arg.empty() && (interp_only || (cmd == "dump" && a.stage == "core")))
+            throw presk::Error({}, "--plan " + a.plan_arg + ": a plan lays out kernels, and " +
+                                       (interp_only ? "--backend interp runs" : "--stage core shows") + " none");
         if (cmd == "train") {
             train_model(src, a, t);
             return 0;

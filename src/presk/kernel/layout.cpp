@@ -30,6 +30,7 @@ std::string to_string(const Layout& l) {
 
 std::vector<Layout> layout_space(const Node& n, int width, bool bias) {
     std::vector<Layout> out{Layout{}};
+    if (bias) out.emplace_back().bias = true;  // the default's tile with the epilogue
     if (n.prim == "softmax") {
         out.emplace_back().passes = 2;
         return out;

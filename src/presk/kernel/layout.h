@@ -59,8 +59,8 @@ std::string to_string(const Layout& l);
 /// The candidate points of `n`'s space, in a fixed order, without splits: for a contraction
 /// the default, the row-wise form, then every tile ([1, 1], m_i in kTileRows by n_j in kTileCols)
 /// by k-block (none, 32, 128) by order (IJ, JI; with a k-block the six permutations of IJK) by
-/// lanes (1, `width`) by pack (off, on), and with `bias` (a bias add reads the product) by
-/// epilogue (none, bias); for a softmax its three and two passes; for anything else the
+/// lanes (1, `width`) by pack (off, on), and with `bias` (a bias add reads the product) the
+/// default with the epilogue second and every tile by epilogue (none, bias); for a softmax its three and two passes; for anything else the
 /// default alone. Not every candidate applies to `n` (lower_layout refuses those).
 std::vector<Layout> layout_space(const Node& n, int width, bool bias = false);
 
@@ -74,7 +74,8 @@ bool shapes(const Layout& l);
 /// product plus b (broadcast over the other axes) with the bits of the product's kernel and then
 /// the add's: each sum stored as the product's kernel stores it, plus b where the storage is the
 /// arithmetic type; on bf16 the sum stored, read back and added to (docs/presk.md, "The
-/// epilogue"). The form, tile, k-block,
+/// epilogue"); at the default form the bias takes the default's tile (the tiled form where the
+/// default is row-wise). The form, tile, k-block,
 /// order, lanes and pack apply to dot, matmul and an ein of the contraction nest's pattern (two
 /// operands; the output's labels the outer ones, then I, then J; summed labels in both
 /// operands), passes to softmax; the split to every kernel. Throws presk::Error "layout:

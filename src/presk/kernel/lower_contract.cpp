@@ -413,7 +413,7 @@ std::vector<Kernel> lower_contract(const Node& n, DType t, const Layout& l) {
     Layout p = l;
     const bool eight = c->size[J].size() == 1 && c->size[J][0] % 8 == 0 && c->size[J][0] > 0;
     if (p.form == Layout::Form::Default) {
-        const bool row = n.prim != "ein" && !eight && t != DType::BF16;
+        const bool row = n.prim != "ein" && !eight && t != DType::BF16 && !p.bias;  // a bias needs the stores of a tile
         p.form = row ? Layout::Form::RowWise : Layout::Form::Tiled;
         p.tile_n = n.prim != "ein" && eight ? 8 : 1;
         if (p.tile_n == 1 || t == DType::BF16) p.lanes = 1;

@@ -64,6 +64,7 @@ struct SiteInfo {
     enum Kind { Root, Member, Host, Random } kind = Host;
     std::string prim;   // Root, Random: the primitive; Host: what the let is
     std::string root;   // Member: the site of its group's root
+    bool epilogue = false;  // Member: an epilogue's add (its storage may be named: it must be the group's)
 };
 
 /// What a launch runs: the interpreter's program, or machine code.
@@ -645,6 +646,7 @@ struct Executor::Impl {
                 if (g >= 0) {
                     const auto& fg = fp.part.groups[(size_t)g];
                     s.kind = fg.named() == (int)pos ? SiteInfo::Root : SiteInfo::Member;
+                    s.epilogue = fg.epilogue && s.kind == SiteInfo::Member;
                     s.prim = l.name;
                     s.root = fp.groups[(size_t)g].site;
                 } else if (random(l)) {
@@ -673,7 +675,7 @@ struct Executor::Impl {
             auto it = all.find(site);
             if (it != all.end()) {
                 const SiteInfo& s = it->second;
-                if (s.kind == SiteInfo::Member)
+                if (s.kind == SiteInfo::Member && !(s.epilogue && key == "storage"))
                     why_here.push_back(key + " names " + site + ", which is fused into the group rooted at " + s.root +
                                   " (a realization types a fusion group by its root)");
                 else if (s.kind == SiteInfo::Host)
@@ -740,6 +742,48 @@ struct Executor::Impl {
             for (FnPlan::Group& pg : fp.groups) apply_plan(pg);
     }
 
+    /// Why the contraction at body position `pos` of `f` cannot take the bias epilogue ("" when
+    /// it can, with the bits of the product's kernel then the add's): no add reads it as
+    /// detail::bias_add_of says; the builder refuses a bias on it, or the add's other operand is
+    /// not a vector over the product's columns; the realization stores the add in another type
+    /// than the product; or, on storage narrower than its arithmetic type (bf16), the add is
+    /// fused with other elementwise lets by default, where the sum stays in the arithmetic type
+    /// (the epilogue stores it, rounded).
+    std::string epilogue_refusal(const core::Function& f, int pos) const {
+        const std::optional<detail::BiasAdd> b = detail::bias_add_of(f, pos);
+        if (!b)
+            return "an epilogue (bias) needs a dot, matmul or ein whose value only an add reads, as its first operand "
+                   "(dot(x, w) + b)";
+        const core::Let& add = f.body[(size_t)b->add];
+        const std::string add_site = detail::site_of(f, add);
+        const DType t = r.storage_of(detail::site_of(f, f.body[(size_t)pos]));
+        if (r.storage_of(add_site) != t)
+            return std::string("the add ") + add_site + " is stored in " + kernel::dtype_name(r.storage_of(add_site)) +
+                   " and the product in " + kernel::dtype_name(t) + ": an epilogue computes both in one type";
+        std::vector<Axis> columns;
+        try {
+            kernel::Layout bias;
+            bias.bias = true;
+            columns = kernel::lower_layout(detail::node_of(f, f.body[(size_t)pos]), t, bias).back().inputs.back().axes;
+        } catch (const Error& e) {
+            return e.what();
+        }
+        const TypeP bias = f.type_of(b->bias);
+        if (!bias || !bias->is_real_tensor() || bias->axes != columns)
+            return "the epilogue's bias is " + (bias ? to_string(*bias) : std::string("?")) +
+                   ", not a vector over the product's columns " + to_string(*tensor_type(Elem::Real, columns));
+        if (kernel::arith_type(t) != t) {
+            const detail::Partition plain = detail::partition(f);
+            const detail::FusionGroup& g = plain.groups[(size_t)plain.group_of[(size_t)b->add]];
+            if (g.lets.size() > 1)
+                return std::string("on ") + kernel::dtype_name(t) + " storage the add " + add_site + " is fused with " +
+                       std::to_string(g.lets.size() - 1) + " other elementwise let(s) into " +
+                       detail::site_of(f, f.body[(size_t)g.lets.back()]) + ", which keeps the sum in " +
+                       kernel::dtype_name(kernel::arith_type(t)) + "; the epilogue would store it rounded";
+        }
+        return "";
+    }
+
     /// Checks the plan's point for the group rooted at `site` against its nest, the backend and
     /// the machine, and keeps it with its lanes resolved (unstated: the run's width where the
     /// point admits it, else 1).
@@ -755,10 +799,12 @@ struct Executor::Impl {
             why.push_back(at + ", an elementwise group: its only choice is a split");
             return;
         }
-        if (l.bias && !fg.epilogue) {
-            why.push_back(at + ": an epilogue (bias) needs a dot, matmul or ein whose value only an add reads, as "
-                               "its first operand (dot(x, w) + b)");
-            return;
+        if (l.bias) {
+            const std::string no = epilogue_refusal(f, (int)pos);
+            if (!no.empty()) {
+                why.push_back(at + ": " + no);
+                return;
+            }
         }
         const bool machine = o.backend != Backend::Kernel;
         if (l.lanes > 1 && machine && l.lanes != kernel::native_lanes(t) && l.lanes != kernel::register_lanes(t))
@@ -782,13 +828,6 @@ struct Executor::Impl {
                     return;
                 }
             }
-        }
-        if (fg.epilogue) {
-            const TypeP& bias = f.type_of(fg.inputs.back());
-            const std::vector<Axis>& columns = ks.back().inputs.back().axes;
-            if (!bias || !bias->is_real_tensor() || bias->axes != columns)
-                why.push_back(at + ": the epilogue's bias is " + (bias ? to_string(*bias) : std::string("?")) +
-                              ", not a vector over the product's columns " + to_string(*tensor_type(Elem::Real, columns)));
         }
         if (l.split_workers > 1 && !kernel::split_loop(ks.back()))
             why.push_back(at + ": a split at depth " + std::to_string(l.split_depth) + " of kernel " + ks.back().name +
@@ -839,7 +878,8 @@ std::map<std::string, Executor::Nest> Executor::nests() {
             Nest& n = out[site];
             n.node = detail::node_of(f, f.body[pos]);
             n.dtype = impl_->r.storage_of(site);
-            if (const auto b = detail::bias_add_of(f, (int)pos)) n.bias_add = detail::node_of(f, f.body[(size_t)b->add]);
+            if (impl_->epilogue_refusal(f, (int)pos).empty())
+                n.bias_add = detail::node_of(f, f.body[(size_t)detail::bias_add_of(f, (int)pos)->add]);
         }
     }
     return out;

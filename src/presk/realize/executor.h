@@ -130,7 +130,8 @@ public:
     /// The distinct kernels launched, in the order of their first launch.
     std::vector<const kernel::Kernel*> kernels() const;
     /// A nest a plan may lay out: its node, its storage type, and for a contraction whose value
-    /// only a bias add reads (dot(x, w) + b) that add, which a point with a bias folds into it.
+    /// only a bias add reads (dot(x, w) + b) that add, where a point with a bias can fold it in
+    /// (the conditions the executor checks a plan's epilogue against).
     struct Nest {
         kernel::Node node;
         kernel::DType dtype = kernel::DType::F64;

@@ -209,6 +209,8 @@ json parse_strict(const std::string& text, const std::string& origin) {
             repeated = parsed.get<std::string>();
         return true;
     };
+    if (const size_t nul = text.find('\0'); nul != std::string::npos)  // the JSON library would stop there
+        fail(origin, "malformed JSON: a NUL byte at offset " + std::to_string(nul));
     json v;
     try {
         v = json::parse(text, cb);
