@@ -30,6 +30,8 @@
 //                    format whose cheapest form never materialises the weight bytes
 //   products16(x, y, k) (optional, x86) the same products summed in pairs, 16 int16
 //                    lanes of at most 2047 in magnitude, reduced per unit as int16
+//   isums4(x, y), wscales4(x) (optional, x86) a step's four unit sums and four weight
+//                    scales at once, where a format has a cheaper form for the whole step
 // Internal to src/gk/cpu/vec_dot*.cpp.
 #pragma once
 
@@ -204,7 +206,9 @@ inline __m128i hsum4_i16(__m256i a, __m256i b, __m256i c, __m256i d) {
 }
 
 template <class F> i32x4 isums4(const typename F::weight * x, const typename F::act * y) {
-    if constexpr (requires { F::products16(x, y, 0); }) {
+    if constexpr (requires { F::isums4(x, y); }) {
+        return F::isums4(x, y);
+    } else if constexpr (requires { F::products16(x, y, 0); }) {
         return hsum4_i16(F::products16(x, y, 0), F::products16(x, y, 1), F::products16(x, y, 2),
                          F::products16(x, y, 3));
     } else if constexpr (F::unit == QK8_0) {
@@ -281,7 +285,9 @@ template <class F> i32x4 isums4(const typename F::weight * x, const typename F::
 
 /// The weight scales of units 0 .. 3 of row x.
 template <class F> f32x4 weight_scales4(const typename F::weight * x) {
-    if constexpr (!has_wscale<F> && F::block == 4 * F::unit) {
+    if constexpr (requires { F::wscales4(x); }) {
+        return F::wscales4(x);
+    } else if constexpr (!has_wscale<F> && F::block == 4 * F::unit) {
         return broadcast_half4(x[0].d);  // one weight block, one scale (q1_0)
     } else if constexpr (has_wscale<F>) {
         return floats4(F::wscale(x, 0), F::wscale(x, 1), F::wscale(x, 2), F::wscale(x, 3));
