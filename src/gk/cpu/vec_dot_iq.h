@@ -108,8 +108,10 @@ inline half_codes nibble_halves(const uint8_t * scales) {
 // shifted          iq1: coordinates -1, 0, 1 and w = 8g + delta;
 // eight_minus_delta(x)  (x86, optional) iq1_s, one shift per sub-block: see shift_by_sums.
 // scale_groups     16, or 8 where halves(x) gives both halves of a sub-block one code.
-// format_defaults supplies shifted, scale_groups, d and low where a format has nothing else
-// to say.
+// sign_table       (AVX2) true: the signs of each group read from k_parity_signs by its
+//                  7-bit code (group_signs 7) instead of spread by vector operations.
+// format_defaults supplies shifted, scale_groups, sign_table, d and low where a format has
+// nothing else to say.
 template <class Block> struct format;
 
 /// What a format shares unless it says otherwise: unsigned coordinates, d in the block's
@@ -117,6 +119,7 @@ template <class Block> struct format;
 template <class Block> struct format_defaults {
     static constexpr bool shifted      = false;
     static constexpr int  scale_groups = 16;
+    static constexpr bool sign_table   = false;
     static fp16_t d(const Block & x) { return x.d; }
     static const uint8_t * low(const Block & x) { return x.qs; }
 };
@@ -304,6 +307,26 @@ inline constexpr positive_twos k_positive_twos = [] {
 }();
 #endif
 
+#if !defined(__AVX512VL__)
+/// Per 7-bit sign code c of a group of 8 (group_signs 7), the group's signs as bytes: -1
+/// for bit j of c (j < 7) set and for the eighth where c has odd parity, else +1.
+struct parity_signs {
+    uint64_t v[128];
+};
+inline constexpr parity_signs k_parity_signs = [] {
+    parity_signs t{};
+    for (int c = 0; c < 128; ++c) {
+        int odd = 0;
+        for (int j = 0; j < 8; ++j) {
+            const int neg = j < 7 ? (c >> j & 1) : odd;
+            odd ^= j < 7 ? neg : 0;
+            t.v[c] |= static_cast<uint64_t>(neg ? 0xFF : 0x01) << (8 * j);
+        }
+    }
+    return t;
+}();
+#endif
+
 /// u = w + o of the 32 values of sub-block k of x from their coordinates g. With BMI2 the
 /// formats with one sign per group of 8 (iq1_*: the shift) take the 4 bits by PEXT (or the
 /// one bit of iq1_s's sub-block 4 times) and OR delta + 1 = 2 into the positive groups:
@@ -327,6 +350,17 @@ template <class F, class Block> __m256i sub_block_weights(const Block & x, int k
 #else
         return _mm256_or_si256(base, load256(k_positive_twos.v[neg]));
 #endif
+    }
+#endif
+#if !defined(__AVX512VL__)
+    if constexpr (F::sign_table) {
+        // the four groups' signs read from k_parity_signs: scalar shifts and loads instead of
+        // the byte mask's nine vector operations
+        static_assert(has_parity<F> && !F::shifted, "the sign table holds 7-bit codes with parity");
+        const auto word = F::sign_word(x, k);
+        const auto sign = [&](int l) { return static_cast<int64_t>(k_parity_signs.v[word >> F::sign_at(l) & 127]); };
+        return _mm256_add_epi8(_mm256_sign_epi8(g, _mm256_setr_epi64x(sign(0), sign(1), sign(2), sign(3))),
+                               _mm256_set1_epi8(weight_offset<F>));
     }
 #endif
     return unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
