@@ -29,7 +29,9 @@
 //   products(x, y, k) (optional, x86) the same sums straight from the blocks, for a
 //                    format whose cheapest form never materialises the weight bytes
 //   products16(x, y, k) (optional, x86) the same products summed in pairs, 16 int16
-//                    lanes of at most 2047 in magnitude, reduced per unit as int16
+//                    lanes of at most 8191 in magnitude, reduced per unit as int16
+//   max_weight       (optional) the largest |integer| value() gives: where the pair sums
+//                    fit (<= 31), x86 without VNNI reduces them as products16's are
 //   isums4(x, y), wscales4(x) (optional, x86) a step's four unit sums and four weight
 //                    scales at once, where a format has a cheaper form for the whole step
 // Internal to src/gk/cpu/vec_dot*.cpp.
@@ -197,20 +199,55 @@ template <class F> __m256i act_products(const typename F::weight * x, const type
     }
 }
 
-/// [sum of a's 16 int16 lanes, of b's, c's, d's], for lanes of at most 2047 in magnitude
-/// (every partial sum then fits int16; the adds wrap, so a wider lane would be wrong).
+/// [sum of a's 16 int16 lanes, of b's, c's, d's], for lanes of at most 8191 in magnitude
+/// (the sums of four lanes then fit int16 before they are widened; the adds wrap, so a
+/// wider lane would be wrong).
 inline __m128i hsum4_i16(__m256i a, __m256i b, __m256i c, __m256i d) {
     const __m256i abcd = _mm256_hadd_epi16(_mm256_hadd_epi16(a, b), _mm256_hadd_epi16(c, d));
     const __m256i s    = _mm256_madd_epi16(abcd, _mm256_set1_epi16(1));  // [a, b, c, d] per 128-bit half
     return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
 }
 
+/// The largest |weight integer| of a format that states it (max_weight), else 255.
+template <class F> constexpr int max_weight_of() {
+    if constexpr (requires { F::max_weight; }) {
+        return F::max_weight;
+    } else {
+        return 255;
+    }
+}
+
+/// True where a step's products are taken as int16 pair sums and reduced by hsum4_i16:
+/// a format's own products16, or (without VNNI, where maddubs forms the products anyway)
+/// one whose pair sums, at most 2 x max |weight| x 127, stay within 8191.
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+template <class F> constexpr bool int16_pairs = requires { F::products16(nullptr, nullptr, 0); };
+#else
+template <class F>
+constexpr bool int16_pairs = requires { F::products16(nullptr, nullptr, 0); } || 2 * max_weight_of<F>() * 127 <= 8191;
+#endif
+
+/// The int16 pair sums of the weight bytes meeting activation block k with its quants
+/// (int16_pairs formats): F::products16, else maddubs on the unpacked bytes.
+template <class F> __m256i act_pairs(const typename F::weight * x, const typename F::act * y, int64_t k) {
+    if constexpr (requires { F::products16(x, y, k); }) {
+        return F::products16(x, y, k);
+    } else {
+        const __m256i w = F::unpack(x, k);
+        const __m256i a = simd::x86::load256(y[k].qs);
+        if constexpr (F::unsigned_bytes) {
+            return _mm256_maddubs_epi16(w, a);
+        } else {
+            return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
+        }
+    }
+}
+
 template <class F> i32x4 isums4(const typename F::weight * x, const typename F::act * y) {
     if constexpr (requires { F::isums4(x, y); }) {
         return F::isums4(x, y);
-    } else if constexpr (requires { F::products16(x, y, 0); }) {
-        return hsum4_i16(F::products16(x, y, 0), F::products16(x, y, 1), F::products16(x, y, 2),
-                         F::products16(x, y, 3));
+    } else if constexpr (F::unit == QK8_0 && int16_pairs<F>) {
+        return hsum4_i16(act_pairs<F>(x, y, 0), act_pairs<F>(x, y, 1), act_pairs<F>(x, y, 2), act_pairs<F>(x, y, 3));
     } else if constexpr (F::unit == QK8_0) {
         return simd::x86::hsum4_i32(act_products<F>(x, y, 0), act_products<F>(x, y, 1), act_products<F>(x, y, 2),
                                     act_products<F>(x, y, 3));

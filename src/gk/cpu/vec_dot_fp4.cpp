@@ -40,8 +40,18 @@ template <const int8_t (&Values)[16]> struct codebook {
 };
 
 /// iq4_nl and mxfp4: 32 codes in q4_0's nibble order and one scale per block.
+/// The largest |entry| of a codebook.
+constexpr int max_abs(const int8_t (&values)[16]) {
+    int m = 0;
+    for (int8_t v : values) {
+        m = v < -m ? -v : v > m ? v : m;
+    }
+    return m;
+}
+
 template <class W, const int8_t (&Values)[16]>
 struct codebook32 : codebook<Values>, format_base<W, block_q8_0, QK8_0, QK8_0> {
+    static constexpr int max_weight = max_abs(Values);
     static int value(const W & x, int j) { return Values[group_nibble(x.qs, QK8_0, j)]; }
 #if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
     static auto unpack(const W * x, int64_t k) { return codebook<Values>::lookup(split_nibbles(x[k].qs)); }
