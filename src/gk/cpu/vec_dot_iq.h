@@ -332,7 +332,7 @@ inline constexpr parity_signs k_parity_signs = [] {
 /// one bit of iq1_s's sub-block 4 times) and OR delta + 1 = 2 into the positive groups:
 /// with AVX-512 by a mask register, else from a 16-entry table (one load for the four
 /// vector operations of the byte mask; gk-bench iq1_m decode on an AVX2 Zen 3: 0.85 -> 0.97).
-template <class F, class Block> __m256i sub_block_weights(const Block & x, int k, __m256i g) {
+template <class F, class Block> [[gnu::always_inline]] inline __m256i sub_block_weights(const Block & x, int k, __m256i g) {
 #if defined(__BMI2__)
     if constexpr (F::shifted && F::group_signs == 1) {
         const auto word = static_cast<uint32_t>(F::sign_word(x, k));
@@ -367,7 +367,7 @@ template <class F, class Block> __m256i sub_block_weights(const Block & x, int k
 }
 
 /// The 32 coordinates of sub-block k, grid row r having the index index(r).
-template <class F, class Index> __m256i load_coords(int k, Index index) {
+template <class F, class Index> [[gnu::always_inline]] inline __m256i load_coords(int k, Index index) {
     const auto row = [&](int r) { return F::table[index(r)]; };
     if constexpr (row_len<F> == 8) {
 #if defined(__AVX512VL__)
@@ -416,7 +416,7 @@ template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
 
 /// The 32 coordinates of sub-block k of x (split formats with BMI2: the indices four at a
 /// time, index_quad).
-template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+template <class F, class Block> [[gnu::always_inline]] inline __m256i load_coords(const Block & x, int k) {
 #if defined(__BMI2__)
     if constexpr (split_index<F>) {
         constexpr int quads = QK_K / row_len<F> / 32;  // per sub-block
@@ -434,42 +434,98 @@ inline __m256i lane_word(__m256i v, int k) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<short>(((2 * k + 1) << 8) | (2 * k))));
 }
 
-/// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
-/// bsums[h]: scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h).
-/// Both are int16 words, word k of the low lane for the first half of sub-block k, of the
-/// high lane for the second; the bsums are taken in that order (even sums low, odd high).
-/// The pair sums of maddubs (u <= 126, |a| <= 128) fit int16, as do scale <= 120 and
-/// weight <= 64 * 31.
-template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) {
+/// The int16 factors of isum_simd: scale_h and weight_h of the 16 halves (see below).
+struct half_factors {
+    __m256i scale;
+    __m256i weight;
+};
+
+/// scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h), int16
+/// words, word k of the low lane for the first half of sub-block k, of the high lane for
+/// the second.
+template <class Block> half_factors factors_of(const Block & x) {
     using F             = format<Block>;
     const half_codes c  = F::halves(x);
     const __m128i    c8 = _mm_set_epi64x(static_cast<int64_t>(c.hi), static_cast<int64_t>(c.lo));
     const __m256i    ls = _mm256_add_epi16(_mm256_slli_epi16(_mm256_cvtepu8_epi16(c8), 1), _mm256_set1_epi16(1));
-    __m256i          scale, weight;
     if constexpr (shift_by_sums<F>) {
-        scale  = _mm256_slli_epi16(ls, 3);
-        weight = _mm256_mullo_epi16(ls, F::eight_minus_delta(x));
+        return {_mm256_slli_epi16(ls, 3), _mm256_mullo_epi16(ls, F::eight_minus_delta(x))};
     } else {
-        scale  = ls;
-        weight = _mm256_mullo_epi16(ls, _mm256_set1_epi16(weight_offset<F>));
+        return {ls, _mm256_mullo_epi16(ls, _mm256_set1_epi16(weight_offset<F>))};
     }
-    __m256i acc = _mm256_setzero_si256();
-#pragma GCC unroll 8
-    for (int k = 0; k < QK_K / 32; ++k) {
-        const __m256i g = load_coords<F>(x, k);
-        __m256i       u;
-        if constexpr (shift_by_sums<F>) {
-            u = _mm256_add_epi8(g, _mm256_set1_epi8(1));
-        } else {
-            u = sub_block_weights<F>(x, k, g);
-        }
-        acc = acc_u8s8_scaled(acc, u, load256(y.qs + 32 * k), lane_word(scale, k));
+}
+
+/// u of sub-block k of x: u = w + o, or g + 1 where the shift goes through the sums.
+/// (The pieces of a sub-block's u are always inlined: with the tile as a second caller
+/// GCC 12 kept iq3_s's load_coords out of line, and its vec_dot fell from 1.02 to 0.94
+/// of ggml.)
+template <class Block> [[gnu::always_inline]] inline __m256i sub_block_u(const Block & x, int k) {
+    using F         = format<Block>;
+    const __m256i g = load_coords<F>(x, k);
+    if constexpr (shift_by_sums<F>) {
+        return _mm256_add_epi8(g, _mm256_set1_epi8(1));
+    } else {
+        return sub_block_weights<F>(x, k, g);
     }
+}
+
+/// isum from the scaled products acc (8 int32 lanes) and the halves' weights against the
+/// bsums, taken in the order of the factors (even sums low, odd high).
+inline int32_t isum_from(__m256i acc, __m256i weight, const block_q8_K & y) {
     const __m256i evenodd = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
                                              12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
     const __m256i bsums   = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(load256(y.bsums), evenodd), 0xD8);
     return hsum_i32(_mm256_sub_epi32(acc, _mm256_madd_epi16(weight, bsums)));
 }
+
+/// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
+/// bsums[h] (factors_of). The pair sums of maddubs (u <= 126, |a| <= 128) fit int16, as do
+/// scale <= 120 and weight <= 64 * 31.
+template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) {
+    const half_factors f   = factors_of(x);
+    __m256i            acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int k = 0; k < QK_K / 32; ++k) {
+        acc = acc_u8s8_scaled(acc, sub_block_u(x, k), load256(y.qs + 32 * k), lane_word(f.scale, k));
+    }
+    return isum_from(acc, f.weight, y);
+}
+
+#if defined(GK_SIMD_AVX2)
+/// The AVX2 set's tile: its rows one at a time, each super-block unpacked once (u of its
+/// 8 sub-blocks and its factors) and dotted with every column, whose chains are iq_dot's
+/// (the same integer isum, the same d and fused step), so every element has its vec_dot's
+/// bits. Decoding the grid is most of a vec_dot; up to 64 columns share it here.
+template <class Block>
+void row_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+              size_t ldc, void *) {
+    using F = format<Block>;
+    for (int r = 0; r < nr; ++r) {
+        const auto * x = reinterpret_cast<const Block *>(static_cast<const char *>(vx) + r * bx);
+        block_chains ch[64];
+        for (int64_t b = 0; b < n / QK_K; ++b) {
+            const half_factors f = factors_of(x[b]);
+            __m256i            u[QK_K / 32], sc[QK_K / 32];
+            for (int k = 0; k < QK_K / 32; ++k) {
+                u[k]  = sub_block_u(x[b], k);
+                sc[k] = lane_word(f.scale, k);
+            }
+            const float hd = simd::half_to_float(F::d(x[b]));
+            for (int c = 0; c < nc; ++c) {
+                const block_q8_K & y   = reinterpret_cast<const block_q8_K *>(static_cast<const char *>(vy) + c * by)[b];
+                __m256i            acc = _mm256_setzero_si256();
+                for (int k = 0; k < QK_K / 32; ++k) {
+                    acc = acc_u8s8_scaled(acc, u[k], load256(y.qs + 32 * k), sc[k]);
+                }
+                ch[c].add(b, hd * y.d * F::factor, static_cast<float>(isum_from(acc, f.weight, y)));
+            }
+        }
+        for (int c = 0; c < nc; ++c) {
+            s[c * ldc + r] = ch[c].sum();
+        }
+    }
+}
+#endif
 
 #if defined(GK_TILE_AVX512)
 
@@ -577,8 +633,13 @@ template <class Block> constexpr vec_dot_fn twin_dot = iq_dot<Block, isum_scalar
 } // namespace
 } // namespace gk::cpu::detail::iq
 
-/// Defines the tile kernel `name` of Block (in gk::cpu::detail).
+/// Defines the tile kernel `name` of Block (in gk::cpu::detail): the q8_K tile with
+/// AVX-512 VNNI, the row tile in the AVX2 set.
+#if defined(GK_SIMD_AVX2)
+#define GK_DEFINE_IQ_TILE(name, Block) const tile_kernel name = {iq::row_tile<Block>, 16, 64, 0};
+#else
 #define GK_DEFINE_IQ_TILE(name, Block) GK_DEFINE_Q8K_TILE(name, iq::tile_format<Block>)
+#endif
 
 /// Defines kernel `name` for Block and its twin name##_scalar (in gk::cpu::detail).
 #define GK_DEFINE_IQ_DOT(name, Block)                                                                      \

@@ -43,6 +43,14 @@ tile_rows build_table() {
     t.rows[GK_TYPE_IQ3_S] = &detail::tile_iq3_s;
     t.rows[GK_TYPE_IQ1_S] = &detail::tile_iq1_s;
     t.rows[GK_TYPE_IQ1_M] = &detail::tile_iq1_m;
+#elif defined(GK_SIMD_AVX2)
+    t.rows[GK_TYPE_IQ2_XXS] = &detail::tile_iq2_xxs;
+    t.rows[GK_TYPE_IQ2_XS]  = &detail::tile_iq2_xs;
+    t.rows[GK_TYPE_IQ2_S]   = &detail::tile_iq2_s;
+    t.rows[GK_TYPE_IQ3_XXS] = &detail::tile_iq3_xxs;
+    t.rows[GK_TYPE_IQ3_S]   = &detail::tile_iq3_s;
+    t.rows[GK_TYPE_IQ1_S]   = &detail::tile_iq1_s;
+    t.rows[GK_TYPE_IQ1_M]   = &detail::tile_iq1_m;
 #endif
     return t;
 }

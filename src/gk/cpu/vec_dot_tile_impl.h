@@ -22,6 +22,17 @@ const tile_kernel * tile_table(gk_type type);
 
 namespace gk::cpu::detail {
 
+#if defined(GK_SIMD_AVX2)
+// the AVX2 set's tiles: the lattice i-quants, a row at a time (vec_dot_iq.h)
+extern const tile_kernel tile_iq2_xxs;
+extern const tile_kernel tile_iq2_xs;
+extern const tile_kernel tile_iq2_s;
+extern const tile_kernel tile_iq3_xxs;
+extern const tile_kernel tile_iq3_s;
+extern const tile_kernel tile_iq1_s;
+extern const tile_kernel tile_iq1_m;
+#endif
+
 #if defined(GK_TILE_AVX512)
 extern const tile_kernel tile_f32;
 extern const tile_kernel tile_f16;
