@@ -436,23 +436,32 @@ inline __m256i lane_word(__m256i v, int k) {
 
 /// The int16 factors of isum_simd: scale_h and weight_h of the 16 halves (see below).
 struct half_factors {
-    __m256i scale;
-    __m256i weight;
+    __m256i scale;   // word k of the low lane: the first half of sub-block k; of the high lane: the second
+    __m256i weight;  // word h: the weight of bsums[h]
 };
 
-/// scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h), int16
-/// words, word k of the low lane for the first half of sub-block k, of the high lane for
-/// the second.
+/// scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h). The
+/// weights are computed in the scales' order (even halves low, odd high) and then put in
+/// the order of q8_K's bsums, once per super-block rather than the bsums once per column.
 template <class Block> half_factors factors_of(const Block & x) {
     using F             = format<Block>;
     const half_codes c  = F::halves(x);
     const __m128i    c8 = _mm_set_epi64x(static_cast<int64_t>(c.hi), static_cast<int64_t>(c.lo));
     const __m256i    ls = _mm256_add_epi16(_mm256_slli_epi16(_mm256_cvtepu8_epi16(c8), 1), _mm256_set1_epi16(1));
+    __m256i          scale, weight;
     if constexpr (shift_by_sums<F>) {
-        return {_mm256_slli_epi16(ls, 3), _mm256_mullo_epi16(ls, F::eight_minus_delta(x))};
+        scale  = _mm256_slli_epi16(ls, 3);
+        weight = _mm256_mullo_epi16(ls, F::eight_minus_delta(x));
     } else {
-        return {ls, _mm256_mullo_epi16(ls, _mm256_set1_epi16(weight_offset<F>))};
+        scale  = ls;
+        weight = _mm256_mullo_epi16(ls, _mm256_set1_epi16(weight_offset<F>));
     }
+    // word 2k of the 16 bsums is the first half of sub-block k (low lane word k), word
+    // 2k + 1 the second (high lane word k): the 64-bit quarters [0, 2, 1, 3], then in each
+    // lane the words [0, 4, 1, 5, 2, 6, 3, 7]
+    const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, 0, 1, 8, 9, 2, 3,
+                                                10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+    return {scale, _mm256_shuffle_epi8(_mm256_permute4x64_epi64(weight, 0xD8), interleave)};
 }
 
 /// u of sub-block k of x: u = w + o, or g + 1 where the shift goes through the sums.
@@ -469,13 +478,9 @@ template <class Block> [[gnu::always_inline]] inline __m256i sub_block_u(const B
     }
 }
 
-/// isum from the scaled products acc (8 int32 lanes) and the halves' weights against the
-/// bsums, taken in the order of the factors (even sums low, odd high).
-inline int32_t isum_from(__m256i acc, __m256i weight, const block_q8_K & y) {
-    const __m256i evenodd = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
-                                             12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    const __m256i bsums   = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(load256(y.bsums), evenodd), 0xD8);
-    return hsum_i32(_mm256_sub_epi32(acc, _mm256_madd_epi16(weight, bsums)));
+/// The scaled products acc (8 int32 lanes) minus the halves' weights against the bsums.
+inline __m256i isum_lanes(__m256i acc, __m256i weight, const block_q8_K & y) {
+    return _mm256_sub_epi32(acc, _mm256_madd_epi16(weight, load256(y.bsums)));
 }
 
 /// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
@@ -488,40 +493,83 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
     for (int k = 0; k < QK_K / 32; ++k) {
         acc = acc_u8s8_scaled(acc, sub_block_u(x, k), load256(y.qs + 32 * k), lane_word(f.scale, k));
     }
-    return isum_from(acc, f.weight, y);
+    return hsum_i32(isum_lanes(acc, f.weight, y));
 }
 
 #if defined(GK_SIMD_AVX2)
-/// The AVX2 set's tile: its rows one at a time, each super-block unpacked once (u of its
-/// 8 sub-blocks and its factors) and dotted with every column, whose chains are iq_dot's
-/// (the same integer isum, the same d and fused step), so every element has its vec_dot's
-/// bits. Decoding the grid is most of a vec_dot; up to 64 columns share it here.
+/// The AVX2 set's tile (16 rows, 64 columns): per super-block b the rows are unpacked once
+/// into `work` (u of their 8 sub-blocks, the scale words, the bsums weights, f32 d), then
+/// every column's block b meets them four rows at a time: the activation vectors are read
+/// once for four rows, the four isums reduced together, and the float step done for the
+/// four rows in one vector, lane r holding row r's chain b % 4 of that column. Each lane is
+/// iq_dot's (the same integer isum, the same d = (f32(weight d) * activation d) * factor
+/// and fused step), so every element has its vec_dot's bits. Decoding the grid is most of
+/// a vec_dot; here 64 columns share it.
+struct iq_tile_row {
+    __m256i u[QK_K / 32];
+    __m256i scale[QK_K / 32];  // lane_word(scale, k)
+    __m256i weight;
+};
+struct iq_tile_work {
+    iq_tile_row rows[16];
+    float       hd[16];
+    __m128      chains[64][4][4];  // column, row group, chain j: lane r = row 4 group + r
+};
+
 template <class Block>
 void row_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
-              size_t ldc, void *) {
-    using F = format<Block>;
-    for (int r = 0; r < nr; ++r) {
-        const auto * x = reinterpret_cast<const Block *>(static_cast<const char *>(vx) + r * bx);
-        block_chains ch[64];
-        for (int64_t b = 0; b < n / QK_K; ++b) {
-            const half_factors f = factors_of(x[b]);
-            __m256i            u[QK_K / 32], sc[QK_K / 32];
-            for (int k = 0; k < QK_K / 32; ++k) {
-                u[k]  = sub_block_u(x[b], k);
-                sc[k] = lane_word(f.scale, k);
-            }
-            const float hd = simd::half_to_float(F::d(x[b]));
-            for (int c = 0; c < nc; ++c) {
-                const block_q8_K & y   = reinterpret_cast<const block_q8_K *>(static_cast<const char *>(vy) + c * by)[b];
-                __m256i            acc = _mm256_setzero_si256();
-                for (int k = 0; k < QK_K / 32; ++k) {
-                    acc = acc_u8s8_scaled(acc, u[k], load256(y.qs + 32 * k), sc[k]);
-                }
-                ch[c].add(b, hd * y.d * F::factor, static_cast<float>(isum_from(acc, f.weight, y)));
+              size_t ldc, void * vwork) {
+    using F       = format<Block>;
+    auto &    w   = *static_cast<iq_tile_work *>(vwork);
+    const int ngr = (nr + 3) / 4;
+    for (int c = 0; c < nc; ++c) {
+        for (int g = 0; g < ngr; ++g) {
+            for (__m128 & v : w.chains[c][g]) {
+                v = _mm_setzero_ps();
             }
         }
+    }
+    for (int64_t b = 0; b < n / QK_K; ++b) {
+        for (int r = 0; r < 4 * ngr; ++r) {  // rows past nr repeat the last one (not stored)
+            const auto * x = reinterpret_cast<const Block *>(static_cast<const char *>(vx) +
+                                                             (r < nr ? r : nr - 1) * bx) + b;
+            const half_factors f = factors_of(*x);
+            for (int k = 0; k < QK_K / 32; ++k) {
+                w.rows[r].u[k]     = sub_block_u(*x, k);
+                w.rows[r].scale[k] = lane_word(f.scale, k);
+            }
+            w.rows[r].weight = f.weight;
+            w.hd[r]          = simd::half_to_float(F::d(*x));
+        }
         for (int c = 0; c < nc; ++c) {
-            s[c * ldc + r] = ch[c].sum();
+            const block_q8_K & y  = reinterpret_cast<const block_q8_K *>(static_cast<const char *>(vy) + c * by)[b];
+            const __m128       yd = _mm_set1_ps(y.d);
+            for (int g = 0; g < ngr; ++g) {
+                const iq_tile_row * row = w.rows + 4 * g;
+                __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                                  _mm256_setzero_si256()};
+                for (int k = 0; k < QK_K / 32; ++k) {
+                    const __m256i a = load256(y.qs + 32 * k);
+                    for (int r = 0; r < 4; ++r) {
+                        acc[r] = acc_u8s8_scaled(acc[r], row[r].u[k], a, row[r].scale[k]);
+                    }
+                }
+                const __m128i isum = hsum4_i32(isum_lanes(acc[0], row[0].weight, y), isum_lanes(acc[1], row[1].weight, y),
+                                               isum_lanes(acc[2], row[2].weight, y), isum_lanes(acc[3], row[3].weight, y));
+                const __m128 d  = _mm_mul_ps(_mm_mul_ps(_mm_loadu_ps(w.hd + 4 * g), yd), _mm_set1_ps(F::factor));
+                __m128 &     ch = w.chains[c][g][b & 3];
+                ch              = _mm_fmadd_ps(d, _mm_cvtepi32_ps(isum), ch);
+            }
+        }
+    }
+    for (int c = 0; c < nc; ++c) {
+        for (int g = 0; g < ngr; ++g) {
+            const __m128 * ch = w.chains[c][g];
+            alignas(16) float sum[4];
+            _mm_store_ps(sum, _mm_add_ps(_mm_add_ps(ch[0], ch[1]), _mm_add_ps(ch[2], ch[3])));
+            for (int r = 4 * g; r < 4 * g + 4 && r < nr; ++r) {
+                s[c * ldc + r] = sum[r - 4 * g];
+            }
         }
     }
 }
@@ -636,7 +684,8 @@ template <class Block> constexpr vec_dot_fn twin_dot = iq_dot<Block, isum_scalar
 /// Defines the tile kernel `name` of Block (in gk::cpu::detail): the q8_K tile with
 /// AVX-512 VNNI, the row tile in the AVX2 set.
 #if defined(GK_SIMD_AVX2)
-#define GK_DEFINE_IQ_TILE(name, Block) const tile_kernel name = {iq::row_tile<Block>, 16, 64, 0};
+#define GK_DEFINE_IQ_TILE(name, Block) \
+    const tile_kernel name = {iq::row_tile<Block>, 16, 64, sizeof(iq::iq_tile_work)};
 #else
 #define GK_DEFINE_IQ_TILE(name, Block) GK_DEFINE_Q8K_TILE(name, iq::tile_format<Block>)
 #endif
