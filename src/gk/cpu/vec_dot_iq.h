@@ -38,6 +38,7 @@
 
 #include "vec_dot_impl.h"
 #include "vec_dot_tile_q8k.h"
+#include "vec_dot_tile_rows.h"
 
 #include "quant/iq_quants.h"
 #include "simd_neon.h"
@@ -497,82 +498,33 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
 }
 
 #if defined(GK_SIMD_AVX2)
-/// The AVX2 set's tile (16 rows, 64 columns): per super-block b the rows are unpacked once
-/// into `work` (u of their 8 sub-blocks, the scale words, the bsums weights, f32 d), then
-/// every column's block b meets them four rows at a time: the activation vectors are read
-/// once for four rows, the four isums reduced together, and the float step done for the
-/// four rows in one vector, lane r holding row r's chain b % 4 of that column. Each lane is
-/// iq_dot's (the same integer isum, the same d = (f32(weight d) * activation d) * factor
-/// and fused step), so every element has its vec_dot's bits. Decoding the grid is most of
-/// a vec_dot; here 64 columns share it.
-struct iq_tile_row {
-    __m256i u[QK_K / 32];
-    __m256i scale[QK_K / 32];  // lane_word(scale, k)
-    __m256i weight;
+/// The AVX2 set's tile policy (vec_dot_tile_rows.h): a row holds u of the 8 sub-blocks,
+/// the scale words lane_word(scale, k) and the bsums weights; iq_dot's d and factor.
+template <class Block> struct iq_rows {
+    using block                   = Block;
+    static constexpr float factor = format<Block>::factor;
+    static constexpr bool  mins   = false;
+    struct row {
+        __m256i u[QK_K / 32];
+        __m256i scale[QK_K / 32];
+        __m256i weight;
+    };
+    static void unpack(const Block & x, row & r, float & d, float &) {
+        const half_factors f = factors_of(x);
+        for (int k = 0; k < QK_K / 32; ++k) {
+            r.u[k]     = sub_block_u(x, k);
+            r.scale[k] = lane_word(f.scale, k);
+        }
+        r.weight = f.weight;
+        d        = simd::half_to_float(format<Block>::d(x));
+    }
+    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
+        return acc_u8s8_scaled(acc, r.u[k], a, r.scale[k]);
+    }
+    static __m256i isum_lanes(__m256i acc, const row & r, const block_q8_K & y) {
+        return iq::isum_lanes(acc, r.weight, y);
+    }
 };
-struct iq_tile_work {
-    iq_tile_row rows[16];
-    float       hd[16];
-    __m128      chains[64][4][4];  // column, row group, chain j: lane r = row 4 group + r
-};
-
-template <class Block>
-void row_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
-              size_t ldc, void * vwork) {
-    using F       = format<Block>;
-    auto &    w   = *static_cast<iq_tile_work *>(vwork);
-    const int ngr = (nr + 3) / 4;
-    for (int c = 0; c < nc; ++c) {
-        for (int g = 0; g < ngr; ++g) {
-            for (__m128 & v : w.chains[c][g]) {
-                v = _mm_setzero_ps();
-            }
-        }
-    }
-    for (int64_t b = 0; b < n / QK_K; ++b) {
-        for (int r = 0; r < 4 * ngr; ++r) {  // rows past nr repeat the last one (not stored)
-            const auto * x = reinterpret_cast<const Block *>(static_cast<const char *>(vx) +
-                                                             (r < nr ? r : nr - 1) * bx) + b;
-            const half_factors f = factors_of(*x);
-            for (int k = 0; k < QK_K / 32; ++k) {
-                w.rows[r].u[k]     = sub_block_u(*x, k);
-                w.rows[r].scale[k] = lane_word(f.scale, k);
-            }
-            w.rows[r].weight = f.weight;
-            w.hd[r]          = simd::half_to_float(F::d(*x));
-        }
-        for (int c = 0; c < nc; ++c) {
-            const block_q8_K & y  = reinterpret_cast<const block_q8_K *>(static_cast<const char *>(vy) + c * by)[b];
-            const __m128       yd = _mm_set1_ps(y.d);
-            for (int g = 0; g < ngr; ++g) {
-                const iq_tile_row * row = w.rows + 4 * g;
-                __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                                  _mm256_setzero_si256()};
-                for (int k = 0; k < QK_K / 32; ++k) {
-                    const __m256i a = load256(y.qs + 32 * k);
-                    for (int r = 0; r < 4; ++r) {
-                        acc[r] = acc_u8s8_scaled(acc[r], row[r].u[k], a, row[r].scale[k]);
-                    }
-                }
-                const __m128i isum = hsum4_i32(isum_lanes(acc[0], row[0].weight, y), isum_lanes(acc[1], row[1].weight, y),
-                                               isum_lanes(acc[2], row[2].weight, y), isum_lanes(acc[3], row[3].weight, y));
-                const __m128 d  = _mm_mul_ps(_mm_mul_ps(_mm_loadu_ps(w.hd + 4 * g), yd), _mm_set1_ps(F::factor));
-                __m128 &     ch = w.chains[c][g][b & 3];
-                ch              = _mm_fmadd_ps(d, _mm_cvtepi32_ps(isum), ch);
-            }
-        }
-    }
-    for (int c = 0; c < nc; ++c) {
-        for (int g = 0; g < ngr; ++g) {
-            const __m128 * ch = w.chains[c][g];
-            alignas(16) float sum[4];
-            _mm_store_ps(sum, _mm_add_ps(_mm_add_ps(ch[0], ch[1]), _mm_add_ps(ch[2], ch[3])));
-            for (int r = 4 * g; r < 4 * g + 4 && r < nr; ++r) {
-                s[c * ldc + r] = sum[r - 4 * g];
-            }
-        }
-    }
-}
 #endif
 
 #if defined(GK_TILE_AVX512)
@@ -684,8 +636,7 @@ template <class Block> constexpr vec_dot_fn twin_dot = iq_dot<Block, isum_scalar
 /// Defines the tile kernel `name` of Block (in gk::cpu::detail): the q8_K tile with
 /// AVX-512 VNNI, the row tile in the AVX2 set.
 #if defined(GK_SIMD_AVX2)
-#define GK_DEFINE_IQ_TILE(name, Block) \
-    const tile_kernel name = {iq::row_tile<Block>, 16, 64, sizeof(iq::iq_tile_work)};
+#define GK_DEFINE_IQ_TILE(name, Block) GK_DEFINE_ROWS_TILE(name, iq::iq_rows<Block>)
 #else
 #define GK_DEFINE_IQ_TILE(name, Block) GK_DEFINE_Q8K_TILE(name, iq::tile_format<Block>)
 #endif

@@ -138,5 +138,6 @@ q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
 
 GK_DEFINE_Q8K_DOT(vec_dot_iq4_xs_q8_K, block_iq4_xs)
 GK_DEFINE_Q8K_TILE(tile_iq4_xs, iq4xs_tile)
+GK_DEFINE_Q8K_ROWS_TILE(tile_iq4_xs, block_iq4_xs)
 
 } // namespace gk::cpu::detail

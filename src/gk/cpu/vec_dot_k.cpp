@@ -78,6 +78,44 @@ template <class Block> q8k_sums sums_scalar(const Block & x, const block_q8_K & 
     return r;
 }
 
+#if defined(GK_SIMD_AVX2)
+/// A q4_K / q5_K super-block as the AVX2 tile reads it (vec_dot_q8k.h): the quants, and
+/// sub-block j's scale and min on both of its groups of 16.
+template <class Block> unpacked_sb unpack(const Block & x) {
+    unpacked_sb w;
+    for (int j = 0; j < QK_K / 32; ++j) {
+        uint8_t sc, m;
+        unpack_scale_min_k4(j, x.scales, sc, m);
+        for (int l = 0; l < 32; ++l) {
+            w.q[32 * j + l] = static_cast<int8_t>(quant_of(x, j, l));
+        }
+        w.sc[2 * j] = w.sc[2 * j + 1] = sc;
+        w.m[2 * j] = w.m[2 * j + 1] = m;
+    }
+    return w;
+}
+
+/// A q6_K super-block as the AVX2 tile reads it: the quants minus 32, the 16 group scales.
+unpacked_sb unpack(const block_q6_K & x) {
+    unpacked_sb w;
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t * ql = x.ql + 64 * h;
+        const uint8_t * qh = x.qh + 32 * h;
+        for (int l = 0; l < 32; ++l) {
+            w.q[128 * h + l]      = static_cast<int8_t>(((ql[l] & 0xF) | ((qh[l] & 3) << 4)) - 32);
+            w.q[128 * h + 32 + l] = static_cast<int8_t>(((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+            w.q[128 * h + 64 + l] = static_cast<int8_t>(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+            w.q[128 * h + 96 + l] = static_cast<int8_t>(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+        }
+    }
+    for (int g = 0; g < QK_K / 16; ++g) {
+        w.sc[g] = x.scales[g];
+        w.m[g]  = 0;
+    }
+    return w;
+}
+#endif
+
 q8k_sums sums_scalar(const block_q6_K & x, const block_q8_K & y) {
     q8k_sums r;
     for (int h = 0; h < 2; ++h) {
@@ -388,5 +426,8 @@ void vec_dot_q6_K_q8_K_scalar(int64_t n, float * s, const void * x, const void *
 GK_DEFINE_Q8K_TILE(tile_q4_K, k45_tile<block_q4_K>)
 GK_DEFINE_Q8K_TILE(tile_q5_K, k45_tile<block_q5_K>)
 GK_DEFINE_Q8K_TILE(tile_q6_K, q6k_tile)
+GK_DEFINE_Q8K_ROWS_TILE(tile_q4_K, block_q4_K)
+GK_DEFINE_Q8K_ROWS_TILE(tile_q5_K, block_q5_K)
+GK_DEFINE_Q8K_ROWS_TILE(tile_q6_K, block_q6_K)
 
 } // namespace gk::cpu::detail

@@ -219,5 +219,7 @@ GK_DEFINE_Q8K_DOT(vec_dot_q2_K_q8_K, block_q2_K)
 GK_DEFINE_Q8K_DOT(vec_dot_q3_K_q8_K, block_q3_K)
 GK_DEFINE_Q8K_TILE(tile_q2_K, q2k_tile)
 GK_DEFINE_Q8K_TILE(tile_q3_K, q3k_tile)
+GK_DEFINE_Q8K_ROWS_TILE(tile_q2_K, block_q2_K)
+GK_DEFINE_Q8K_ROWS_TILE(tile_q3_K, block_q3_K)
 
 } // namespace gk::cpu::detail

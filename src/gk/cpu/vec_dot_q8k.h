@@ -12,6 +12,7 @@
 
 #include "vec_dot_blocks.h"  // the f32x4 pieces of the four-chain step
 #include "vec_dot_impl.h"
+#include "vec_dot_tile_rows.h"
 
 #include "quant/k_quants.h"
 #include "simd_neon.h"
@@ -265,6 +266,46 @@ void q8k_dot_simd(int64_t n, float * s, const void * vx, const void * vy) {
     *s = ch.sum();
 }
 
+#endif
+
+#if defined(GK_SIMD_AVX2)
+/// The AVX2 set's tile policy (vec_dot_tile_rows.h) from a format's twin unpacking: a row
+/// holds the signed levels q as 8 vectors, the group scales as words (vector k: group 2k
+/// in the low lane, 2k + 1 in the high one) and the 16 mins in bsums order. The products
+/// take |a| as the unsigned operand and q with a's sign (|q| <= 127, |a| <= 128: the pair
+/// sums fit int16, a = -128 included), so isum and isum_min are the twins' integers.
+template <class Block, unpacked_sb (*Unpack)(const Block &)> struct q8k_rows {
+    using block                   = Block;
+    static constexpr float factor = 1.0f;
+    static constexpr bool  mins   = has_dmin<Block>;
+    struct row {
+        __m256i q[quant::QK_K / 32];
+        __m256i scale[quant::QK_K / 32];
+        __m256i m;
+    };
+    static void unpack(const Block & x, row & r, float & d, float & dmin) {
+        const unpacked_sb w = Unpack(x);
+        for (int k = 0; k < quant::QK_K / 32; ++k) {
+            r.q[k]     = simd::x86::load256(w.q + 32 * k);
+            r.scale[k] = _mm256_set_m128i(_mm_set1_epi16(w.sc[2 * k + 1]), _mm_set1_epi16(w.sc[2 * k]));
+        }
+        r.m = simd::x86::load256(w.m);
+        d   = simd::half_to_float(x.d);
+        if constexpr (mins) {
+            dmin = simd::half_to_float(x.dmin);
+        }
+    }
+    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
+        return simd::x86::acc_u8s8_scaled(acc, _mm256_sign_epi8(a, a), _mm256_sign_epi8(r.q[k], a), r.scale[k]);
+    }
+    static __m256i isum_lanes(__m256i acc, const row &, const quant::block_q8_K &) { return acc; }
+    static __m256i min_lanes(const row & r, const quant::block_q8_K & y) { return bsums_dot(r.m, y); }
+};
+
+/// Defines the AVX2 tile `name` of Block from the including file's unpack(Block).
+#define GK_DEFINE_Q8K_ROWS_TILE(name, Block) GK_DEFINE_ROWS_TILE(name, q8k_rows<Block, unpack>)
+#else
+#define GK_DEFINE_Q8K_ROWS_TILE(name, Block)
 #endif
 
 /// Defines kernel `name` for Block and its twin name##_scalar, from the overloads the

@@ -44,6 +44,13 @@ tile_rows build_table() {
     t.rows[GK_TYPE_IQ1_S] = &detail::tile_iq1_s;
     t.rows[GK_TYPE_IQ1_M] = &detail::tile_iq1_m;
 #elif defined(GK_SIMD_AVX2)
+    t.rows[GK_TYPE_Q2_K]    = &detail::tile_q2_K;
+    t.rows[GK_TYPE_Q3_K]    = &detail::tile_q3_K;
+    t.rows[GK_TYPE_Q4_K]    = &detail::tile_q4_K;
+    t.rows[GK_TYPE_Q5_K]    = &detail::tile_q5_K;
+    t.rows[GK_TYPE_Q6_K]    = &detail::tile_q6_K;
+    t.rows[GK_TYPE_IQ4_XS]  = &detail::tile_iq4_xs;
+    t.rows[GK_TYPE_TQ1_0]   = &detail::tile_tq1_0;
     t.rows[GK_TYPE_IQ2_XXS] = &detail::tile_iq2_xxs;
     t.rows[GK_TYPE_IQ2_XS]  = &detail::tile_iq2_xs;
     t.rows[GK_TYPE_IQ2_S]   = &detail::tile_iq2_s;

@@ -23,7 +23,14 @@ const tile_kernel * tile_table(gk_type type);
 namespace gk::cpu::detail {
 
 #if defined(GK_SIMD_AVX2)
-// the AVX2 set's tiles: the lattice i-quants, a row at a time (vec_dot_iq.h)
+// the AVX2 set's tiles (vec_dot_tile_rows.h): the formats against q8_K
+extern const tile_kernel tile_q2_K;
+extern const tile_kernel tile_q3_K;
+extern const tile_kernel tile_q4_K;
+extern const tile_kernel tile_q5_K;
+extern const tile_kernel tile_q6_K;
+extern const tile_kernel tile_iq4_xs;
+extern const tile_kernel tile_tq1_0;
 extern const tile_kernel tile_iq2_xxs;
 extern const tile_kernel tile_iq2_xs;
 extern const tile_kernel tile_iq2_s;
