@@ -91,6 +91,34 @@ q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
     return {scaled_dot(iq4xs_view_of(x, scale_codes(x)), y.qs), i32v_zero()};
 }
 
+#if defined(GK_SIMD_AVX2)
+/// The AVX2 tile's iq4_xs rows (vec_dot_tile_rows.h): the view's vectors stored once, then
+/// scaled_dot's products (signed quants: |a| against q with a's sign). Against the twin's
+/// unpacking (q8k_rows) at 4096 x 1024 x 512 on an AVX2 Zen 3, side by side (loaded):
+/// 0.79-1.02 -> 0.95-1.09 of ggml.
+struct iq4xs_rows {
+    using block                   = block_iq4_xs;
+    static constexpr float factor = 1.0f;
+    static constexpr bool  mins   = false;
+    struct row {
+        __m256i q[QK_K / 32];
+        __m256i scale[QK_K / 32];
+    };
+    static void unpack(const block_iq4_xs & x, row & r, float & d, float &) {
+        const iq4xs_view w = iq4xs_view_of(x, scale_codes(x));
+        for (int k = 0; k < QK_K / 32; ++k) {
+            r.q[k]     = w.quants(k);
+            r.scale[k] = w.scale(k);
+        }
+        d = simd::half_to_float(x.d);
+    }
+    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
+        return acc_u8s8_scaled(acc, _mm256_sign_epi8(a, a), _mm256_sign_epi8(r.q[k], a), r.scale[k]);
+    }
+    static __m256i isum_lanes(__m256i acc, const row &, const block_q8_K &) { return acc; }
+};
+#endif
+
 #if defined(GK_TILE_AVX512)
 
 /// iq4_xs for the tile (vec_dot_tile_q8k.h): u = v + 128 (the codebook value with its top
@@ -138,6 +166,8 @@ q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
 
 GK_DEFINE_Q8K_DOT(vec_dot_iq4_xs_q8_K, block_iq4_xs)
 GK_DEFINE_Q8K_TILE(tile_iq4_xs, iq4xs_tile)
-GK_DEFINE_Q8K_ROWS_TILE(tile_iq4_xs, block_iq4_xs)
+#if defined(GK_SIMD_AVX2)
+GK_DEFINE_ROWS_TILE(tile_iq4_xs, iq4xs_rows)
+#endif
 
 } // namespace gk::cpu::detail
