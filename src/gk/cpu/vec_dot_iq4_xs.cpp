@@ -96,14 +96,7 @@ q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
 /// scaled_dot's products (signed quants: |a| against q with a's sign). Against the twin's
 /// unpacking (q8k_rows) at 4096 x 1024 x 512 on an AVX2 Zen 3, side by side (loaded):
 /// 0.79-1.02 -> 0.95-1.09 of ggml.
-struct iq4xs_rows {
-    using block                   = block_iq4_xs;
-    static constexpr float factor = 1.0f;
-    static constexpr bool  mins   = false;
-    struct row {
-        __m256i q[QK_K / 32];
-        __m256i scale[QK_K / 32];
-    };
+struct iq4xs_rows : rows_policy<block_iq4_xs, false, true> {
     static void unpack(const block_iq4_xs & x, row & r, float & d, float &) {
         const iq4xs_view w = iq4xs_view_of(x, scale_codes(x));
         for (int k = 0; k < QK_K / 32; ++k) {
@@ -112,10 +105,6 @@ struct iq4xs_rows {
         }
         d = simd::half_to_float(x.d);
     }
-    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
-        return acc_u8s8_scaled(acc, _mm256_sign_epi8(a, a), _mm256_sign_epi8(r.q[k], a), r.scale[k]);
-    }
-    static __m256i isum_lanes(__m256i acc, const row &, const block_q8_K &) { return acc; }
 };
 #endif
 

@@ -200,15 +200,8 @@ q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q4
 /// stored values unsigned (maddubs takes them directly: 2 x 31 x 128 fits int16), sc_k as
 /// words, the doubled mins against the bsums. Against the twins' unpacking (q8k_rows) at
 /// 4096 x 1024 x 512 on an AVX2 Zen 3: q4_K 0.74 -> 0.85, q5_K 0.77 -> 0.91 of ggml.
-template <class Block> struct q45_rows {
-    using block                   = Block;
-    static constexpr float factor = 1.0f;
-    static constexpr bool  mins   = true;
-    struct row {
-        __m256i q[QK_K / 32];
-        __m256i scale[QK_K / 32];
-        __m256i m;
-    };
+template <class Block> struct q45_rows : rows_policy<Block, true, false> {
+    using row = typename rows_policy<Block, true, false>::row;
     static void unpack(const Block & x, row & r, float & d, float & dmin) {
         const __m256i sm = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
         for (int c = 0; c < QK_K / 64; ++c) {
@@ -221,11 +214,6 @@ template <class Block> struct q45_rows {
         d    = simd::half_to_float(x.d);
         dmin = simd::half_to_float(x.dmin);
     }
-    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
-        return acc_u8s8_scaled(acc, r.q[k], a, r.scale[k]);
-    }
-    static __m256i isum_lanes(__m256i acc, const row &, const block_q8_K &) { return acc; }
-    static __m256i min_lanes(const row & r, const block_q8_K & y) { return _mm256_madd_epi16(r.m, load256(y.bsums)); }
 };
 #endif
 

@@ -269,20 +269,11 @@ void q8k_dot_simd(int64_t n, float * s, const void * vx, const void * vy) {
 #endif
 
 #if defined(GK_SIMD_AVX2)
-/// The AVX2 set's tile policy (vec_dot_tile_rows.h) from a format's twin unpacking: a row
-/// holds the signed levels q as 8 vectors, the group scales as words (vector k: group 2k
-/// in the low lane, 2k + 1 in the high one) and the 16 mins in bsums order. The products
-/// take |a| as the unsigned operand and q with a's sign (|q| <= 127, |a| <= 128: the pair
-/// sums fit int16, a = -128 included), so isum and isum_min are the twins' integers.
-template <class Block, unpacked_sb (*Unpack)(const Block &)> struct q8k_rows {
-    using block                   = Block;
-    static constexpr float factor = 1.0f;
-    static constexpr bool  mins   = has_dmin<Block>;
-    struct row {
-        __m256i q[quant::QK_K / 32];
-        __m256i scale[quant::QK_K / 32];
-        __m256i m;
-    };
+/// The AVX2 set's tile policy (vec_dot_tile_rows.h) from a format's twin unpacking: the
+/// signed levels, the group scales and the mins, so isum and isum_min are the twins'.
+template <class Block, unpacked_sb (*Unpack)(const Block &)>
+struct q8k_rows : rows_policy<Block, has_dmin<Block>, true> {
+    using row = typename rows_policy<Block, has_dmin<Block>, true>::row;
     static void unpack(const Block & x, row & r, float & d, float & dmin) {
         const unpacked_sb w = Unpack(x);
         for (int k = 0; k < quant::QK_K / 32; ++k) {
@@ -291,15 +282,10 @@ template <class Block, unpacked_sb (*Unpack)(const Block &)> struct q8k_rows {
         }
         r.m = simd::x86::load256(w.m);
         d   = simd::half_to_float(x.d);
-        if constexpr (mins) {
+        if constexpr (has_dmin<Block>) {
             dmin = simd::half_to_float(x.dmin);
         }
     }
-    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
-        return simd::x86::acc_u8s8_scaled(acc, _mm256_sign_epi8(a, a), _mm256_sign_epi8(r.q[k], a), r.scale[k]);
-    }
-    static __m256i isum_lanes(__m256i acc, const row &, const quant::block_q8_K &) { return acc; }
-    static __m256i min_lanes(const row & r, const quant::block_q8_K & y) { return bsums_dot(r.m, y); }
 };
 
 /// Defines the AVX2 tile `name` of Block from the including file's unpack(Block).

@@ -35,6 +35,33 @@
 
 namespace gk::cpu::detail {
 
+/// What the policies of the K-quants, iq4_xs and tq1_0 share: factor 1, a row of 8 quant
+/// vectors with their scale words (vector k: group 2k in the low lane, 2k + 1 in the high)
+/// and the 16 min words in bsums order, the isum straight from the products. Signed quants
+/// take |a| as maddubs' unsigned operand and q with a's sign (|q| <= 127, |a| <= 128: the
+/// pair sums fit int16, a = -128 included); unsigned ones (at most 127 / 2) take a as is.
+template <class Block, bool Mins, bool Signed> struct rows_policy {
+    using block                   = Block;
+    static constexpr float factor = 1.0f;
+    static constexpr bool  mins   = Mins;
+    struct row {
+        __m256i q[quant::QK_K / 32];
+        __m256i scale[quant::QK_K / 32];
+        __m256i m;
+    };
+    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
+        if constexpr (Signed) {
+            return simd::x86::acc_u8s8_scaled(acc, _mm256_sign_epi8(a, a), _mm256_sign_epi8(r.q[k], a), r.scale[k]);
+        } else {
+            return simd::x86::acc_u8s8_scaled(acc, r.q[k], a, r.scale[k]);
+        }
+    }
+    static __m256i isum_lanes(__m256i acc, const row &, const quant::block_q8_K &) { return acc; }
+    static __m256i min_lanes(const row & r, const quant::block_q8_K & y) {
+        return _mm256_madd_epi16(r.m, simd::x86::load256(y.bsums));
+    }
+};
+
 /// The work buffer of rows_tile<P>.
 template <class P> struct rows_tile_work {
     typename P::row rows[16];
