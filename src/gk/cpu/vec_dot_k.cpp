@@ -179,8 +179,8 @@ q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q4
 /// stored values unsigned (maddubs takes them directly: 2 x 31 x 128 fits int16), sc_k as
 /// words, the doubled mins against the bsums. Against the twins' unpacking (q8k_rows) at
 /// 4096 x 1024 x 512 on an AVX2 Zen 3: q4_K 0.74 -> 0.85, q5_K 0.77 -> 0.91 of ggml.
-template <class Block> struct q45_rows : rows_policy<Block, true, false> {
-    using row = typename rows_policy<Block, true, false>::row;
+template <class Block> struct q45_rows : rows_policy<Block, bsums_term::mins, false> {
+    using row = typename rows_policy<Block, bsums_term::mins, false>::row;
     static void unpack(const Block & x, row & r, float & d, float & dmin) {
         const __m256i sm = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
         for (int c = 0; c < QK_K / 64; ++c) {
@@ -219,7 +219,7 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
 /// 32 sc_g against bsums[g] in the isum itself (q6_K has no dmin). Against the twin's
 /// unpacking (q8k_rows) at 4096 x 1024 x 512 on an AVX2 Zen 3, four runs each, loaded:
 /// 0.94-0.99 -> 0.99-1.08 of ggml (one run of the new form at 0.68).
-struct q6k_rows : rows_policy<block_q6_K, false, false> {
+struct q6k_rows : rows_policy<block_q6_K, bsums_term::offset, false> {
     static void unpack(const block_q6_K & x, row & r, float & d, float &) {
         for (int h = 0; h < 2; ++h) {
             __m256i v[4];
@@ -235,9 +235,6 @@ struct q6k_rows : rows_policy<block_q6_K, false, false> {
         }
         r.m = _mm256_slli_epi16(_mm256_cvtepi8_epi16(s8), 5);
         d   = simd::half_to_float(x.d);
-    }
-    static __m256i isum_lanes(__m256i acc, const row & r, const block_q8_K & y) {
-        return _mm256_sub_epi32(acc, _mm256_madd_epi16(r.m, load256(y.bsums)));
     }
 };
 #endif

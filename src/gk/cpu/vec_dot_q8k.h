@@ -272,8 +272,8 @@ void q8k_dot_simd(int64_t n, float * s, const void * vx, const void * vy) {
 /// The AVX2 set's tile policy (vec_dot_tile_rows.h) from a format's twin unpacking: the
 /// signed levels, the group scales and the mins, so isum and isum_min are the twins'.
 template <class Block, unpacked_sb (*Unpack)(const Block &)>
-struct q8k_rows : rows_policy<Block, has_dmin<Block>, true> {
-    using row = typename rows_policy<Block, has_dmin<Block>, true>::row;
+struct q8k_rows : rows_policy<Block, has_dmin<Block> ? bsums_term::mins : bsums_term::none, true> {
+    using row = typename rows_policy<Block, has_dmin<Block> ? bsums_term::mins : bsums_term::none, true>::row;
     static void unpack(const Block & x, row & r, float & d, float & dmin) {
         const unpacked_sb w = Unpack(x);
         for (int k = 0; k < quant::QK_K / 32; ++k) {

@@ -35,15 +35,19 @@
 
 namespace gk::cpu::detail {
 
+/// How the 16 words m of a row meet q8_K's bsums: not at all, as the mins (isum_min, its
+/// own float step with dmin), or as an offset taken out of isum itself (isum - m . bsums).
+enum class bsums_term { none, mins, offset };
+
 /// What the policies of the K-quants, iq4_xs and tq1_0 share: factor 1, a row of 8 quant
 /// vectors with their scale words (vector k: group 2k in the low lane, 2k + 1 in the high)
-/// and the 16 min words in bsums order, the isum straight from the products. Signed quants
-/// take |a| as maddubs' unsigned operand and q with a's sign (|q| <= 127, |a| <= 128: the
-/// pair sums fit int16, a = -128 included); unsigned ones (at most 127 / 2) take a as is.
-template <class Block, bool Mins, bool Signed> struct rows_policy {
+/// and the 16 words m in bsums order. Signed quants take |a| as maddubs' unsigned operand
+/// and q with a's sign (|q| <= 127, |a| <= 128: the pair sums fit int16, a = -128
+/// included); unsigned ones (at most 127) take a as is.
+template <class Block, bsums_term Term, bool Signed> struct rows_policy {
     using block                   = Block;
     static constexpr float factor = 1.0f;
-    static constexpr bool  mins   = Mins;
+    static constexpr bool  mins   = Term == bsums_term::mins;
     struct row {
         __m256i q[quant::QK_K / 32];
         __m256i scale[quant::QK_K / 32];
@@ -56,10 +60,17 @@ template <class Block, bool Mins, bool Signed> struct rows_policy {
             return simd::x86::acc_u8s8_scaled(acc, r.q[k], a, r.scale[k]);
         }
     }
-    static __m256i isum_lanes(__m256i acc, const row &, const quant::block_q8_K &) { return acc; }
-    static __m256i min_lanes(const row & r, const quant::block_q8_K & y) {
+    static __m256i m_dot(const row & r, const quant::block_q8_K & y) {
         return _mm256_madd_epi16(r.m, simd::x86::load256(y.bsums));
     }
+    static __m256i isum_lanes(__m256i acc, const row & r, const quant::block_q8_K & y) {
+        if constexpr (Term == bsums_term::offset) {
+            return _mm256_sub_epi32(acc, m_dot(r, y));
+        } else {
+            return acc;
+        }
+    }
+    static __m256i min_lanes(const row & r, const quant::block_q8_K & y) { return m_dot(r, y); }
 };
 
 /// The work buffer of rows_tile<P>.
