@@ -82,7 +82,8 @@ enum class flush { software, mxcsr };
 /// The vector loop on the vector layer: chain c's 16 lanes in R registers, pairs from
 /// load_bf16_pairs, the partial sums left in `lanes`. Returns false where a software
 /// flush saw a lane land on +-2^-126 (the twin decides).
-template <flush F> bool dot_vector(int64_t n, const bf16_t * x, const bf16_t * y, float (&lanes)[kChains][kLanes]) {
+template <flush F>
+bool dot_vector(int64_t n, const bf16_t * x, const bf16_t * y, float (&lanes)[kChains][kLanes]) {
     simd::vf a[kChains][R];
     for (auto & chain : a) {
         for (simd::vf & r : chain) {
@@ -130,7 +131,7 @@ template <flush F> bool dot_vector(int64_t n, const bf16_t * x, const bf16_t * y
 
 /// The emulation with the flush in software, on every level.
 bool dot_emulated(int64_t n, const bf16_t * x, const bf16_t * y, float & out) {
-    float lanes[kChains][kLanes];
+    float      lanes[kChains][kLanes];
     const bool ok = dot_vector<flush::software>(n, x, y, lanes);
     out           = combine_chains(lanes);
     return ok;

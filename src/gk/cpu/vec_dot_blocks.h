@@ -136,9 +136,9 @@ template <class F> void block_dot_scalar(int64_t n, float * s, const void * vx, 
 
 // ---- vector pieces ----------------------------------------------------------------------
 // Each level supplies f32x4 / i32x4 (four lanes, lane c = chain c), f32x4_zero,
-// f32x4_store, halves4 (four f16 as f32), broadcast_half4 (one f16 in four lanes), floats4, fma4 (fused a * b + c per lane), mul4,
-// to_f32x4, and isums4<F> (the integer sums of units 0 .. 3 of rows x, y: the kernel
-// passes the blocks where a step starts, so every block index below is a constant).
+// f32x4_store, halves4 (four f16 as f32), broadcast_half4 (one f16 in four lanes), floats4, fma4 (fused a * b + c per
+// lane), mul4, to_f32x4, and isums4<F> (the integer sums of units 0 .. 3 of rows x, y: the kernel passes the blocks
+// where a step starts, so every block index below is a constant).
 
 #if defined(GK_SIMD_X86)
 
@@ -209,7 +209,8 @@ inline __m128i hsum4_i16(__m256i a, __m256i b, __m256i c, __m256i d) {
 }
 
 /// The largest |weight integer| of a format that states it (max_weight), else 255.
-template <class F> constexpr int max_weight_of() {
+template <class F>
+constexpr int max_weight_of() {
     if constexpr (requires { F::max_weight; }) {
         return F::max_weight;
     } else {
@@ -221,15 +222,22 @@ template <class F> constexpr int max_weight_of() {
 /// a format's own products16, or (without VNNI, where maddubs forms the products anyway)
 /// one whose pair sums, at most 2 x max |weight| x 127, stay within 8191.
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-template <class F> constexpr bool int16_pairs = requires { F::products16(nullptr, nullptr, 0); };
+template <class F>
+constexpr bool int16_pairs = requires {
+    F::products16(nullptr, nullptr, 0);
+};
 #else
 template <class F>
-constexpr bool int16_pairs = requires { F::products16(nullptr, nullptr, 0); } || 2 * max_weight_of<F>() * 127 <= 8191;
+constexpr bool int16_pairs = requires {
+    F::products16(nullptr, nullptr, 0);
+}
+|| 2 * max_weight_of<F>() * 127 <= 8191;
 #endif
 
 /// The int16 pair sums of the weight bytes meeting activation block k with its quants
 /// (int16_pairs formats): F::products16, else maddubs on the unpacked bytes.
-template <class F> __m256i act_pairs(const typename F::weight * x, const typename F::act * y, int64_t k) {
+template <class F>
+__m256i act_pairs(const typename F::weight * x, const typename F::act * y, int64_t k) {
     if constexpr (requires { F::products16(x, y, k); }) {
         return F::products16(x, y, k);
     } else {

@@ -116,7 +116,7 @@ struct nvfp4_format : codebook<quant::k_e2m1_doubled>,
         const __m256i p   = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wlo), _mm256_sign_epi8(alo, wlo)),
                                              _mm256_maddubs_epi16(_mm256_abs_epi8(whi), _mm256_sign_epi8(ahi, whi)));
         const __m256i q   = _mm256_madd_epi16(p, _mm256_set1_epi16(1));  // groups [0, 0, 2, 2 | 1, 1, 3, 3]
-        const __m256i h   = _mm256_hadd_epi32(q, q);                      // [0, 2, 0, 2 | 1, 3, 1, 3]
+        const __m256i h   = _mm256_hadd_epi32(q, q);                     // [0, 2, 0, 2 | 1, 3, 1, 3]
         return _mm_unpacklo_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
     }
 #endif

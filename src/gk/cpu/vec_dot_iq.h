@@ -120,7 +120,7 @@ template <class Block> struct format;
 template <class Block> struct format_defaults {
     static constexpr bool shifted      = false;
     static constexpr int  scale_groups = 16;
-    static constexpr bool sign_table   = false;
+    static constexpr bool  sign_table   = false;
     static fp16_t d(const Block & x) { return x.d; }
     static const uint8_t * low(const Block & x) { return x.qs; }
 };
@@ -333,7 +333,8 @@ inline constexpr parity_signs k_parity_signs = [] {
 /// one bit of iq1_s's sub-block 4 times) and OR delta + 1 = 2 into the positive groups:
 /// with AVX-512 by a mask register, else from a 16-entry table (one load for the four
 /// vector operations of the byte mask; gk-bench iq1_m decode on an AVX2 Zen 3: 0.85 -> 0.97).
-template <class F, class Block> [[gnu::always_inline]] inline __m256i sub_block_weights(const Block & x, int k, __m256i g) {
+template <class F, class Block>
+[[gnu::always_inline]] inline __m256i sub_block_weights(const Block & x, int k, __m256i g) {
 #if defined(__BMI2__)
     if constexpr (F::shifted && F::group_signs == 1) {
         const auto word = static_cast<uint32_t>(F::sign_word(x, k));
@@ -368,7 +369,8 @@ template <class F, class Block> [[gnu::always_inline]] inline __m256i sub_block_
 }
 
 /// The 32 coordinates of sub-block k, grid row r having the index index(r).
-template <class F, class Index> [[gnu::always_inline]] inline __m256i load_coords(int k, Index index) {
+template <class F, class Index>
+[[gnu::always_inline]] inline __m256i load_coords(int k, Index index) {
     const auto row = [&](int r) { return F::table[index(r)]; };
     if constexpr (row_len<F> == 8) {
 #if defined(__AVX512VL__)
@@ -417,7 +419,8 @@ template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
 
 /// The 32 coordinates of sub-block k of x (split formats with BMI2: the indices four at a
 /// time, index_quad).
-template <class F, class Block> [[gnu::always_inline]] inline __m256i load_coords(const Block & x, int k) {
+template <class F, class Block>
+[[gnu::always_inline]] inline __m256i load_coords(const Block & x, int k) {
 #if defined(__BMI2__)
     if constexpr (split_index<F>) {
         constexpr int quads = QK_K / row_len<F> / 32;  // per sub-block
@@ -444,7 +447,8 @@ struct half_factors {
 /// scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h). The
 /// weights are computed in the scales' order (even halves low, odd high) and then put in
 /// the order of q8_K's bsums, once per super-block rather than the bsums once per column.
-template <class Block> half_factors factors_of(const Block & x) {
+template <class Block>
+half_factors factors_of(const Block & x) {
     using F             = format<Block>;
     const half_codes c  = F::halves(x);
     const __m128i    c8 = _mm_set_epi64x(static_cast<int64_t>(c.hi), static_cast<int64_t>(c.lo));
@@ -469,7 +473,8 @@ template <class Block> half_factors factors_of(const Block & x) {
 /// (The pieces of a sub-block's u are always inlined: with the tile as a second caller
 /// GCC 12 kept iq3_s's load_coords out of line, and its vec_dot fell from 1.02 to 0.94
 /// of ggml.)
-template <class Block> [[gnu::always_inline]] inline __m256i sub_block_u(const Block & x, int k) {
+template <class Block>
+[[gnu::always_inline]] inline __m256i sub_block_u(const Block & x, int k) {
     using F         = format<Block>;
     const __m256i g = load_coords<F>(x, k);
     if constexpr (shift_by_sums<F>) {
@@ -487,7 +492,8 @@ inline __m256i isum_lanes(__m256i acc, __m256i weight, const block_q8_K & y) {
 /// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
 /// bsums[h] (factors_of). The pair sums of maddubs (u <= 126, |a| <= 128) fit int16, as do
 /// scale <= 120 and weight <= 64 * 31.
-template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) {
+template <class Block>
+int32_t isum_simd(const Block & x, const block_q8_K & y) {
     const half_factors f   = factors_of(x);
     __m256i            acc = _mm256_setzero_si256();
 #pragma GCC unroll 8
@@ -500,7 +506,8 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
 #if defined(GK_SIMD_AVX2)
 /// The AVX2 set's tile policy (vec_dot_tile_rows.h): a row holds u of the 8 sub-blocks,
 /// the scale words lane_word(scale, k) and the bsums weights; iq_dot's d and factor.
-template <class Block> struct iq_rows {
+template <class Block>
+struct iq_rows {
     using block                   = Block;
     static constexpr float factor = format<Block>::factor;
     static constexpr bool  mins   = false;

@@ -94,8 +94,8 @@ q8k_vsums sums_simd(const block_iq4_xs & x, const block_q8_K & y) {
 #if defined(GK_SIMD_AVX2)
 /// The AVX2 tile's iq4_xs rows (vec_dot_tile_rows.h): the view's vectors stored once, then
 /// scaled_dot's products (signed quants: |a| against q with a's sign). Against the twin's
-/// unpacking (q8k_rows) at 4096 x 1024 x 512 on an AVX2 Zen 3, side by side (loaded):
-/// 0.79-1.02 -> 0.95-1.09 of ggml.
+/// unpacking (this tile's first form) at 4096 x 1024 x 512 on an AVX2 Zen 3, side by
+/// side (loaded): 0.79-1.02 -> 0.95-1.09 of ggml.
 struct iq4xs_rows : rows_policy<block_iq4_xs, bsums_term::none, true> {
     static void unpack(const block_iq4_xs & x, row & r, float & d, float &) {
         const iq4xs_view w = iq4xs_view_of(x, scale_codes(x));

@@ -78,7 +78,6 @@ template <class Block> q8k_sums sums_scalar(const Block & x, const block_q8_K & 
     return r;
 }
 
-
 q8k_sums sums_scalar(const block_q6_K & x, const block_q8_K & y) {
     q8k_sums r;
     for (int h = 0; h < 2; ++h) {
@@ -177,9 +176,11 @@ q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q4
 #if defined(GK_SIMD_AVX2)
 /// The AVX2 tile's q4_K / q5_K rows (vec_dot_tile_rows.h), unpacked as sums_q45 does: the
 /// stored values unsigned (maddubs takes them directly: 2 x 31 x 128 fits int16), sc_k as
-/// words, the doubled mins against the bsums. Against the twins' unpacking (q8k_rows) at
-/// 4096 x 1024 x 512 on an AVX2 Zen 3: q4_K 0.74 -> 0.85, q5_K 0.77 -> 0.91 of ggml.
-template <class Block> struct q45_rows : rows_policy<Block, bsums_term::mins, false> {
+/// words, the doubled mins against the bsums. Against the twins' unpacking (this tile's
+/// first form) at 4096 x 1024 x 512 on an AVX2 Zen 3: q4_K 0.74 -> 0.85, q5_K 0.77 ->
+/// 0.91 of ggml.
+template <class Block>
+struct q45_rows : rows_policy<Block, bsums_term::mins, false> {
     using row = typename rows_policy<Block, bsums_term::mins, false>::row;
     static void unpack(const Block & x, row & r, float & d, float & dmin) {
         const __m256i sm = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
@@ -195,7 +196,6 @@ template <class Block> struct q45_rows : rows_policy<Block, bsums_term::mins, fa
     }
 };
 #endif
-
 
 /// q6_K: the stored values (0..63) of elements 128h + 32k .. 128h + 32k + 31 in v[k].
 inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
@@ -217,8 +217,8 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
 /// The AVX2 tile's q6_K rows (vec_dot_tile_rows.h) from q6k_values: the stored values
 /// unsigned (2 x 63 x 128 fits int16), the signed group scales as words, and the -32 as
 /// 32 sc_g against bsums[g] in the isum itself (q6_K has no dmin). Against the twin's
-/// unpacking (q8k_rows) at 4096 x 1024 x 512 on an AVX2 Zen 3, four runs each, loaded:
-/// 0.94-0.99 -> 0.99-1.08 of ggml (one run of the new form at 0.68).
+/// unpacking (this tile's first form) at 4096 x 1024 x 512 on an AVX2 Zen 3, four runs
+/// each, loaded: 0.94-0.99 -> 0.99-1.08 of ggml (one run of the new form at 0.68).
 struct q6k_rows : rows_policy<block_q6_K, bsums_term::offset, false> {
     static void unpack(const block_q6_K & x, row & r, float & d, float &) {
         for (int h = 0; h < 2; ++h) {

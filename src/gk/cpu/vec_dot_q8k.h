@@ -12,7 +12,7 @@
 
 #include "vec_dot_blocks.h"  // the f32x4 pieces of the four-chain step
 #include "vec_dot_impl.h"
-#include "vec_dot_tile_rows.h"
+#include "vec_dot_tile_rows.h"  // the AVX2 tile the including files define
 
 #include "quant/k_quants.h"
 #include "simd_neon.h"
@@ -266,32 +266,6 @@ void q8k_dot_simd(int64_t n, float * s, const void * vx, const void * vy) {
     *s = ch.sum();
 }
 
-#endif
-
-#if defined(GK_SIMD_AVX2)
-/// The AVX2 set's tile policy (vec_dot_tile_rows.h) from a format's twin unpacking: the
-/// signed levels, the group scales and the mins, so isum and isum_min are the twins'.
-template <class Block, unpacked_sb (*Unpack)(const Block &)>
-struct q8k_rows : rows_policy<Block, has_dmin<Block> ? bsums_term::mins : bsums_term::none, true> {
-    using row = typename rows_policy<Block, has_dmin<Block> ? bsums_term::mins : bsums_term::none, true>::row;
-    static void unpack(const Block & x, row & r, float & d, float & dmin) {
-        const unpacked_sb w = Unpack(x);
-        for (int k = 0; k < quant::QK_K / 32; ++k) {
-            r.q[k]     = simd::x86::load256(w.q + 32 * k);
-            r.scale[k] = _mm256_set_m128i(_mm_set1_epi16(w.sc[2 * k + 1]), _mm_set1_epi16(w.sc[2 * k]));
-        }
-        r.m = simd::x86::load256(w.m);
-        d   = simd::half_to_float(x.d);
-        if constexpr (has_dmin<Block>) {
-            dmin = simd::half_to_float(x.dmin);
-        }
-    }
-};
-
-/// Defines the AVX2 tile `name` of Block from the including file's unpack(Block).
-#define GK_DEFINE_Q8K_ROWS_TILE(name, Block) GK_DEFINE_ROWS_TILE(name, q8k_rows<Block, unpack>)
-#else
-#define GK_DEFINE_Q8K_ROWS_TILE(name, Block)
 #endif
 
 /// Defines kernel `name` for Block and its twin name##_scalar, from the overloads the

@@ -44,7 +44,8 @@ enum class bsums_term { none, mins, offset };
 /// and the 16 words m in bsums order. Signed quants take |a| as maddubs' unsigned operand
 /// and q with a's sign (|q| <= 127, |a| <= 128: the pair sums fit int16, a = -128
 /// included); unsigned ones (at most 127) take a as is.
-template <class Block, bsums_term Term, bool Signed> struct rows_policy {
+template <class Block, bsums_term Term, bool Signed>
+struct rows_policy {
     using block                   = Block;
     static constexpr float factor = 1.0f;
     static constexpr bool  mins   = Term == bsums_term::mins;
@@ -74,7 +75,8 @@ template <class Block, bsums_term Term, bool Signed> struct rows_policy {
 };
 
 /// The work buffer of rows_tile<P>.
-template <class P> struct rows_tile_work {
+template <class P>
+struct rows_tile_work {
     typename P::row rows[16];
     float           d[16];
     float           dmin[16];
@@ -82,8 +84,8 @@ template <class P> struct rows_tile_work {
 };
 
 template <class P>
-void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
-               size_t ldc, void * vwork) {
+void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s, size_t ldc,
+               void * vwork) {
     using quant::block_q8_K;
     using quant::QK_K;
     auto &    w   = *static_cast<rows_tile_work<P> *>(vwork);
@@ -98,7 +100,8 @@ void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void
     for (int64_t b = 0; b < n / QK_K; ++b) {
         for (int r = 0; r < 4 * ngr; ++r) {
             const auto * x = reinterpret_cast<const typename P::block *>(static_cast<const char *>(vx) +
-                                                                         (r < nr ? r : nr - 1) * bx) + b;
+                                                                         (r < nr ? r : nr - 1) * bx) +
+                             b;
             P::unpack(*x, w.rows[r], w.d[r], w.dmin[r]);
         }
         for (int c = 0; c < nc; ++c) {
@@ -106,31 +109,32 @@ void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void
             const __m128       yd = _mm_set1_ps(y.d);
             for (int g = 0; g < ngr; ++g) {
                 const typename P::row * row = w.rows + 4 * g;
-                __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                                  _mm256_setzero_si256()};
+                __m256i acc[4]              = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                                               _mm256_setzero_si256()};
                 for (int k = 0; k < QK_K / 32; ++k) {
                     const __m256i a = simd::x86::load256(y.qs + 32 * k);
                     for (int r = 0; r < 4; ++r) {
                         acc[r] = P::product(acc[r], row[r], k, a);
                     }
                 }
-                const __m128i isum = simd::x86::hsum4_i32(P::isum_lanes(acc[0], row[0], y), P::isum_lanes(acc[1], row[1], y),
-                                                          P::isum_lanes(acc[2], row[2], y), P::isum_lanes(acc[3], row[3], y));
+                const __m128i isum = simd::x86::hsum4_i32(
+                    P::isum_lanes(acc[0], row[0], y), P::isum_lanes(acc[1], row[1], y),
+                    P::isum_lanes(acc[2], row[2], y), P::isum_lanes(acc[3], row[3], y));
                 const __m128 d  = _mm_mul_ps(_mm_mul_ps(_mm_loadu_ps(w.d + 4 * g), yd), _mm_set1_ps(P::factor));
                 __m128 &     ch = w.chains[c][g][b & 3];
                 ch              = _mm_fmadd_ps(d, _mm_cvtepi32_ps(isum), ch);
                 if constexpr (P::mins) {
                     const __m128i isum_min = simd::x86::hsum4_i32(P::min_lanes(row[0], y), P::min_lanes(row[1], y),
                                                                   P::min_lanes(row[2], y), P::min_lanes(row[3], y));
-                    const __m128 dmin = _mm_xor_ps(_mm_mul_ps(_mm_loadu_ps(w.dmin + 4 * g), yd), _mm_set1_ps(-0.0f));
-                    ch                = _mm_fmadd_ps(dmin, _mm_cvtepi32_ps(isum_min), ch);
+                    const __m128  dmin = _mm_xor_ps(_mm_mul_ps(_mm_loadu_ps(w.dmin + 4 * g), yd), _mm_set1_ps(-0.0f));
+                    ch                 = _mm_fmadd_ps(dmin, _mm_cvtepi32_ps(isum_min), ch);
                 }
             }
         }
     }
     for (int c = 0; c < nc; ++c) {
         for (int g = 0; g < ngr; ++g) {
-            const __m128 * ch = w.chains[c][g];
+            const __m128 *    ch = w.chains[c][g];
             alignas(16) float sum[4];
             _mm_store_ps(sum, _mm_add_ps(_mm_add_ps(ch[0], ch[1]), _mm_add_ps(ch[2], ch[3])));
             for (int r = 4 * g; r < 4 * g + 4 && r < nr; ++r) {
@@ -144,6 +148,6 @@ void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void
 #define GK_DEFINE_ROWS_TILE(name, ...) \
     const tile_kernel name = {rows_tile<__VA_ARGS__>, 16, 128, sizeof(rows_tile_work<__VA_ARGS__>)};
 
-} // namespace gk::cpu::detail
+}  // namespace gk::cpu::detail
 
 #endif
