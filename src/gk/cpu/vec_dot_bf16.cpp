@@ -1,6 +1,7 @@
 // vec_dot_bf16.cpp - the bf16 dot (bf16 weights against bf16 activations) in the order of
 // x86's VDPBF16PS, on every CPU: the instruction where the host has AVX512-BF16, a
-// fused multiply-add emulation of it elsewhere, and the scalar twin that defines it.
+// fused multiply-add emulation of it elsewhere (on x86 with MXCSR's FTZ and DAZ doing the
+// flushes, dot_mxcsr; in software otherwise), and the scalar twin that defines it.
 //
 // The order (vec_dot.h): the row is padded with zeros to a whole number of 32-element
 // steps; pair p (elements 2p, 2p + 1) feeds chain (p / 16) % 4, lane p % 16, and updates
@@ -24,7 +25,8 @@
 // which rounding to the subnormal grid hides. The twin settles it in double, where that
 // sum is exact (the accumulator is a normal float or zero and the product has 16
 // significant bits, so the sum spans fewer than 53 bits whenever it lies near 2^-126);
-// the vector emulation notes such a lane and leaves the row to the twin.
+// the software emulation notes such a lane and leaves the row to the twin. x86's FTZ has
+// no such case: it tests tininess on the 24-bit rounding itself, as the order does.
 #include "cpu_features.h"
 #include "vec_dot_impl.h"
 
@@ -72,9 +74,16 @@ constexpr int W = simd::vf_lanes;
 constexpr int R = kLanes / W;  // registers per chain
 static_assert(kLanes % W == 0, "a chain is a whole number of registers");
 
-/// The emulation on the vector layer: chain c's 16 lanes in R registers, pairs from
-/// load_bf16_pairs. Returns false where a lane landed on +-2^-126 (the twin decides).
-bool dot_emulated(int64_t n, const bf16_t * x, const bf16_t * y, float & out) {
+/// Where an update's flush happens: in software (simd::flush_tiny on every input and
+/// result, lanes that land on +-2^-126 noted for the twin), or in the x86 FPU itself under
+/// MXCSR's FTZ and DAZ (dot_mxcsr below), where a plain fused multiply-add is the update.
+enum class flush { software, mxcsr };
+
+/// The vector loop on the vector layer: chain c's 16 lanes in R registers, pairs from
+/// load_bf16_pairs, the partial sums left in `lanes`. Returns false where a software
+/// flush saw a lane land on +-2^-126 (the twin decides).
+template <flush F>
+bool dot_vector(int64_t n, const bf16_t * x, const bf16_t * y, float (&lanes)[kChains][kLanes]) {
     simd::vf a[kChains][R];
     for (auto & chain : a) {
         for (simd::vf & r : chain) {
@@ -86,11 +95,15 @@ bool dot_emulated(int64_t n, const bf16_t * x, const bf16_t * y, float & out) {
         simd::vf xe, xo, ye, yo;
         simd::load_bf16_pairs(px, xe, xo);
         simd::load_bf16_pairs(py, ye, yo);
-        simd::vf r = fma_once(simd::flush_tiny(xo), simd::flush_tiny(yo), acc);
-        edge       = edge || simd::has_min_normal(r);
-        r          = fma_once(simd::flush_tiny(xe), simd::flush_tiny(ye), simd::flush_tiny(r));
-        edge       = edge || simd::has_min_normal(r);
-        acc        = simd::flush_tiny(r);
+        if constexpr (F == flush::mxcsr) {
+            acc = fma_once(xe, ye, fma_once(xo, yo, acc));
+        } else {
+            simd::vf r = fma_once(simd::flush_tiny(xo), simd::flush_tiny(yo), acc);
+            edge       = edge || simd::has_min_normal(r);
+            r          = fma_once(simd::flush_tiny(xe), simd::flush_tiny(ye), simd::flush_tiny(r));
+            edge       = edge || simd::has_min_normal(r);
+            acc        = simd::flush_tiny(r);
+        }
     };
     int64_t i = 0;
     for (; i + kStep <= n; i += kStep) {
@@ -108,15 +121,45 @@ bool dot_emulated(int64_t n, const bf16_t * x, const bf16_t * y, float & out) {
             step(a[c][r], px + 2 * W * r, py + 2 * W * r);
         }
     }
-    float lanes[kChains][kLanes];
     for (int c = 0; c < kChains; ++c) {
         for (int r = 0; r < R; ++r) {
             simd::store(lanes[c] + r * W, a[c][r]);
         }
     }
-    out = combine_chains(lanes);
     return !edge;
 }
+
+/// The emulation with the flush in software, on every level.
+bool dot_emulated(int64_t n, const bf16_t * x, const bf16_t * y, float & out) {
+    float      lanes[kChains][kLanes];
+    const bool ok = dot_vector<flush::software>(n, x, y, lanes);
+    out           = combine_chains(lanes);
+    return ok;
+}
+
+#if defined(GK_SIMD_X86)
+/// The emulation with the flush in the FPU: MXCSR set to round to nearest, every exception
+/// masked, FTZ (bit 15) and DAZ (bit 6) for the updates, then restored before the chains
+/// are combined with plain adds. DAZ reads a subnormal input as a zero of its sign, and
+/// FTZ turns a tiny result into a zero of its sign with x86's tininess rule, detected after
+/// rounding (the result rounded to 24 bits with an unbounded exponent below 2^-126) - the
+/// order's own rule, so one fused multiply-add is one update, +-2^-126 included (the probe
+/// in agrees_with_twin checks that on the host before the path is used). The two MXCSR
+/// writes fence the loop: the first clobbers memory (the loads, and so every update, come
+/// after it), the second takes the partial sums as an operand (the updates come before it,
+/// the combination after).
+/// gk-bench bf16 decode on an AVX2 Zen 3: 0.52 of ggml with the software flush.
+__attribute__((noinline)) void dot_mxcsr(int64_t n, float * s, const void * vx, const void * vy) {
+    constexpr uint32_t ftz_daz = 0x1F80u | 0x8000u | 0x0040u;
+    uint32_t           saved;
+    float              lanes[kChains][kLanes];
+    asm volatile("stmxcsr %0" : "=m"(saved)::"memory");
+    asm volatile("ldmxcsr %0" ::"m"(ftz_daz) : "memory");
+    dot_vector<flush::mxcsr>(n, static_cast<const bf16_t *>(vx), static_cast<const bf16_t *>(vy), lanes);
+    asm volatile("ldmxcsr %1" : "+m"(lanes) : "m"(saved) : "memory");  // lanes: written before, read after
+    *s = combine_chains(lanes);
+}
+#endif
 
 #if defined(GK_SIMD_AVX512)
 /// The instruction itself (AVX512-BF16): one VDPBF16PS per step, the padded last step
@@ -162,21 +205,29 @@ void vec_dot_bf16_scalar(int64_t n, float * s, const void * vx, const void * vy)
     *s = combine_chains(a);
 }
 
-void vec_dot_bf16(int64_t n, float * s, const void * x, const void * y) {
-    if (!dot_emulated(n, static_cast<const bf16_t *>(x), static_cast<const bf16_t *>(y), *s)) {
-        vec_dot_bf16_scalar(n, s, x, y);
-    }
-}
-
-#if defined(GK_SIMD_AVX512)
+#if defined(GK_SIMD_X86)
 namespace {
 
-/// Whether dot_dp gives the twin's bits on this host: 384 rows of 1 to 160 elements
-/// (partial steps, every chain) of random bf16 bits in three bands: every exponent with
-/// subnormals, exponents near 1 (cancellation, ties), and near 2^-63 (products near 2^-126,
-/// where the flush decides). The instruction is the definition on the CPUs checked so far;
-/// this keeps a CPU whose instruction differs on the emulation instead of off the order.
-bool dp_agrees_with_twin() {
+/// Whether `dot` gives the twin's bits on this host: the rows that tell tininess after
+/// rounding from before it (2^-126 - 2^-151 is kept, 2^-126 - 2^-150 flushed), then 384
+/// rows of 1 to 160 elements (partial steps, every chain) of random bf16 bits in three
+/// bands: every exponent with subnormals, exponents near 1 (cancellation, ties), and near
+/// 2^-63 (products near 2^-126, where the flush decides). VDPBF16PS and x86's FTZ / DAZ
+/// are the definition on the CPUs checked so far; this keeps a CPU where either differs
+/// on the software emulation instead of off the order.
+bool agrees_with_twin(vec_dot_fn dot) {
+    const auto same = [dot](int n, const bf16_t * x, const bf16_t * y) {
+        float a, b;
+        dot(n, &a, x, y);
+        vec_dot_bf16_scalar(n, &b, x, y);
+        return std::memcmp(&a, &b, sizeof a) == 0;
+    };
+    // pair 0: odd 2^-63 * 2^-63 = 2^-126, then even 2^-75 * -(2^-76 or 2^-75)
+    const bf16_t edge_x[2]    = {0x1A00, 0x2000};
+    const bf16_t edge_y[2][2] = {{0x9980, 0x2000}, {0x9A00, 0x2000}};
+    if (!same(2, edge_x, edge_y[0]) || !same(2, edge_x, edge_y[1])) {
+        return false;
+    }
     uint64_t   state = 0x9E3779B97F4A7C15ull;
     const auto next  = [&state] {
         state ^= state << 13;
@@ -195,10 +246,7 @@ bool dp_agrees_with_twin() {
                 row[i]           = static_cast<bf16_t>((next() & 0x8000u) | (e << 7) | (next() & 0x7Fu));
             }
         }
-        float a, b;
-        dot_dp(n, &a, x, y);
-        vec_dot_bf16_scalar(n, &b, x, y);
-        if (std::memcmp(&a, &b, sizeof a) != 0) {
+        if (!same(n, x, y)) {
             return false;
         }
     }
@@ -208,9 +256,22 @@ bool dp_agrees_with_twin() {
 }  // namespace
 #endif
 
+void vec_dot_bf16(int64_t n, float * s, const void * x, const void * y) {
+#if defined(GK_SIMD_X86)
+    static const bool mxcsr_usable = agrees_with_twin(dot_mxcsr);
+    if (mxcsr_usable) {
+        dot_mxcsr(n, s, x, y);
+        return;
+    }
+#endif
+    if (!dot_emulated(n, static_cast<const bf16_t *>(x), static_cast<const bf16_t *>(y), *s)) {
+        vec_dot_bf16_scalar(n, s, x, y);
+    }
+}
+
 vec_dot_fn bf16_instruction_dot() {
 #if defined(GK_SIMD_AVX512)
-    static const bool usable = host_cpu().avx512bf16 && dp_agrees_with_twin();
+    static const bool usable = host_cpu().avx512bf16 && agrees_with_twin(dot_dp);
     if (usable) {
         return dot_dp;
     }

@@ -28,6 +28,12 @@
 //                    bytes a, summed in fours, where the format knows a cheaper way
 //   products(x, y, k) (optional, x86) the same sums straight from the blocks, for a
 //                    format whose cheapest form never materialises the weight bytes
+//   products16(x, y, k) (optional, x86) the same products summed in pairs, 16 int16
+//                    lanes of at most 8191 in magnitude, reduced per unit as int16
+//   max_weight       (optional) the largest |integer| value() gives: where the pair sums
+//                    fit (<= 31), x86 without VNNI reduces them as products16's are
+//   isums4(x, y), wscales4(x) (optional, x86) a step's four unit sums and four weight
+//                    scales at once, where a format has a cheaper form for the whole step
 // Internal to src/gk/cpu/vec_dot*.cpp.
 #pragma once
 
@@ -130,9 +136,9 @@ template <class F> void block_dot_scalar(int64_t n, float * s, const void * vx, 
 
 // ---- vector pieces ----------------------------------------------------------------------
 // Each level supplies f32x4 / i32x4 (four lanes, lane c = chain c), f32x4_zero,
-// f32x4_store, halves4 (four f16 as f32), floats4, fma4 (fused a * b + c per lane), mul4,
-// to_f32x4, and isums4<F> (the integer sums of units 0 .. 3 of rows x, y: the kernel
-// passes the blocks where a step starts, so every block index below is a constant).
+// f32x4_store, halves4 (four f16 as f32), broadcast_half4 (one f16 in four lanes), floats4, fma4 (fused a * b + c per
+// lane), mul4, to_f32x4, and isums4<F> (the integer sums of units 0 .. 3 of rows x, y: the kernel passes the blocks
+// where a step starts, so every block index below is a constant).
 
 #if defined(GK_SIMD_X86)
 
@@ -148,6 +154,8 @@ inline f32x4 halves4(fp16_t a, fp16_t b, fp16_t c, fp16_t d) {
         a | static_cast<uint64_t>(b) << 16 | static_cast<uint64_t>(c) << 32 | static_cast<uint64_t>(d) << 48;
     return _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<int64_t>(h)));
 }
+/// One f16 as f32 in all four lanes.
+inline f32x4 broadcast_half4(fp16_t a) { return _mm_set1_ps(simd::half_to_float(a)); }
 inline f32x4 floats4(float a, float b, float c, float d) { return _mm_setr_ps(a, b, c, d); }
 inline f32x4 fma4(f32x4 a, f32x4 b, f32x4 c) { return _mm_fmadd_ps(a, b, c); }
 inline f32x4 mul4(f32x4 a, f32x4 b) { return _mm_mul_ps(a, b); }
@@ -191,8 +199,64 @@ template <class F> __m256i act_products(const typename F::weight * x, const type
     }
 }
 
+/// [sum of a's 16 int16 lanes, of b's, c's, d's], for lanes of at most 8191 in magnitude
+/// (the sums of four lanes then fit int16 before they are widened; the adds wrap, so a
+/// wider lane would be wrong).
+inline __m128i hsum4_i16(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i abcd = _mm256_hadd_epi16(_mm256_hadd_epi16(a, b), _mm256_hadd_epi16(c, d));
+    const __m256i s    = _mm256_madd_epi16(abcd, _mm256_set1_epi16(1));  // [a, b, c, d] per 128-bit half
+    return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+
+/// The largest |weight integer| of a format that states it (max_weight), else 255.
+template <class F>
+constexpr int max_weight_of() {
+    if constexpr (requires { F::max_weight; }) {
+        return F::max_weight;
+    } else {
+        return 255;
+    }
+}
+
+/// True where a step's products are taken as int16 pair sums and reduced by hsum4_i16:
+/// a format's own products16, or (without VNNI, where maddubs forms the products anyway)
+/// one whose pair sums, at most 2 x max |weight| x 127, stay within 8191.
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+template <class F>
+constexpr bool int16_pairs = requires {
+    F::products16(nullptr, nullptr, 0);
+};
+#else
+template <class F>
+constexpr bool int16_pairs = requires {
+    F::products16(nullptr, nullptr, 0);
+}
+|| 2 * max_weight_of<F>() * 127 <= 8191;
+#endif
+
+/// The int16 pair sums of the weight bytes meeting activation block k with its quants
+/// (int16_pairs formats): F::products16, else maddubs on the unpacked bytes.
+template <class F>
+__m256i act_pairs(const typename F::weight * x, const typename F::act * y, int64_t k) {
+    if constexpr (requires { F::products16(x, y, k); }) {
+        return F::products16(x, y, k);
+    } else {
+        const __m256i w = F::unpack(x, k);
+        const __m256i a = simd::x86::load256(y[k].qs);
+        if constexpr (F::unsigned_bytes) {
+            return _mm256_maddubs_epi16(w, a);
+        } else {
+            return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
+        }
+    }
+}
+
 template <class F> i32x4 isums4(const typename F::weight * x, const typename F::act * y) {
-    if constexpr (F::unit == QK8_0) {
+    if constexpr (requires { F::isums4(x, y); }) {
+        return F::isums4(x, y);
+    } else if constexpr (F::unit == QK8_0 && int16_pairs<F>) {
+        return hsum4_i16(act_pairs<F>(x, y, 0), act_pairs<F>(x, y, 1), act_pairs<F>(x, y, 2), act_pairs<F>(x, y, 3));
+    } else if constexpr (F::unit == QK8_0) {
         return simd::x86::hsum4_i32(act_products<F>(x, y, 0), act_products<F>(x, y, 1), act_products<F>(x, y, 2),
                                     act_products<F>(x, y, 3));
     } else {
@@ -215,6 +279,7 @@ inline f32x4 halves4(fp16_t a, fp16_t b, fp16_t c, fp16_t d) {
     const uint16_t h[4] = {a, b, c, d};
     return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(h)));
 }
+inline f32x4 broadcast_half4(fp16_t a) { return vdupq_n_f32(simd::half_to_float(a)); }
 inline f32x4 floats4(float a, float b, float c, float d) {
     const float f[4] = {a, b, c, d};
     return vld1q_f32(f);
@@ -265,7 +330,11 @@ template <class F> i32x4 isums4(const typename F::weight * x, const typename F::
 
 /// The weight scales of units 0 .. 3 of row x.
 template <class F> f32x4 weight_scales4(const typename F::weight * x) {
-    if constexpr (has_wscale<F>) {
+    if constexpr (requires { F::wscales4(x); }) {
+        return F::wscales4(x);
+    } else if constexpr (!has_wscale<F> && F::block == 4 * F::unit) {
+        return broadcast_half4(x[0].d);  // one weight block, one scale (q1_0)
+    } else if constexpr (has_wscale<F>) {
         return floats4(F::wscale(x, 0), F::wscale(x, 1), F::wscale(x, 2), F::wscale(x, 3));
     } else {
         return halves4(weight_of<F>(x, 0).d, weight_of<F>(x, 1).d, weight_of<F>(x, 2).d, weight_of<F>(x, 3).d);

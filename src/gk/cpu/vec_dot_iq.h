@@ -38,6 +38,7 @@
 
 #include "vec_dot_impl.h"
 #include "vec_dot_tile_q8k.h"
+#include "vec_dot_tile_rows.h"
 
 #include "quant/iq_quants.h"
 #include "simd_neon.h"
@@ -108,8 +109,10 @@ inline half_codes nibble_halves(const uint8_t * scales) {
 // shifted          iq1: coordinates -1, 0, 1 and w = 8g + delta;
 // eight_minus_delta(x)  (x86, optional) iq1_s, one shift per sub-block: see shift_by_sums.
 // scale_groups     16, or 8 where halves(x) gives both halves of a sub-block one code.
-// format_defaults supplies shifted, scale_groups, d and low where a format has nothing else
-// to say.
+// sign_table       (AVX2) true: the signs of each group read from k_parity_signs by its
+//                  7-bit code (group_signs 7) instead of spread by vector operations.
+// format_defaults supplies shifted, scale_groups, sign_table, d and low where a format has
+// nothing else to say.
 template <class Block> struct format;
 
 /// What a format shares unless it says otherwise: unsigned coordinates, d in the block's
@@ -117,6 +120,7 @@ template <class Block> struct format;
 template <class Block> struct format_defaults {
     static constexpr bool shifted      = false;
     static constexpr int  scale_groups = 16;
+    static constexpr bool  sign_table   = false;
     static fp16_t d(const Block & x) { return x.d; }
     static const uint8_t * low(const Block & x) { return x.qs; }
 };
@@ -287,12 +291,51 @@ template <class F> __m256i unsigned_weights(__m256i g, __m256i m) {
     }
 }
 
-/// u = w + o of the 32 values of sub-block k of x from their coordinates g. With AVX-512
-/// the formats with one sign per group of 8 (iq1_*: the shift) take the 4 bits into a mask
-/// register (BMI2's PEXT where they are 4, or the one bit of iq1_s's sub-block 4 times)
-/// and OR delta + 1 = 2 into the positive groups.
-template <class F, class Block> __m256i sub_block_weights(const Block & x, int k, __m256i g) {
-#if defined(__AVX512VL__) && defined(__BMI2__)
+#if defined(__BMI2__) && !defined(__AVX512VL__)
+/// Per 4-bit group mask n (bit l: group l negative), the bytes delta + 1 adds: 2 in the
+/// groups whose bit is clear, 0 in the others (sub_block_weights without AVX-512).
+struct positive_twos {
+    alignas(32) uint8_t v[16][32];
+};
+inline constexpr positive_twos k_positive_twos = [] {
+    positive_twos t{};
+    for (int n = 0; n < 16; ++n) {
+        for (int e = 0; e < 32; ++e) {
+            t.v[n][e] = (n >> (e / 8) & 1) ? 0 : 2;
+        }
+    }
+    return t;
+}();
+#endif
+
+#if !defined(__AVX512VL__)
+/// Per 7-bit sign code c of a group of 8 (group_signs 7), the group's signs as bytes: -1
+/// for bit j of c (j < 7) set and for the eighth where c has odd parity, else +1.
+struct parity_signs {
+    uint64_t v[128];
+};
+inline constexpr parity_signs k_parity_signs = [] {
+    parity_signs t{};
+    for (int c = 0; c < 128; ++c) {
+        int odd = 0;
+        for (int j = 0; j < 8; ++j) {
+            const int neg = j < 7 ? (c >> j & 1) : odd;
+            odd ^= j < 7 ? neg : 0;
+            t.v[c] |= static_cast<uint64_t>(neg ? 0xFF : 0x01) << (8 * j);
+        }
+    }
+    return t;
+}();
+#endif
+
+/// u = w + o of the 32 values of sub-block k of x from their coordinates g. With BMI2 the
+/// formats with one sign per group of 8 (iq1_*: the shift) take the 4 bits by PEXT (or the
+/// one bit of iq1_s's sub-block 4 times) and OR delta + 1 = 2 into the positive groups:
+/// with AVX-512 by a mask register, else from a 16-entry table (one load for the four
+/// vector operations of the byte mask; gk-bench iq1_m decode on an AVX2 Zen 3: 0.85 -> 0.97).
+template <class F, class Block>
+[[gnu::always_inline]] inline __m256i sub_block_weights(const Block & x, int k, __m256i g) {
+#if defined(__BMI2__)
     if constexpr (F::shifted && F::group_signs == 1) {
         const auto word = static_cast<uint32_t>(F::sign_word(x, k));
         uint32_t   neg;
@@ -303,16 +346,31 @@ template <class F, class Block> __m256i sub_block_weights(const Block & x, int k
                 1u << F::sign_at(0) | 1u << F::sign_at(1) | 1u << F::sign_at(2) | 1u << F::sign_at(3);
             neg = _pext_u32(word, bits);
         }
-        const auto    pos  = static_cast<__mmask8>(~neg);
         const __m256i base = _mm256_slli_epi16(_mm256_add_epi8(g, _mm256_set1_epi8(1)), 3);
-        return _mm256_mask_or_epi64(base, pos, base, _mm256_set1_epi8(2));
+#if defined(__AVX512VL__)
+        return _mm256_mask_or_epi64(base, static_cast<__mmask8>(~neg), base, _mm256_set1_epi8(2));
+#else
+        return _mm256_or_si256(base, load256(k_positive_twos.v[neg]));
+#endif
+    }
+#endif
+#if !defined(__AVX512VL__)
+    if constexpr (F::sign_table) {
+        // the four groups' signs read from k_parity_signs: scalar shifts and loads instead of
+        // the byte mask's nine vector operations
+        static_assert(has_parity<F> && !F::shifted, "the sign table holds 7-bit codes with parity");
+        const auto word = F::sign_word(x, k);
+        const auto sign = [&](int l) { return static_cast<int64_t>(k_parity_signs.v[word >> F::sign_at(l) & 127]); };
+        return _mm256_add_epi8(_mm256_sign_epi8(g, _mm256_setr_epi64x(sign(0), sign(1), sign(2), sign(3))),
+                               _mm256_set1_epi8(weight_offset<F>));
     }
 #endif
     return unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
 }
 
 /// The 32 coordinates of sub-block k, grid row r having the index index(r).
-template <class F, class Index> __m256i load_coords(int k, Index index) {
+template <class F, class Index>
+[[gnu::always_inline]] inline __m256i load_coords(int k, Index index) {
     const auto row = [&](int r) { return F::table[index(r)]; };
     if constexpr (row_len<F> == 8) {
 #if defined(__AVX512VL__)
@@ -361,7 +419,8 @@ template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
 
 /// The 32 coordinates of sub-block k of x (split formats with BMI2: the indices four at a
 /// time, index_quad).
-template <class F, class Block> __m256i load_coords(const Block & x, int k) {
+template <class F, class Block>
+[[gnu::always_inline]] inline __m256i load_coords(const Block & x, int k) {
 #if defined(__BMI2__)
     if constexpr (split_index<F>) {
         constexpr int quads = QK_K / row_len<F> / 32;  // per sub-block
@@ -379,13 +438,17 @@ inline __m256i lane_word(__m256i v, int k) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<short>(((2 * k + 1) << 8) | (2 * k))));
 }
 
-/// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
-/// bsums[h]: scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h).
-/// Both are int16 words, word k of the low lane for the first half of sub-block k, of the
-/// high lane for the second; the bsums are taken in that order (even sums low, odd high).
-/// The pair sums of maddubs (u <= 126, |a| <= 128) fit int16, as do scale <= 120 and
-/// weight <= 64 * 31.
-template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) {
+/// The int16 factors of isum_simd: scale_h and weight_h of the 16 halves (see below).
+struct half_factors {
+    __m256i scale;   // word k of the low lane: the first half of sub-block k; of the high lane: the second
+    __m256i weight;  // word h: the weight of bsums[h]
+};
+
+/// scale_h = ls_h and weight_h = o ls_h (iq1_s: 8 ls_h and (8 - delta_h) ls_h). The
+/// weights are computed in the scales' order (even halves low, odd high) and then put in
+/// the order of q8_K's bsums, once per super-block rather than the bsums once per column.
+template <class Block>
+half_factors factors_of(const Block & x) {
     using F             = format<Block>;
     const half_codes c  = F::halves(x);
     const __m128i    c8 = _mm_set_epi64x(static_cast<int64_t>(c.hi), static_cast<int64_t>(c.lo));
@@ -398,23 +461,78 @@ template <class Block> int32_t isum_simd(const Block & x, const block_q8_K & y) 
         scale  = ls;
         weight = _mm256_mullo_epi16(ls, _mm256_set1_epi16(weight_offset<F>));
     }
-    __m256i acc = _mm256_setzero_si256();
+    // word 2k of the 16 bsums is the first half of sub-block k (low lane word k), word
+    // 2k + 1 the second (high lane word k): the 64-bit quarters [0, 2, 1, 3], then in each
+    // lane the words [0, 4, 1, 5, 2, 6, 3, 7]
+    const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15, 0, 1, 8, 9, 2, 3,
+                                                10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+    return {scale, _mm256_shuffle_epi8(_mm256_permute4x64_epi64(weight, 0xD8), interleave)};
+}
+
+/// u of sub-block k of x: u = w + o, or g + 1 where the shift goes through the sums.
+/// (The pieces of a sub-block's u are always inlined: with the tile as a second caller
+/// GCC 12 kept iq3_s's load_coords out of line, and its vec_dot fell from 1.02 to 0.94
+/// of ggml.)
+template <class Block>
+[[gnu::always_inline]] inline __m256i sub_block_u(const Block & x, int k) {
+    using F         = format<Block>;
+    const __m256i g = load_coords<F>(x, k);
+    if constexpr (shift_by_sums<F>) {
+        return _mm256_add_epi8(g, _mm256_set1_epi8(1));
+    } else {
+        return sub_block_weights<F>(x, k, g);
+    }
+}
+
+/// The scaled products acc (8 int32 lanes) minus the halves' weights against the bsums.
+inline __m256i isum_lanes(__m256i acc, __m256i weight, const block_q8_K & y) {
+    return _mm256_sub_epi32(acc, _mm256_madd_epi16(weight, load256(y.bsums)));
+}
+
+/// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
+/// bsums[h] (factors_of). The pair sums of maddubs (u <= 126, |a| <= 128) fit int16, as do
+/// scale <= 120 and weight <= 64 * 31.
+template <class Block>
+int32_t isum_simd(const Block & x, const block_q8_K & y) {
+    const half_factors f   = factors_of(x);
+    __m256i            acc = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int k = 0; k < QK_K / 32; ++k) {
-        const __m256i g = load_coords<F>(x, k);
-        __m256i       u;
-        if constexpr (shift_by_sums<F>) {
-            u = _mm256_add_epi8(g, _mm256_set1_epi8(1));
-        } else {
-            u = sub_block_weights<F>(x, k, g);
-        }
-        acc = acc_u8s8_scaled(acc, u, load256(y.qs + 32 * k), lane_word(scale, k));
+        acc = acc_u8s8_scaled(acc, sub_block_u(x, k), load256(y.qs + 32 * k), lane_word(f.scale, k));
     }
-    const __m256i evenodd = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
-                                             12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    const __m256i bsums   = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(load256(y.bsums), evenodd), 0xD8);
-    return hsum_i32(_mm256_sub_epi32(acc, _mm256_madd_epi16(weight, bsums)));
+    return hsum_i32(isum_lanes(acc, f.weight, y));
 }
+
+#if defined(GK_SIMD_AVX2)
+/// The AVX2 set's tile policy (vec_dot_tile_rows.h): a row holds u of the 8 sub-blocks,
+/// the scale words lane_word(scale, k) and the bsums weights; iq_dot's d and factor.
+template <class Block>
+struct iq_rows {
+    using block                   = Block;
+    static constexpr float factor = format<Block>::factor;
+    static constexpr bool  mins   = false;
+    struct row {
+        __m256i u[QK_K / 32];
+        __m256i scale[QK_K / 32];
+        __m256i weight;
+    };
+    static void unpack(const Block & x, row & r, float & d, float &) {
+        const half_factors f = factors_of(x);
+        for (int k = 0; k < QK_K / 32; ++k) {
+            r.u[k]     = sub_block_u(x, k);
+            r.scale[k] = lane_word(f.scale, k);
+        }
+        r.weight = f.weight;
+        d        = simd::half_to_float(format<Block>::d(x));
+    }
+    static __m256i product(__m256i acc, const row & r, int k, __m256i a) {
+        return acc_u8s8_scaled(acc, r.u[k], a, r.scale[k]);
+    }
+    static __m256i isum_lanes(__m256i acc, const row & r, const block_q8_K & y) {
+        return iq::isum_lanes(acc, r.weight, y);
+    }
+};
+#endif
 
 #if defined(GK_TILE_AVX512)
 
@@ -522,8 +640,13 @@ template <class Block> constexpr vec_dot_fn twin_dot = iq_dot<Block, isum_scalar
 } // namespace
 } // namespace gk::cpu::detail::iq
 
-/// Defines the tile kernel `name` of Block (in gk::cpu::detail).
+/// Defines the tile kernel `name` of Block (in gk::cpu::detail): the q8_K tile with
+/// AVX-512 VNNI, the row tile in the AVX2 set.
+#if defined(GK_SIMD_AVX2)
+#define GK_DEFINE_IQ_TILE(name, Block) GK_DEFINE_ROWS_TILE(name, iq::iq_rows<Block>)
+#else
 #define GK_DEFINE_IQ_TILE(name, Block) GK_DEFINE_Q8K_TILE(name, iq::tile_format<Block>)
+#endif
 
 /// Defines kernel `name` for Block and its twin name##_scalar (in gk::cpu::detail).
 #define GK_DEFINE_IQ_DOT(name, Block)                                                                      \

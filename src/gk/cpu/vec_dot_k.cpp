@@ -140,18 +140,25 @@ inline __m128i k4_scales_bytes(const uint8_t * packed) {
                         _mm_and_si128(_mm_srli_epi16(hi, 2), m3));
 }
 
+/// The 16 words m_0, m_0, m_1, m_1, .., m_7, m_7 (the weights of the bsums in isum_min)
+/// from sm, k4_scales_bytes in both lanes.
+inline __m256i k4_min_words(__m256i sm) {
+    return _mm256_shuffle_epi8(sm, _mm256_setr_epi8(8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11, -1, 12, -1,
+                                                    12, -1, 13, -1, 13, -1, 14, -1, 14, -1, 15, -1, 15, -1));
+}
+
+/// sc_k as the 16 words of both lanes, from sm as above.
+inline __m256i k4_scale_words(__m256i sm, int k) {
+    return _mm256_shuffle_epi8(sm, _mm256_set1_epi16(static_cast<short>(0xFF00 | k)));
+}
+
 /// q4_K / q5_K: 64 elements per step (sub-blocks 2c and 2c + 1). The scales and mins stay
 /// in registers, one byte each in both lanes of `sm`: a byte shuffle widens sc_k to the
 /// words of the byte pairs of sub-block k; the mins, each doubled, meet the 16 bsums.
 template <class Block> q8k_vsums sums_q45(const Block & x, const block_q8_K & y) {
-    const __m256i sm   = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
-    const __m256i mins = _mm256_madd_epi16(
-        _mm256_shuffle_epi8(sm, _mm256_setr_epi8(8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11, -1, 12, -1, 12,
-                                                 -1, 13, -1, 13, -1, 14, -1, 14, -1, 15, -1, 15, -1)),
-        load256(y.bsums));
-    const auto scale = [&](int k) {  // sc_k as the 16 words of both lanes
-        return _mm256_shuffle_epi8(sm, _mm256_set1_epi16(static_cast<short>(0xFF00 | k)));
-    };
+    const __m256i sm    = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
+    const __m256i mins  = _mm256_madd_epi16(k4_min_words(sm), load256(y.bsums));
+    const auto    scale = [&](int k) { return k4_scale_words(sm, k); };
 
     __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
     for (int c = 0; c < 4; ++c) {  // four accumulators: VPDPWSSD's latency is not one chain
@@ -166,6 +173,29 @@ template <class Block> q8k_vsums sums_q45(const Block & x, const block_q8_K & y)
 q8k_vsums sums_simd(const block_q4_K & x, const block_q8_K & y) { return sums_q45(x, y); }
 q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q45(x, y); }
 
+#if defined(GK_SIMD_AVX2)
+/// The AVX2 tile's q4_K / q5_K rows (vec_dot_tile_rows.h), unpacked as sums_q45 does: the
+/// stored values unsigned (maddubs takes them directly: 2 x 31 x 128 fits int16), sc_k as
+/// words, the doubled mins against the bsums. Against the twins' unpacking (this tile's
+/// first form) at 4096 x 1024 x 512 on an AVX2 Zen 3: q4_K 0.74 -> 0.85, q5_K 0.77 ->
+/// 0.91 of ggml.
+template <class Block>
+struct q45_rows : rows_policy<Block, bsums_term::mins, false> {
+    using row = typename rows_policy<Block, bsums_term::mins, false>::row;
+    static void unpack(const Block & x, row & r, float & d, float & dmin) {
+        const __m256i sm = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
+        for (int c = 0; c < QK_K / 64; ++c) {
+            q45_values(x, c, r.q[2 * c], r.q[2 * c + 1]);
+        }
+        for (int k = 0; k < QK_K / 32; ++k) {
+            r.scale[k] = k4_scale_words(sm, k);
+        }
+        r.m  = k4_min_words(sm);
+        d    = simd::half_to_float(x.d);
+        dmin = simd::half_to_float(x.dmin);
+    }
+};
+#endif
 
 /// q6_K: the stored values (0..63) of elements 128h + 32k .. 128h + 32k + 31 in v[k].
 inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
@@ -182,6 +212,32 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
     v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
 }
+
+#if defined(GK_SIMD_AVX2)
+/// The AVX2 tile's q6_K rows (vec_dot_tile_rows.h) from q6k_values: the stored values
+/// unsigned (2 x 63 x 128 fits int16), the signed group scales as words, and the -32 as
+/// 32 sc_g against bsums[g] in the isum itself (q6_K has no dmin). Against the twin's
+/// unpacking (this tile's first form) at 4096 x 1024 x 512 on an AVX2 Zen 3, four runs
+/// each, loaded: 0.94-0.99 -> 0.99-1.08 of ggml (one run of the new form at 0.68).
+struct q6k_rows : rows_policy<block_q6_K, bsums_term::offset, false> {
+    static void unpack(const block_q6_K & x, row & r, float & d, float &) {
+        for (int h = 0; h < 2; ++h) {
+            __m256i v[4];
+            q6k_values(x, h, v);
+            for (int k = 0; k < 4; ++k) {
+                r.q[4 * h + k] = v[k];
+            }
+        }
+        const __m128i s8 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
+        const __m256i sc = scales_even_odd(s8, true);
+        for (int k = 0; k < QK_K / 32; ++k) {
+            r.scale[k] = lane_word(sc, k);
+        }
+        r.m = _mm256_slli_epi16(_mm256_cvtepi8_epi16(s8), 5);
+        d   = simd::half_to_float(x.d);
+    }
+};
+#endif
 
 /// q6_K: each 32-byte vector of stored values (0..63) spans two groups of 16, g and
 /// g + 1 with g even. The scales are widened once with the even groups in the low lane
@@ -388,5 +444,12 @@ void vec_dot_q6_K_q8_K_scalar(int64_t n, float * s, const void * x, const void *
 GK_DEFINE_Q8K_TILE(tile_q4_K, k45_tile<block_q4_K>)
 GK_DEFINE_Q8K_TILE(tile_q5_K, k45_tile<block_q5_K>)
 GK_DEFINE_Q8K_TILE(tile_q6_K, q6k_tile)
+#if defined(GK_SIMD_AVX2)
+GK_DEFINE_ROWS_TILE(tile_q4_K, q45_rows<block_q4_K>)
+GK_DEFINE_ROWS_TILE(tile_q5_K, q45_rows<block_q5_K>)
+#endif
+#if defined(GK_SIMD_AVX2)
+GK_DEFINE_ROWS_TILE(tile_q6_K, q6k_rows)
+#endif
 
 } // namespace gk::cpu::detail

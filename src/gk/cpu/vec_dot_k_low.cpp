@@ -144,6 +144,38 @@ q8k_vsums sums_simd(const block_q3_K & x, const block_q8_K & y) {
     return {_mm256_sub_epi32(scaled_dot(q3k_view_of(x, sc8), y.qs), _mm256_slli_epi32(offset, 2)), i32v_zero()};
 }
 
+#if defined(GK_SIMD_AVX2)
+/// The AVX2 tile's q2_K rows (vec_dot_tile_rows.h) from its view: quants 0..3 unsigned,
+/// the scale words, the mins against bsums.
+struct q2k_rows : rows_policy<block_q2_K, bsums_term::mins, false> {
+    static void unpack(const block_q2_K & x, row & r, float & d, float & dmin) {
+        const q2k_parts p = q2k_unpack(x);
+        for (int k = 0; k < QK_K / 32; ++k) {
+            r.q[k]     = p.w.quants(k);
+            r.scale[k] = p.w.scale(k);
+        }
+        r.m  = p.mins;
+        d    = simd::half_to_float(x.d);
+        dmin = simd::half_to_float(x.dmin);
+    }
+};
+
+/// The AVX2 tile's q3_K rows from its view: quants 0..7 unsigned, the signed scale words,
+/// and the -4 as 4 sc_g against bsums[g] inside the isum.
+struct q3k_rows : rows_policy<block_q3_K, bsums_term::offset, false> {
+    static void unpack(const block_q3_K & x, row & r, float & d, float &) {
+        const __m128i  sc8 = q3k_scale_bytes(x);
+        const q3k_view w   = q3k_view_of(x, sc8);
+        for (int k = 0; k < QK_K / 32; ++k) {
+            r.q[k]     = w.quants(k);
+            r.scale[k] = w.scale(k);
+        }
+        r.m = _mm256_slli_epi16(_mm256_cvtepi8_epi16(sc8), 2);
+        d   = simd::half_to_float(x.d);
+    }
+};
+#endif
+
 #if defined(GK_TILE_AVX512)
 
 // ---- the tile kernels (vec_dot_tile_q8k.h) --------------------------------------------------
@@ -219,5 +251,9 @@ GK_DEFINE_Q8K_DOT(vec_dot_q2_K_q8_K, block_q2_K)
 GK_DEFINE_Q8K_DOT(vec_dot_q3_K_q8_K, block_q3_K)
 GK_DEFINE_Q8K_TILE(tile_q2_K, q2k_tile)
 GK_DEFINE_Q8K_TILE(tile_q3_K, q3k_tile)
+#if defined(GK_SIMD_AVX2)
+GK_DEFINE_ROWS_TILE(tile_q2_K, q2k_rows)
+GK_DEFINE_ROWS_TILE(tile_q3_K, q3k_rows)
+#endif
 
 } // namespace gk::cpu::detail

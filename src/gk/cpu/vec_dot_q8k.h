@@ -12,6 +12,7 @@
 
 #include "vec_dot_blocks.h"  // the f32x4 pieces of the four-chain step
 #include "vec_dot_impl.h"
+#include "vec_dot_tile_rows.h"  // the AVX2 tile the including files define
 
 #include "quant/k_quants.h"
 #include "simd_neon.h"

@@ -13,10 +13,26 @@ struct tile_rows {
 
 tile_rows build_table() {
     tile_rows t;
+#if defined(GK_TILE_AVX512) || defined(GK_SIMD_AVX2)
+    t.rows[GK_TYPE_Q2_K]    = &detail::tile_q2_K;
+    t.rows[GK_TYPE_Q3_K]    = &detail::tile_q3_K;
+    t.rows[GK_TYPE_Q4_K]    = &detail::tile_q4_K;
+    t.rows[GK_TYPE_Q5_K]    = &detail::tile_q5_K;
+    t.rows[GK_TYPE_Q6_K]    = &detail::tile_q6_K;
+    t.rows[GK_TYPE_IQ4_XS]  = &detail::tile_iq4_xs;
+    t.rows[GK_TYPE_TQ1_0]   = &detail::tile_tq1_0;
+    t.rows[GK_TYPE_IQ2_XXS] = &detail::tile_iq2_xxs;
+    t.rows[GK_TYPE_IQ2_XS]  = &detail::tile_iq2_xs;
+    t.rows[GK_TYPE_IQ2_S]   = &detail::tile_iq2_s;
+    t.rows[GK_TYPE_IQ3_XXS] = &detail::tile_iq3_xxs;
+    t.rows[GK_TYPE_IQ3_S]   = &detail::tile_iq3_s;
+    t.rows[GK_TYPE_IQ1_S]   = &detail::tile_iq1_s;
+    t.rows[GK_TYPE_IQ1_M]   = &detail::tile_iq1_m;
+#endif
 #if defined(GK_TILE_AVX512)
-    t.rows[GK_TYPE_F32]  = &detail::tile_f32;
-    t.rows[GK_TYPE_F16]  = &detail::tile_f16;
-    t.rows[GK_TYPE_BF16] = detail::bf16_instruction_dot() ? &detail::tile_bf16 : nullptr;  // VDPBF16PS
+    t.rows[GK_TYPE_F32]    = &detail::tile_f32;
+    t.rows[GK_TYPE_F16]    = &detail::tile_f16;
+    t.rows[GK_TYPE_BF16]   = detail::bf16_instruction_dot() ? &detail::tile_bf16 : nullptr;  // VDPBF16PS
     t.rows[GK_TYPE_Q8_0]   = &detail::tile_q8_0;
     t.rows[GK_TYPE_Q8_1]   = &detail::tile_q8_1;
     t.rows[GK_TYPE_Q4_0]   = &detail::tile_q4_0;
@@ -28,21 +44,7 @@ tile_rows build_table() {
     t.rows[GK_TYPE_NVFP4]  = &detail::tile_nvfp4;
     t.rows[GK_TYPE_Q1_0]   = &detail::tile_q1_0;
     t.rows[GK_TYPE_Q2_0]   = &detail::tile_q2_0;
-    t.rows[GK_TYPE_Q4_K]   = &detail::tile_q4_K;
-    t.rows[GK_TYPE_Q5_K] = &detail::tile_q5_K;
-    t.rows[GK_TYPE_Q6_K] = &detail::tile_q6_K;
-    t.rows[GK_TYPE_Q2_K] = &detail::tile_q2_K;
-    t.rows[GK_TYPE_Q3_K] = &detail::tile_q3_K;
-    t.rows[GK_TYPE_IQ4_XS] = &detail::tile_iq4_xs;
-    t.rows[GK_TYPE_TQ1_0] = &detail::tile_tq1_0;
-    t.rows[GK_TYPE_TQ2_0] = &detail::tile_tq2_0;
-    t.rows[GK_TYPE_IQ2_XXS] = &detail::tile_iq2_xxs;
-    t.rows[GK_TYPE_IQ2_XS] = &detail::tile_iq2_xs;
-    t.rows[GK_TYPE_IQ2_S] = &detail::tile_iq2_s;
-    t.rows[GK_TYPE_IQ3_XXS] = &detail::tile_iq3_xxs;
-    t.rows[GK_TYPE_IQ3_S] = &detail::tile_iq3_s;
-    t.rows[GK_TYPE_IQ1_S] = &detail::tile_iq1_s;
-    t.rows[GK_TYPE_IQ1_M] = &detail::tile_iq1_m;
+    t.rows[GK_TYPE_TQ2_0]  = &detail::tile_tq2_0;  // the AVX2 set keeps tq2_0's per-row dot
 #endif
     return t;
 }

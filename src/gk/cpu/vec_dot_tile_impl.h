@@ -22,6 +22,25 @@ const tile_kernel * tile_table(gk_type type);
 
 namespace gk::cpu::detail {
 
+#if defined(GK_TILE_AVX512) || defined(GK_SIMD_AVX2)
+// the formats against q8_K: the AVX-512 VNNI tile (vec_dot_tile_q8k.h) or the AVX2 set's
+// (vec_dot_tile_rows.h)
+extern const tile_kernel tile_q2_K;
+extern const tile_kernel tile_q3_K;
+extern const tile_kernel tile_q4_K;
+extern const tile_kernel tile_q5_K;
+extern const tile_kernel tile_q6_K;
+extern const tile_kernel tile_iq4_xs;
+extern const tile_kernel tile_tq1_0;
+extern const tile_kernel tile_iq2_xxs;
+extern const tile_kernel tile_iq2_xs;
+extern const tile_kernel tile_iq2_s;
+extern const tile_kernel tile_iq3_xxs;
+extern const tile_kernel tile_iq3_s;
+extern const tile_kernel tile_iq1_s;
+extern const tile_kernel tile_iq1_m;
+#endif
+
 #if defined(GK_TILE_AVX512)
 extern const tile_kernel tile_f32;
 extern const tile_kernel tile_f16;
@@ -37,21 +56,7 @@ extern const tile_kernel tile_mxfp4;
 extern const tile_kernel tile_nvfp4;
 extern const tile_kernel tile_q1_0;
 extern const tile_kernel tile_q2_0;
-extern const tile_kernel tile_q4_K;
-extern const tile_kernel tile_q5_K;
-extern const tile_kernel tile_q6_K;
-extern const tile_kernel tile_q2_K;
-extern const tile_kernel tile_q3_K;
-extern const tile_kernel tile_iq4_xs;
-extern const tile_kernel tile_tq1_0;
 extern const tile_kernel tile_tq2_0;
-extern const tile_kernel tile_iq2_xxs;
-extern const tile_kernel tile_iq2_xs;
-extern const tile_kernel tile_iq2_s;
-extern const tile_kernel tile_iq3_xxs;
-extern const tile_kernel tile_iq3_s;
-extern const tile_kernel tile_iq1_s;
-extern const tile_kernel tile_iq1_m;
 
 /// The last step of vec_dot for 16 rows times nc columns, lane r = row r: s[c * ldc + r] =
 /// (c0 + c1) + (c2 + c3) for r < nr, chain j of column c the 16 floats at chains + 16 (4c + j).
