@@ -113,6 +113,21 @@ std::string one(const std::string& site, const std::string& point) {
     return "{\"layout\": {\"" + kSite + site + "\": " + point + "}}";
 }
 
+/// The entry's arguments as the reference interpreter draws them (seed 7).
+std::vector<ref::Value> entry_args(const core::Program& p) {
+    ref::Interp interp(p, {64, 7, false});
+    return interp.entry_args({});
+}
+
+/// Calls `f(backend, realization)` on the kernel interpreter and, where LLVM is built, natively,
+/// in f64, f32 and bf16.
+template <class F> void each_run(F f) {
+    for (Backend b : {Backend::Kernel, Backend::Native}) {
+        if (b == Backend::Native && !kernel::have_llvm()) continue;
+        for (const char* r : {"f64", "f32", "bf16"}) f(b, r);
+    }
+}
+
 TEST(Plan, TheExecutorRefusesWhatItCannotRun) {
     const std::pair<std::string, const char*> bad[] = {
         {one("99", "{}"), "has no let %99"},
@@ -157,40 +172,35 @@ TEST(Plan, TheExecutorRefusesWhatItCannotRun) {
 
 TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {
     const core::Program p = program();
-    ref::Interp interp(p, {64, 7, false});
-    const std::vector<ref::Value> args = interp.entry_args({});
-    const bool jit = kernel::have_llvm();
-    for (Backend b : {Backend::Kernel, Backend::Native}) {
-        if (b == Backend::Native && !jit) continue;
-        for (const char* r : {"f64", "f32", "bf16"}) {
-            const bool bf16 = r == std::string("bf16");
-            const int width = kernel::native_lanes(r == std::string("f64") ? kernel::DType::F64 : kernel::DType::F32);
-            const std::string lanes = bf16 || width < 4 ? "" : "\"lanes\": " + std::to_string(width) + ", ";
-            std::string plan = "{\"layout\": {";
-            plan += "\"" + kSite + "11\": {\"tile\": [2, 4], " + lanes +
-                    "\"pack\": true, \"split\": {\"depth\": 1, \"workers\": 2}}, ";
-            plan += "\"" + kSite + "3\": {\"tile\": [2, 8], \"order\": \"JI\", \"split\": {\"depth\": 2, \"workers\": 2}}, ";
-            plan += "\"" + kSite + "18\": {" + std::string(bf16 ? "" : "\"passes\": 2, ") +
-                    "\"split\": {\"depth\": 2, \"workers\": 4}}, ";
-            plan += "\"" + kSite + "19\": {" + std::string(bf16 ? "\"tile\": [4, 4]" : "\"form\": \"row-wise\"") + "}, ";
-            plan += "\"" + kSite + "22\": {\"tile\": [2, 4]}}}";
-            std::vector<std::vector<unsigned char>> want, got;
-            ExecOptions o{7};
-            o.backend = b;
-            o.threads = 4;
-            o.lanes = b == Backend::Native ? 0 : 1;
-            Executor plain(p, parse_realization(r), o);
-            leaves(plain.call(p.entry, args), want);
-            o.plan = parse_plan_json(plan, "@p.json");
-            Executor planned(p, parse_realization(r), o);
-            leaves(planned.call(p.entry, args), got);
-            EXPECT_EQ(got, want) << backend_name(b) << " " << r;
-            int64_t packs = 0;
-            for (const kernel::Kernel* k : planned.kernels()) packs += k->name == "pack";
-            EXPECT_EQ(packs, 1) << backend_name(b) << " " << r;
-        }
-    }
-    if (!jit) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
+    const std::vector<ref::Value> args = entry_args(p);
+    each_run([&](Backend b, const char* r) {
+        const bool bf16 = r == std::string("bf16");
+        const int width = kernel::native_lanes(r == std::string("f64") ? kernel::DType::F64 : kernel::DType::F32);
+        const std::string lanes = bf16 || width < 4 ? "" : "\"lanes\": " + std::to_string(width) + ", ";
+        std::string plan = "{\"layout\": {";
+        plan += "\"" + kSite + "11\": {\"tile\": [2, 4], " + lanes +
+                "\"pack\": true, \"split\": {\"depth\": 1, \"workers\": 2}}, ";
+        plan += "\"" + kSite + "3\": {\"tile\": [2, 8], \"order\": \"JI\", \"split\": {\"depth\": 2, \"workers\": 2}}, ";
+        plan += "\"" + kSite + "18\": {" + std::string(bf16 ? "" : "\"passes\": 2, ") +
+                "\"split\": {\"depth\": 2, \"workers\": 4}}, ";
+        plan += "\"" + kSite + "19\": {" + std::string(bf16 ? "\"tile\": [4, 4]" : "\"form\": \"row-wise\"") + "}, ";
+        plan += "\"" + kSite + "22\": {\"tile\": [2, 4]}}}";
+        std::vector<std::vector<unsigned char>> want, got;
+        ExecOptions o{7};
+        o.backend = b;
+        o.threads = 4;
+        o.lanes = b == Backend::Native ? 0 : 1;
+        Executor plain(p, parse_realization(r), o);
+        leaves(plain.call(p.entry, args), want);
+        o.plan = parse_plan_json(plan, "@p.json");
+        Executor planned(p, parse_realization(r), o);
+        leaves(planned.call(p.entry, args), got);
+        EXPECT_EQ(got, want) << backend_name(b) << " " << r;
+        int64_t packs = 0;
+        for (const kernel::Kernel* k : planned.kernels()) packs += k->name == "pack";
+        EXPECT_EQ(packs, 1) << backend_name(b) << " " << r;
+    });
+    if (!kernel::have_llvm()) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
 }
 
 // The bias epilogue (docs/presk.md, "The epilogue"): Linear's dot(x, w) + b, and the shapes
@@ -261,41 +271,36 @@ TEST(Plan, TheBiasEpilogueFoldsTheLinearsAddIntoItsDot) {
     std::string plan = "{\"layout\": {\"" + folds[0] + "\": {\"tile\": [4, 8], \"epilogue\": \"bias\"}, \"" + folds[1] +
                        "\": {\"tile\": [2, 8], \"order\": \"JI\", \"pack\": true, \"epilogue\": \"bias\", " +
                        "\"split\": {\"depth\": 0, \"workers\": 2}}}}";
-    ref::Interp interp(p, {64, 7, false});
-    const std::vector<ref::Value> args = interp.entry_args({});
-    const bool jit = kernel::have_llvm();
-    for (Backend b : {Backend::Kernel, Backend::Native}) {
-        if (b == Backend::Native && !jit) continue;
-        for (const char* r : {"f64", "f32", "bf16"}) {
-            const std::string what = std::string(backend_name(b)) + " " + r;
-            std::vector<std::vector<unsigned char>> want, got, apart;
-            ExecOptions o{7};
-            o.backend = b;
-            o.threads = 2;
-            o.log_launches = true;
-            Executor plain(p, parse_realization(r), o);
-            leaves(plain.call(p.entry, args), want);
-            o.plan = parse_plan_json(plan, "@p.json");
-            Executor planned(p, parse_realization(r), o);
-            leaves(planned.call(p.entry, args), got);
-            EXPECT_EQ(got, want) << what;
-            std::vector<std::string> fused;
-            size_t packs = 0;
-            for (const Launch& l : planned.launches()) {
-                if (l.kernel->name == "dot+add") fused.push_back(l.site);
-                packs += l.kernel->name == "pack";
-            }
-            EXPECT_EQ(packs, 1u) << what;
-            EXPECT_EQ(planned.launches().size() - packs + 2, plain.launches().size()) << what;
-            std::sort(fused.begin(), fused.end());
-            EXPECT_EQ(fused, folds) << what;
-            o.fuse = false;  // the dot and the add apart, at their defaults
-            Executor unfused(p, parse_realization(r), o);
-            leaves(unfused.call(p.entry, args), apart);
-            EXPECT_EQ(apart, want) << what;
+    const std::vector<ref::Value> args = entry_args(p);
+    each_run([&](Backend b, const char* r) {
+        const std::string what = std::string(backend_name(b)) + " " + r;
+        std::vector<std::vector<unsigned char>> want, got, apart;
+        ExecOptions o{7};
+        o.backend = b;
+        o.threads = 2;
+        o.log_launches = true;
+        Executor plain(p, parse_realization(r), o);
+        leaves(plain.call(p.entry, args), want);
+        o.plan = parse_plan_json(plan, "@p.json");
+        Executor planned(p, parse_realization(r), o);
+        leaves(planned.call(p.entry, args), got);
+        EXPECT_EQ(got, want) << what;
+        std::vector<std::string> fused;
+        size_t packs = 0;
+        for (const Launch& l : planned.launches()) {
+            if (l.kernel->name == "dot+add") fused.push_back(l.site);
+            packs += l.kernel->name == "pack";
         }
-    }
-    if (!jit) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
+        EXPECT_EQ(packs, 1u) << what;
+        EXPECT_EQ(planned.launches().size() - packs + 2, plain.launches().size()) << what;
+        std::sort(fused.begin(), fused.end());
+        EXPECT_EQ(fused, folds) << what;
+        o.fuse = false;  // the dot and the add apart, at their defaults
+        Executor unfused(p, parse_realization(r), o);
+        leaves(unfused.call(p.entry, args), apart);
+        EXPECT_EQ(apart, want) << what;
+    });
+    if (!kernel::have_llvm()) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
 }
 
 // What cannot fold is refused, naming the site: an add whose first operand is the bias, a
@@ -349,8 +354,7 @@ int four(kernel::DType t) { return t == kernel::DType::F64 ? 2 : 4; }
 // the default's bits; it never offers an epilogue the executor would refuse.
 TEST(Plan, ThePlannerFoldsTheLinearsAdds) {
     const core::Program p = linears("MLP{8}.apply");
-    ref::Interp interp(p, {64, 7, false});
-    const std::vector<ref::Value> args = interp.entry_args({});
+    const std::vector<ref::Value> args = entry_args(p);
     for (const char* r : {"f64", "f32", "bf16"}) {
         const std::vector<Choice> choices = choose_plan(p, parse_realization(r), 1, 16, four);
         ASSERT_EQ(choices.size(), 2u) << r;
@@ -383,8 +387,7 @@ TEST(Plan, ThePlannerFoldsTheLinearsAdds) {
 // the default, its plan reads back as written, and runs with the default's bits.
 TEST(Plan, ThePlannersPlanRunsWithTheDefaultsBits) {
     const core::Program p = program();
-    ref::Interp interp(p, {64, 7, false});
-    const std::vector<ref::Value> args = interp.entry_args({});
+    const std::vector<ref::Value> args = entry_args(p);
     for (const char* r : {"f64", "f32", "bf16"}) {
         const std::vector<Choice> choices = choose_plan(p, parse_realization(r), 2, 16, four);
         EXPECT_EQ(choices.size(), 7u) << r;  // four dots, two eins, a softmax
