@@ -463,13 +463,22 @@ int conformance(const Args& a, const SuiteArgs& s) {
     }
 }
 
+/// Whether two realization arguments name the same realization: the same text, or two
+/// @FILEs that are one file (`@r.json` and `@./r.json`).
+bool same_realization(const std::string& x, const std::string& y) {
+    if (x == y) return true;
+    std::error_code ec;
+    return x.size() > 1 && y.size() > 1 && x[0] == '@' && y[0] == '@' &&
+           std::filesystem::equivalent(x.substr(1), y.substr(1), ec);
+}
+
 /// --plan's file read into a.plan; its realization is the run's unless --realize names another.
 void read_plan(Args& a, bool& realize_given) {
     if (a.plan_arg.empty()) return;
     a.plan = presk::realize::parse_plan(a.plan_arg);
     const std::string& r = a.plan.realization;
     if (r.empty()) return;
-    if (realize_given && r != a.realize)
+    if (realize_given && !same_realization(r, a.realize))
         throw presk::Error({}, "E7002: plan " + a.plan_arg + ": made for realization " + r + ", run with --realize " + a.realize);
     a.realize = r;
     realize_given = true;
