@@ -119,6 +119,13 @@ std::vector<ref::Value> entry_args(const core::Program& p) {
     return interp.entry_args({});
 }
 
+/// Every leaf's bytes of `p`'s entry run by `ex` on `args`.
+std::vector<std::vector<unsigned char>> bits_of(Executor& ex, const core::Program& p, const std::vector<ref::Value>& args) {
+    std::vector<std::vector<unsigned char>> out;
+    leaves(ex.call(p.entry, args), out);
+    return out;
+}
+
 /// Calls `f(backend, realization)` on the kernel interpreter and, where LLVM is built, natively,
 /// in f64, f32 and bf16.
 template <class F> void each_run(F f) {
@@ -185,16 +192,15 @@ TEST(Plan, AttentionUnderAPlanHasTheDefaultsBits) {
                 "\"split\": {\"depth\": 2, \"workers\": 4}}, ";
         plan += "\"" + kSite + "19\": {" + std::string(bf16 ? "\"tile\": [4, 4]" : "\"form\": \"row-wise\"") + "}, ";
         plan += "\"" + kSite + "22\": {\"tile\": [2, 4]}}}";
-        std::vector<std::vector<unsigned char>> want, got;
         ExecOptions o{7};
         o.backend = b;
         o.threads = 4;
         o.lanes = b == Backend::Native ? 0 : 1;
         Executor plain(p, parse_realization(r), o);
-        leaves(plain.call(p.entry, args), want);
+        const auto want = bits_of(plain, p, args);
         o.plan = parse_plan_json(plan, "@p.json");
         Executor planned(p, parse_realization(r), o);
-        leaves(planned.call(p.entry, args), got);
+        const auto got = bits_of(planned, p, args);
         EXPECT_EQ(got, want) << backend_name(b) << " " << r;
         int64_t packs = 0;
         for (const kernel::Kernel* k : planned.kernels()) packs += k->name == "pack";
@@ -274,16 +280,15 @@ TEST(Plan, TheBiasEpilogueFoldsTheLinearsAddIntoItsDot) {
     const std::vector<ref::Value> args = entry_args(p);
     each_run([&](Backend b, const char* r) {
         const std::string what = std::string(backend_name(b)) + " " + r;
-        std::vector<std::vector<unsigned char>> want, got, apart;
         ExecOptions o{7};
         o.backend = b;
         o.threads = 2;
         o.log_launches = true;
         Executor plain(p, parse_realization(r), o);
-        leaves(plain.call(p.entry, args), want);
+        const auto want = bits_of(plain, p, args);
         o.plan = parse_plan_json(plan, "@p.json");
         Executor planned(p, parse_realization(r), o);
-        leaves(planned.call(p.entry, args), got);
+        const auto got = bits_of(planned, p, args);
         EXPECT_EQ(got, want) << what;
         std::vector<std::string> fused;
         size_t packs = 0;
@@ -297,7 +302,7 @@ TEST(Plan, TheBiasEpilogueFoldsTheLinearsAddIntoItsDot) {
         EXPECT_EQ(fused, folds) << what;
         o.fuse = false;  // the dot and the add apart, at their defaults
         Executor unfused(p, parse_realization(r), o);
-        leaves(unfused.call(p.entry, args), apart);
+        const auto apart = bits_of(unfused, p, args);
         EXPECT_EQ(apart, want) << what;
     });
     if (!kernel::have_llvm()) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
@@ -364,13 +369,12 @@ TEST(Plan, ThePlannerFoldsTheLinearsAdds) {
         }
         const std::string json = plan_json(choices, r);
         EXPECT_NE(json.find("\"epilogue\": \"bias\""), std::string::npos) << json;
-        std::vector<std::vector<unsigned char>> want, got;
         ExecOptions o{7};
         Executor plain(p, parse_realization(r), o);
-        leaves(plain.call(p.entry, args), want);
+        const auto want = bits_of(plain, p, args);
         o.plan = parse_plan_json(json, "@planned.json");
         Executor planned(p, parse_realization(r), o);
-        leaves(planned.call(p.entry, args), got);
+        const auto got = bits_of(planned, p, args);
         EXPECT_EQ(got, want) << r;
     }
     auto folds = [](const std::string& entry, const char* r) {
@@ -405,14 +409,13 @@ TEST(Plan, ThePlannersPlanRunsWithTheDefaultsBits) {
             if (read.lanes == 0) read.lanes = c.point.lanes;
             EXPECT_EQ(kernel::to_string(read), kernel::to_string(c.point)) << c.site;
         }
-        std::vector<std::vector<unsigned char>> want, got;
         ExecOptions o{7};
         o.threads = 2;
         Executor plain(p, parse_realization(r), o);
-        leaves(plain.call(p.entry, args), want);
+        const auto want = bits_of(plain, p, args);
         o.plan = plan;
         Executor planned(p, parse_realization(r), o);
-        leaves(planned.call(p.entry, args), got);
+        const auto got = bits_of(planned, p, args);
         EXPECT_EQ(got, want) << r;
     }
 }

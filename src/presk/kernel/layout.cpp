@@ -35,7 +35,7 @@ std::vector<Layout> layout_space(const Node& n, int width, bool bias) {
         out.emplace_back().passes = 2;
         return out;
     }
-    if (n.prim != "dot" && n.prim != "matmul" && n.prim != "ein") return out;
+    if (!is_contraction(n.prim)) return out;
     out.emplace_back().form = Layout::Form::RowWise;
     std::vector<std::pair<int, int>> tiles{{1, 1}};
     for (int m : kTileRows)
@@ -45,19 +45,20 @@ std::vector<Layout> layout_space(const Node& n, int width, bool bias) {
             for (const char* order : kb ? std::vector<const char*>{"IJK", "IKJ", "JIK", "JKI", "KIJ", "KJI"}
                                         : std::vector<const char*>{"IJ", "JI"})
                 for (int lanes : {1, width})
-                    for (bool pack : {false, true})
-                        for (bool with_bias : {false, bias}) {
-                            Layout& l = out.emplace_back();
-                            l.form = Layout::Form::Tiled;
-                            l.tile_m = m;
-                            l.tile_n = nj;
-                            l.kblock = kb;
-                            l.order = order;
-                            l.lanes = lanes;
-                            l.pack = pack;
-                            l.bias = with_bias;
-                            if (!bias) break;
-                        }
+                    for (bool pack : {false, true}) {
+                        Layout l;
+                        l.form = Layout::Form::Tiled;
+                        l.tile_m = m;
+                        l.tile_n = nj;
+                        l.kblock = kb;
+                        l.order = order;
+                        l.lanes = lanes;
+                        l.pack = pack;
+                        out.push_back(l);
+                        if (!bias) continue;
+                        l.bias = true;  // the same point with the epilogue
+                        out.push_back(l);
+                    }
     return out;
 }
 
@@ -67,7 +68,7 @@ bool shapes(const Layout& l) {
 }
 
 std::vector<Kernel> lower_layout(const Node& n, DType t, const Layout& l) {
-    const bool contraction = n.prim == "dot" || n.prim == "matmul" || n.prim == "ein";
+    const bool contraction = is_contraction(n.prim);
     Layout rest = l;
     rest.passes = 3;
     if (!contraction && (shapes(rest) || l.lanes != 1))

@@ -35,6 +35,10 @@ template <size_t N> std::string listed(const int (&values)[N]) {
     return s;
 }
 
+/// Whether primitive `prim` is a contraction, the nests the form, tile, k-block, order, lanes,
+/// pack and bias apply to: dot, matmul or ein.
+inline bool is_contraction(const std::string& prim) { return prim == "dot" || prim == "matmul" || prim == "ein"; }
+
 /// One point of a nest's layout space. The zero value is the default point.
 struct Layout {
     enum class Form { Default, RowWise, Tiled };

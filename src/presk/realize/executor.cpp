@@ -870,7 +870,7 @@ std::map<std::string, Executor::Nest> Executor::nests() {
     std::map<std::string, Nest> out;
     std::set<std::string> reached;
     for (const auto& [site, s] : impl_->sites(reached)) {
-        if (s.kind != SiteInfo::Root || (s.prim != "dot" && s.prim != "matmul" && s.prim != "ein" && s.prim != "softmax"))
+        if (s.kind != SiteInfo::Root || (!kernel::is_contraction(s.prim) && s.prim != "softmax"))
             continue;
         const core::Function& f = *impl_->p.find(site.substr(0, site.rfind("/%")));
         for (size_t pos = 0; pos < f.body.size(); ++pos) {

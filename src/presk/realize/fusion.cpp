@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "kernel/layout.h"
 #include "lang/source.h"
 #include "realize/host.h"
 
@@ -36,7 +37,7 @@ std::optional<BiasAdd> bias_add_of(const core::Function& f, int pos) {
     const int n = (int)f.body.size(), id = pos + f.arity();
     if (pos < 0 || pos >= n || id == f.result) return std::nullopt;
     const core::Let& c = f.body[(size_t)pos];
-    if (c.op != core::Op::Prim || (c.name != "dot" && c.name != "matmul" && c.name != "ein")) return std::nullopt;
+    if (c.op != core::Op::Prim || !kernel::is_contraction(c.name)) return std::nullopt;
     std::optional<BiasAdd> found;
     for (int p = pos + 1; p < n; ++p) {
         const core::Let& l = f.body[(size_t)p];
