@@ -109,7 +109,7 @@ TEST(VecDotTile, EveryElementIsItsVecDot) {
         }
     }
     if (kernels == 0) {
-        GTEST_SKIP() << "GK-SKIP: this build has no tile kernel (they are x86: AVX-512 with VNNI, and AVX2 for the formats against q8_K)";
+        GTEST_SKIP() << "GK-SKIP: this build has no tile kernel (they are x86: AVX-512 with VNNI, and AVX2 for the integer formats)";
     }
 }
 

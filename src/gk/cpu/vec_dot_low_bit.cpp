@@ -23,6 +23,7 @@ using quant::block_q8_0;
 
 /// q1_0: one bit per element, element j at bit j % 8 of qs[j / 8].
 struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
+    static constexpr int max_weight = 1;
     static int value(const weight & x, int j) { return bit_of(x.qs, j) ? 1 : -1; }
 
 #if defined(GK_SIMD_X86)
@@ -66,6 +67,7 @@ struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
 
 /// q2_0: two bits per element, element j at bits 2 (j % 4) of qs[j / 4].
 struct q2_0_format : format_base<block_q2_0, block_q8_0, quant::QK2_0, QK8_0> {
+    static constexpr int max_weight = 2;
     static int value(const weight & x, int j) { return ((x.qs[j / 4] >> (2 * (j % 4))) & 3) - 1; }
 
 #if defined(GK_SIMD_X86)

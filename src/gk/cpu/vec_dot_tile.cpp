@@ -28,22 +28,23 @@ tile_rows build_table() {
     t.rows[GK_TYPE_IQ3_S]   = &detail::tile_iq3_s;
     t.rows[GK_TYPE_IQ1_S]   = &detail::tile_iq1_s;
     t.rows[GK_TYPE_IQ1_M]   = &detail::tile_iq1_m;
+    // the formats against q8_0 / q8_1 (vec_dot_tile_blocks.h)
+    t.rows[GK_TYPE_Q8_0]    = &detail::tile_q8_0;
+    t.rows[GK_TYPE_Q8_1]    = &detail::tile_q8_1;
+    t.rows[GK_TYPE_Q4_0]    = &detail::tile_q4_0;
+    t.rows[GK_TYPE_Q4_1]    = &detail::tile_q4_1;
+    t.rows[GK_TYPE_Q5_0]    = &detail::tile_q5_0;
+    t.rows[GK_TYPE_Q5_1]    = &detail::tile_q5_1;
+    t.rows[GK_TYPE_IQ4_NL]  = &detail::tile_iq4_nl;
+    t.rows[GK_TYPE_MXFP4]   = &detail::tile_mxfp4;
+    t.rows[GK_TYPE_NVFP4]   = &detail::tile_nvfp4;
+    t.rows[GK_TYPE_Q1_0]    = &detail::tile_q1_0;
+    t.rows[GK_TYPE_Q2_0]    = &detail::tile_q2_0;
 #endif
 #if defined(GK_TILE_AVX512)
     t.rows[GK_TYPE_F32]    = &detail::tile_f32;
     t.rows[GK_TYPE_F16]    = &detail::tile_f16;
     t.rows[GK_TYPE_BF16]   = detail::bf16_instruction_dot() ? &detail::tile_bf16 : nullptr;  // VDPBF16PS
-    t.rows[GK_TYPE_Q8_0]   = &detail::tile_q8_0;
-    t.rows[GK_TYPE_Q8_1]   = &detail::tile_q8_1;
-    t.rows[GK_TYPE_Q4_0]   = &detail::tile_q4_0;
-    t.rows[GK_TYPE_Q4_1]   = &detail::tile_q4_1;
-    t.rows[GK_TYPE_Q5_0]   = &detail::tile_q5_0;
-    t.rows[GK_TYPE_Q5_1]   = &detail::tile_q5_1;
-    t.rows[GK_TYPE_IQ4_NL] = &detail::tile_iq4_nl;
-    t.rows[GK_TYPE_MXFP4]  = &detail::tile_mxfp4;
-    t.rows[GK_TYPE_NVFP4]  = &detail::tile_nvfp4;
-    t.rows[GK_TYPE_Q1_0]   = &detail::tile_q1_0;
-    t.rows[GK_TYPE_Q2_0]   = &detail::tile_q2_0;
     t.rows[GK_TYPE_TQ2_0]  = &detail::tile_tq2_0;  // the AVX2 set keeps tq2_0's per-row dot
 #endif
     return t;

@@ -11,7 +11,8 @@
 // exact integer sum is then dot - 128 * sum(w). vec_dot's float step follows lane by
 // lane on the unit's chain u % 4: fma(weight scale * activation d, float(isum)), then
 // for an offset format fma(m, activation s). Four columns go together, their chains in
-// registers for the span.
+// registers for the span. That is the AVX-512 VNNI tile; the AVX2 set's, below it, keeps
+// the layout in 8-row halves and forms the products with maddubs.
 //
 // Internal to the format files (vec_dot_legacy.cpp, vec_dot_fp4.cpp, vec_dot_low_bit.cpp),
 // which define their kernels with GK_DEFINE_BLOCK_TILE next to GK_DEFINE_BLOCK_DOT.
@@ -183,6 +184,229 @@ template <class F> struct block_tile {
                               block_tile<F>::work_bytes};
 
 } // namespace gk::cpu::detail
+
+#elif defined(GK_SIMD_AVX2)
+
+namespace gk::cpu::detail {
+
+/// The AVX2 set's tile of the formats against q8_0 / q8_1: the same span, unpacking and
+/// float steps as the AVX-512 tile above, with 8 rows per register (16 rows: two halves)
+/// and the four-byte products formed by maddubs, which has no accumulating form and
+/// saturates its pair sums at int16. So a format whose pair sums with biased activations,
+/// at most 2 x 255 x max_weight, fit int16 (every format here but q8_0, q8_1 and iq4_nl)
+/// takes the biased activation bytes as maddubs' unsigned operand, adds `depth` steps'
+/// pair sums as int16 and widens them once; the others take |w| as the unsigned operand
+/// and move w's sign onto the activation (dot_s8s8's exact form: the activations are
+/// never -128) and widen every step. Either way the unit's integer sum is exact, and each
+/// row's chain takes vec_dot's float steps in vec_dot's order.
+template <class F>
+struct block_tile {
+    static constexpr int rows        = 16;
+    static constexpr int max_cols    = 64;
+    static constexpr int span_blocks = 8;                     // activation blocks per span
+    static constexpr int span_elems  = span_blocks * QK8_0;   // 256
+    static constexpr int unit_words  = F::unit / 4;           // four-byte steps per unit
+    static constexpr int span_units  = span_elems / F::unit;  // 8, or 16 for 16-element units
+    static constexpr int cols        = 4;                     // columns computed together
+
+    static constexpr int  pair_bound = 2 * 255 * max_weight_of<F>();
+    static constexpr bool biased     = pair_bound <= 32767;
+    /// Steps whose int16 pair sums are added before widening: a power of two dividing
+    /// unit_words whose sum of pair sums still fits int16 (1 on the |w| path).
+    static constexpr int depth = [] {
+        int d = 1;
+        while (biased && 2 * d <= unit_words && 2 * d * pair_bound <= 32767) {
+            d *= 2;
+        }
+        return d;
+    }();
+
+    /// One span of 16 rows, unpacked.
+    struct unpacked {
+        alignas(64) int8_t q[span_elems * rows];     // q[64 k + 32 h + 4 r + t] = element 4k + t of row 8h + r
+        alignas(64) int32_t wsum[span_units][rows];  // 128 * sum of unit u's weights of row r (biased)
+        alignas(64) float ws[span_units][rows];      // weight scale of unit u, row r
+        alignas(64) float m[span_units][rows];       // offset of unit u, row r (q4_1, q5_1)
+    };
+
+    /// The activation bytes of the columns' span: biased to unsigned, or as they are.
+    struct acts {
+        alignas(64) uint8_t a[cols][span_elems];
+    };
+
+    static constexpr size_t work_bytes = sizeof(unpacked) + sizeof(acts) + sizeof(float) * rows * 4 * max_cols;
+
+    /// Span (activation blocks kb .. kb + nbk - 1) of rows 0 .. nr-1; other rows zero.
+    static void unpack_span(const char * x, size_t bx, int nr, int64_t kb, int nbk, unpacked & u) {
+        for (int h = 0; h < 2; ++h) {
+            for (int k = 0; k < nbk; ++k) {
+                __m256i v[8];
+                for (int r = 0; r < 8; ++r) {
+                    const int row = 8 * h + r;
+                    v[r] = row < nr ? F::unpack(reinterpret_cast<const typename F::weight *>(x + row * bx), kb + k)
+                                    : _mm256_setzero_si256();
+                }
+                transpose_8x8(v);
+                for (int i = 0; i < 8; ++i) {
+                    _mm256_store_si256(reinterpret_cast<__m256i *>(u.q + 64 * (8 * k + i) + 32 * h), v[i]);
+                }
+            }
+        }
+        const int     nu = nbk * QK8_0 / F::unit;
+        const int64_t ub = kb * QK8_0 / F::unit;
+        for (int r = 0; r < rows; ++r) {
+            const auto * xr = reinterpret_cast<const typename F::weight *>(x + r * bx);
+            for (int j = 0; j < nu; ++j) {
+                u.ws[j][r] = r < nr ? weight_scale<F>(xr, ub + j) : 0.0f;
+                if constexpr (has_offset<F>) {
+                    u.m[j][r] = r < nr ? simd::half_to_float(weight_of<F>(xr, ub + j).m) : 0.0f;
+                }
+            }
+        }
+        if constexpr (biased) {
+            const __m256i ones8  = _mm256_set1_epi8(1);
+            const __m256i ones16 = _mm256_set1_epi16(1);
+            for (int j = 0; j < nu; ++j) {
+                for (int h = 0; h < 2; ++h) {
+                    __m256i s = _mm256_setzero_si256();
+                    for (int t = 0; t < unit_words; ++t) {
+                        const __m256i w = _mm256_load_si256(
+                            reinterpret_cast<const __m256i *>(u.q + 64 * (j * unit_words + t) + 32 * h));
+                        s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, w), ones16));
+                    }
+                    _mm256_store_si256(reinterpret_cast<__m256i *>(u.wsum[j] + 8 * h), _mm256_slli_epi32(s, 7));
+                }
+            }
+        }
+    }
+
+    /// 8 rows of 8 dwords into 8 vectors: dword r of v[i] is dword i of row r.
+    static void transpose_8x8(__m256i (&v)[8]) {
+        __m256i t[8];
+        for (int i = 0; i < 4; ++i) {
+            t[2 * i]     = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+        }
+        for (int i = 0; i < 2; ++i) {  // rows 4i .. 4i + 3: dwords [0, 4 | ...] in v[4i], [1, 5] ...
+            v[4 * i]     = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+            v[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+            v[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+            v[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+        }
+        for (int i = 0; i < 4; ++i) {  // dwords i (low lanes) and i + 4 (high lanes) of rows 0 .. 3, 4 .. 7
+            t[i]     = _mm256_permute2x128_si256(v[i], v[4 + i], 0x20);
+            t[4 + i] = _mm256_permute2x128_si256(v[i], v[4 + i], 0x31);
+        }
+        for (int i = 0; i < 8; ++i) {
+            v[i] = t[i];
+        }
+    }
+
+    /// Columns c0 .. c0 + C - 1 over one span: the units' integer sums and float steps.
+    template <int C>
+    static void span_columns(const unpacked & u, acts & ab, const char * y, size_t by, int c0, int64_t kb, int nbk,
+                             float * chains) {
+        using act = typename F::act;
+        const act * yb[C];
+        for (int c = 0; c < C; ++c) {
+            yb[c] = reinterpret_cast<const act *>(y + (c0 + c) * by) + kb;
+            for (int k = 0; k < nbk; ++k) {
+                __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb[c][k].qs));
+                if constexpr (biased) {
+                    a = _mm256_xor_si256(a, _mm256_set1_epi8(static_cast<char>(0x80)));
+                }
+                _mm256_store_si256(reinterpret_cast<__m256i *>(ab.a[c] + QK8_0 * k), a);
+            }
+        }
+        const __m256i ones16 = _mm256_set1_epi16(1);
+        const int     nu     = nbk * QK8_0 / F::unit;
+        for (int h = 0; h < 2; ++h) {
+            for (int j = 0; j < nu; ++j) {
+                // unit j of the span is unit kb * 32 / unit + j of the row, a multiple of 4
+                // plus j: its chain is j % 4
+                __m256i dot[C];
+                for (int c = 0; c < C; ++c) {
+                    dot[c] = _mm256_setzero_si256();
+                }
+                for (int t0 = 0; t0 < unit_words; t0 += depth) {
+                    __m256i pairs[C];
+                    for (int c = 0; c < C; ++c) {
+                        pairs[c] = _mm256_setzero_si256();
+                    }
+                    for (int t = t0; t < t0 + depth; ++t) {
+                        const int     k  = j * unit_words + t;
+                        const __m256i w  = _mm256_load_si256(reinterpret_cast<const __m256i *>(u.q + 64 * k + 32 * h));
+                        const __m256i wa = biased ? w : _mm256_sign_epi8(w, w);
+                        for (int c = 0; c < C; ++c) {
+                            int32_t a4;
+                            std::memcpy(&a4, ab.a[c] + 4 * k, sizeof a4);
+                            const __m256i a = _mm256_set1_epi32(a4);
+                            pairs[c]        = _mm256_add_epi16(
+                                       pairs[c],
+                                biased ? _mm256_maddubs_epi16(a, w) : _mm256_maddubs_epi16(wa, _mm256_sign_epi8(a, w)));
+                        }
+                    }
+                    for (int c = 0; c < C; ++c) {
+                        dot[c] = _mm256_add_epi32(dot[c], _mm256_madd_epi16(pairs[c], ones16));
+                    }
+                }
+                const __m256 ws = _mm256_load_ps(u.ws[j] + 8 * h);
+                for (int c = 0; c < C; ++c) {
+                    const act & ya   = yb[c][j * F::unit / QK8_0];
+                    __m256i     isum = dot[c];
+                    if constexpr (biased) {
+                        isum = _mm256_sub_epi32(
+                            isum, _mm256_load_si256(reinterpret_cast<const __m256i *>(u.wsum[j] + 8 * h)));
+                    }
+                    float *      chp = chains + (static_cast<size_t>(c0 + c) * 4 + j % 4) * rows + 8 * h;
+                    const __m256 d   = _mm256_mul_ps(ws, _mm256_set1_ps(simd::half_to_float(ya.d)));
+                    __m256       ch  = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), _mm256_load_ps(chp));
+                    if constexpr (has_offset<F>) {
+                        ch = _mm256_fmadd_ps(_mm256_load_ps(u.m[j] + 8 * h), _mm256_set1_ps(simd::half_to_float(ya.s)),
+                                             ch);
+                    }
+                    _mm256_store_ps(chp, ch);
+                }
+            }
+        }
+    }
+
+    /// The tile kernel (vec_dot_tile.h).
+    static void dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+                    size_t ldc, void * work) {
+        auto *        u      = static_cast<unpacked *>(work);
+        auto *        ab     = reinterpret_cast<acts *>(static_cast<char *>(work) + sizeof(unpacked));
+        auto *        chains = reinterpret_cast<float *>(static_cast<char *>(work) + sizeof(unpacked) + sizeof(acts));
+        const char *  x      = static_cast<const char *>(vx);
+        const char *  y      = static_cast<const char *>(vy);
+        const int64_t nb     = n / QK8_0;  // activation blocks
+        std::memset(chains, 0, sizeof(float) * rows * 4 * static_cast<size_t>(nc));
+        for (int64_t kb = 0; kb < nb; kb += span_blocks) {
+            const int nbk = static_cast<int>(nb - kb < span_blocks ? nb - kb : span_blocks);
+            unpack_span(x, bx, nr, kb, nbk, *u);
+            int c = 0;
+            for (; c + cols <= nc; c += cols) {
+                span_columns<cols>(*u, *ab, y, by, c, kb, nbk, chains);
+            }
+            for (; c < nc; ++c) {
+                span_columns<1>(*u, *ab, y, by, c, kb, nbk, chains);
+            }
+        }
+        for (int c = 0; c < nc; ++c) {  // vec_dot's last step: (c0 + c1) + (c2 + c3)
+            const float * ch = chains + static_cast<size_t>(c) * 4 * rows;
+            for (int r = 0; r < nr; ++r) {
+                s[c * ldc + r] = (ch[r] + ch[rows + r]) + (ch[2 * rows + r] + ch[3 * rows + r]);
+            }
+        }
+    }
+};
+
+/// Defines the tile kernel `name` of format F.
+#define GK_DEFINE_BLOCK_TILE(name, F)                                                           \
+    const tile_kernel name = {block_tile<F>::dot, block_tile<F>::rows, block_tile<F>::max_cols, \
+                              block_tile<F>::work_bytes};
+
+}  // namespace gk::cpu::detail
 
 #else
 

@@ -39,12 +39,7 @@ extern const tile_kernel tile_iq3_xxs;
 extern const tile_kernel tile_iq3_s;
 extern const tile_kernel tile_iq1_s;
 extern const tile_kernel tile_iq1_m;
-#endif
-
-#if defined(GK_TILE_AVX512)
-extern const tile_kernel tile_f32;
-extern const tile_kernel tile_f16;
-extern const tile_kernel tile_bf16;
+// the formats against q8_0 / q8_1 (vec_dot_tile_blocks.h)
 extern const tile_kernel tile_q8_0;
 extern const tile_kernel tile_q8_1;
 extern const tile_kernel tile_q4_0;
@@ -56,6 +51,12 @@ extern const tile_kernel tile_mxfp4;
 extern const tile_kernel tile_nvfp4;
 extern const tile_kernel tile_q1_0;
 extern const tile_kernel tile_q2_0;
+#endif
+
+#if defined(GK_TILE_AVX512)
+extern const tile_kernel tile_f32;
+extern const tile_kernel tile_f16;
+extern const tile_kernel tile_bf16;
 extern const tile_kernel tile_tq2_0;
 
 /// The last step of vec_dot for 16 rows times nc columns, lane r = row r: s[c * ldc + r] =
