@@ -38,7 +38,8 @@ template <class W> struct q8_format : format_base<W, W, QK8_0, QK8_0> {
 /// (8 for q4_0, 16 for q5_0, none for the formats with a stored offset m).
 template <class W, class A, int Offset> struct nibble_format : format_base<W, A, QK8_0, QK8_0, Offset == 0> {
     static constexpr bool five_bit   = requires(const W & b) { b.qh; };
-    static constexpr int  max_weight = five_bit ? 31 : 15;
+    static constexpr int  max_code   = five_bit ? 31 : 15;
+    static constexpr int  max_weight = Offset > max_code - Offset ? Offset : max_code - Offset;
     static_assert(!five_bit || Offset == 0 || Offset == 16, "q5_0 folds its offset into the fifth bit");
 
     static int value(const W & x, int j) {
