@@ -182,6 +182,8 @@ q8k_vsums sums_simd(const block_q5_K & x, const block_q8_K & y) { return sums_q4
 template <class Block>
 struct q45_rows : rows_policy<Block, bsums_term::mins, false> {
     using row = typename rows_policy<Block, bsums_term::mins, false>::row;
+    static constexpr int max_q       = std::is_same_v<Block, block_q5_K> ? 31 : 15;  // the lane form's bounds
+    static constexpr int group_steps = 8;                                               // 32 elements a scale
     static void unpack(const Block & x, row & r, float & d, float & dmin) {
         const __m256i sm = _mm256_broadcastsi128_si256(k4_scales_bytes(x.scales));
         for (int c = 0; c < QK_K / 64; ++c) {
@@ -220,6 +222,8 @@ inline void q6k_values(const block_q6_K & x, int h, __m256i (&v)[4]) {
 /// unpacking (this tile's first form) at 4096 x 1024 x 512 on an AVX2 Zen 3, four runs
 /// each, loaded: 0.94-0.99 -> 0.99-1.08 of ggml (one run of the new form at 0.68).
 struct q6k_rows : rows_policy<block_q6_K, bsums_term::offset, false> {
+    static constexpr int max_q       = 63;  // the lane form's bounds
+    static constexpr int group_steps = 4;   // 16 elements a scale
     static void unpack(const block_q6_K & x, row & r, float & d, float &) {
         for (int h = 0; h < 2; ++h) {
             __m256i v[4];
@@ -445,11 +449,11 @@ GK_DEFINE_Q8K_TILE(tile_q4_K, k45_tile<block_q4_K>)
 GK_DEFINE_Q8K_TILE(tile_q5_K, k45_tile<block_q5_K>)
 GK_DEFINE_Q8K_TILE(tile_q6_K, q6k_tile)
 #if defined(GK_SIMD_AVX2)
-GK_DEFINE_ROWS_TILE(tile_q4_K, q45_rows<block_q4_K>)
-GK_DEFINE_ROWS_TILE(tile_q5_K, q45_rows<block_q5_K>)
+GK_DEFINE_LANES_TILE(tile_q4_K, q45_rows<block_q4_K>)
+GK_DEFINE_LANES_TILE(tile_q5_K, q45_rows<block_q5_K>)
 #endif
 #if defined(GK_SIMD_AVX2)
-GK_DEFINE_ROWS_TILE(tile_q6_K, q6k_rows)
+GK_DEFINE_LANES_TILE(tile_q6_K, q6k_rows)
 #endif
 
 } // namespace gk::cpu::detail

@@ -280,28 +280,6 @@ struct block_tile {
         }
     }
 
-    /// 8 rows of 8 dwords into 8 vectors: dword r of v[i] is dword i of row r.
-    static void transpose_8x8(__m256i (&v)[8]) {
-        __m256i t[8];
-        for (int i = 0; i < 4; ++i) {
-            t[2 * i]     = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
-            t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
-        }
-        for (int i = 0; i < 2; ++i) {  // rows 4i .. 4i + 3: dwords [0, 4 | ...] in v[4i], [1, 5] ...
-            v[4 * i]     = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-            v[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-            v[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-            v[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-        }
-        for (int i = 0; i < 4; ++i) {  // dwords i (low lanes) and i + 4 (high lanes) of rows 0 .. 3, 4 .. 7
-            t[i]     = _mm256_permute2x128_si256(v[i], v[4 + i], 0x20);
-            t[4 + i] = _mm256_permute2x128_si256(v[i], v[4 + i], 0x31);
-        }
-        for (int i = 0; i < 8; ++i) {
-            v[i] = t[i];
-        }
-    }
-
     /// Columns c0 .. c0 + C - 1 over one span: the units' integer sums and float steps.
     template <int C>
     static void span_columns(const unpacked & u, acts & ab, const char * y, size_t by, int c0, int64_t kb, int nbk,

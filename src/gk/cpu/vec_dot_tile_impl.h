@@ -1,6 +1,6 @@
 // vec_dot_tile_impl.h - what the tile kernel files share: the vector level they need, the
-// kernels the table in vec_dot_tile.cpp lists and the transpose that interleaves 16 weight
-// rows. Internal to src/gk/cpu/vec_dot_tile* and the format files that define tile kernels.
+// kernels the table in vec_dot_tile.cpp lists and the transposes that interleave 16
+// weight rows (AVX-512) or 8 (AVX2). Internal to src/gk/cpu/vec_dot_tile* and the format files that define tile kernels.
 #pragma once
 
 #include "simd.h"
@@ -132,6 +132,30 @@ inline void transpose_16x16(const void * vsrc, size_t stride, void * vdst) {
     }
 }
 
+#endif
+
+#if defined(GK_SIMD_AVX2)
+/// 8 rows of 8 dwords into 8 vectors: dword r of v[i] is dword i of row r.
+inline void transpose_8x8(__m256i (&v)[8]) {
+    __m256i t[8];
+    for (int i = 0; i < 4; ++i) {
+        t[2 * i]     = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i) {  // rows 4i .. 4i + 3: dwords [0, 4 | ...] in v[4i], [1, 5] ...
+        v[4 * i]     = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        v[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        v[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        v[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; ++i) {  // dwords i (low lanes) and i + 4 (high lanes) of rows 0 .. 3, 4 .. 7
+        t[i]     = _mm256_permute2x128_si256(v[i], v[4 + i], 0x20);
+        t[4 + i] = _mm256_permute2x128_si256(v[i], v[4 + i], 0x31);
+    }
+    for (int i = 0; i < 8; ++i) {
+        v[i] = t[i];
+    }
+}
 #endif
 
 } // namespace gk::cpu::detail
