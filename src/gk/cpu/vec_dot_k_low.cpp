@@ -148,6 +148,8 @@ q8k_vsums sums_simd(const block_q3_K & x, const block_q8_K & y) {
 /// The AVX2 tile's q2_K rows (vec_dot_tile_rows.h) from its view: quants 0..3 unsigned,
 /// the scale words, the mins against bsums.
 struct q2k_rows : rows_policy<block_q2_K, bsums_term::mins, false> {
+    static constexpr int max_q       = 3;  // the lane form's bounds
+    static constexpr int group_steps = 4;  // 16 elements a scale
     static void unpack(const block_q2_K & x, row & r, float & d, float & dmin) {
         const q2k_parts p = q2k_unpack(x);
         for (int k = 0; k < QK_K / 32; ++k) {
@@ -163,6 +165,8 @@ struct q2k_rows : rows_policy<block_q2_K, bsums_term::mins, false> {
 /// The AVX2 tile's q3_K rows from its view: quants 0..7 unsigned, the signed scale words,
 /// and the -4 as 4 sc_g against bsums[g] inside the isum.
 struct q3k_rows : rows_policy<block_q3_K, bsums_term::offset, false> {
+    static constexpr int max_q       = 7;  // the lane form's bounds
+    static constexpr int group_steps = 4;  // 16 elements a scale
     static void unpack(const block_q3_K & x, row & r, float & d, float &) {
         const __m128i  sc8 = q3k_scale_bytes(x);
         const q3k_view w   = q3k_view_of(x, sc8);
@@ -252,8 +256,8 @@ GK_DEFINE_Q8K_DOT(vec_dot_q3_K_q8_K, block_q3_K)
 GK_DEFINE_Q8K_TILE(tile_q2_K, q2k_tile)
 GK_DEFINE_Q8K_TILE(tile_q3_K, q3k_tile)
 #if defined(GK_SIMD_AVX2)
-GK_DEFINE_ROWS_TILE(tile_q2_K, q2k_rows)
-GK_DEFINE_ROWS_TILE(tile_q3_K, q3k_rows)
+GK_DEFINE_LANES_TILE(tile_q2_K, q2k_rows)
+GK_DEFINE_LANES_TILE(tile_q3_K, q3k_rows)
 #endif
 
 } // namespace gk::cpu::detail

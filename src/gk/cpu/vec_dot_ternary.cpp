@@ -206,6 +206,8 @@ q8k_vsums sums_simd(const block_tq2_0 & x, const block_q8_K & y) { return ternar
 template <class Block>
 struct ternary_rows : rows_policy<Block, bsums_term::offset, false> {
     using row = typename rows_policy<Block, bsums_term::offset, false>::row;
+    static constexpr int max_q       = std::is_same_v<Block, block_tq1_0> ? 2 : 3;  // the lane form's bounds
+    static constexpr int group_steps = 8;                                           // unit scales
     static void unpack(const Block & x, row & r, float & d, float &) {
         const auto w = view_of(x);
         for (int k = 0; k < QK_K / 32; ++k) {
@@ -239,10 +241,8 @@ GK_DEFINE_Q8K_DOT(vec_dot_tq2_0_q8_K, block_tq2_0)
 GK_DEFINE_Q8K_TILE(tile_tq1_0, ternary_tile<block_tq1_0>)
 GK_DEFINE_Q8K_TILE(tile_tq2_0, ternary_tile<block_tq2_0>)
 #if defined(GK_SIMD_AVX2)
-// (tq2_0 keeps its per-row dot at N > 1: 0.98 of ggml at 4096 x 1024 x 512 on an AVX2
-// Zen 3 against 0.87-0.89 with this tile; its int16 sums take fewer operations than the
-// tile's scaled products)
-GK_DEFINE_ROWS_TILE(tile_tq1_0, ternary_rows<block_tq1_0>)
+GK_DEFINE_LANES_TILE(tile_tq1_0, ternary_rows<block_tq1_0>)
+GK_DEFINE_LANES_TILE(tile_tq2_0, ternary_rows<block_tq2_0>)
 #endif
 
 } // namespace gk::cpu::detail

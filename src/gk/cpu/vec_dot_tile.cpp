@@ -21,6 +21,7 @@ tile_rows build_table() {
     t.rows[GK_TYPE_Q6_K]    = &detail::tile_q6_K;
     t.rows[GK_TYPE_IQ4_XS]  = &detail::tile_iq4_xs;
     t.rows[GK_TYPE_TQ1_0]   = &detail::tile_tq1_0;
+    t.rows[GK_TYPE_TQ2_0]   = &detail::tile_tq2_0;
     t.rows[GK_TYPE_IQ2_XXS] = &detail::tile_iq2_xxs;
     t.rows[GK_TYPE_IQ2_XS]  = &detail::tile_iq2_xs;
     t.rows[GK_TYPE_IQ2_S]   = &detail::tile_iq2_s;
@@ -45,7 +46,6 @@ tile_rows build_table() {
     t.rows[GK_TYPE_F32]    = &detail::tile_f32;
     t.rows[GK_TYPE_F16]    = &detail::tile_f16;
     t.rows[GK_TYPE_BF16]   = detail::bf16_instruction_dot() ? &detail::tile_bf16 : nullptr;  // VDPBF16PS
-    t.rows[GK_TYPE_TQ2_0]  = &detail::tile_tq2_0;  // the AVX2 set keeps tq2_0's per-row dot
 #endif
     return t;
 }

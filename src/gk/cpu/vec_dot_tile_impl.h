@@ -32,6 +32,7 @@ extern const tile_kernel tile_q5_K;
 extern const tile_kernel tile_q6_K;
 extern const tile_kernel tile_iq4_xs;
 extern const tile_kernel tile_tq1_0;
+extern const tile_kernel tile_tq2_0;
 extern const tile_kernel tile_iq2_xxs;
 extern const tile_kernel tile_iq2_xs;
 extern const tile_kernel tile_iq2_s;
@@ -57,7 +58,6 @@ extern const tile_kernel tile_q2_0;
 extern const tile_kernel tile_f32;
 extern const tile_kernel tile_f16;
 extern const tile_kernel tile_bf16;
-extern const tile_kernel tile_tq2_0;
 
 /// The last step of vec_dot for 16 rows times nc columns, lane r = row r: s[c * ldc + r] =
 /// (c0 + c1) + (c2 + c3) for r < nr, chain j of column c the 16 floats at chains + 16 (4c + j).
