@@ -38,13 +38,19 @@ constexpr int64_t k_panel = 16;  // b rows converted at a time
 // boundaries, and asking for the row 4 ahead line by line took gemma3-270m's generation
 // from 24 to 30 tokens/s at 1 thread on an Intel Xeon (docs/performance.md). 2 and 8
 // measured the same. On AMD Zen 4 the same requests cost gemma3-270m's generation 7 % and
-// gk-bench's 4096 x 14336 q4_K / q6_K decode about half its rate, so AMD CPUs run without.
+// gk-bench's 4096 x 14336 q4_K / q6_K decode about half its rate, so AMD CPUs with AVX-512
+// (Zen 4 and later) run without. On an AMD Zen 3 they pay for short rows only: gemma3-270m's
+// generation (rows of 440 bytes to 1.7 KB) 39.3 -> 43.7 tokens/s (three alternating runs
+// each) and its 640 x 262144 q8_0 output matrix 1.03 -> 1.31 of ggml, while 4096-element
+// rows lost (q8_0, 4.3 KB: 1.05 -> 0.87; q5_0, 2.8 KB: 1.00 -> 0.96). So there rows of at
+// most 2 KiB are read ahead.
 constexpr int64_t k_prefetch_rows = 4;
+constexpr size_t  k_short_row     = 2048;
 
-/// Whether the per-row loop reads rows ahead on this host (see above).
-bool read_ahead() {
-    static const bool r = !host_cpu().amd;
-    return r;
+/// Whether the per-row loop reads rows of `row_bytes` ahead on this host (see above).
+bool read_ahead(size_t row_bytes) {
+    static const cpu_features & host = host_cpu();
+    return !host.amd || (!host.avx512 && row_bytes <= k_short_row);
 }
 
 /// Ask for the `bytes` at p to be brought into the cache (a hint: no effect on results).
@@ -87,7 +93,7 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
     const int64_t          r3    = b->ne[3] / a->ne[3];
     const size_t           arow  = act_row_bytes(a);
     const size_t           wbytes = gk_row_size(a->type, K);
-    const bool             ahead  = read_ahead();
+    const bool             ahead  = read_ahead(wbytes);
     const int64_t          cols  = panel_cols(tk);
     scratch                w     = p.work();
     float *                bbuf  = w.floats(K);
