@@ -23,6 +23,66 @@
 
 #include <cstring>
 
+#if defined(GK_TILE_AVX512) || defined(GK_SIMD_AVX2)
+
+namespace gk::cpu::detail {
+
+/// The body both variants of block_tile<F> (T below) share: the row in spans of
+/// T::span_blocks activation blocks, each span's rows unpacked once (T::unpack_span) and
+/// met by the columns T::cols at a time, then one by one (T::span_columns), the chains in
+/// the work buffer after T::unpacked and T::acts, and vec_dot's last step (T::store_sums).
+template <class T>
+void span_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+               size_t ldc, void * work) {
+    using unpacked       = typename T::unpacked;
+    using acts           = typename T::acts;
+    auto *        u      = static_cast<unpacked *>(work);
+    auto *        ab     = reinterpret_cast<acts *>(static_cast<char *>(work) + sizeof(unpacked));
+    auto *        chains = reinterpret_cast<float *>(static_cast<char *>(work) + sizeof(unpacked) + sizeof(acts));
+    const char *  x      = static_cast<const char *>(vx);
+    const char *  y      = static_cast<const char *>(vy);
+    const int64_t nb     = n / QK8_0;  // activation blocks
+    std::memset(chains, 0, sizeof(float) * T::rows * 4 * static_cast<size_t>(nc));
+    for (int64_t kb = 0; kb < nb; kb += T::span_blocks) {
+        const int nbk = static_cast<int>(nb - kb < T::span_blocks ? nb - kb : T::span_blocks);
+        T::unpack_span(x, bx, nr, kb, nbk, *u);
+        int c = 0;
+        for (; c + T::cols <= nc; c += T::cols) {
+            T::template span_columns<T::cols>(*u, *ab, y, by, c, kb, nbk, chains);
+        }
+        for (; c < nc; ++c) {
+            T::template span_columns<1>(*u, *ab, y, by, c, kb, nbk, chains);
+        }
+    }
+    T::store_sums(chains, nr, nc, s, ldc);
+}
+
+/// The activation blocks kb .. kb + nbk - 1 of columns c0 .. c0 + C - 1: yb[c] points at
+/// column c's first, and a[c] receives their quants, XOR 0x80 (a + 128 as unsigned) where
+/// Bias.
+template <class Act, int C, bool Bias>
+void span_acts(const char * y, size_t by, int c0, int64_t kb, int nbk, const Act * (&yb)[C], uint8_t (*a)[8 * QK8_0]) {
+    for (int c = 0; c < C; ++c) {
+        yb[c] = reinterpret_cast<const Act *>(y + (c0 + c) * by) + kb;
+        for (int k = 0; k < nbk; ++k) {
+            __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb[c][k].qs));
+            if constexpr (Bias) {
+                q = _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
+            }
+            _mm256_store_si256(reinterpret_cast<__m256i *>(a[c] + QK8_0 * k), q);
+        }
+    }
+}
+
+/// Defines the tile kernel `name` of format F.
+#define GK_DEFINE_BLOCK_TILE(name, F)                                                                    \
+    const tile_kernel name = {span_tile<block_tile<F>>, block_tile<F>::rows, block_tile<F>::max_cols,    \
+                              block_tile<F>::work_bytes};
+
+} // namespace gk::cpu::detail
+
+#endif
+
 #if defined(GK_TILE_AVX512)
 
 namespace gk::cpu::detail {
@@ -46,11 +106,11 @@ template <class F> struct block_tile {
     };
 
     /// The activation bytes of one column's span, biased to unsigned.
-    struct biased {
+    struct acts {
         alignas(64) uint8_t a[cols][span_elems];
     };
 
-    static constexpr size_t work_bytes = sizeof(unpacked) + sizeof(biased) + sizeof(float) * rows * 4 * max_cols;
+    static constexpr size_t work_bytes = sizeof(unpacked) + sizeof(acts) + sizeof(float) * rows * 4 * max_cols;
 
     /// Span s (activation blocks kb .. kb + nbk - 1) of rows 0 .. nr-1; other rows zero.
     static void unpack_span(const char * x, size_t bx, int nr, int64_t kb, int nbk, unpacked & u) {
@@ -92,18 +152,11 @@ template <class F> struct block_tile {
 
     /// Columns c0 .. c0 + C - 1 over one span: the units' integer sums and float steps.
     template <int C>
-    static void span_columns(const unpacked & u, biased & ab, const char * y, size_t by, int c0, int64_t kb, int nbk,
+    static void span_columns(const unpacked & u, acts & ab, const char * y, size_t by, int c0, int64_t kb, int nbk,
                              float * chains) {
         using act = typename F::act;
         const act * yb[C];
-        for (int c = 0; c < C; ++c) {
-            yb[c] = reinterpret_cast<const act *>(y + (c0 + c) * by) + kb;
-            for (int k = 0; k < nbk; ++k) {
-                const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb[c][k].qs));
-                _mm256_store_si256(reinterpret_cast<__m256i *>(ab.a[c] + QK8_0 * k),
-                                   _mm256_xor_si256(a, _mm256_set1_epi8(static_cast<char>(0x80))));
-            }
-        }
+        span_acts<act, C, true>(y, by, c0, kb, nbk, yb, ab.a);
         __m512 ch[C][4];
         for (int c = 0; c < C; ++c) {
             for (int j = 0; j < 4; ++j) {
@@ -153,35 +206,11 @@ template <class F> struct block_tile {
         }
     }
 
-    /// The tile kernel (vec_dot_tile.h).
-    static void dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
-                    size_t ldc, void * work) {
-        auto *       u      = static_cast<unpacked *>(work);
-        auto *       ab     = reinterpret_cast<biased *>(static_cast<char *>(work) + sizeof(unpacked));
-        auto *       chains = reinterpret_cast<float *>(static_cast<char *>(work) + sizeof(unpacked) + sizeof(biased));
-        const char * x      = static_cast<const char *>(vx);
-        const char * y      = static_cast<const char *>(vy);
-        const int64_t nb    = n / QK8_0;  // activation blocks
-        std::memset(chains, 0, sizeof(float) * rows * 4 * static_cast<size_t>(nc));
-        for (int64_t kb = 0; kb < nb; kb += span_blocks) {
-            const int nbk = static_cast<int>(nb - kb < span_blocks ? nb - kb : span_blocks);
-            unpack_span(x, bx, nr, kb, nbk, *u);
-            int c = 0;
-            for (; c + cols <= nc; c += cols) {
-                span_columns<cols>(*u, *ab, y, by, c, kb, nbk, chains);
-            }
-            for (; c < nc; ++c) {
-                span_columns<1>(*u, *ab, y, by, c, kb, nbk, chains);
-            }
-        }
+    /// vec_dot's last step (vec_dot_tile_impl.h).
+    static void store_sums(const float * chains, int nr, int nc, float * s, size_t ldc) {
         store_chain_sums(chains, nr, nc, s, ldc);
     }
 };
-
-/// Defines the tile kernel `name` of format F.
-#define GK_DEFINE_BLOCK_TILE(name, F)                                                                    \
-    const tile_kernel name = {block_tile<F>::dot, block_tile<F>::rows, block_tile<F>::max_cols,          \
-                              block_tile<F>::work_bytes};
 
 } // namespace gk::cpu::detail
 
@@ -286,16 +315,7 @@ struct block_tile {
                              float * chains) {
         using act = typename F::act;
         const act * yb[C];
-        for (int c = 0; c < C; ++c) {
-            yb[c] = reinterpret_cast<const act *>(y + (c0 + c) * by) + kb;
-            for (int k = 0; k < nbk; ++k) {
-                __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb[c][k].qs));
-                if constexpr (biased) {
-                    a = _mm256_xor_si256(a, _mm256_set1_epi8(static_cast<char>(0x80)));
-                }
-                _mm256_store_si256(reinterpret_cast<__m256i *>(ab.a[c] + QK8_0 * k), a);
-            }
-        }
+        span_acts<act, C, biased>(y, by, c0, kb, nbk, yb, ab.a);
         const __m256i ones16 = _mm256_set1_epi16(1);
         const int     nu     = nbk * QK8_0 / F::unit;
         for (int h = 0; h < 2; ++h) {
@@ -349,28 +369,9 @@ struct block_tile {
         }
     }
 
-    /// The tile kernel (vec_dot_tile.h).
-    static void dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
-                    size_t ldc, void * work) {
-        auto *        u      = static_cast<unpacked *>(work);
-        auto *        ab     = reinterpret_cast<acts *>(static_cast<char *>(work) + sizeof(unpacked));
-        auto *        chains = reinterpret_cast<float *>(static_cast<char *>(work) + sizeof(unpacked) + sizeof(acts));
-        const char *  x      = static_cast<const char *>(vx);
-        const char *  y      = static_cast<const char *>(vy);
-        const int64_t nb     = n / QK8_0;  // activation blocks
-        std::memset(chains, 0, sizeof(float) * rows * 4 * static_cast<size_t>(nc));
-        for (int64_t kb = 0; kb < nb; kb += span_blocks) {
-            const int nbk = static_cast<int>(nb - kb < span_blocks ? nb - kb : span_blocks);
-            unpack_span(x, bx, nr, kb, nbk, *u);
-            int c = 0;
-            for (; c + cols <= nc; c += cols) {
-                span_columns<cols>(*u, *ab, y, by, c, kb, nbk, chains);
-            }
-            for (; c < nc; ++c) {
-                span_columns<1>(*u, *ab, y, by, c, kb, nbk, chains);
-            }
-        }
-        for (int c = 0; c < nc; ++c) {  // vec_dot's last step: (c0 + c1) + (c2 + c3)
+    /// vec_dot's last step: (c0 + c1) + (c2 + c3).
+    static void store_sums(const float * chains, int nr, int nc, float * s, size_t ldc) {
+        for (int c = 0; c < nc; ++c) {
             const float * ch = chains + static_cast<size_t>(c) * 4 * rows;
             for (int r = 0; r < nr; ++r) {
                 s[c * ldc + r] = (ch[r] + ch[rows + r]) + (ch[2 * rows + r] + ch[3 * rows + r]);
@@ -378,11 +379,6 @@ struct block_tile {
         }
     }
 };
-
-/// Defines the tile kernel `name` of format F.
-#define GK_DEFINE_BLOCK_TILE(name, F)                                                           \
-    const tile_kernel name = {block_tile<F>::dot, block_tile<F>::rows, block_tile<F>::max_cols, \
-                              block_tile<F>::work_bytes};
 
 }  // namespace gk::cpu::detail
 
