@@ -1,5 +1,7 @@
 // vec_dot_tile_rows.h - the AVX2 set's tile for the formats against q8_K activations: up to
-// 16 weight rows times up to 128 columns, each element bit-identical to its vec_dot.
+// 16 weight rows times up to 128 columns, each element bit-identical to its vec_dot. Two
+// forms: the row form (rows_tile, described here; iq4_xs and the i-quants) and the lane
+// form (lanes_tile, below; the K-quants and the ternaries).
 //
 // Per super-block b the rows are unpacked once into the work buffer by the format's
 // policy P (P::row: the decoded quants and scales its products need). Every column's
@@ -153,8 +155,8 @@ void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void
 
 // ---- the lane form: one row per 32-bit lane ---------------------------------------------
 //
-// For a policy whose quants are unsigned and small (q4_K, q5_K, q6_K: P::max_q 15, 31,
-// 63) the rows can instead be interleaved as the tile of the q8_0 formats interleaves them
+// For a policy whose quants are unsigned and small (P::max_q: q2_K 3, q3_K 7, q4_K 15,
+// q5_K 31, q6_K 63, tq1_0 2, tq2_0 3) the rows can instead be interleaved as the tile of the q8_0 formats interleaves them
 // (vec_dot_tile_blocks.h): per super-block each row's quant vectors, scale words and 16
 // bsums words are transposed by dwords, 8 rows to a register, so that 32-bit lane r holds
 // row r. Four activation bytes broadcast to every lane then meet 8 rows at once, maddubs'
