@@ -61,9 +61,9 @@ struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
             const __m256i spread = _mm256_setr_epi8(b, b, b, b, b, b, b, b, b + 1, b + 1, b + 1, b + 1, b + 1, b + 1,
                                                     b + 1, b + 1, b + 2, b + 2, b + 2, b + 2, b + 2, b + 2, b + 2,
                                                     b + 2, b + 3, b + 3, b + 3, b + 3, b + 3, b + 3, b + 3, b + 3);
-            const __m256i clear =
-                _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, spread), bit), _mm256_setzero_si256());
-            const __m256i a = simd::x86::load256(y[k].qs);
+            const __m256i clear  = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, spread), bit),
+                                                     _mm256_setzero_si256());
+            const __m256i a      = simd::x86::load256(y[k].qs);
             p[k] = _mm256_maddubs_epi16(_mm256_set1_epi8(1), _mm256_sub_epi8(_mm256_xor_si256(a, clear), clear));
         }
         return hsum4_i16(p[0], p[1], p[2], p[3]);
