@@ -168,16 +168,24 @@ inline __m256i split_nibbles(const uint8_t * qs) {
     return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
 }
 
-/// 32 bits from `p` (little-endian) as 32 bytes: byte i = 0xFF where bit i is CLEAR, else
-/// 0 (the mask the callers combine most cheaply).
+/// The 32 bits in bytes b .. b + 3 of each 128-bit lane of `bits` (b < 13, both lanes
+/// alike; little-endian) as 32 bytes: byte i = 0xFF where bit i is CLEAR, else 0 (the mask
+/// the callers combine most cheaply).
+inline __m256i bit_clear_bytes(__m256i bits, int b) {
+    const auto    c      = [b](int j) { return static_cast<char>(b + j); };
+    const __m256i spread = _mm256_setr_epi8(c(0), c(0), c(0), c(0), c(0), c(0), c(0), c(0),  //
+                                            c(1), c(1), c(1), c(1), c(1), c(1), c(1), c(1),  //
+                                            c(2), c(2), c(2), c(2), c(2), c(2), c(2), c(2),  //
+                                            c(3), c(3), c(3), c(3), c(3), c(3), c(3), c(3));
+    const __m256i bit    = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, spread), bit), _mm256_setzero_si256());
+}
+
+/// 32 bits from `p` as bit_clear_bytes above spreads them.
 inline __m256i bit_clear_bytes(const uint8_t * p) {
     uint32_t bits;
     std::memcpy(&bits, p, sizeof bits);
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
-                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit    = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-    const __m256i rep    = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), spread);
-    return _mm256_cmpeq_epi8(_mm256_and_si256(rep, bit), _mm256_setzero_si256());
+    return bit_clear_bytes(_mm256_set1_epi32(static_cast<int>(bits)), 0);
 }
 
 /// The products of the weight bytes meeting activation block k with its quants, summed

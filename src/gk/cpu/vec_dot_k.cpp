@@ -451,8 +451,6 @@ GK_DEFINE_Q8K_TILE(tile_q6_K, q6k_tile)
 #if defined(GK_SIMD_AVX2)
 GK_DEFINE_LANES_TILE(tile_q4_K, q45_rows<block_q4_K>)
 GK_DEFINE_LANES_TILE(tile_q5_K, q45_rows<block_q5_K>)
-#endif
-#if defined(GK_SIMD_AVX2)
 GK_DEFINE_LANES_TILE(tile_q6_K, q6k_rows)
 #endif
 

@@ -54,16 +54,10 @@ struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
     /// bits per block instead of one broadcast per activation block.
     static i32x4 isums4(const weight * x, const act * y) {
         const __m256i bits = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x->qs)));
-        const __m256i bit  = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
         __m256i       p[4];
         for (int k = 0; k < 4; ++k) {
-            const char    b      = static_cast<char>(4 * k);
-            const __m256i spread = _mm256_setr_epi8(b, b, b, b, b, b, b, b, b + 1, b + 1, b + 1, b + 1, b + 1, b + 1,
-                                                    b + 1, b + 1, b + 2, b + 2, b + 2, b + 2, b + 2, b + 2, b + 2,
-                                                    b + 2, b + 3, b + 3, b + 3, b + 3, b + 3, b + 3, b + 3, b + 3);
-            const __m256i clear  = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, spread), bit),
-                                                     _mm256_setzero_si256());
-            const __m256i a      = simd::x86::load256(y[k].qs);
+            const __m256i clear = bit_clear_bytes(bits, 4 * k);
+            const __m256i a     = simd::x86::load256(y[k].qs);
             p[k] = _mm256_maddubs_epi16(_mm256_set1_epi8(1), _mm256_sub_epi8(_mm256_xor_si256(a, clear), clear));
         }
         return hsum4_i16(p[0], p[1], p[2], p[3]);

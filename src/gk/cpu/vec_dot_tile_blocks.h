@@ -240,15 +240,8 @@ struct block_tile {
 
     static constexpr int  pair_bound = 2 * 255 * max_weight_of<F>();
     static constexpr bool biased     = pair_bound <= 32767;
-    /// Steps whose int16 pair sums are added before widening: a power of two dividing
-    /// unit_words whose sum of pair sums still fits int16 (1 on the |w| path).
-    static constexpr int depth = [] {
-        int d = 1;
-        while (biased && 2 * d <= unit_words && 2 * d * pair_bound <= 32767) {
-            d *= 2;
-        }
-        return d;
-    }();
+    /// Steps whose int16 pair sums are added before widening (1 on the |w| path).
+    static constexpr int depth = biased ? int16_depth(pair_bound, unit_words) : 1;
 
     /// One span of 16 rows, unpacked.
     struct unpacked {

@@ -1,6 +1,7 @@
 // vec_dot_tile_impl.h - what the tile kernel files share: the vector level they need, the
-// kernels the table in vec_dot_tile.cpp lists and the transposes that interleave 16
-// weight rows (AVX-512) or 8 (AVX2). Internal to src/gk/cpu/vec_dot_tile* and the format files that define tile kernels.
+// kernels the table in vec_dot_tile.cpp lists and the transposes that interleave 16 weight
+// rows (AVX-512) or 8 (AVX2). Internal to src/gk/cpu/vec_dot_tile* and the format files
+// that define tile kernels.
 #pragma once
 
 #include "simd.h"
@@ -135,6 +136,17 @@ inline void transpose_16x16(const void * vsrc, size_t stride, void * vdst) {
 #endif
 
 #if defined(GK_SIMD_AVX2)
+/// How many maddubs steps of pair sums, each at most `pair_bound` in magnitude, an int16
+/// accumulator takes before it must be widened: the largest power of two up to `max_steps`
+/// (a power of two itself) whose sum still fits int16.
+constexpr int int16_depth(int pair_bound, int max_steps) {
+    int d = 1;
+    while (2 * d <= max_steps && 2 * d * pair_bound <= 32767) {
+        d *= 2;
+    }
+    return d;
+}
+
 /// 8 rows of 8 dwords into 8 vectors: dword r of v[i] is dword i of row r.
 inline void transpose_8x8(__m256i (&v)[8]) {
     __m256i t[8];

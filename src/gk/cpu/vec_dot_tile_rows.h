@@ -179,18 +179,6 @@ struct lanes_tile_work {
     alignas(32) float chains[max_cols][2][4][8];  // column, half, chain j: lane r = row 8 half + r
 };
 
-/// Steps whose int16 pair sums are added before the madd: a power of two dividing
-/// P::group_steps whose sum still fits int16.
-template <class P>
-constexpr int lanes_depth() {
-    const int pair = 2 * P::max_q * 128;
-    int       d    = 1;
-    while (2 * d <= P::group_steps && 2 * d * pair <= 32767) {
-        d *= 2;
-    }
-    return d;
-}
-
 /// 8 rows' vectors (v(r), r < 8) transposed into out[t] (8 x 32 bytes).
 template <class V>
 void store_lanes(V v, void * out) {
@@ -207,7 +195,7 @@ void store_lanes(V v, void * out) {
 /// Columns y[0 .. C-1] of super-block b, rows 8h .. 8h + 7 (lanes_tile_work's layout).
 template <class P, int C>
 void lanes_columns(lanes_tile_work<P> & w, const quant::block_q8_K * const (&y)[C], int c0, int h, int64_t b) {
-    constexpr int depth = lanes_depth<P>();
+    constexpr int depth = int16_depth(2 * P::max_q * 128, P::group_steps);  // steps before the madd
     const auto    bcast = [](const void * p) {
         int32_t v;
         std::memcpy(&v, p, sizeof v);
