@@ -31,17 +31,30 @@ struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
     static __m256i unpack(const weight * x, int64_t k) {
         return _mm256_or_si256(bit_clear_bytes(x[k / 4].qs + 4 * (k % 4)), _mm256_set1_epi8(1));
     }
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-    /// With byte masks the 32 bits are the mask itself: the activation bytes negated
-    /// where the bit is clear (0 - a: never -128, so exact), then summed in fours. Three
-    /// vector operations per activation block instead of seven; gk-bench 4096 x 14336
-    /// decode 0.80 -> 1.0 of ggml (Zen 4).
-    static __m256i products(const weight * x, const act * y, int64_t k) {
-        uint32_t bits;
-        std::memcpy(&bits, x[k / 4].qs + 4 * (k % 4), sizeof bits);
-        const __m256i a = simd::x86::load256(y[k].qs);
-        return simd::x86::dot_u8s8(_mm256_set1_epi8(1),
-                                   _mm256_mask_sub_epi8(a, _cvtu32_mask32(~bits), _mm256_setzero_si256(), a));
+#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+    /// The four unit sums of a step, two activation blocks per 512-bit register: with
+    /// byte masks the block's 64 + 64 bits are the masks themselves, the activation bytes
+    /// negated where the bit is clear (0 - a: never -128, so exact), summed in fours by
+    /// VPDPBUSD, then the 16 + 16 lanes reduced to the four blocks. gk-bench 4096 x 14336
+    /// decode (Zen 4): 0.80 of ggml with unpack, 0.96 with one 256-bit masked negation per
+    /// activation block, 0.98 with this (half the instructions before the reduction).
+    static i32x4 isums4(const weight * x, const act * y) {
+        uint64_t bits[2];
+        std::memcpy(bits, x->qs, sizeof bits);
+        const auto sums = [&](int k) {
+            const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(simd::x86::load256(y[k].qs)),
+                                                 simd::x86::load256(y[k + 1].qs), 1);
+            const __m512i s = _mm512_mask_sub_epi8(a, _cvtu64_mask64(~bits[k / 2]), _mm512_setzero_si512(), a);
+            return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), s);
+        };
+        const __m512i s01 = sums(0);  // 128-bit lanes [y0 lo, y0 hi, y1 lo, y1 hi]
+        const __m512i s23 = sums(2);
+        __m512i       p   = _mm512_add_epi32(_mm512_shuffle_i64x2(s01, s23, _MM_SHUFFLE(2, 0, 2, 0)),
+                                             _mm512_shuffle_i64x2(s01, s23, _MM_SHUFFLE(3, 1, 3, 1)));
+        p = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, _MM_PERM_BADC));
+        p = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, _MM_PERM_CDAB));
+        const __m512i first = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        return _mm512_castsi512_si128(_mm512_permutexvar_epi32(first, p));
     }
 #else
     /// The four unit sums of a step (one weight block): w is +-1, so each activation block's
