@@ -36,7 +36,11 @@ inline float act_gelu(float x) {
 /// GELU_QUICK in f32: x * (1 / (1 + exp(-1.702 x))).
 inline float act_gelu_quick(float x) { return x * (1.0f / (1.0f + std::exp(-1.702f * x))); }
 
-/// act_gelu at f16(x), rounded to f16 (a table built on first use; thread-safe).
+/// The table act_gelu_f16 reads: entry h = act_gelu(f32(h)) rounded to f16, widened to
+/// f32, for every f16 bit pattern h (built on first use; thread-safe).
+const float * gelu_f16_table();
+
+/// act_gelu at f16(x), rounded to f16: gelu_f16_table()[fp32_to_fp16(x)].
 float act_gelu_f16(float x);
 
 /// GELU of an f32 row element: 0 for x <= -10, x for x >= 10, else act_gelu_f16(x).

@@ -28,10 +28,12 @@ void f16_table_bits(act_fn act, uint16_t * out) {
     for (uint32_t h = 0; h < (1u << 16); ++h) out[h] = fp32_to_fp16(act(fp16_to_fp32(static_cast<fp16_t>(h))));
 }
 
-float act_gelu_f16(float x) {
+const float * gelu_f16_table() {
     static const f16_table table = tabulate(act_gelu);
-    return table[fp32_to_fp16(x)];
+    return table.data();
 }
+
+float act_gelu_f16(float x) { return gelu_f16_table()[fp32_to_fp16(x)]; }
 
 float act_gelu_quick_f16(float x) {
     static const f16_table table = tabulate(act_gelu_quick);
