@@ -1,5 +1,8 @@
-// rows.cpp - the row access of rows.h, over the codec's to_float / from_float.
+// rows.cpp - the row access of rows.h, over the codec's to_float / from_float (f16 and
+// bf16 rows stored by the kernel set's conversion, which writes the codec's bytes).
 #include "rows.h"
+
+#include "vec_dot.h"
 
 #include "quant/codec.h"
 
@@ -37,7 +40,11 @@ void store_row(gk_tensor * t, int64_t i1, int64_t i2, int64_t i3, const float * 
         return;
     }
     const auto * tt = quant::get_type_traits(t->type);  // encodable: checked at build time
-    if (t->nb[0] == gk_type_size(t->type)) {
+    if (t->nb[0] == gk_type_size(t->type) && (t->type == GK_TYPE_F16 || t->type == GK_TYPE_BF16)) {
+        // the kernel set's conversion: the codec's bytes, vectorised (act_convert.cpp); a
+        // KV cache's rows are stored through here
+        get_vec_dot_traits(t->type)->from_float(row, dst, t->ne[0]);
+    } else if (t->nb[0] == gk_type_size(t->type)) {
         tt->from_float(row, dst, t->ne[0], nullptr);
     } else {
         for (int64_t i0 = 0; i0 < t->ne[0]; ++i0) {

@@ -23,9 +23,15 @@
 //    level). f32 / f16 / bf16 V rows are read in place, other types decoded by the codec
 //    row by row.
 //
-// Partition: rows are dealt out cyclically (row r of the flattened (h, iq, s) rows to
-// thread r % nth): under a causal mask a later query costs more, and contiguous blocks
-// would leave the first threads idle. Every row is still computed by one thread.
+// Queries are taken k_query_block at a time (same head and sequence, consecutive iq):
+// the dots of the keys any of them sees go through one tile call per run of keys, the
+// queries as its columns, so each K row is loaded and converted once for the block; a
+// query's score of a key it does not see is computed and dropped. Every value a query
+// keeps is its own vec_dot, so the block changes no bit.
+//
+// Partition: the blocks are dealt out cyclically (unit u of the flattened (h, block, s)
+// units to thread u % nth): under a causal mask a later query costs more, and contiguous
+// runs would leave the first threads idle. Every row is still computed by one thread.
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_dot.h"
@@ -37,11 +43,16 @@
 
 #include "quant/fp16.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 namespace gk::cpu {
 namespace {
+
+// Queries of one head computed together: their key dots share the loads and conversions
+// of each K row (the tile's columns). 6 = two of the f16 tile's 3-column steps.
+constexpr int k_query_block = 6;
 
 /// y[0..Dv) = the sum over keys j < n_kv with w[j] != 0, in key order, of w[j] * V row
 /// (j, hk, s), each step a vec_mad (vec_mad.h: the scalar loop's bits at every level):
@@ -64,12 +75,12 @@ void weighted_rows(float * y, const float * w, int64_t n_kv, const gk_tensor * v
     }
 }
 
-/// The dots of K rows with one query row converted to K's dot type (see the file comment).
+/// The dots of K rows with query rows converted to K's dot type (see the file comment).
 struct key_dots {
     const gk_tensor *      k;
     int64_t                D;
     const vec_dot_traits * vd;
-    const tile_kernel *    tile;  // nullptr: vec_dot per key
+    const tile_kernel *    tile;  // nullptr: vec_dot per key and query
     char *                 kbuf;  // a gathered row (K rows not dense)
     void *                 work;  // the tile kernel's scratch
 
@@ -77,11 +88,12 @@ struct key_dots {
         return k->nb[0] == gk_type_size(k->type) ? get_tile_kernel(k->type) : nullptr;
     }
 
-    /// out[i] = vec_dot(K row (j0 + i, hk, s), q) for i < n (n <= max_run()).
-    void operator()(const char * q, int64_t hk, int64_t s, int64_t j0, int64_t n, float * out) const {
+    /// out[c * ldc + i] = vec_dot(K row (j0 + i, hk, s), query c) for i < n (n <=
+    /// max_run()), c < nq (<= k_query_block); query c at q + c * qbytes.
+    void operator()(const char * q, size_t qbytes, int nq, int64_t hk, int64_t s, int64_t j0, int64_t n, float * out,
+                    size_t ldc) const {
         if (tile) {
-            tile->fn(D, static_cast<int>(n), element_ptr(k, 0, j0, hk, s), k->nb[1], 1, q, 0, out,
-                     static_cast<size_t>(n), work);
+            tile->fn(D, static_cast<int>(n), element_ptr(k, 0, j0, hk, s), k->nb[1], nq, q, qbytes, out, ldc, work);
             return;
         }
         const size_t elem = gk_type_size(k->type);
@@ -93,7 +105,9 @@ struct key_dots {
                 }
                 row = kbuf;
             }
-            vd->vec_dot(D, &out[i], row, q);
+            for (int c = 0; c < nq; ++c) {
+                vd->vec_dot(D, &out[c * ldc + i], row, q + c * qbytes);
+            }
         }
     }
 
@@ -136,56 +150,88 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     const int64_t          D        = q->ne[0];
     const int64_t          Dv       = v->ne[0];
     const int64_t          n_kv     = k->ne[1];
+    const int64_t          H        = dst->ne[1];
+    const int64_t          N        = dst->ne[2];
+    const int64_t          blocks   = (N + k_query_block - 1) / k_query_block;
     const int64_t          group    = q->ne[2] / k->ne[2];  // query heads per kv head
     const vec_dot_traits * vd       = get_vec_dot_traits(k->type);  // the builder checked it
     const tile_kernel *    tile     = key_dots::tile_for(k);
+    const size_t           qbytes   = gk_row_size(vd->vec_dot_type, D);
     scratch                w        = p.work();
     float *                qbuf     = w.floats(D);
-    auto *                 qdot     = static_cast<char *>(w.take(gk_row_size(vd->vec_dot_type, D)));
+    auto *                 qdot     = static_cast<char *>(w.take(qbytes * k_query_block));
     auto *                 kbuf     = static_cast<char *>(w.take(gk_row_size(k->type, D)));
     void *                 twork    = tile ? w.take(tile->work_bytes) : nullptr;
     const key_dots         dots{k, D, vd, tile, kbuf, twork};
     float *                vbuf     = w.floats(Dv);
-    float *                score    = w.floats(n_kv);
+    float *                score    = w.floats(n_kv * k_query_block);
     float *                ybuf     = w.floats(Dv);
-    const int64_t          n_rows   = dst->ne[1] * dst->ne[2] * dst->ne[3];
-    for (int64_t r = p.ith; r < n_rows; r += p.nth) {
-        const row_index ri = unflatten_row(dst, r);
-        const int64_t   h = ri.i1, iq = ri.i2, s = ri.i3;
-        const int64_t   hk    = h / group;
-        const float     slope = alibi_slope(max_bias, q->ne[2], h);
-        const char *    mrow  = mask ? element_ptr(mask, 0, iq, h % mask->ne[2], s % mask->ne[3]) : nullptr;
-        vd->from_float(read_row(q, iq, h, s, qbuf), qdot, D);
-        const auto masked = [&](int64_t j) { return mrow && slope > 0.0f && mask_is_neg_inf(mask, mrow, j); };
-        // Keys after the last unmasked one score -inf and weigh +0, which changes no bit
-        // of the softmax or the sum (step 3): the row ends before them.
-        int64_t n = n_kv;
-        while (n > 0 && masked(n - 1)) {
-            --n;
+    const int64_t          units    = H * blocks * dst->ne[3];
+    for (int64_t u = p.ith; u < units; u += p.nth) {
+        const int64_t h = u % H, s = u / (H * blocks);
+        const int64_t i0    = (u / H) % blocks * k_query_block;
+        const int     nq    = static_cast<int>(std::min<int64_t>(k_query_block, N - i0));
+        const int64_t hk    = h / group;
+        const float   slope = alibi_slope(max_bias, q->ne[2], h);
+        const char *  mrows[k_query_block];
+        int64_t       n[k_query_block];  // per query: keys up to its last unmasked one
+        int64_t       n_max = 0;
+        for (int c = 0; c < nq; ++c) {
+            mrows[c] = mask ? element_ptr(mask, 0, i0 + c, h % mask->ne[2], s % mask->ne[3]) : nullptr;
+            vd->from_float(read_row(q, i0 + c, h, s, qbuf), qdot + c * qbytes, D);
         }
-        for (int64_t j = 0; j < n;) {
-            if (masked(j)) {
-                score[j++] = -INFINITY;
+        const auto masked = [&](int c, int64_t j) {
+            return mrows[c] && slope > 0.0f && mask_is_neg_inf(mask, mrows[c], j);
+        };
+        const auto masked_for_all = [&](int64_t j) {
+            for (int c = 0; c < nq; ++c) {
+                if (j < n[c] && !masked(c, j)) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        // Keys after a query's last unmasked one score -inf and weigh +0, which changes no
+        // bit of its softmax or sum (step 3): its row ends before them.
+        for (int c = 0; c < nq; ++c) {
+            n[c] = n_kv;
+            while (n[c] > 0 && masked(c, n[c] - 1)) {
+                --n[c];
+            }
+            n_max = std::max(n_max, n[c]);
+        }
+        // the dots of the keys some query of the block sees, in runs of at most one call
+        for (int64_t j = 0; j < n_max;) {
+            if (masked_for_all(j)) {
+                ++j;
                 continue;
             }
-            int64_t end = j + 1;  // a run of unmasked keys, at most one call's worth
-            while (end < n && end - j < dots.max_run() && !masked(end)) {
+            int64_t end = j + 1;
+            while (end < n_max && end - j < dots.max_run() && !masked_for_all(end)) {
                 ++end;
             }
-            dots(qdot, hk, s, j, end - j, score + j);
-            for (; j < end; ++j) {
-                float x = score[j] * scale;
+            dots(qdot, qbytes, nq, hk, s, j, end - j, score + j, static_cast<size_t>(n_kv));
+            j = end;
+        }
+        const float sink = sinks ? read_element(sinks, h, 0, 0, 0) : 0.0f;
+        for (int c = 0; c < nq; ++c) {
+            float * sc = score + c * n_kv;
+            for (int64_t j = 0; j < n[c]; ++j) {
+                if (masked(c, j)) {
+                    sc[j] = -INFINITY;
+                    continue;
+                }
+                float x = sc[j] * scale;
                 if (softcap > 0.0f) {
                     x = softcap * std::tanh(x / softcap);
                 }
-                score[j] = mrow ? x + slope * mask_at(mask, mrow, j) : x;
+                sc[j] = mrows[c] ? x + slope * mask_at(mask, mrows[c], j) : x;
             }
+            softmax_in_place(sc, n[c], sinks ? &sink : nullptr);
+            float * y = out_row(dst, h, i0 + c, s, ybuf);
+            weighted_rows(y, sc, n[c], v, hk, s, vbuf);
+            store_row(dst, h, i0 + c, s, y);
         }
-        const float sink = sinks ? read_element(sinks, h, 0, 0, 0) : 0.0f;
-        softmax_in_place(score, n, sinks ? &sink : nullptr);
-        float * y = out_row(dst, h, iq, s, ybuf);
-        weighted_rows(y, score, n, v, hk, s, vbuf);
-        store_row(dst, h, iq, s, y);
     }
 }
 
@@ -196,9 +242,9 @@ size_t flash_attn_ext_work_size(const gk_tensor * dst) {
     const size_t      n_kv = static_cast<size_t>(k->ne[1]);
     const tile_kernel * tile = key_dots::tile_for(k);
     return scratch_bytes(D * sizeof(float)) +
-           scratch_bytes(gk_row_size(get_vec_dot_traits(k->type)->vec_dot_type, k->ne[0])) +
+           scratch_bytes(gk_row_size(get_vec_dot_traits(k->type)->vec_dot_type, k->ne[0]) * k_query_block) +
            scratch_bytes(gk_row_size(k->type, k->ne[0])) + (tile ? scratch_bytes(tile->work_bytes) : 0) +
-           2 * scratch_bytes(Dv * sizeof(float)) + scratch_bytes(n_kv * sizeof(float));
+           2 * scratch_bytes(Dv * sizeof(float)) + scratch_bytes(n_kv * k_query_block * sizeof(float));
 }
 
 // flash_attn_back (gk_flash_attn_back): one unit per key head (hk, s), which owns dk and
