@@ -52,8 +52,17 @@ template <class W, class A, int Offset> struct nibble_format : format_base<W, A,
 
 #if defined(GK_SIMD_X86)
     /// q5: the fifth bit adds 16 where set; q5_0 instead adds 0xF0 (-16) where it is clear.
+    /// With byte masks (AVX-512) the 32 bits of qh are the mask of a byte subtract or add.
     static __m256i unpack(const W * x, int64_t k) {
         const __m256i q = split_nibbles(x[k].qs);
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+        if constexpr (five_bit) {
+            uint32_t bits;
+            std::memcpy(&bits, x[k].qh, sizeof bits);
+            return Offset != 0 ? _mm256_mask_sub_epi8(q, _cvtu32_mask32(~bits), q, _mm256_set1_epi8(16))
+                               : _mm256_mask_add_epi8(q, _cvtu32_mask32(bits), q, _mm256_set1_epi8(16));
+        }
+#endif
         if constexpr (five_bit) {
             const __m256i clear = bit_clear_bytes(x[k].qh);
             return _mm256_or_si256(q, Offset != 0 ? _mm256_and_si256(clear, _mm256_set1_epi8(-16))
