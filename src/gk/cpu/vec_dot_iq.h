@@ -111,7 +111,7 @@ inline half_codes nibble_halves(const uint8_t * scales) {
 // scale_groups     16, or 8 where halves(x) gives both halves of a sub-block one code.
 // codes16(x)       (x86, optional) halves(x) as 16 bytes (lo, then hi), read by vector
 //                  operations (top_nibbles8) where the scalar gathering of the codes costs more.
-// sign_table       (AVX2) true: the signs of each group read from k_parity_signs by its
+// sign_table       (x86) true: the signs of each group read from k_parity_signs by its
 //                  7-bit code (group_signs 7) instead of spread by vector operations.
 // format_defaults supplies shifted, scale_groups, sign_table, d and low where a format has
 // nothing else to say.
@@ -310,7 +310,6 @@ inline constexpr positive_twos k_positive_twos = [] {
 }();
 #endif
 
-#if !defined(__AVX512VL__)
 /// Per 7-bit sign code c of a group of 8 (group_signs 7), the group's signs as bytes: -1
 /// for bit j of c (j < 7) set and for the eighth where c has odd parity, else +1.
 struct parity_signs {
@@ -328,7 +327,6 @@ inline constexpr parity_signs k_parity_signs = [] {
     }
     return t;
 }();
-#endif
 
 /// u = w + o of the 32 values of sub-block k of x from their coordinates g. With BMI2 the
 /// formats with one sign per group of 8 (iq1_*: the shift) take the 4 bits by PEXT (or the
@@ -356,7 +354,6 @@ template <class F, class Block>
 #endif
     }
 #endif
-#if !defined(__AVX512VL__)
     if constexpr (F::sign_table) {
         // the four groups' signs read from k_parity_signs: scalar shifts and loads instead of
         // the byte mask's nine vector operations
@@ -366,7 +363,6 @@ template <class F, class Block>
         return _mm256_add_epi8(_mm256_sign_epi8(g, _mm256_setr_epi64x(sign(0), sign(1), sign(2), sign(3))),
                                _mm256_set1_epi8(weight_offset<F>));
     }
-#endif
     return unsigned_weights<F>(g, neg_mask<F>(F::sign_word(x, k)));
 }
 
