@@ -4,6 +4,8 @@
 // f16(act(f32(h))) widened to f32, so a lookup needs one conversion instead of two.
 #include "activations.h"
 
+#include "../vec_dot.h"
+
 #include "quant/fp16.h"
 
 #include <array>
@@ -34,6 +36,14 @@ const float * gelu_f16_table() {
 }
 
 float act_gelu_f16(float x) { return gelu_f16_table()[fp32_to_fp16(x)]; }
+
+void gelu_f32_row(float * y, const float * x, int64_t n, fp16_t * h) {
+    get_vec_dot_traits(GK_TYPE_F16)->from_float(x, h, n);
+    const float * table = gelu_f16_table();
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = gelu_f32_at(x[i], h[i], table);
+    }
+}
 
 float act_gelu_quick_f16(float x) {
     static const f16_table table = tabulate(act_gelu_quick);

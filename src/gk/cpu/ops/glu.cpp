@@ -11,7 +11,6 @@
 #include "../vec_exp.h"
 #include "activations.h"
 
-#include "quant/fp16.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,16 +31,13 @@ act_fn glu_activation(gk_glu_op op, gk_type type) {
     }
 }
 
-/// y[i] = act_gelu_f32(x[i]) * g[i], or 0 for x[i] <= -10 (ggml's f32 geglu) for i < n:
-/// the row converted to f16 at once by the kernel set's conversion (fp32_to_fp16's bits,
-/// act_convert.cpp) into h, then one read of gelu_f16_table per element in a loop the
-/// compiler sees whole. gemma3-270m's prompt (Zen 4): the per-element calls, each with a
-/// software conversion, took 11 % of it.
-void geglu_f16_table(float * y, const float * x, const float * g, int64_t n, fp16_t * h) {
+/// y[i] = act_gelu_f32(x[i]) * g[i], or 0 for x[i] <= -10 (ggml's f32 geglu) for i < n,
+/// by gelu_f32_row's method (the f16 of the row at once into h, then the table).
+void geglu_f32_row(float * y, const float * x, const float * g, int64_t n, fp16_t * h) {
     get_vec_dot_traits(GK_TYPE_F16)->from_float(x, h, n);
     const float * table = gelu_f16_table();
     for (int64_t i = 0; i < n; ++i) {
-        y[i] = x[i] <= -10.0f ? 0.0f : (x[i] >= 10.0f ? x[i] : table[h[i]]) * g[i];
+        y[i] = x[i] <= -10.0f ? 0.0f : gelu_f32_at(x[i], h[i], table) * g[i];
     }
 }
 
@@ -78,7 +74,7 @@ void glu(const compute_params & p, gk_tensor * dst) {
         if (op == GK_GLU_OP_SWIGLU) {
             get_exp_kernels().swiglu(y, x, g, n);  // silu_f32(x[i]) * g[i], vectorised
         } else if (zero_lo) {
-            geglu_f16_table(y, x, g, n, hbuf);
+            geglu_f32_row(y, x, g, n, hbuf);
         } else if (act) {
             for (int64_t i = 0; i < n; ++i) {
                 y[i] = zero_lo && x[i] <= -10.0f ? 0.0f : act(x[i]) * g[i];
@@ -100,7 +96,7 @@ void glu(const compute_params & p, gk_tensor * dst) {
     });
 }
 
-/// The rows of default_work_size and the f16 row of geglu_f16_table.
+/// The rows of default_work_size and the f16 row of geglu_f32_row.
 size_t glu_work_size(const gk_tensor * dst) {
     return default_work_size(dst) + scratch_bytes(static_cast<size_t>(dst->ne[0]) * sizeof(fp16_t));
 }

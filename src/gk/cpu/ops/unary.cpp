@@ -54,7 +54,20 @@ void unary(const compute_params & p, gk_tensor * dst) {
         return;
     }
     const act_fn f = unary_activation(gk_get_unary_op(dst), dst->src[0]->type);
+    if (f == act_gelu_f32) {
+        scratch  w = p.work();
+        fp16_t * h = static_cast<fp16_t *>(w.take(static_cast<size_t>(dst->ne[0]) * sizeof(fp16_t)));
+        transform_rows(p, w, dst, [dst, h](const float * x, float * y, int64_t, int64_t, int64_t) {
+            gelu_f32_row(y, x, dst->ne[0], h);
+        });
+        return;
+    }
     map_rows(p, dst, [f](float x, int64_t, int64_t) { return f(x); });
+}
+
+/// The rows of default_work_size and the f16 row of gelu_f32_row.
+size_t unary_work_size(const gk_tensor * dst) {
+    return default_work_size(dst) + scratch_bytes(static_cast<size_t>(dst->ne[0]) * sizeof(fp16_t));
 }
 
 void leaky_relu(const compute_params & p, gk_tensor * dst) {
@@ -97,7 +110,7 @@ void register_unary(kernel_table & t) {
     t.ops[GK_OP_LOG]        = {math_kernel<math_log>, nullptr};
     t.ops[GK_OP_SIN]        = {math_kernel<math_sin>, nullptr};
     t.ops[GK_OP_COS]        = {math_kernel<math_cos>, nullptr};
-    t.ops[GK_OP_UNARY]      = {unary, nullptr};
+    t.ops[GK_OP_UNARY]      = {unary, unary_work_size};
     t.ops[GK_OP_LEAKY_RELU] = {leaky_relu, nullptr};
 }
 
