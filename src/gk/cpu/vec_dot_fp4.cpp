@@ -115,9 +115,9 @@ struct nvfp4_format : codebook<quant::k_e2m1_doubled>,
         const __m256i alo = _mm256_unpacklo_epi64(a0, a1);  // elements [0-7, 32-39 | 16-23, 48-55]
         const __m256i ahi = _mm256_unpackhi_epi64(a0, a1);  // elements [8-15, 40-47 | 24-31, 56-63]
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-        const __m256i q = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wlo),
-                                                                  _mm256_sign_epi8(alo, wlo)),
-                                              _mm256_abs_epi8(whi), _mm256_sign_epi8(ahi, whi));
+        const __m256i q = _mm256_dpbusd_epi32(
+            _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wlo), _mm256_sign_epi8(alo, wlo)),
+            _mm256_abs_epi8(whi), _mm256_sign_epi8(ahi, whi));
 #else
         const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wlo), _mm256_sign_epi8(alo, wlo)),
                                            _mm256_maddubs_epi16(_mm256_abs_epi8(whi), _mm256_sign_epi8(ahi, whi)));

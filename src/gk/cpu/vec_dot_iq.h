@@ -441,10 +441,11 @@ inline __m256i lane_word(__m256i v, int k) {
 /// iq3_xxs, the top nibbles of a u32 per sub-block. Two byte shuffles instead of eight
 /// scalar shifts, shifts and ORs: the AVX2 iq2_xxs / iq3_xxs kernels spent a tenth of their
 /// instructions gathering the codes.
-template <int Step, int First> __m128i top_nibbles8(const uint8_t * p) {
+template <int Step, int First>
+__m128i top_nibbles8(const uint8_t * p) {
     static_assert((Step == 4 || Step == 8) && First < Step, "one byte per word of Step bytes");
-    const auto     at  = [](int j) { return static_cast<char>(j); };
-    constexpr char z   = static_cast<char>(0x80);
+    const auto     at = [](int j) { return static_cast<char>(j); };
+    constexpr char z  = static_cast<char>(0x80);
     __m128i        b;  // the 8 bytes in order
     if constexpr (Step == 4) {
         const __m256i pick = _mm256_setr_epi8(at(First), at(First + 4), at(First + 8), at(First + 12), z, z, z, z, z, z,
@@ -453,12 +454,14 @@ template <int Step, int First> __m128i top_nibbles8(const uint8_t * p) {
         const __m256i v    = _mm256_shuffle_epi8(load256(p), pick);  // lane 0: k = 0..3, lane 1: 4..7
         b                  = _mm_unpacklo_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     } else {
-        const __m256i lo   = _mm256_setr_epi8(at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z, z, z,
-                                              at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z, z, z);
-        const __m256i hi   = _mm256_setr_epi8(z, z, at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z, z, z,
-                                              at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z);
-        const __m256i v    = _mm256_or_si256(_mm256_shuffle_epi8(load256(p), lo), _mm256_shuffle_epi8(load256(p + 32), hi));
-        b                  = _mm_unpacklo_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));  // lanes [0 1 4 5], [2 3 6 7]
+        const __m256i lo = _mm256_setr_epi8(at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z, z, z,
+                                            at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z, z, z);
+        const __m256i hi = _mm256_setr_epi8(z, z, at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z, z, z,
+                                            at(First), at(First + 8), z, z, z, z, z, z, z, z, z, z, z, z);
+        const __m256i v  = _mm256_or_si256(_mm256_shuffle_epi8(load256(p), lo),
+                                           _mm256_shuffle_epi8(load256(p + 32), hi));
+        b                = _mm_unpacklo_epi16(_mm256_castsi256_si128(v),
+                                              _mm256_extracti128_si256(v, 1));  // lanes [0 1 4 5], [2 3 6 7]
     }
     const __m128i c = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
     return _mm_unpacklo_epi64(c, c);

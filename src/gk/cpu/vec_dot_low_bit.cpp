@@ -47,12 +47,12 @@ struct q1_0_format : format_base<block_q1_0, block_q8_0, quant::QK1_0, QK8_0> {
             const __m512i s = _mm512_mask_sub_epi8(a, _cvtu64_mask64(~bits[k / 2]), _mm512_setzero_si512(), a);
             return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), s);
         };
-        const __m512i s01 = sums(0);  // 128-bit lanes [y0 lo, y0 hi, y1 lo, y1 hi]
-        const __m512i s23 = sums(2);
-        __m512i       p   = _mm512_add_epi32(_mm512_shuffle_i64x2(s01, s23, _MM_SHUFFLE(2, 0, 2, 0)),
-                                             _mm512_shuffle_i64x2(s01, s23, _MM_SHUFFLE(3, 1, 3, 1)));
-        p = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, _MM_PERM_BADC));
-        p = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, _MM_PERM_CDAB));
+        const __m512i s01   = sums(0);  // 128-bit lanes [y0 lo, y0 hi, y1 lo, y1 hi]
+        const __m512i s23   = sums(2);
+        __m512i       p     = _mm512_add_epi32(_mm512_shuffle_i64x2(s01, s23, _MM_SHUFFLE(2, 0, 2, 0)),
+                                               _mm512_shuffle_i64x2(s01, s23, _MM_SHUFFLE(3, 1, 3, 1)));
+        p                   = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, _MM_PERM_BADC));
+        p                   = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, _MM_PERM_CDAB));
         const __m512i first = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
         return _mm512_castsi512_si128(_mm512_permutexvar_epi32(first, p));
     }

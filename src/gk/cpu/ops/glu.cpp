@@ -11,7 +11,6 @@
 #include "../vec_exp.h"
 #include "activations.h"
 
-
 #include <algorithm>
 #include <cmath>
 
@@ -59,7 +58,7 @@ void glu(const compute_params & p, gk_tensor * dst) {
     float *           abuf    = w.floats(a->ne[0]);
     float *           bbuf    = b ? w.floats(b->ne[0]) : nullptr;
     float *           ybuf    = w.floats(n);
-    auto *            hbuf    = zero_lo ? static_cast<fp16_t *>(w.take(static_cast<size_t>(n) * sizeof(fp16_t))) : nullptr;
+    auto *            hbuf = zero_lo ? static_cast<fp16_t *>(w.take(static_cast<size_t>(n) * sizeof(fp16_t))) : nullptr;
     for_each_row(p, dst, [&](int64_t i1, int64_t i2, int64_t i3) {
         const float * ra = read_row(a, i1, i2, i3, abuf);
         const float * x  = ra;
