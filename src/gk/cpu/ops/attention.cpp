@@ -51,7 +51,7 @@ namespace gk::cpu {
 namespace {
 
 // Queries of one head computed together: their key dots share the loads and conversions
-// of each K row (the tile's columns). 6 = two of the f16 tile's 3-column steps.
+// of each K row (the tile's columns). 6 = two of the AVX-512 f16 tile's 3-column steps.
 constexpr int k_query_block = 6;
 
 /// y[0..Dv) = the sum over keys j < n_kv with w[j] != 0, in key order, of w[j] * V row
@@ -93,7 +93,10 @@ struct key_dots {
     void operator()(const char * q, size_t qbytes, int nq, int64_t hk, int64_t s, int64_t j0, int64_t n, float * out,
                     size_t ldc) const {
         if (tile) {
-            tile->fn(D, static_cast<int>(n), element_ptr(k, 0, j0, hk, s), k->nb[1], nq, q, qbytes, out, ldc, work);
+            for (int c0 = 0; c0 < nq; c0 += tile->max_cols) {
+                tile->fn(D, static_cast<int>(n), element_ptr(k, 0, j0, hk, s), k->nb[1],
+                         std::min(nq - c0, tile->max_cols), q + c0 * qbytes, qbytes, out + c0 * ldc, ldc, work);
+            }
             return;
         }
         const size_t elem = gk_type_size(k->type);
