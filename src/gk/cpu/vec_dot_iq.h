@@ -670,40 +670,26 @@ template <class Block> i32v isum_simd(const Block & x, const block_q8_K & y) {
 
 #if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
 /// The vector kernel: iq_dot's operations four super-blocks at a time, one per chain lane
-/// (their integer sums reduced together, their d formed four at a time), the rest as
-/// iq_dot. The sums have one call site (the step's blocks are summed before the step
-/// knows whether it is whole), so they stay inlined; vec_dot_q8k.h's loop does the same.
-/// gk-bench decode on a Zen 4, against iq_dot (one reduction per super-block, the chains
-/// in memory): AVX-512 set iq2_xs 0.97 -> 1.10 of ggml, iq2_xxs 1.02 -> 1.12, iq3_xxs
-/// 1.02 -> 1.18, iq2_s 1.12 -> 1.20; AVX2 set iq2_xs 0.94 -> 0.98, iq3_xxs 1.01 -> 1.12.
+/// (vec_dot_q8k.h's four_block_rows: their integer sums reduced together, their d formed
+/// four at a time), the last nb % 4 as iq_dot. gk-bench decode on a Zen 4, against iq_dot
+/// (one reduction per super-block, the chains in memory): AVX-512 set iq2_xs 0.97 -> 1.10
+/// of ggml, iq2_xxs 1.02 -> 1.12, iq3_xxs 1.02 -> 1.18, iq2_s 1.12 -> 1.20; AVX2 set iq2_xs
+/// 0.94 -> 0.98, iq3_xxs 1.01 -> 1.12.
 template <class Block> void iq_dot_simd(int64_t n, float * s, const void * vx, const void * vy) {
-    using F              = format<Block>;
-    const auto *  x      = static_cast<const Block *>(vx);
-    const auto *  y      = static_cast<const block_q8_K *>(vy);
-    const int64_t nb     = n / QK_K;
-    const f32x4   factor = floats4(F::factor, F::factor, F::factor, F::factor);
-    f32x4         acc    = f32x4_zero();
-    i32v          r[4];
-    int64_t       b = 0;
-    for (; b < nb; b += 4) {
-        const int64_t m = nb - b < 4 ? nb - b : 4;
-        for (int64_t c = 0; c < m; ++c) {
-            r[c] = isum_simd(x[b + c], y[b + c]);
-        }
-        if (m < 4) {
-            break;
-        }
-        const f32x4 wd = halves4(F::d(x[b]), F::d(x[b + 1]), F::d(x[b + 2]), F::d(x[b + 3]));
-        const f32x4 d  = mul4(mul4(wd, floats4(y[b].d, y[b + 1].d, y[b + 2].d, y[b + 3].d)), factor);
-        acc            = fma4(d, to_f32x4(i32v_sum4(r[0], r[1], r[2], r[3])), acc);
-    }
-    block_chains ch;
-    f32x4_store(ch.c, acc);
-    for (int64_t c = 0; c < nb % 4; ++c) {
-        const float d = simd::half_to_float(F::d(x[b + c])) * y[b + c].d * F::factor;
-        ch.add(b + c, d, static_cast<float>(i32v_sum(r[c])));
-    }
-    *s = ch.sum();
+    using F        = format<Block>;
+    const auto * x = static_cast<const Block *>(vx);
+    const auto * y = static_cast<const block_q8_K *>(vy);
+    *s             = four_block_rows<i32v>(
+        n / QK_K, [&](int64_t b) { return isum_simd(x[b], y[b]); },
+        [&](f32x4 acc, int64_t b, const i32v(&r)[4]) {
+            const f32x4 wd     = halves4(F::d(x[b]), F::d(x[b + 1]), F::d(x[b + 2]), F::d(x[b + 3]));
+            const f32x4 factor = floats4(F::factor, F::factor, F::factor, F::factor);
+            const f32x4 d      = mul4(mul4(wd, floats4(y[b].d, y[b + 1].d, y[b + 2].d, y[b + 3].d)), factor);
+            return fma4(d, to_f32x4(i32v_sum4(r[0], r[1], r[2], r[3])), acc);
+        },
+        [&](block_chains & ch, int64_t b, const i32v & r) {
+            ch.add(b, simd::half_to_float(F::d(x[b])) * y[b].d * F::factor, static_cast<float>(i32v_sum(r)));
+        });
 }
 
 template <class Block> constexpr vec_dot_fn fast_dot = iq_dot_simd<Block>;

@@ -156,15 +156,16 @@ void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void
 // ---- the lane form: one row per 32-bit lane ---------------------------------------------
 //
 // For a policy whose quants are unsigned and small (P::max_q: q2_K 3, q3_K 7, q4_K 15,
-// q5_K 31, q6_K 63, tq1_0 2, tq2_0 3) the rows can instead be interleaved as the tile of the q8_0 formats interleaves them
-// (vec_dot_tile_blocks.h): per super-block each row's quant vectors, scale words and 16
-// bsums words are transposed by dwords, 8 rows to a register, so that 32-bit lane r holds
-// row r. Four activation bytes broadcast to every lane then meet 8 rows at once, maddubs'
-// int16 pair sums (at most 2 x max_q x 128) are added as int16 over `depth` steps of one
-// scale group (P::group_steps four-byte steps share a scale), and one madd with the
-// group's scale words widens them into the row's isum. Every row's isum, isum_min and
-// float steps are those of rows_tile above, lane by lane, with no horizontal sums: two
-// vector operations per 32 products where rows_tile spends three and a reduction.
+// q5_K 31, q6_K 63, tq1_0 2, tq2_0 3) the rows can instead be interleaved as the tile of
+// the q8_0 formats interleaves them (vec_dot_tile_blocks.h): per super-block each row's
+// quant vectors, scale words and 16 bsums words are transposed by dwords, 8 rows to a
+// register, so that 32-bit lane r holds row r. Four activation bytes broadcast to every
+// lane then meet 8 rows at once, maddubs' int16 pair sums (at most 2 x max_q x 128) are
+// added as int16 over `depth` steps of one scale group (P::group_steps four-byte steps
+// share a scale), and one madd with the group's scale words widens them into the row's
+// isum. Every row's isum, isum_min and float steps are those of rows_tile above, lane by
+// lane, with no horizontal sums: two vector operations per 32 products where rows_tile
+// spends three and a reduction.
 
 /// The work buffer of lanes_tile<P>.
 template <class P>

@@ -76,7 +76,7 @@ void glu(const compute_params & p, gk_tensor * dst) {
             geglu_f32_row(y, x, g, n, hbuf);
         } else if (act) {
             for (int64_t i = 0; i < n; ++i) {
-                y[i] = zero_lo && x[i] <= -10.0f ? 0.0f : act(x[i]) * g[i];
+                y[i] = act(x[i]) * g[i];
             }
         } else if (op == GK_GLU_OP_SWIGLU_CLAMP) {
             for (int64_t i = 0; i < n; ++i) {
