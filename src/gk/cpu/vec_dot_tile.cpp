@@ -1,6 +1,7 @@
 // vec_dot_tile.cpp - the per-type table of tile kernels (vec_dot_tile.h).
 #include "vec_dot_tile.h"
 
+#include "cpu_features.h"
 #include "vec_dot_impl.h"
 #include "vec_dot_tile_impl.h"
 
@@ -14,33 +15,41 @@ struct tile_rows {
 tile_rows build_table() {
     tile_rows t;
 #if defined(GK_TILE_AVX512) || defined(GK_SIMD_AVX2)
-    t.rows[GK_TYPE_Q2_K]    = &detail::tile_q2_K;
-    t.rows[GK_TYPE_Q3_K]    = &detail::tile_q3_K;
-    t.rows[GK_TYPE_Q4_K]    = &detail::tile_q4_K;
-    t.rows[GK_TYPE_Q5_K]    = &detail::tile_q5_K;
-    t.rows[GK_TYPE_Q6_K]    = &detail::tile_q6_K;
-    t.rows[GK_TYPE_IQ4_XS]  = &detail::tile_iq4_xs;
-    t.rows[GK_TYPE_TQ1_0]   = &detail::tile_tq1_0;
-    t.rows[GK_TYPE_TQ2_0]   = &detail::tile_tq2_0;
-    t.rows[GK_TYPE_IQ2_XXS] = &detail::tile_iq2_xxs;
-    t.rows[GK_TYPE_IQ2_XS]  = &detail::tile_iq2_xs;
-    t.rows[GK_TYPE_IQ2_S]   = &detail::tile_iq2_s;
-    t.rows[GK_TYPE_IQ3_XXS] = &detail::tile_iq3_xxs;
-    t.rows[GK_TYPE_IQ3_S]   = &detail::tile_iq3_s;
-    t.rows[GK_TYPE_IQ1_S]   = &detail::tile_iq1_s;
-    t.rows[GK_TYPE_IQ1_M]   = &detail::tile_iq1_m;
-    // the formats against q8_0 / q8_1 (vec_dot_tile_blocks.h)
-    t.rows[GK_TYPE_Q8_0]    = &detail::tile_q8_0;
-    t.rows[GK_TYPE_Q8_1]    = &detail::tile_q8_1;
-    t.rows[GK_TYPE_Q4_0]    = &detail::tile_q4_0;
-    t.rows[GK_TYPE_Q4_1]    = &detail::tile_q4_1;
-    t.rows[GK_TYPE_Q5_0]    = &detail::tile_q5_0;
-    t.rows[GK_TYPE_Q5_1]    = &detail::tile_q5_1;
-    t.rows[GK_TYPE_IQ4_NL]  = &detail::tile_iq4_nl;
-    t.rows[GK_TYPE_MXFP4]   = &detail::tile_mxfp4;
-    t.rows[GK_TYPE_NVFP4]   = &detail::tile_nvfp4;
-    t.rows[GK_TYPE_Q1_0]    = &detail::tile_q1_0;
-    t.rows[GK_TYPE_Q2_0]    = &detail::tile_q2_0;
+    // the integer formats (vec_dot_tile_q8k.h, vec_dot_tile_rows.h, vec_dot_tile_blocks.h):
+    // their AMX variants where the host grants the tiles (cpu_features.h)
+#if defined(GK_TILE_AVX512)
+    const bool amx = host_cpu().amx_usable;
+#define GK_INT_TILE(type, name) t.rows[type] = amx ? &detail::name##_amx : &detail::name
+#else
+#define GK_INT_TILE(type, name) t.rows[type] = &detail::name
+#endif
+    GK_INT_TILE(GK_TYPE_Q2_K, tile_q2_K);
+    GK_INT_TILE(GK_TYPE_Q3_K, tile_q3_K);
+    GK_INT_TILE(GK_TYPE_Q4_K, tile_q4_K);
+    GK_INT_TILE(GK_TYPE_Q5_K, tile_q5_K);
+    GK_INT_TILE(GK_TYPE_Q6_K, tile_q6_K);
+    GK_INT_TILE(GK_TYPE_IQ4_XS, tile_iq4_xs);
+    GK_INT_TILE(GK_TYPE_TQ1_0, tile_tq1_0);
+    GK_INT_TILE(GK_TYPE_TQ2_0, tile_tq2_0);
+    GK_INT_TILE(GK_TYPE_IQ2_XXS, tile_iq2_xxs);
+    GK_INT_TILE(GK_TYPE_IQ2_XS, tile_iq2_xs);
+    GK_INT_TILE(GK_TYPE_IQ2_S, tile_iq2_s);
+    GK_INT_TILE(GK_TYPE_IQ3_XXS, tile_iq3_xxs);
+    GK_INT_TILE(GK_TYPE_IQ3_S, tile_iq3_s);
+    GK_INT_TILE(GK_TYPE_IQ1_S, tile_iq1_s);
+    GK_INT_TILE(GK_TYPE_IQ1_M, tile_iq1_m);
+    GK_INT_TILE(GK_TYPE_Q8_0, tile_q8_0);
+    GK_INT_TILE(GK_TYPE_Q8_1, tile_q8_1);
+    GK_INT_TILE(GK_TYPE_Q4_0, tile_q4_0);
+    GK_INT_TILE(GK_TYPE_Q4_1, tile_q4_1);
+    GK_INT_TILE(GK_TYPE_Q5_0, tile_q5_0);
+    GK_INT_TILE(GK_TYPE_Q5_1, tile_q5_1);
+    GK_INT_TILE(GK_TYPE_IQ4_NL, tile_iq4_nl);
+    GK_INT_TILE(GK_TYPE_MXFP4, tile_mxfp4);
+    GK_INT_TILE(GK_TYPE_NVFP4, tile_nvfp4);
+    GK_INT_TILE(GK_TYPE_Q1_0, tile_q1_0);
+    GK_INT_TILE(GK_TYPE_Q2_0, tile_q2_0);
+#undef GK_INT_TILE
 #endif
 #if defined(GK_TILE_AVX512)
     t.rows[GK_TYPE_F32]    = &detail::tile_f32;

@@ -74,16 +74,21 @@ void span_acts(const char * y, size_t by, int c0, int64_t kb, int nbk, const Act
     }
 }
 
-/// Defines the tile kernel `name` of format F.
-#define GK_DEFINE_BLOCK_TILE(name, F)                                                                    \
-    const tile_kernel name = {span_tile<block_tile<F>>, block_tile<F>::rows, block_tile<F>::max_cols,    \
-                              block_tile<F>::work_bytes};
+/// Defines the tile kernel `name` of format F (and, on the AVX-512 set, name_amx).
+#define GK_DEFINE_BLOCK_TILE(name, F)                                                                 \
+    const tile_kernel name = {span_tile<block_tile<F>>, block_tile<F>::rows, block_tile<F>::max_cols, \
+                              block_tile<F>::work_bytes};                                             \
+    GK_DEFINE_BLOCK_TILE_AMX(name, F)
 
 } // namespace gk::cpu::detail
 
 #endif
 
 #if defined(GK_TILE_AVX512)
+
+#include "amx.h"
+
+#define GK_DEFINE_BLOCK_TILE_AMX(name, F) const tile_kernel name##_amx = block_tile_amx_kernel<F>();
 
 namespace gk::cpu::detail {
 
@@ -212,9 +217,124 @@ template <class F> struct block_tile {
     }
 };
 
+/// The same tile with the units' integer sums taken from AMX (amx.h) for 16 columns at a
+/// time (formats with 32-element units): per unit one TDPBUSD of the 16 columns' biased activation bytes (a: one column
+/// per row, F::unit bytes) by the unpacked span (b: the unit's words, 64 bytes each), four
+/// units in flight; then each column's float steps, unit by unit on its chains, exactly
+/// as block_tile's. Columns left over (fewer than 16) take block_tile's VNNI path.
+template <class F>
+struct block_tile_amx : block_tile<F> {
+    using base                  = block_tile<F>;
+    using unpacked              = typename base::unpacked;
+    static constexpr int cols   = 16;
+    static constexpr int rows   = base::rows;
+    static constexpr int elems  = base::span_elems;
+    static constexpr int units  = base::span_units;
+    static constexpr int u_word = base::unit_words;
+
+    struct acts {
+        alignas(64) uint8_t a[cols][elems];          // column c's span, biased
+        alignas(64) int32_t dot[units][cols][rows];  // unit j's sums: column c, lane r = row r
+        typename base::acts vnni;                    // the left-over columns' (block_tile)
+    };
+
+    static constexpr size_t work_bytes = sizeof(unpacked) + sizeof(acts) + sizeof(float) * rows * 4 * base::max_cols;
+
+    /// Tiles 0-3: four units' sums (16 columns x 16 rows); 4, 5: a; 6, 7: b.
+    static constexpr amx_config config() {
+        amx_config cfg;
+        for (int t = 0; t < 4; ++t) {
+            cfg.tile(t, cols, 4 * rows);
+        }
+        cfg.tile(4, cols, F::unit).tile(5, cols, F::unit);
+        cfg.tile(6, u_word, 64).tile(7, u_word, 64);
+        return cfg;
+    }
+
+    /// Unit j's sums into tile T (a in tile 4 + T % 2, b in 6 + T % 2).
+    template <int T>
+    static void unit_dot(const unpacked & u, const acts & ab, int j) {
+        constexpr int A = 4 + T % 2, B = 6 + T % 2;
+        amx_load<A>(ab.a[0] + F::unit * j, elems);
+        amx_load<B>(u.q + 64 * u_word * j, 64);
+        amx_zero<T>();
+        amx_dpbusd<T, A, B>();
+    }
+
+    template <int C>
+    static void span_columns(const unpacked & u, acts & ab, const char * y, size_t by, int c0, int64_t kb, int nbk,
+                             float * chains) {
+        if constexpr (C != cols) {
+            base::template span_columns<C>(u, ab.vnni, y, by, c0, kb, nbk, chains);
+        } else {
+            using act = typename F::act;
+            const act * yb[C];
+            span_acts<act, C, true>(y, by, c0, kb, nbk, yb, ab.a);
+            const int nu = nbk * QK8_0 / F::unit;
+            for (int j = 0; j < nu; j += 4) {
+                unit_dot<0>(u, ab, j);
+                if (j + 1 < nu) unit_dot<1>(u, ab, j + 1);
+                if (j + 2 < nu) unit_dot<2>(u, ab, j + 2);
+                if (j + 3 < nu) unit_dot<3>(u, ab, j + 3);
+                amx_store<0>(ab.dot[j], 4 * rows);
+                if (j + 1 < nu) amx_store<1>(ab.dot[j + 1], 4 * rows);
+                if (j + 2 < nu) amx_store<2>(ab.dot[j + 2], 4 * rows);
+                if (j + 3 < nu) amx_store<3>(ab.dot[j + 3], 4 * rows);
+            }
+            for (int c = 0; c < C; ++c) {
+                float * chc = chains + static_cast<size_t>(c0 + c) * 4 * rows;
+                __m512  ch[4];
+                for (int q = 0; q < 4; ++q) {
+                    ch[q] = _mm512_load_ps(chc + q * rows);
+                }
+                // unit j of the span is unit kb * 32 / unit + j of the row: its chain is j % 4
+                for (int j = 0; j < nu; ++j) {
+                    const act &  ya = yb[c][j * F::unit / QK8_0];
+                    const __m512 d  = _mm512_mul_ps(_mm512_load_ps(u.ws[j]), _mm512_set1_ps(simd::half_to_float(ya.d)));
+                    const __m512 isf = _mm512_cvtepi32_ps(
+                        _mm512_sub_epi32(_mm512_load_si512(ab.dot[j][c]), _mm512_load_si512(u.wsum[j])));
+                    ch[j % 4] = _mm512_fmadd_ps(d, isf, ch[j % 4]);
+                    if constexpr (has_offset<F>) {
+                        ch[j % 4] = _mm512_fmadd_ps(_mm512_load_ps(u.m[j]), _mm512_set1_ps(simd::half_to_float(ya.s)),
+                                                    ch[j % 4]);
+                    }
+                }
+                for (int q = 0; q < 4; ++q) {
+                    _mm512_store_ps(chc + q * rows, ch[q]);
+                }
+            }
+        }
+    }
+};
+
+/// block_tile_amx's kernel: span_tile between loading its tile configuration and
+/// releasing the tiles.
+template <class F>
+void amx_block_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+                    size_t ldc, void * work) {
+    static constexpr amx_config cfg = block_tile_amx<F>::config();
+    amx_load_config(cfg);
+    span_tile<block_tile_amx<F>>(n, nr, vx, bx, nc, vy, by, s, ldc, work);
+    amx_release();
+}
+
+/// The kernel a format's AMX variant is: block_tile_amx where its units are 32 elements,
+/// block_tile's own where they are 16 (nvfp4: a 16-byte a operand halves the tile's work
+/// per instruction, and gk-bench measured it at 0.6x of the VNNI tile).
+template <class F>
+constexpr tile_kernel block_tile_amx_kernel() {
+    if constexpr (F::unit == QK8_0) {
+        return {amx_block_tile<F>, block_tile_amx<F>::rows, block_tile_amx<F>::max_cols, block_tile_amx<F>::work_bytes};
+    } else {
+        return {span_tile<block_tile<F>>, block_tile<F>::rows, block_tile<F>::max_cols, block_tile<F>::work_bytes};
+    }
+}
+
 } // namespace gk::cpu::detail
 
 #elif defined(GK_SIMD_AVX2)
+
+#define GK_DEFINE_BLOCK_TILE_AMX(name, F)
 
 namespace gk::cpu::detail {
 

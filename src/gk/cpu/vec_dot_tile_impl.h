@@ -24,35 +24,41 @@ const tile_kernel * tile_table(gk_type type);
 namespace gk::cpu::detail {
 
 #if defined(GK_TILE_AVX512) || defined(GK_SIMD_AVX2)
+// The integer formats' tile kernels, each with its AMX variant name_amx on the AVX-512 set:
+#if defined(GK_TILE_AVX512)
+#define GK_DECLARE_INT_TILE(name) extern const tile_kernel name, name##_amx;
+#else
+#define GK_DECLARE_INT_TILE(name) extern const tile_kernel name;
+#endif
 // the formats against q8_K: the AVX-512 VNNI tile (vec_dot_tile_q8k.h) or the AVX2 set's
 // (vec_dot_tile_rows.h)
-extern const tile_kernel tile_q2_K;
-extern const tile_kernel tile_q3_K;
-extern const tile_kernel tile_q4_K;
-extern const tile_kernel tile_q5_K;
-extern const tile_kernel tile_q6_K;
-extern const tile_kernel tile_iq4_xs;
-extern const tile_kernel tile_tq1_0;
-extern const tile_kernel tile_tq2_0;
-extern const tile_kernel tile_iq2_xxs;
-extern const tile_kernel tile_iq2_xs;
-extern const tile_kernel tile_iq2_s;
-extern const tile_kernel tile_iq3_xxs;
-extern const tile_kernel tile_iq3_s;
-extern const tile_kernel tile_iq1_s;
-extern const tile_kernel tile_iq1_m;
+GK_DECLARE_INT_TILE(tile_q2_K)
+GK_DECLARE_INT_TILE(tile_q3_K)
+GK_DECLARE_INT_TILE(tile_q4_K)
+GK_DECLARE_INT_TILE(tile_q5_K)
+GK_DECLARE_INT_TILE(tile_q6_K)
+GK_DECLARE_INT_TILE(tile_iq4_xs)
+GK_DECLARE_INT_TILE(tile_tq1_0)
+GK_DECLARE_INT_TILE(tile_tq2_0)
+GK_DECLARE_INT_TILE(tile_iq2_xxs)
+GK_DECLARE_INT_TILE(tile_iq2_xs)
+GK_DECLARE_INT_TILE(tile_iq2_s)
+GK_DECLARE_INT_TILE(tile_iq3_xxs)
+GK_DECLARE_INT_TILE(tile_iq3_s)
+GK_DECLARE_INT_TILE(tile_iq1_s)
+GK_DECLARE_INT_TILE(tile_iq1_m)
 // the formats against q8_0 / q8_1 (vec_dot_tile_blocks.h)
-extern const tile_kernel tile_q8_0;
-extern const tile_kernel tile_q8_1;
-extern const tile_kernel tile_q4_0;
-extern const tile_kernel tile_q4_1;
-extern const tile_kernel tile_q5_0;
-extern const tile_kernel tile_q5_1;
-extern const tile_kernel tile_iq4_nl;
-extern const tile_kernel tile_mxfp4;
-extern const tile_kernel tile_nvfp4;
-extern const tile_kernel tile_q1_0;
-extern const tile_kernel tile_q2_0;
+GK_DECLARE_INT_TILE(tile_q8_0)
+GK_DECLARE_INT_TILE(tile_q8_1)
+GK_DECLARE_INT_TILE(tile_q4_0)
+GK_DECLARE_INT_TILE(tile_q4_1)
+GK_DECLARE_INT_TILE(tile_q5_0)
+GK_DECLARE_INT_TILE(tile_q5_1)
+GK_DECLARE_INT_TILE(tile_iq4_nl)
+GK_DECLARE_INT_TILE(tile_mxfp4)
+GK_DECLARE_INT_TILE(tile_nvfp4)
+GK_DECLARE_INT_TILE(tile_q1_0)
+GK_DECLARE_INT_TILE(tile_q2_0)
 #endif
 
 #if defined(GK_TILE_AVX512)

@@ -37,6 +37,7 @@
 // from their own unpacking (the decoding of their x86 vector kernels).
 #pragma once
 
+#include "amx.h"
 #include "vec_dot_tile_impl.h"
 
 #include "quant/k_quants.h"
@@ -205,6 +206,13 @@ template <class T> struct q8k_tile {
                 isum[c] = g == 0 ? p : _mm512_add_epi32(isum[c], p);
             }
         }
+        min_sums<C>(u, y, imin);
+    }
+
+    /// isum_min of the 16 rows of u against the super-blocks y[0 .. C-1] (formats with mins).
+    template <int C>
+    [[gnu::always_inline]] static inline void min_sums(const unpacked & u, const quant::block_q8_K * const * y,
+                                                       __m512i * imin) {
         if constexpr (T::has_min) {
             for (int c = 0; c < C; ++c) {
                 imin[c] = _mm512_setzero_si512();
@@ -220,19 +228,34 @@ template <class T> struct q8k_tile {
         }
     }
 
-    /// Super-block b of C columns from column c0: the integer sums, then vec_dot's float
-    /// step on each column's chain b % 4.
+    /// yb[c]: super-block b of column c0 + c (`more`: the next one is prefetched).
     template <int C>
-    static void block_columns(work & w, const char * y, size_t by, int c0, int64_t b, bool more) {
-        const quant::block_q8_K * yb[C];
+    static void column_blocks(const char * y, size_t by, int c0, int64_t b, bool more,
+                              const quant::block_q8_K * (&yb)[C]) {
         for (int c = 0; c < C; ++c) {
             yb[c] = reinterpret_cast<const quant::block_q8_K *>(y + (c0 + c) * by) + b;
             if (more) {  // the column's next super-block
                 prefetch(yb[c] + 1);
             }
         }
+    }
+
+    /// Super-block b of C columns from column c0: the integer sums, then vec_dot's float
+    /// step on each column's chain b % 4.
+    template <int C>
+    static void block_columns(work & w, const char * y, size_t by, int c0, int64_t b, bool more) {
+        const quant::block_q8_K * yb[C];
+        column_blocks<C>(y, by, c0, b, more, yb);
         __m512i isum[C], imin[C];
         block_sums<C>(w.u, yb, isum, imin);
+        column_steps<C>(w, yb, isum, imin, c0, b);
+    }
+
+    /// vec_dot's float step of super-block b on the chains b % 4 of columns c0 .. c0 + C - 1.
+    template <int C>
+    [[gnu::always_inline]] static inline void column_steps(work & w, const quant::block_q8_K * const * yb,
+                                                           const __m512i * isum, const __m512i * imin, int c0,
+                                                           int64_t b) {
         const __m512 d    = _mm512_load_ps(w.u.d);
         const __m512 dmin = _mm512_load_ps(w.u.dmin);
         const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(0x80000000u)));
@@ -255,7 +278,15 @@ template <class T> struct q8k_tile {
     /// The tile kernel (vec_dot_tile.h).
     static void dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
                     size_t ldc, void * vwork) {
-        auto &        w  = *static_cast<work *>(vwork);
+        run(n, nr, vx, bx, nc, vy, by, s, ldc, *static_cast<work *>(vwork), [](int64_t, bool) { return 0; });
+    }
+
+    /// The kernel's body: per super-block b, the rows unpacked, `wide(b, more)` computing
+    /// the first columns it takes and returning how many, then the rest cols at a time,
+    /// half that, and one by one.
+    template <class Wide>
+    static void run(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+                    size_t ldc, work & w, Wide wide) {
         const char *  x  = static_cast<const char *>(vx);
         const char *  y  = static_cast<const char *>(vy);
         const int64_t nb = n / quant::QK_K;
@@ -264,7 +295,7 @@ template <class T> struct q8k_tile {
         for (int64_t b = 0; b < nb; ++b) {
             const bool more = b + 1 < nb;
             unpack_block(x, bx, nr, b, more, w);
-            int c = 0;
+            int c = wide(b, more);
             for (; c + cols <= nc; c += cols) {
                 block_columns<cols>(w, y, by, c, b, more);
             }
@@ -280,10 +311,121 @@ template <class T> struct q8k_tile {
     }
 };
 
-/// Defines the tile kernel `name` of the format description T.
-#define GK_DEFINE_Q8K_TILE(name, T)                                                                      \
-    const tile_kernel name = {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols,                \
-                              q8k_tile<T>::work_bytes};
+/// The same tile with the groups' products taken from AMX (amx.h) for 16 columns at a
+/// time (the formats without group scales, q8k_tile_amx_kernel): per group (or quarter) one TDPBSUD of the 16 columns'
+/// activation bytes, read in place (a: one column per row, the rows `by` apart) by the unpacked weights (b: the group's
+/// words), four groups in flight. Then per column isum = sum over g of sc_g * (dot_g - o * A_g): the integers
+/// q8k_tile's VPDPBUSD chains form (int32 wrap-around is associative), and q8k_tile's own isum_min and float steps.
+/// Columns left over take q8k_tile's VNNI path.
+template <class T>
+struct q8k_tile_amx {
+    using base                  = q8k_tile<T>;
+    static constexpr int rows   = base::rows;
+    static constexpr int cols   = 16;
+    static constexpr int parts  = base::parts;
+    static constexpr int part_b = quant::QK_K / parts;  // bytes of a part: 16, 32 or 64
+
+    struct work {
+        typename base::work w;
+        alignas(64) int32_t dot[parts][cols][rows];  // part g's sums: column c, lane r = row r
+    };
+
+    static constexpr size_t work_bytes = sizeof(work);
+
+    /// Tiles 0-3: four parts' sums (16 columns x 16 rows); 4, 5: a; 6, 7: b.
+    static constexpr amx_config config() {
+        amx_config cfg;
+        for (int t = 0; t < 4; ++t) {
+            cfg.tile(t, cols, 4 * rows);
+        }
+        cfg.tile(4, cols, part_b).tile(5, cols, part_b);
+        cfg.tile(6, part_b / 4, 64).tile(7, part_b / 4, 64);
+        return cfg;
+    }
+
+    /// Part g's sums into tile P (a in tile 4 + P % 2, b in 6 + P % 2).
+    template <int P>
+    static void part_dot(const typename base::unpacked & u, const int8_t * a, size_t by, int g) {
+        constexpr int A = 4 + P % 2, B = 6 + P % 2;
+        amx_load<A>(a + part_b * g, static_cast<long>(by));
+        amx_load<B>(u.q + 16 * part_b * g, 64);
+        amx_zero<P>();
+        amx_dpbsud<P, A, B>();
+    }
+
+    /// Super-block b of the 16 columns from c0.
+    static void amx_columns(work & aw, const char * y, size_t by, int c0, int64_t b, bool more) {
+        auto &                    w = aw.w;
+        const quant::block_q8_K * yb[cols];
+        base::template column_blocks<cols>(y, by, c0, b, more, yb);
+        for (int g = 0; g < parts; g += 4) {
+            part_dot<0>(w.u, yb[0]->qs, by, g);
+            part_dot<1>(w.u, yb[0]->qs, by, g + 1);
+            part_dot<2>(w.u, yb[0]->qs, by, g + 2);
+            part_dot<3>(w.u, yb[0]->qs, by, g + 3);
+            amx_store<0>(aw.dot[g], 4 * rows);
+            amx_store<1>(aw.dot[g + 1], 4 * rows);
+            amx_store<2>(aw.dot[g + 2], 4 * rows);
+            amx_store<3>(aw.dot[g + 3], 4 * rows);
+        }
+        __m512i isum[cols], imin[cols];
+        for (int c = 0; c < cols; ++c) {
+            int32_t init[16] = {};
+            if constexpr (T::offset != 0) {
+                base::offset_terms(*yb[c], init);
+            }
+            for (int g = 0; g < parts; ++g) {
+                __m512i p = _mm512_load_si512(aw.dot[g][c]);
+                if (T::offset != 0 && (T::groups != 0 || g == 0)) {
+                    p = _mm512_add_epi32(p, _mm512_set1_epi32(init[g]));
+                }
+                if constexpr (T::groups != 0) {
+                    p = _mm512_mullo_epi32(p, _mm512_load_si512(w.u.sc[g]));
+                }
+                isum[c] = g == 0 ? p : _mm512_add_epi32(isum[c], p);
+            }
+        }
+        base::template min_sums<cols>(w.u, yb, imin);
+        base::template column_steps<cols>(w, yb, isum, imin, c0, b);
+    }
+
+    /// The tile kernel: q8k_tile's body with amx_columns for 16 columns at a time, between
+    /// loading the tile configuration and releasing the tiles.
+    static void dot(int64_t n, int nr, const void * vx, size_t bx, int nc, const void * vy, size_t by, float * s,
+                    size_t ldc, void * vwork) {
+        static constexpr amx_config cfg = config();
+        auto &                      aw  = *static_cast<work *>(vwork);
+        amx_load_config(cfg);
+        base::run(n, nr, vx, bx, nc, vy, by, s, ldc, aw.w, [&](int64_t b, bool more) {
+            int c = 0;
+            for (; c + cols <= nc; c += cols) {
+                amx_columns(aw, static_cast<const char *>(vy), by, c, b, more);
+            }
+            return c;
+        });
+        amx_release();
+    }
+};
+
+/// The kernel a format's AMX variant is: q8k_tile_amx where u holds the scales (64-byte
+/// parts: q2_K, tq1_0, tq2_0), q8k_tile's own where the groups have integer scales. There
+/// the vector work per column and group (the group's sums stored from the tile, loaded,
+/// offset, multiplied by the scale: VPMULLD is two uops) outweighs the VPDPBUSDs AMX
+/// saves; gk-bench measured q4_K, iq4_xs and iq2_xxs (8 groups) 0.8-0.9x of the VNNI tile
+/// and q6_K, q3_K, iq2_xs and iq1_m (16 groups) 0.5-0.7x (docs/performance.md).
+template <class T>
+constexpr tile_kernel q8k_tile_amx_kernel() {
+    if constexpr (T::groups == 0) {
+        return {q8k_tile_amx<T>::dot, q8k_tile_amx<T>::rows, q8k_tile<T>::max_cols, q8k_tile_amx<T>::work_bytes};
+    } else {
+        return {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes};
+    }
+}
+
+/// Defines the tile kernel `name` of the format description T, and its AMX variant name_amx.
+#define GK_DEFINE_Q8K_TILE(name, T)                                                                                 \
+    const tile_kernel name = {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes}; \
+    const tile_kernel name##_amx = q8k_tile_amx_kernel<T>();
 
 } // namespace gk::cpu::detail
 
