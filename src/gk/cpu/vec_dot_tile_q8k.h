@@ -411,8 +411,10 @@ struct q8k_tile_amx {
 /// parts: q2_K, tq1_0, tq2_0), q8k_tile's own where the groups have integer scales. There
 /// the vector work per column and group (the group's sums stored from the tile, loaded,
 /// offset, multiplied by the scale: VPMULLD is two uops) outweighs the VPDPBUSDs AMX
-/// saves; gk-bench measured q4_K, iq4_xs and iq2_xxs (8 groups) 0.8-0.9x of the VNNI tile
-/// and q6_K, q3_K, iq2_xs and iq1_m (16 groups) 0.5-0.7x (docs/performance.md).
+/// saves: gk-bench's prompt shape (each against ggml in the same run, the ratios
+/// compared) measured q4_K, q5_K, iq4_xs, iq2_xxs and iq3_xxs (8 groups) at 0.75-0.91x of
+/// the VNNI tile and q3_K, q6_K, iq2_xs and iq1_m (16 groups) at 0.52-0.55x
+/// (docs/performance.md).
 template <class T>
 constexpr tile_kernel q8k_tile_amx_kernel() {
     if constexpr (T::groups == 0) {
