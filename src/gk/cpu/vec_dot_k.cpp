@@ -310,6 +310,7 @@ q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
 /// q4_K / q5_K: u = the stored value, 8 groups of 32 with scales sc_j, and the mins m_j as
 /// the weight of both sums of 16 of sub-block j.
 template <class Block> struct k45_tile : q8k_tile_format<Block, 8, 0, true> {
+    static constexpr bool split_scales = true;  // sc < 64, u < 32 (q8k_tile_format)
     static void unpack(const Block & x, q8k_tile_row & r) {
         r.set_quants([&](int k) {  // sub-block k: the low (k even) or high nibbles of qs[32 (k / 2) ..]
             __m256i lo, hi;

@@ -87,6 +87,9 @@ template <class Block, int Groups, int Offset = 0, bool HasMin = false> struct q
     static constexpr int   offset  = Offset;
     static constexpr bool  has_min = HasMin;
     static constexpr float factor  = 1.0f;
+    /// The group scales are unsigned 6-bit and u < 32, so that u * (sc % 8) and
+    /// u * (sc / 8) fit a byte: the AMX tile folds the scales into the weights (q4_K, q5_K).
+    static constexpr bool split_scales = false;
 };
 
 template <class T> struct q8k_tile {
@@ -311,12 +314,16 @@ template <class T> struct q8k_tile {
     }
 };
 
-/// The same tile with the groups' products taken from AMX (amx.h) for 16 columns at a
-/// time (the formats without group scales, q8k_tile_amx_kernel): per group (or quarter) one TDPBSUD of the 16 columns'
-/// activation bytes, read in place (a: one column per row, the rows `by` apart) by the unpacked weights (b: the group's
-/// words), four groups in flight. Then per column isum = sum over g of sc_g * (dot_g - o * A_g): the integers
-/// q8k_tile's VPDPBUSD chains form (int32 wrap-around is associative), and q8k_tile's own isum_min and float steps.
-/// Columns left over take q8k_tile's VNNI path.
+/// The same tile with the products taken from AMX (amx.h) for 16 columns at a time (the
+/// formats q8k_tile_amx_kernel names). The activation bytes are read in place (a: one
+/// column per row, the rows `by` apart). Without group scales: per quarter one TDPBSUD by
+/// the unpacked weights (b: the quarter's words), four in flight, then per column isum =
+/// the quarters' sums - o * A. With split scales (q4_K, q5_K): sc = 8 sh + sl, and the
+/// weights are unpacked twice more per super-block of rows, as lo = u * sl and hi = u * sh
+/// (bytes); two tiles take the whole super-block's sums against lo and hi, and isum =
+/// dot(lo) + 8 dot(hi) = sum over g of sc_g * dot_g. Either way the integers are those of
+/// q8k_tile's VPDPBUSD chains (no int32 sum here overflows), followed by q8k_tile's own
+/// isum_min and float steps. Columns left over take q8k_tile's VNNI path.
 template <class T>
 struct q8k_tile_amx {
     using base                  = q8k_tile<T>;
@@ -325,16 +332,27 @@ struct q8k_tile_amx {
     static constexpr int parts  = base::parts;
     static constexpr int part_b = quant::QK_K / parts;  // bytes of a part: 16, 32 or 64
 
+    static constexpr bool split = T::split_scales;
+
     struct work {
         typename base::work w;
         alignas(64) int32_t dot[parts][cols][rows];  // part g's sums: column c, lane r = row r
+        alignas(64) uint8_t lo[split ? quant::QK_K * rows : 1];  // split: u * (sc % 8), as u.q
+        alignas(64) uint8_t hi[split ? quant::QK_K * rows : 1];  // split: u * (sc / 8)
     };
 
     static constexpr size_t work_bytes = sizeof(work);
 
-    /// Tiles 0-3: four parts' sums (16 columns x 16 rows); 4, 5: a; 6, 7: b.
+    /// Tiles 0-3: four parts' sums (16 columns x 16 rows); 4, 5: a; 6, 7: b. Split: tiles 0
+    /// and 1 the super-block's sums against lo and hi, 2, 3: a (64 bytes); 4-7: lo and hi.
     static constexpr amx_config config() {
         amx_config cfg;
+        if constexpr (split) {
+            for (int t = 0; t < 8; ++t) {
+                cfg.tile(t, t < 2 ? cols : 16, 64);
+            }
+            return cfg;
+        }
         for (int t = 0; t < 4; ++t) {
             cfg.tile(t, cols, 4 * rows);
         }
@@ -353,11 +371,63 @@ struct q8k_tile_amx {
         amx_dpbsud<P, A, B>();
     }
 
+    /// Split formats: lo and hi from the unpacked super-block (u.q and u.sc), so that
+    /// isum = sum over g of sc_g * dot_g = dot(lo) + 8 dot(hi), exactly (each below 2^23).
+    static void split_weights(work & aw) {
+        const auto &  u     = aw.w.u;
+        const __m512i low8  = _mm512_set1_epi16(0x00FF);
+        const auto    times = [&](__m512i q, __m512i s) {  // bytes of q times their dword's s (< 8)
+            const __m512i s16 = _mm512_or_si512(s, _mm512_slli_epi32(s, 16));
+            return _mm512_or_si512(_mm512_mullo_epi16(_mm512_and_si512(q, low8), s16),
+                                      _mm512_slli_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(q, 8), s16), 8));
+        };
+        for (int g = 0; g < parts; ++g) {
+            const __m512i sc = _mm512_load_si512(u.sc[g]);
+            const __m512i sl = _mm512_and_si512(sc, _mm512_set1_epi32(7));
+            const __m512i sh = _mm512_srli_epi32(sc, 3);
+            for (int k = g * (part_b / 4); k < (g + 1) * (part_b / 4); ++k) {
+                const __m512i q = _mm512_load_si512(u.q + 64 * k);
+                _mm512_store_si512(aw.lo + 64 * k, times(q, sl));
+                _mm512_store_si512(aw.hi + 64 * k, times(q, sh));
+            }
+        }
+    }
+
+    /// Quarter Q of the split super-block: a in tile 2 + Q % 2, lo and hi in 4 + 2 (Q % 2)
+    /// and the next, added to tiles 0 and 1.
+    template <int Q>
+    static void split_quarter(const work & aw, const int8_t * a, size_t by) {
+        constexpr int A = 2 + Q % 2, L = 4 + 2 * (Q % 2), H = L + 1;
+        amx_load<A>(a + 64 * Q, static_cast<long>(by));
+        amx_load<L>(aw.lo + 1024 * Q, 64);
+        amx_load<H>(aw.hi + 1024 * Q, 64);
+        amx_dpbsud<0, A, L>();
+        amx_dpbsud<1, A, H>();
+    }
+
     /// Super-block b of the 16 columns from c0.
     static void amx_columns(work & aw, const char * y, size_t by, int c0, int64_t b, bool more) {
         auto &                    w = aw.w;
         const quant::block_q8_K * yb[cols];
         base::template column_blocks<cols>(y, by, c0, b, more, yb);
+        __m512i isum[cols], imin[cols];
+        if constexpr (split) {
+            amx_zero<0>();
+            amx_zero<1>();
+            split_quarter<0>(aw, yb[0]->qs, by);
+            split_quarter<1>(aw, yb[0]->qs, by);
+            split_quarter<2>(aw, yb[0]->qs, by);
+            split_quarter<3>(aw, yb[0]->qs, by);
+            amx_store<0>(aw.dot[0], 4 * rows);
+            amx_store<1>(aw.dot[1], 4 * rows);
+            for (int c = 0; c < cols; ++c) {
+                isum[c] = _mm512_add_epi32(_mm512_load_si512(aw.dot[0][c]),
+                                           _mm512_slli_epi32(_mm512_load_si512(aw.dot[1][c]), 3));
+            }
+            base::template min_sums<cols>(w.u, yb, imin);
+            base::template column_steps<cols>(w, yb, isum, imin, c0, b);
+            return;
+        }
         for (int g = 0; g < parts; g += 4) {
             part_dot<0>(w.u, yb[0]->qs, by, g);
             part_dot<1>(w.u, yb[0]->qs, by, g + 1);
@@ -368,7 +438,6 @@ struct q8k_tile_amx {
             amx_store<2>(aw.dot[g + 2], 4 * rows);
             amx_store<3>(aw.dot[g + 3], 4 * rows);
         }
-        __m512i isum[cols], imin[cols];
         for (int c = 0; c < cols; ++c) {
             int32_t init[16] = {};
             if constexpr (T::offset != 0) {
@@ -398,6 +467,9 @@ struct q8k_tile_amx {
         amx_load_config(cfg);
         base::run(n, nr, vx, bx, nc, vy, by, s, ldc, aw.w, [&](int64_t b, bool more) {
             int c = 0;
+            if (split && nc >= cols) {
+                split_weights(aw);
+            }
             for (; c + cols <= nc; c += cols) {
                 amx_columns(aw, static_cast<const char *>(vy), by, c, b, more);
             }
@@ -408,16 +480,15 @@ struct q8k_tile_amx {
 };
 
 /// The kernel a format's AMX variant is: q8k_tile_amx where u holds the scales (64-byte
-/// parts: q2_K, tq1_0, tq2_0), q8k_tile's own where the groups have integer scales. There
-/// the vector work per column and group (the group's sums stored from the tile, loaded,
-/// offset, multiplied by the scale: VPMULLD is two uops) outweighs the VPDPBUSDs AMX
-/// saves: gk-bench's prompt shape (each against ggml in the same run, the ratios
-/// compared) measured q4_K, q5_K, iq4_xs, iq2_xxs and iq3_xxs (8 groups) at 0.75-0.91x of
-/// the VNNI tile and q3_K, q6_K, iq2_xs and iq1_m (16 groups) at 0.52-0.55x
-/// (docs/performance.md).
+/// quarters: q2_K, tq1_0, tq2_0) or the scales split (q4_K, q5_K), q8k_tile's own for the
+/// other grouped formats. There one tile per group, stored, reloaded, offset and multiplied
+/// by the scale per column (VPMULLD is two uops) costs more than the VPDPBUSDs AMX saves:
+/// gk-bench's prompt shape (each side against ggml in the same run, the ratios compared)
+/// measured that form at 0.75-0.91x of the VNNI tile for the 8-group formats and
+/// 0.52-0.55x for the 16-group ones (q3_K, q6_K, iq2_xs, iq1_m); docs/performance.md.
 template <class T>
 constexpr tile_kernel q8k_tile_amx_kernel() {
-    if constexpr (T::groups == 0) {
+    if constexpr (T::groups == 0 || T::split_scales) {
         return {q8k_tile_amx<T>::dot, q8k_tile_amx<T>::rows, q8k_tile<T>::max_cols, q8k_tile_amx<T>::work_bytes};
     } else {
         return {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes};
