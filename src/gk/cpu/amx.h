@@ -72,6 +72,12 @@ inline void amx_dpbusd() {
     __asm__ volatile("tdpbusd %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "i"(C), "i"(A), "i"(B));
 }
 
+/// TDPBSSD: tile C += the four-byte sums of tile A (signed) by tile B (signed).
+template <int C, int A, int B>
+inline void amx_dpbssd() {
+    __asm__ volatile("tdpbssd %%tmm%c2, %%tmm%c1, %%tmm%c0" : : "i"(C), "i"(A), "i"(B));
+}
+
 /// TDPBSUD: tile C += the four-byte sums of tile A (signed) by tile B (unsigned).
 template <int C, int A, int B>
 inline void amx_dpbsud() {

@@ -310,7 +310,8 @@ q8k_vsums sums_simd(const block_q6_K & x, const block_q8_K & y) {
 /// q4_K / q5_K: u = the stored value, 8 groups of 32 with scales sc_j, and the mins m_j as
 /// the weight of both sums of 16 of sub-block j.
 template <class Block> struct k45_tile : q8k_tile_format<Block, 8, 0, true> {
-    static constexpr bool split_scales = true;  // sc < 64, u < 32 (q8k_tile_format)
+    static constexpr int planes     = 2;  // sc < 64, u < 32: u * (3-bit digit) < 256 (q8k_tile_format)
+    static constexpr int digit_bits = 3;
     static void unpack(const Block & x, q8k_tile_row & r) {
         r.set_quants([&](int k) {  // sub-block k: the low (k even) or high nibbles of qs[32 (k / 2) ..]
             __m256i lo, hi;
@@ -327,6 +328,8 @@ template <class Block> struct k45_tile : q8k_tile_format<Block, 8, 0, true> {
 
 /// q6_K: u = the stored value (0..63) with offset 32, 16 groups with the signed scales.
 struct q6k_tile : q8k_tile_format<block_q6_K, 16, 32> {
+    static constexpr int planes     = 4;  // sc in [-128, 127], u - 32 in [-32, 31]: digits 0..3 and -2..1
+    static constexpr int digit_bits = 2;
     static void unpack(const block_q6_K & x, q8k_tile_row & r) {
         r.set_quants([&](int k) {  // elements 32k ..: vector k % 4 of half k / 4
             __m256i v[4];

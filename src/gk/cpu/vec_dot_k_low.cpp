@@ -198,6 +198,8 @@ struct q2k_tile : q8k_tile_format<block_q2_K, 0, 0, true> {
 
 /// q3_K: u = q (0..7) with offset 4, the signed group scales.
 struct q3k_tile : q8k_tile_format<block_q3_K, 16, 4> {
+    static constexpr int planes     = 2;  // sc in [-32, 31], u - 4 in [-4, 3]: digits 0..1 and -16..15
+    static constexpr int digit_bits = 1;
     static void unpack(const block_q3_K & x, q8k_tile_row & r) {
         const __m128i  sc8 = q3k_scale_bytes(x);
         const q3k_view w   = q3k_view_of(x, sc8);

@@ -87,9 +87,13 @@ template <class Block, int Groups, int Offset = 0, bool HasMin = false> struct q
     static constexpr int   offset  = Offset;
     static constexpr bool  has_min = HasMin;
     static constexpr float factor  = 1.0f;
-    /// The group scales are unsigned 6-bit and u < 32, so that u * (sc % 8) and
-    /// u * (sc / 8) fit a byte: the AMX tile folds the scales into the weights (q4_K, q5_K).
-    static constexpr bool split_scales = false;
+    /// Digit planes for the AMX tile (0: none): the group scale sc as `planes` digits of
+    /// `digit_bits` bits, sc = sum over p of s_p << (digit_bits p), the top digit signed
+    /// (an arithmetic shift), the others not. Each digit times the weight fits a byte:
+    /// u * s_p unsigned where the offset is 0 (q4_K, q5_K: u < 32, sc < 64, 3-bit digits),
+    /// (u - offset) * s_p signed otherwise (q6_K, q3_K).
+    static constexpr int planes     = 0;
+    static constexpr int digit_bits = 0;
 };
 
 template <class T> struct q8k_tile {
@@ -318,12 +322,14 @@ template <class T> struct q8k_tile {
 /// formats q8k_tile_amx_kernel names). The activation bytes are read in place (a: one
 /// column per row, the rows `by` apart). Without group scales: per quarter one TDPBSUD by
 /// the unpacked weights (b: the quarter's words), four in flight, then per column isum =
-/// the quarters' sums - o * A. With split scales (q4_K, q5_K): sc = 8 sh + sl, and the
-/// weights are unpacked twice more per super-block of rows, as lo = u * sl and hi = u * sh
-/// (bytes); two tiles take the whole super-block's sums against lo and hi, and isum =
-/// dot(lo) + 8 dot(hi) = sum over g of sc_g * dot_g. Either way the integers are those of
-/// q8k_tile's VPDPBUSD chains (no int32 sum here overflows), followed by q8k_tile's own
-/// isum_min and float steps. Columns left over take q8k_tile's VNNI path.
+/// the quarters' sums - o * A. With digit planes (q8k_tile_format::planes): per super-block
+/// of rows the weights are written once more per plane, as the bytes w * s_p of the
+/// element's group (w = u, or u - offset), and one tile per plane takes the whole
+/// super-block's sums against them (TDPBSUD, or TDPBSSD for signed planes); then isum =
+/// sum over p of dot_p << (digit_bits p) = sum over g of sc_g * (dot_g - o * A_g). Either
+/// way the integers are those of q8k_tile's VPDPBUSD chains (no int32 sum here
+/// overflows), followed by q8k_tile's own isum_min and float steps. Columns left over take
+/// q8k_tile's VNNI path.
 template <class T>
 struct q8k_tile_amx {
     using base                  = q8k_tile<T>;
@@ -332,24 +338,26 @@ struct q8k_tile_amx {
     static constexpr int parts  = base::parts;
     static constexpr int part_b = quant::QK_K / parts;  // bytes of a part: 16, 32 or 64
 
-    static constexpr bool split = T::split_scales;
+    static constexpr int  planes        = T::planes;
+    static constexpr bool split         = planes != 0;
+    static constexpr bool signed_planes = T::offset != 0;
+    static_assert(planes <= 4, "one sum tile per plane, tiles 0-3");
 
     struct work {
         typename base::work w;
         alignas(64) int32_t dot[parts][cols][rows];  // part g's sums: column c, lane r = row r
-        alignas(64) uint8_t lo[split ? quant::QK_K * rows : 1];  // split: u * (sc % 8), as u.q
-        alignas(64) uint8_t hi[split ? quant::QK_K * rows : 1];  // split: u * (sc / 8)
+        alignas(64) uint8_t plane[split ? planes : 1][split ? quant::QK_K * rows : 1];  // w * s_p, as u.q
     };
 
     static constexpr size_t work_bytes = sizeof(work);
 
-    /// Tiles 0-3: four parts' sums (16 columns x 16 rows); 4, 5: a; 6, 7: b. Split: tiles 0
-    /// and 1 the super-block's sums against lo and hi, 2, 3: a (64 bytes); 4-7: lo and hi.
+    /// Tiles 0-3: four parts' sums (16 columns x 16 rows); 4, 5: a; 6, 7: b. Planes: tile p
+    /// the super-block's sums against plane p, and a and b of 64-byte rows.
     static constexpr amx_config config() {
         amx_config cfg;
         if constexpr (split) {
             for (int t = 0; t < 8; ++t) {
-                cfg.tile(t, t < 2 ? cols : 16, 64);
+                cfg.tile(t, 16, 64);
             }
             return cfg;
         }
@@ -371,38 +379,65 @@ struct q8k_tile_amx {
         amx_dpbsud<P, A, B>();
     }
 
-    /// Split formats: lo and hi from the unpacked super-block (u.q and u.sc), so that
-    /// isum = sum over g of sc_g * dot_g = dot(lo) + 8 dot(hi), exactly (each below 2^23).
-    static void split_weights(work & aw) {
+    /// The planes from the unpacked super-block (u.q and u.sc).
+    static void plane_weights(work & aw) {
         const auto &  u     = aw.w.u;
         const __m512i low8  = _mm512_set1_epi16(0x00FF);
-        const auto    times = [&](__m512i q, __m512i s) {  // bytes of q times their dword's s (< 8)
-            const __m512i s16 = _mm512_or_si512(s, _mm512_slli_epi32(s, 16));
-            return _mm512_or_si512(_mm512_mullo_epi16(_mm512_and_si512(q, low8), s16),
-                                      _mm512_slli_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(q, 8), s16), 8));
+        const auto    times = [&](__m512i q, __m512i s) {  // each byte of q times its dword's s
+            const __m512i s16 = _mm512_or_si512(_mm512_and_si512(s, _mm512_set1_epi32(0xFFFF)),
+                                                   _mm512_slli_epi32(s, 16));
+            __m512i       even, odd;  // the bytes widened to 16 bits, by sign or by zero
+            if constexpr (signed_planes) {
+                   even = _mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8);
+                   odd  = _mm512_srai_epi16(q, 8);
+            } else {
+                   even = _mm512_and_si512(q, low8);
+                   odd  = _mm512_srli_epi16(q, 8);
+            }
+            return _mm512_or_si512(_mm512_and_si512(_mm512_mullo_epi16(even, s16), low8),
+                                      _mm512_slli_epi16(_mm512_mullo_epi16(odd, s16), 8));
         };
+        constexpr int mask = (1 << T::digit_bits) - 1;
         for (int g = 0; g < parts; ++g) {
             const __m512i sc = _mm512_load_si512(u.sc[g]);
-            const __m512i sl = _mm512_and_si512(sc, _mm512_set1_epi32(7));
-            const __m512i sh = _mm512_srli_epi32(sc, 3);
+            __m512i       digit[planes];
+            for (int p = 0; p < planes; ++p) {
+                digit[p] = p + 1 < planes
+                               ? _mm512_and_si512(_mm512_srai_epi32(sc, T::digit_bits * p), _mm512_set1_epi32(mask))
+                               : _mm512_srai_epi32(sc, T::digit_bits * p);
+            }
             for (int k = g * (part_b / 4); k < (g + 1) * (part_b / 4); ++k) {
-                const __m512i q = _mm512_load_si512(u.q + 64 * k);
-                _mm512_store_si512(aw.lo + 64 * k, times(q, sl));
-                _mm512_store_si512(aw.hi + 64 * k, times(q, sh));
+                __m512i q = _mm512_load_si512(u.q + 64 * k);
+                if constexpr (signed_planes) {
+                    q = _mm512_sub_epi8(q, _mm512_set1_epi8(static_cast<char>(T::offset)));
+                }
+                for (int p = 0; p < planes; ++p) {
+                    _mm512_store_si512(aw.plane[p] + 64 * k, times(q, digit[p]));
+                }
             }
         }
     }
 
-    /// Quarter Q of the split super-block: a in tile 2 + Q % 2, lo and hi in 4 + 2 (Q % 2)
-    /// and the next, added to tiles 0 and 1.
+    /// Quarter Q of the planes: a in tile 4 + Q % 2, plane p's b in 6 + p % 2, added to tile p.
     template <int Q>
-    static void split_quarter(const work & aw, const int8_t * a, size_t by) {
-        constexpr int A = 2 + Q % 2, L = 4 + 2 * (Q % 2), H = L + 1;
+    static void plane_quarter(const work & aw, const int8_t * a, size_t by) {
+        constexpr int A = 4 + Q % 2;
         amx_load<A>(a + 64 * Q, static_cast<long>(by));
-        amx_load<L>(aw.lo + 1024 * Q, 64);
-        amx_load<H>(aw.hi + 1024 * Q, 64);
-        amx_dpbsud<0, A, L>();
-        amx_dpbsud<1, A, H>();
+        const auto plane = [&]<int P>() {
+            if constexpr (P < planes) {
+                constexpr int B = 6 + P % 2;
+                amx_load<B>(aw.plane[P] + 1024 * Q, 64);
+                if constexpr (signed_planes) {
+                    amx_dpbssd<P, A, B>();
+                } else {
+                    amx_dpbsud<P, A, B>();
+                }
+            }
+        };
+        plane.template operator()<0>();
+        plane.template operator()<1>();
+        plane.template operator()<2>();
+        plane.template operator()<3>();
     }
 
     /// Super-block b of the 16 columns from c0.
@@ -412,17 +447,33 @@ struct q8k_tile_amx {
         base::template column_blocks<cols>(y, by, c0, b, more, yb);
         __m512i isum[cols], imin[cols];
         if constexpr (split) {
-            amx_zero<0>();
-            amx_zero<1>();
-            split_quarter<0>(aw, yb[0]->qs, by);
-            split_quarter<1>(aw, yb[0]->qs, by);
-            split_quarter<2>(aw, yb[0]->qs, by);
-            split_quarter<3>(aw, yb[0]->qs, by);
-            amx_store<0>(aw.dot[0], 4 * rows);
-            amx_store<1>(aw.dot[1], 4 * rows);
+            const auto zero_store = [&]<int P>(bool store) {
+                if constexpr (P < planes) {
+                    if (store) {
+                        amx_store<P>(aw.dot[P], 4 * rows);
+                    } else {
+                        amx_zero<P>();
+                    }
+                }
+            };
+            const auto each_plane = [&](bool store) {
+                zero_store.template operator()<0>(store);
+                zero_store.template operator()<1>(store);
+                zero_store.template operator()<2>(store);
+                zero_store.template operator()<3>(store);
+            };
+            each_plane(false);
+            plane_quarter<0>(aw, yb[0]->qs, by);
+            plane_quarter<1>(aw, yb[0]->qs, by);
+            plane_quarter<2>(aw, yb[0]->qs, by);
+            plane_quarter<3>(aw, yb[0]->qs, by);
+            each_plane(true);
             for (int c = 0; c < cols; ++c) {
-                isum[c] = _mm512_add_epi32(_mm512_load_si512(aw.dot[0][c]),
-                                           _mm512_slli_epi32(_mm512_load_si512(aw.dot[1][c]), 3));
+                isum[c] = _mm512_load_si512(aw.dot[0][c]);
+                for (int p = 1; p < planes; ++p) {
+                    isum[c] = _mm512_add_epi32(isum[c],
+                                               _mm512_slli_epi32(_mm512_load_si512(aw.dot[p][c]), T::digit_bits * p));
+                }
             }
             base::template min_sums<cols>(w.u, yb, imin);
             base::template column_steps<cols>(w, yb, isum, imin, c0, b);
@@ -468,7 +519,7 @@ struct q8k_tile_amx {
         base::run(n, nr, vx, bx, nc, vy, by, s, ldc, aw.w, [&](int64_t b, bool more) {
             int c = 0;
             if (split && nc >= cols) {
-                split_weights(aw);
+                plane_weights(aw);
             }
             for (; c + cols <= nc; c += cols) {
                 amx_columns(aw, static_cast<const char *>(vy), by, c, b, more);
@@ -480,15 +531,15 @@ struct q8k_tile_amx {
 };
 
 /// The kernel a format's AMX variant is: q8k_tile_amx where u holds the scales (64-byte
-/// quarters: q2_K, tq1_0, tq2_0) or the scales split (q4_K, q5_K), q8k_tile's own for the
-/// other grouped formats. There one tile per group, stored, reloaded, offset and multiplied
-/// by the scale per column (VPMULLD is two uops) costs more than the VPDPBUSDs AMX saves:
-/// gk-bench's prompt shape (each side against ggml in the same run, the ratios compared)
-/// measured that form at 0.75-0.91x of the VNNI tile for the 8-group formats and
-/// 0.52-0.55x for the 16-group ones (q3_K, q6_K, iq2_xs, iq1_m); docs/performance.md.
+/// quarters: q2_K, tq1_0, tq2_0) or the scales go into digit planes (q4_K, q5_K, q6_K,
+/// q3_K), q8k_tile's own for the other grouped formats. There one tile per group, stored,
+/// reloaded, offset and multiplied by the scale per column (VPMULLD is two uops) costs
+/// more than the VPDPBUSDs AMX saves: gk-bench's prompt shape (each side against ggml in
+/// the same run, the ratios compared) measured that form at 0.75-0.91x of the VNNI tile
+/// for the 8-group formats and 0.52-0.55x for the 16-group ones; docs/performance.md.
 template <class T>
 constexpr tile_kernel q8k_tile_amx_kernel() {
-    if constexpr (T::groups == 0 || T::split_scales) {
+    if constexpr (T::groups == 0 || T::planes != 0) {
         return {q8k_tile_amx<T>::dot, q8k_tile_amx<T>::rows, q8k_tile<T>::max_cols, q8k_tile_amx<T>::work_bytes};
     } else {
         return {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes};
