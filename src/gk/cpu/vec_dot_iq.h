@@ -123,6 +123,7 @@ template <class Block> struct format;
 template <class Block> struct format_defaults {
     static constexpr bool shifted      = false;
     static constexpr int  scale_groups = 16;
+    static constexpr int   tile_planes  = 0;  // the AMX tile's digit planes (q8k_tile_format)
     static constexpr bool  sign_table   = false;
     static fp16_t d(const Block & x) { return x.d; }
     static const uint8_t * low(const Block & x) { return x.qs; }
@@ -582,6 +583,10 @@ template <class Block>
 struct tile_format : q8k_tile_format<Block, format<Block>::scale_groups, weight_offset<format<Block>>, false> {
     using F = format<Block>;
     static constexpr float factor = F::factor;
+    // 3-bit digits where |w| * 7 fits a signed byte (iq3_s |w| <= 15, iq1 |w| <= 9; the
+    // scales 2 ls + 1 <= 31): two planes
+    static constexpr int planes     = F::tile_planes;
+    static constexpr int digit_bits = 3;
 
     /// u of the sub-blocks of x from the grid indices of their rows, index(r).
     template <class Index> static void set_weights(const Block & x, Index index, q8k_tile_row & r) {

@@ -15,6 +15,7 @@ static_assert(quant::IQ1S_DELTA * 8 == 1.0f && quant::IQ1M_DELTA * 8 == 1.0f, "i
 // iq1_s: 11-bit grid indices (the high 3 bits of group l of sub-block k in bits 3l of
 // qh[k]), the scale code in bits 12..14 of qh[k] and the sub-block's shift sign in bit 15.
 template <> struct format<block_iq1_s> : format_defaults<block_iq1_s> {
+    static constexpr int              tile_planes  = 2;  // |w| <= 9, scales <= 15
     static constexpr const uint64_t * table        = quant::iq1s_grid;
     static constexpr float            factor       = 0.125f;
     static constexpr bool             shifted      = true;
@@ -46,6 +47,7 @@ template <> struct format<block_iq1_s> : format_defaults<block_iq1_s> {
 // iq1_m: group g owns nibble g % 2 of qh[g / 2]: the high 3 bits of its grid index and its
 // shift sign; 3-bit codes per half, 4 to each u16 of scales, whose top nibbles assemble d.
 template <> struct format<block_iq1_m> : format_defaults<block_iq1_m> {
+    static constexpr int              tile_planes = 2;  // |w| <= 9, scales <= 15
     static constexpr const uint64_t * table       = quant::iq1s_grid;
     static constexpr float            factor      = 0.125f;
     static constexpr bool             shifted     = true;

@@ -33,6 +33,7 @@ template <> struct format<block_iq3_xxs> : format_defaults<block_iq3_xxs> {
 // iq3_s: 9-bit grid indices (the high bit of row r in bit r % 8 of qh[r / 8]), plain sign
 // bytes, a nibble of scale per sub-block.
 template <> struct format<block_iq3_s> : format_defaults<block_iq3_s> {
+    static constexpr int              tile_planes  = 2;  // |w| <= 15, scales <= 31
     static constexpr const uint32_t * table        = quant::iq3s_grid;
     static constexpr float            factor       = 1.0f;
     static constexpr int              group_signs  = 8;
