@@ -13,9 +13,9 @@
 //
 // A thread must load a configuration before its first tile instruction; the kernels load
 // theirs at the start of a call and release the tiles at its end. The instructions are
-// written as asm statements (GNU as knows them; no compiler target flag is needed). Only call these where
-// cpu_features' amx_usable says the host grants the tile state. Internal to the AVX-512
-// tile kernels.
+// written as asm statements (GNU as knows them; no compiler target flag is needed). Only
+// call these where cpu_features' amx_usable says the host grants the tile state. Internal
+// to the AVX-512 tile kernels.
 #pragma once
 
 #include <cstdint>

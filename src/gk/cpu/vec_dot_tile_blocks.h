@@ -218,10 +218,11 @@ template <class F> struct block_tile {
 };
 
 /// The same tile with the units' integer sums taken from AMX (amx.h) for 16 columns at a
-/// time (formats with 32-element units): per unit one TDPBUSD of the 16 columns' biased activation bytes (a: one column
-/// per row, F::unit bytes) by the unpacked span (b: the unit's words, 64 bytes each), four
-/// units in flight; then each column's float steps, unit by unit on its chains, exactly
-/// as block_tile's. Columns left over (fewer than 16) take block_tile's VNNI path.
+/// time (formats with 32-element units): per unit one TDPBUSD of the 16 columns' biased
+/// activation bytes (a: one column per row, F::unit bytes) by the unpacked span (b: the
+/// unit's words, 64 bytes each), four units in flight; then each column's float steps,
+/// unit by unit on its chains, exactly as block_tile's. Columns left over (fewer than 16)
+/// take block_tile's VNNI path.
 template <class F>
 struct block_tile_amx : block_tile<F> {
     using base                  = block_tile<F>;

@@ -532,11 +532,12 @@ struct q8k_tile_amx {
 
 /// The kernel a format's AMX variant is: q8k_tile_amx where u holds the scales (64-byte
 /// quarters: q2_K, tq1_0, tq2_0) or the scales go into digit planes (q4_K, q5_K, q6_K,
-/// q3_K), q8k_tile's own for the other grouped formats. There one tile per group, stored,
-/// reloaded, offset and multiplied by the scale per column (VPMULLD is two uops) costs
-/// more than the VPDPBUSDs AMX saves: gk-bench's prompt shape (each side against ggml in
-/// the same run, the ratios compared) measured that form at 0.75-0.91x of the VNNI tile
-/// for the 8-group formats and 0.52-0.55x for the 16-group ones; docs/performance.md.
+/// q3_K, iq3_s, iq1_s, iq1_m), q8k_tile's own for the other grouped formats. There one
+/// tile per group, stored, reloaded, offset and multiplied by the scale per column
+/// (VPMULLD is two uops) costs more than the VPDPBUSDs AMX saves: gk-bench's prompt shape
+/// (each side against ggml in the same run, the ratios compared) measured that form at
+/// 0.75-0.91x of the VNNI tile for the 8-group formats and 0.52-0.55x for the 16-group
+/// ones; docs/performance.md.
 template <class T>
 constexpr tile_kernel q8k_tile_amx_kernel() {
     if constexpr (T::groups == 0 || T::planes != 0) {
