@@ -339,14 +339,14 @@ struct q8k_tile_amx {
     static constexpr int part_b = quant::QK_K / parts;  // bytes of a part: 16, 32 or 64
 
     static constexpr int  planes        = T::planes;
-    static constexpr bool split         = planes != 0;
+    static constexpr bool in_planes     = planes != 0;
     static constexpr bool signed_planes = T::offset != 0;
     static_assert(planes <= 4, "one sum tile per plane, tiles 0-3");
 
     struct work {
         typename base::work w;
         alignas(64) int32_t dot[parts][cols][rows];  // part g's sums: column c, lane r = row r
-        alignas(64) uint8_t plane[split ? planes : 1][split ? quant::QK_K * rows : 1];  // w * s_p, as u.q
+        alignas(64) uint8_t plane[in_planes ? planes : 1][in_planes ? quant::QK_K * rows : 1];  // w * s_p, as u.q
     };
 
     static constexpr size_t work_bytes = sizeof(work);
@@ -355,7 +355,7 @@ struct q8k_tile_amx {
     /// the super-block's sums against plane p, and a and b of 64-byte rows.
     static constexpr amx_config config() {
         amx_config cfg;
-        if constexpr (split) {
+        if constexpr (in_planes) {
             for (int t = 0; t < 8; ++t) {
                 cfg.tile(t, 16, 64);
             }
@@ -446,7 +446,7 @@ struct q8k_tile_amx {
         const quant::block_q8_K * yb[cols];
         base::template column_blocks<cols>(y, by, c0, b, more, yb);
         __m512i isum[cols], imin[cols];
-        if constexpr (split) {
+        if constexpr (in_planes) {
             const auto zero_store = [&]<int P>(bool store) {
                 if constexpr (P < planes) {
                     if (store) {
@@ -518,7 +518,7 @@ struct q8k_tile_amx {
         amx_load_config(cfg);
         base::run(n, nr, vx, bx, nc, vy, by, s, ldc, aw.w, [&](int64_t b, bool more) {
             int c = 0;
-            if (split && nc >= cols) {
+            if (in_planes && nc >= cols) {
                 plane_weights(aw);
             }
             for (; c + cols <= nc; c += cols) {
