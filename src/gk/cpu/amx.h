@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 namespace gk::cpu::detail {
 
@@ -64,6 +65,14 @@ inline void amx_load(const void * base, long stride) {
 template <int T>
 inline void amx_store(void * base, long stride) {
     __asm__ volatile("tilestored %%tmm%c2, (%0,%1,1)" : : "r"(base), "r"(stride), "i"(T) : "memory");
+}
+
+/// f.template operator()<T>() for T = 0 .. N - 1 in order: the tile number of each call a
+/// constant, as the instructions need.
+template <int N, class F>
+inline void amx_each(F && f) {
+    [&]<int... T>(std::integer_sequence<int, T...>) { (f.template operator()<T>(), ...); }
+    (std::make_integer_sequence<int, N>{});
 }
 
 /// TDPBUSD: tile C += the four-byte sums of tile A (unsigned) by tile B (signed).

@@ -273,14 +273,16 @@ struct block_tile_amx : block_tile<F> {
             span_acts<act, C, true>(y, by, c0, kb, nbk, yb, ab.a);
             const int nu = nbk * QK8_0 / F::unit;
             for (int j = 0; j < nu; j += 4) {
-                unit_dot<0>(u, ab, j);
-                if (j + 1 < nu) unit_dot<1>(u, ab, j + 1);
-                if (j + 2 < nu) unit_dot<2>(u, ab, j + 2);
-                if (j + 3 < nu) unit_dot<3>(u, ab, j + 3);
-                amx_store<0>(ab.dot[j], 4 * rows);
-                if (j + 1 < nu) amx_store<1>(ab.dot[j + 1], 4 * rows);
-                if (j + 2 < nu) amx_store<2>(ab.dot[j + 2], 4 * rows);
-                if (j + 3 < nu) amx_store<3>(ab.dot[j + 3], 4 * rows);
+                amx_each<4>([&]<int T>() {
+                    if (j + T < nu) {
+                        unit_dot<T>(u, ab, j + T);
+                    }
+                });
+                amx_each<4>([&]<int T>() {
+                    if (j + T < nu) {
+                        amx_store<T>(ab.dot[j + T], 4 * rows);
+                    }
+                });
             }
             for (int c = 0; c < C; ++c) {
                 float * chc = chains + static_cast<size_t>(c0 + c) * 4 * rows;

@@ -320,66 +320,51 @@ template <class T> struct q8k_tile {
 
 /// The same tile with the products taken from AMX (amx.h) for 16 columns at a time (the
 /// formats q8k_tile_amx_kernel names). The activation bytes are read in place (a: one
-/// column per row, the rows `by` apart). Without group scales: per quarter one TDPBSUD by
-/// the unpacked weights (b: the quarter's words), four in flight, then per column isum =
-/// the quarters' sums - o * A. With digit planes (q8k_tile_format::planes): per super-block
-/// of rows the weights are written once more per plane, as the bytes w * s_p of the
-/// element's group (w = u, or u - offset), and one tile per plane takes the whole
-/// super-block's sums against them (TDPBSUD, or TDPBSSD for signed planes); then isum =
-/// sum over p of dot_p << (digit_bits p) = sum over g of sc_g * (dot_g - o * A_g). Either
-/// way the integers are those of q8k_tile's VPDPBUSD chains (no int32 sum here
+/// column per row, the rows `by` apart) and meet one or more planes of weight bytes, each
+/// summed over the whole super-block, four 64-byte quarters, into its own tile:
+/// * where u holds the scales (q8k_tile_format::groups 0), one plane, u itself (TDPBSUD):
+///   isum = dot - o * A;
+/// * with digit planes (q8k_tile_format::planes), per super-block of rows the weights are
+///   written once more per plane, as the bytes w * s_p of the element's group (w = u, or
+///   u - offset; TDPBSUD, or TDPBSSD for signed planes): isum = sum over p of dot_p <<
+///   (digit_bits p) = sum over g of sc_g * (dot_g - o * A_g).
+/// Either way the integers are those of q8k_tile's VPDPBUSD chains (no int32 sum here
 /// overflows), followed by q8k_tile's own isum_min and float steps. Columns left over take
 /// q8k_tile's VNNI path.
 template <class T>
 struct q8k_tile_amx {
-    using base                  = q8k_tile<T>;
-    static constexpr int rows   = base::rows;
-    static constexpr int cols   = 16;
-    static constexpr int parts  = base::parts;
-    static constexpr int part_b = quant::QK_K / parts;  // bytes of a part: 16, 32 or 64
+    using base                = q8k_tile<T>;
+    static constexpr int rows = base::rows;
+    static constexpr int cols = 16;
 
-    static constexpr int  planes        = T::planes;
-    static constexpr bool in_planes     = planes != 0;
-    static constexpr bool signed_planes = T::offset != 0;
+    static constexpr bool in_planes     = T::planes != 0;
+    static constexpr int  planes        = in_planes ? T::planes : 1;
+    static constexpr bool signed_planes = in_planes && T::offset != 0;
+    static_assert(in_planes || T::groups == 0, "group scales need digit planes");
     static_assert(planes <= 4, "one sum tile per plane, tiles 0-3");
 
     struct work {
         typename base::work w;
-        alignas(64) int32_t dot[parts][cols][rows];  // part g's sums: column c, lane r = row r
+        alignas(64) int32_t dot[planes][cols][rows];  // plane p's sums: column c, lane r = row r
         alignas(64) uint8_t plane[in_planes ? planes : 1][in_planes ? quant::QK_K * rows : 1];  // w * s_p, as u.q
     };
 
     static constexpr size_t work_bytes = sizeof(work);
 
-    /// Tiles 0-3: four parts' sums (16 columns x 16 rows); 4, 5: a; 6, 7: b. Planes: tile p
-    /// the super-block's sums against plane p, and a and b of 64-byte rows.
+    /// Tiles 0-3: the planes' sums (16 columns x 16 rows); 4, 5: a, 6, 7: b (16 rows of 64
+    /// bytes, a quarter).
     static constexpr amx_config config() {
         amx_config cfg;
-        if constexpr (in_planes) {
-            for (int t = 0; t < 8; ++t) {
-                cfg.tile(t, 16, 64);
-            }
-            return cfg;
+        for (int t = 0; t < 8; ++t) {
+            cfg.tile(t, 16, 64);
         }
-        for (int t = 0; t < 4; ++t) {
-            cfg.tile(t, cols, 4 * rows);
-        }
-        cfg.tile(4, cols, part_b).tile(5, cols, part_b);
-        cfg.tile(6, part_b / 4, 64).tile(7, part_b / 4, 64);
         return cfg;
     }
 
-    /// Part g's sums into tile P (a in tile 4 + P % 2, b in 6 + P % 2).
-    template <int P>
-    static void part_dot(const typename base::unpacked & u, const int8_t * a, size_t by, int g) {
-        constexpr int A = 4 + P % 2, B = 6 + P % 2;
-        amx_load<A>(a + part_b * g, static_cast<long>(by));
-        amx_load<B>(u.q + 16 * part_b * g, 64);
-        amx_zero<P>();
-        amx_dpbsud<P, A, B>();
-    }
+    /// The bytes of plane p, laid out as u.q.
+    static const uint8_t * plane_bytes(const work & aw, int p) { return in_planes ? aw.plane[p] : aw.w.u.q; }
 
-    /// The planes from the unpacked super-block (u.q and u.sc).
+    /// The digit planes from the unpacked super-block (u.q and u.sc).
     static void plane_weights(work & aw) {
         const auto &  u     = aw.w.u;
         const __m512i low8  = _mm512_set1_epi16(0x00FF);
@@ -397,8 +382,9 @@ struct q8k_tile_amx {
             return _mm512_or_si512(_mm512_and_si512(_mm512_mullo_epi16(even, s16), low8),
                                       _mm512_slli_epi16(_mm512_mullo_epi16(odd, s16), 8));
         };
-        constexpr int mask = (1 << T::digit_bits) - 1;
-        for (int g = 0; g < parts; ++g) {
+        constexpr int mask  = (1 << T::digit_bits) - 1;
+        constexpr int words = quant::QK_K / 4 / T::groups;  // 64-byte vectors of u.q per group
+        for (int g = 0; g < T::groups; ++g) {
             const __m512i sc = _mm512_load_si512(u.sc[g]);
             __m512i       digit[planes];
             for (int p = 0; p < planes; ++p) {
@@ -406,7 +392,7 @@ struct q8k_tile_amx {
                                ? _mm512_and_si512(_mm512_srai_epi32(sc, T::digit_bits * p), _mm512_set1_epi32(mask))
                                : _mm512_srai_epi32(sc, T::digit_bits * p);
             }
-            for (int k = g * (part_b / 4); k < (g + 1) * (part_b / 4); ++k) {
+            for (int k = g * words; k < (g + 1) * words; ++k) {
                 __m512i q = _mm512_load_si512(u.q + 64 * k);
                 if constexpr (signed_planes) {
                     q = _mm512_sub_epi8(q, _mm512_set1_epi8(static_cast<char>(T::offset)));
@@ -418,26 +404,20 @@ struct q8k_tile_amx {
         }
     }
 
-    /// Quarter Q of the planes: a in tile 4 + Q % 2, plane p's b in 6 + p % 2, added to tile p.
+    /// Quarter Q: a in tile 4 + Q % 2, plane p's b in 6 + p % 2, added to tile p.
     template <int Q>
-    static void plane_quarter(const work & aw, const int8_t * a, size_t by) {
+    static void quarter(const work & aw, const int8_t * a, size_t by) {
         constexpr int A = 4 + Q % 2;
         amx_load<A>(a + 64 * Q, static_cast<long>(by));
-        const auto plane = [&]<int P>() {
-            if constexpr (P < planes) {
-                constexpr int B = 6 + P % 2;
-                amx_load<B>(aw.plane[P] + 1024 * Q, 64);
-                if constexpr (signed_planes) {
-                    amx_dpbssd<P, A, B>();
-                } else {
-                    amx_dpbsud<P, A, B>();
-                }
+        amx_each<planes>([&]<int P>() {
+            constexpr int B = 6 + P % 2;
+            amx_load<B>(plane_bytes(aw, P) + 1024 * Q, 64);
+            if constexpr (signed_planes) {
+                amx_dpbssd<P, A, B>();
+            } else {
+                amx_dpbsud<P, A, B>();
             }
-        };
-        plane.template operator()<0>();
-        plane.template operator()<1>();
-        plane.template operator()<2>();
-        plane.template operator()<3>();
+        });
     }
 
     /// Super-block b of the 16 columns from c0.
@@ -445,64 +425,20 @@ struct q8k_tile_amx {
         auto &                    w = aw.w;
         const quant::block_q8_K * yb[cols];
         base::template column_blocks<cols>(y, by, c0, b, more, yb);
+        amx_each<planes>([]<int P>() { amx_zero<P>(); });
+        amx_each<4>([&]<int Q>() { quarter<Q>(aw, yb[0]->qs, by); });
+        amx_each<planes>([&]<int P>() { amx_store<P>(aw.dot[P], 4 * rows); });
         __m512i isum[cols], imin[cols];
-        if constexpr (in_planes) {
-            const auto zero_store = [&]<int P>(bool store) {
-                if constexpr (P < planes) {
-                    if (store) {
-                        amx_store<P>(aw.dot[P], 4 * rows);
-                    } else {
-                        amx_zero<P>();
-                    }
-                }
-            };
-            const auto each_plane = [&](bool store) {
-                zero_store.template operator()<0>(store);
-                zero_store.template operator()<1>(store);
-                zero_store.template operator()<2>(store);
-                zero_store.template operator()<3>(store);
-            };
-            each_plane(false);
-            plane_quarter<0>(aw, yb[0]->qs, by);
-            plane_quarter<1>(aw, yb[0]->qs, by);
-            plane_quarter<2>(aw, yb[0]->qs, by);
-            plane_quarter<3>(aw, yb[0]->qs, by);
-            each_plane(true);
-            for (int c = 0; c < cols; ++c) {
-                isum[c] = _mm512_load_si512(aw.dot[0][c]);
-                for (int p = 1; p < planes; ++p) {
-                    isum[c] = _mm512_add_epi32(isum[c],
-                                               _mm512_slli_epi32(_mm512_load_si512(aw.dot[p][c]), T::digit_bits * p));
-                }
-            }
-            base::template min_sums<cols>(w.u, yb, imin);
-            base::template column_steps<cols>(w, yb, isum, imin, c0, b);
-            return;
-        }
-        for (int g = 0; g < parts; g += 4) {
-            part_dot<0>(w.u, yb[0]->qs, by, g);
-            part_dot<1>(w.u, yb[0]->qs, by, g + 1);
-            part_dot<2>(w.u, yb[0]->qs, by, g + 2);
-            part_dot<3>(w.u, yb[0]->qs, by, g + 3);
-            amx_store<0>(aw.dot[g], 4 * rows);
-            amx_store<1>(aw.dot[g + 1], 4 * rows);
-            amx_store<2>(aw.dot[g + 2], 4 * rows);
-            amx_store<3>(aw.dot[g + 3], 4 * rows);
-        }
         for (int c = 0; c < cols; ++c) {
-            int32_t init[16] = {};
-            if constexpr (T::offset != 0) {
-                base::offset_terms(*yb[c], init);
+            isum[c] = _mm512_load_si512(aw.dot[0][c]);
+            for (int p = 1; p < planes; ++p) {
+                isum[c] = _mm512_add_epi32(isum[c],
+                                           _mm512_slli_epi32(_mm512_load_si512(aw.dot[p][c]), T::digit_bits * p));
             }
-            for (int g = 0; g < parts; ++g) {
-                __m512i p = _mm512_load_si512(aw.dot[g][c]);
-                if (T::offset != 0 && (T::groups != 0 || g == 0)) {
-                    p = _mm512_add_epi32(p, _mm512_set1_epi32(init[g]));
-                }
-                if constexpr (T::groups != 0) {
-                    p = _mm512_mullo_epi32(p, _mm512_load_si512(w.u.sc[g]));
-                }
-                isum[c] = g == 0 ? p : _mm512_add_epi32(isum[c], p);
+            if constexpr (!in_planes && T::offset != 0) {
+                int32_t init[16];
+                base::offset_terms(*yb[c], init);  // -o * A in init[0]
+                isum[c] = _mm512_add_epi32(isum[c], _mm512_set1_epi32(init[0]));
             }
         }
         base::template min_sums<cols>(w.u, yb, imin);
@@ -518,8 +454,10 @@ struct q8k_tile_amx {
         amx_load_config(cfg);
         base::run(n, nr, vx, bx, nc, vy, by, s, ldc, aw.w, [&](int64_t b, bool more) {
             int c = 0;
-            if (in_planes && nc >= cols) {
-                plane_weights(aw);
+            if constexpr (in_planes) {
+                if (nc >= cols) {
+                    plane_weights(aw);
+                }
             }
             for (; c + cols <= nc; c += cols) {
                 amx_columns(aw, static_cast<const char *>(vy), by, c, b, more);
