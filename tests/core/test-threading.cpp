@@ -344,9 +344,10 @@ TEST(Threading, MulMatTilingAgainstANaiveLoop) {
         int64_t K, M, N, A2, A3, B2, B3;
     };
     const shape shapes[] = {
-        {GK_TYPE_F32, 64, 70, 19, 1, 1, 1, 1}, {GK_TYPE_F32, 32, 9, 5, 2, 1, 6, 3},
-        {GK_TYPE_F16, 64, 3, 16, 1, 2, 3, 2},  {GK_TYPE_F32, 16, 130, 17, 1, 1, 2, 1},
-        {GK_TYPE_Q8_0, 64, 33, 1, 2, 1, 4, 1}, {GK_TYPE_Q4_K, 256, 5, 40, 1, 1, 2, 1},
+        {GK_TYPE_F32, 64, 70, 19, 1, 1, 1, 1},  {GK_TYPE_F32, 32, 9, 5, 2, 1, 6, 3},
+        {GK_TYPE_F16, 64, 3, 16, 1, 2, 3, 2},   {GK_TYPE_F32, 16, 130, 17, 1, 1, 2, 1},
+        {GK_TYPE_Q8_0, 64, 33, 1, 2, 1, 4, 1},  {GK_TYPE_Q4_K, 256, 5, 40, 1, 1, 2, 1},
+        {GK_TYPE_Q1_0, 256, 31, 1, 1, 1, 1, 1},
     };
     for (const shape & sh : shapes) {
         env         e(8u << 20);
@@ -383,6 +384,41 @@ TEST(Threading, MulMatTilingAgainstANaiveLoop) {
                 << gk_type_name(sh.type) << " K=" << sh.K << " M=" << sh.M << " N=" << sh.N << " at " << nth
                 << " threads";
         }
+    }
+}
+
+// mul_mat_id takes an expert's weight rows two at a time where the type has vec_dot2: an
+// odd row count leaves a last row alone. Every element must be the single row's vec_dot.
+TEST(Threading, MulMatIdAgainstVecDot) {
+    const int64_t K = 64, M = 21, E = 6, U = 4, T = 9;
+    env           e(8u << 20);
+    gk_tensor *   as  = e.rand(GK_TYPE_Q8_0, K, M, E);
+    gk_tensor *   b   = e.f32(K, 1, T);
+    gk_tensor *   ids = e.indices(E, U, T);
+    gk_tensor *   y   = gk_mul_mat_id(e.ctx, as, b, ids);
+    ASSERT_NE(y, nullptr) << gk_last_error(e.ctx);
+    gk_cgraph * g = gk_new_graph(e.ctx);
+    gk_build_forward_expand(g, y);
+
+    const auto *       vd = gk::cpu::get_vec_dot_traits(GK_TYPE_Q8_0);
+    std::vector<char>  act(gk_row_size(vd->vec_dot_type, K));
+    std::vector<float> expect;
+    for (int64_t t = 0; t < T; ++t) {
+        vd->from_float(reinterpret_cast<const float *>(static_cast<const char *>(b->data) + t * b->nb[2]), act.data(),
+                       K);
+        for (int64_t u = 0; u < U; ++u) {
+            const int64_t x = static_cast<const int32_t *>(ids->data)[t * U + u];
+            for (int64_t m = 0; m < M; ++m) {
+                float s;
+                vd->vec_dot(K, &s, static_cast<const char *>(as->data) + m * as->nb[1] + x * as->nb[2], act.data());
+                expect.push_back(s);
+            }
+        }
+    }
+    for (int nth : k_thread_counts) {
+        std::memset(y->data, 0xFF, gk_nbytes(y));
+        ASSERT_EQ(gk_graph_compute(g, nth), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+        ASSERT_EQ(std::memcmp(y->data, expect.data(), expect.size() * sizeof(float)), 0) << "at " << nth << " threads";
     }
 }
 

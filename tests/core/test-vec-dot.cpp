@@ -331,7 +331,8 @@ TEST(VecDot, IntegerDotsMatchTwin) {
             }
             counts.push_back(blck == 32 ? 350 : 44);
             bits_hash hash;
-            int64_t dots = 0;
+            int64_t              dots = 0, pairs = 0;
+            std::vector<uint8_t> prev;  // the previous draw's weight row
             for (int64_t nb : counts) {
                 const int64_t n = nb * blck;
                 for (int draw = 0; draw < 6; ++draw) {
@@ -355,11 +356,28 @@ TEST(VecDot, IntegerDotsMatchTwin) {
                         << gk_type_name(type) << " n=" << n << " draw " << draw << ": " << s << " vs " << s_twin;
                     hash.add(s);
                     ++dots;
+                    if (t->vec_dot2) {
+                        // the pair form: this row after the previous draw's (or itself), each
+                        // with its single dot's bits
+                        const std::vector<uint8_t> & first = prev.size() == w.size() ? prev : w;
+                        std::vector<uint8_t>         two(first);
+                        two.insert(two.end(), w.begin(), w.end());
+                        float s2[2] = {NAN, NAN}, s_first = NAN;
+                        t->vec_dot2(n, s2, two.data(), w.size(), a.data());
+                        t->vec_dot(n, &s_first, first.data(), a.data());
+                        ASSERT_TRUE(same_bits(s2[0], s_first) && same_bits(s2[1], s))
+                            << gk_type_name(type) << " vec_dot2 n=" << n << " draw " << draw << ": " << s2[0] << ", "
+                            << s2[1] << " vs " << s_first << ", " << s;
+                        ++pairs;
+                    }
+                    prev = w;
                 }
             }
-            std::printf("%-7s %-7s path %-10s twin: bit-identical over %lld random rows; results %016llx\n",
-                        ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), static_cast<long long>(dots),
-                        static_cast<unsigned long long>(hash.h));
+            std::printf(
+                "%-7s %-7s path %-10s twin: bit-identical over %lld random rows (two-row form: %lld pairs); "
+                "results %016llx\n",
+                ks->name, gk_type_name(type), gk::cpu::dot_path_name(t->path), static_cast<long long>(dots),
+                static_cast<long long>(pairs), static_cast<unsigned long long>(hash.h));
             hashes[static_cast<size_t>(id)] = hash.h;
         }
         EXPECT_GT(checked_types, 0);

@@ -92,9 +92,10 @@ struct table {
 
 constexpr dot_path int_path = int_dots_vectorised ? dot_path::int_simd : dot_path::int_scalar;
 
-/// A kernel row: weight type, its kernel and twin, and the path they take.
-void set_kernel(table & t, gk_type w, vec_dot_fn fn, vec_dot_fn twin, dot_path path) {
-    t.set(w, {act_type(w), act_converter(act_type(w)), fn, twin, path});
+/// A kernel row: weight type, its kernel and twin, the path they take and (where the
+/// type has one) the kernel of two rows at once.
+void set_kernel(table & t, gk_type w, vec_dot_fn fn, vec_dot_fn twin, dot_path path, vec_dot2_fn two = nullptr) {
+    t.set(w, {act_type(w), act_converter(act_type(w)), fn, twin, two, path});
 }
 
 table build_table() {
@@ -106,17 +107,17 @@ table build_table() {
     } else {
         set_kernel(t, GK_TYPE_BF16, vec_dot_bf16, vec_dot_bf16_scalar, float_path);
     }
-    set_kernel(t, GK_TYPE_Q8_0, vec_dot_q8_0_q8_0, vec_dot_q8_0_q8_0_scalar, int_path);
-    set_kernel(t, GK_TYPE_Q4_0, vec_dot_q4_0_q8_0, vec_dot_q4_0_q8_0_scalar, int_path);
-    set_kernel(t, GK_TYPE_Q4_1, vec_dot_q4_1_q8_1, vec_dot_q4_1_q8_1_scalar, int_path);
-    set_kernel(t, GK_TYPE_Q5_0, vec_dot_q5_0_q8_0, vec_dot_q5_0_q8_0_scalar, int_path);
-    set_kernel(t, GK_TYPE_Q5_1, vec_dot_q5_1_q8_1, vec_dot_q5_1_q8_1_scalar, int_path);
-    set_kernel(t, GK_TYPE_Q8_1, vec_dot_q8_1_q8_1, vec_dot_q8_1_q8_1_scalar, int_path);
-    set_kernel(t, GK_TYPE_IQ4_NL, vec_dot_iq4_nl_q8_0, vec_dot_iq4_nl_q8_0_scalar, int_path);
-    set_kernel(t, GK_TYPE_MXFP4, vec_dot_mxfp4_q8_0, vec_dot_mxfp4_q8_0_scalar, int_path);
-    set_kernel(t, GK_TYPE_NVFP4, vec_dot_nvfp4_q8_0, vec_dot_nvfp4_q8_0_scalar, int_path);
-    set_kernel(t, GK_TYPE_Q1_0, vec_dot_q1_0_q8_0, vec_dot_q1_0_q8_0_scalar, int_path);
-    set_kernel(t, GK_TYPE_Q2_0, vec_dot_q2_0_q8_0, vec_dot_q2_0_q8_0_scalar, int_path);
+    set_kernel(t, GK_TYPE_Q8_0, vec_dot_q8_0_q8_0, vec_dot_q8_0_q8_0_scalar, int_path, vec_dot_q8_0_q8_0_x2);
+    set_kernel(t, GK_TYPE_Q4_0, vec_dot_q4_0_q8_0, vec_dot_q4_0_q8_0_scalar, int_path, vec_dot_q4_0_q8_0_x2);
+    set_kernel(t, GK_TYPE_Q4_1, vec_dot_q4_1_q8_1, vec_dot_q4_1_q8_1_scalar, int_path, vec_dot_q4_1_q8_1_x2);
+    set_kernel(t, GK_TYPE_Q5_0, vec_dot_q5_0_q8_0, vec_dot_q5_0_q8_0_scalar, int_path, vec_dot_q5_0_q8_0_x2);
+    set_kernel(t, GK_TYPE_Q5_1, vec_dot_q5_1_q8_1, vec_dot_q5_1_q8_1_scalar, int_path, vec_dot_q5_1_q8_1_x2);
+    set_kernel(t, GK_TYPE_Q8_1, vec_dot_q8_1_q8_1, vec_dot_q8_1_q8_1_scalar, int_path, vec_dot_q8_1_q8_1_x2);
+    set_kernel(t, GK_TYPE_IQ4_NL, vec_dot_iq4_nl_q8_0, vec_dot_iq4_nl_q8_0_scalar, int_path, vec_dot_iq4_nl_q8_0_x2);
+    set_kernel(t, GK_TYPE_MXFP4, vec_dot_mxfp4_q8_0, vec_dot_mxfp4_q8_0_scalar, int_path, vec_dot_mxfp4_q8_0_x2);
+    set_kernel(t, GK_TYPE_NVFP4, vec_dot_nvfp4_q8_0, vec_dot_nvfp4_q8_0_scalar, int_path, vec_dot_nvfp4_q8_0_x2);
+    set_kernel(t, GK_TYPE_Q1_0, vec_dot_q1_0_q8_0, vec_dot_q1_0_q8_0_scalar, int_path, vec_dot_q1_0_q8_0_x2);
+    set_kernel(t, GK_TYPE_Q2_0, vec_dot_q2_0_q8_0, vec_dot_q2_0_q8_0_scalar, int_path, vec_dot_q2_0_q8_0_x2);
     set_kernel(t, GK_TYPE_Q2_K, vec_dot_q2_K_q8_K, vec_dot_q2_K_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_Q3_K, vec_dot_q3_K_q8_K, vec_dot_q3_K_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_Q4_K, vec_dot_q4_K_q8_K, vec_dot_q4_K_q8_K_scalar, int_path);

@@ -42,12 +42,20 @@
 
 #include "gk/gk-type.h"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace gk::cpu {
 
 /// s[0] = the dot of n elements of weight row `x` with activation row `y`.
 using vec_dot_fn = void (*)(int64_t n, float * s, const void * x, const void * y);
+
+/// s[0], s[1] = the dots of n elements of weight rows x and x + bx (bx in bytes) with
+/// activation row y, each with the bits vec_dot gives that row alone: the pair shares
+/// the activation loads and scales and the reduction of its block sums, never an
+/// operation of one row's dot with the other's. Decode (one activation row) takes weight
+/// rows in pairs this way where a type has it.
+using vec_dot2_fn = void (*)(int64_t n, float * s, const void * x, size_t bx, const void * y);
 
 /// Convert n f32 activations (a whole number of vec_dot_type blocks) to vec_dot_type.
 using act_from_float_fn = void (*)(const float * src, void * dst, int64_t n);
@@ -69,6 +77,7 @@ struct vec_dot_traits {
     act_from_float_fn from_float;      // f32 -> vec_dot_type
     vec_dot_fn        vec_dot;         // the kernel mul_mat calls
     vec_dot_fn        vec_dot_scalar;  // its scalar twin: same order, same bits
+    vec_dot2_fn       vec_dot2;        // two weight rows at once, or nullptr
     dot_path          path;
 };
 

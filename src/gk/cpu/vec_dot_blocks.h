@@ -34,6 +34,8 @@
 //                    fit (<= 31), x86 without VNNI reduces them as products16's are
 //   isums4(x, y), wscales4(x) (optional, x86) a step's four unit sums and four weight
 //                    scales at once, where a format has a cheaper form for the whole step
+//   isums4x2(x0, x1, y) (optional, x86) isums4 of two weight rows at once, where the
+//                    format reduces their lanes together (the two-row form, vec_dot2_fn)
 // Internal to src/gk/cpu/vec_dot*.cpp.
 #pragma once
 
@@ -349,10 +351,33 @@ template <class F> f32x4 weight_scales4(const typename F::weight * x) {
     }
 }
 
-/// Units 0 .. 3 of rows x, y, one per chain: the same float operations as four unit_steps.
-template <class F> f32x4 step4(f32x4 acc, const typename F::weight * x, const typename F::act * y) {
-    const f32x4 ad = halves4(act_of<F>(y, 0).d, act_of<F>(y, 1).d, act_of<F>(y, 2).d, act_of<F>(y, 3).d);
-    acc            = fma4(mul4(weight_scales4<F>(x), ad), to_f32x4(isums4<F>(x, y)), acc);
+/// The four units' sums of two weight rows x0, x1 against one activation row y.
+struct i32x4x2 {
+    i32x4 r0, r1;
+};
+
+/// isums4 of rows x0 and x1: F::isums4x2 where the format reduces the two together, else
+/// isums4 twice. Either way each row's sums are the exact integers isums4 gives it.
+template <class F>
+i32x4x2 isums4x2(const typename F::weight * x0, const typename F::weight * x1, const typename F::act * y) {
+    if constexpr (requires { F::isums4x2(x0, x1, y); }) {
+        return F::isums4x2(x0, x1, y);
+    } else {
+        return {isums4<F>(x0, y), isums4<F>(x1, y)};
+    }
+}
+
+/// The activation scales of units 0 .. 3.
+template <class F>
+f32x4 act_scales4(const typename F::act * y) {
+    return halves4(act_of<F>(y, 0).d, act_of<F>(y, 1).d, act_of<F>(y, 2).d, act_of<F>(y, 3).d);
+}
+
+/// Units 0 .. 3 of weight row x, one per chain, given the activation scales ad and the
+/// units' sums: the same float operations as four unit_steps.
+template <class F>
+f32x4 step4(f32x4 acc, const typename F::weight * x, const typename F::act * y, f32x4 ad, i32x4 isums) {
+    acc = fma4(mul4(weight_scales4<F>(x), ad), to_f32x4(isums), acc);
     if constexpr (has_offset<F>) {
         const f32x4 m = halves4(weight_of<F>(x, 0).m, weight_of<F>(x, 1).m, weight_of<F>(x, 2).m, weight_of<F>(x, 3).m);
         const f32x4 s = halves4(act_of<F>(y, 0).s, act_of<F>(y, 1).s, act_of<F>(y, 2).s, act_of<F>(y, 3).s);
@@ -370,7 +395,9 @@ template <class F> void block_dot_simd(int64_t n, float * s, const void * vx, co
     f32x4         acc = f32x4_zero();
     int64_t       u   = 0;
     for (; u + 4 <= nu; u += 4) {
-        acc = step4<F>(acc, x + u * F::unit / F::block, y + u * F::unit / QK8_0);
+        const auto * xs = x + u * F::unit / F::block;
+        const auto * ys = y + u * F::unit / QK8_0;
+        acc             = step4<F>(acc, xs, ys, act_scales4<F>(ys), isums4<F>(xs, ys));
     }
     block_chains ch;
     f32x4_store(ch.c, acc);
@@ -380,16 +407,60 @@ template <class F> void block_dot_simd(int64_t n, float * s, const void * vx, co
     *s = ch.sum();
 }
 
-template <class F> constexpr vec_dot_fn block_dot = block_dot_simd<F>;
+/// Two weight rows, vx and vx + bx bytes, against one activation row: each row's chains
+/// take exactly block_dot_simd's operations; the rows share the activation scales and,
+/// where the format has isums4x2, the reduction of their sums.
+template <class F>
+void block_dot2_simd(int64_t n, float * s, const void * vx, size_t bx, const void * vy) {
+    const auto *  x0   = static_cast<const typename F::weight *>(vx);
+    const auto *  x1   = reinterpret_cast<const typename F::weight *>(static_cast<const char *>(vx) + bx);
+    const auto *  y    = static_cast<const typename F::act *>(vy);
+    const int64_t nu   = n / F::unit;
+    f32x4         acc0 = f32x4_zero();
+    f32x4         acc1 = f32x4_zero();
+    int64_t       u    = 0;
+    for (; u + 4 <= nu; u += 4) {
+        const int64_t b  = u * F::unit / F::block;
+        const auto *  ys = y + u * F::unit / QK8_0;
+        const f32x4   ad = act_scales4<F>(ys);
+        const i32x4x2 is = isums4x2<F>(x0 + b, x1 + b, ys);
+        acc0             = step4<F>(acc0, x0 + b, ys, ad, is.r0);
+        acc1             = step4<F>(acc1, x1 + b, ys, ad, is.r1);
+    }
+    block_chains ch[2];
+    f32x4_store(ch[0].c, acc0);
+    f32x4_store(ch[1].c, acc1);
+    for (; u < nu; ++u) {
+        unit_step<F>(ch[0], x0, y, u, unit_isum<F>(x0, y, u));
+        unit_step<F>(ch[1], x1, y, u, unit_isum<F>(x1, y, u));
+    }
+    s[0] = ch[0].sum();
+    s[1] = ch[1].sum();
+}
+
+template <class F>
+constexpr vec_dot_fn block_dot = block_dot_simd<F>;
+template <class F>
+constexpr vec_dot2_fn block_dot2 = block_dot2_simd<F>;
 #else
-template <class F> constexpr vec_dot_fn block_dot = block_dot_scalar<F>;
+/// Two rows on a scalar build: the twin twice.
+template <class F>
+void block_dot2_scalar(int64_t n, float * s, const void * vx, size_t bx, const void * vy) {
+    block_dot_scalar<F>(n, s, vx, vy);
+    block_dot_scalar<F>(n, s + 1, static_cast<const char *>(vx) + bx, vy);
+}
+
+template <class F>
+constexpr vec_dot_fn block_dot = block_dot_scalar<F>;
+template <class F>
+constexpr vec_dot2_fn block_dot2 = block_dot2_scalar<F>;
 #endif
 
-/// Defines kernel `name` for format F (vectorised where the build allows) and its twin.
-#define GK_DEFINE_BLOCK_DOT(name, F)                                                                     \
-    void name(int64_t n, float * s, const void * x, const void * y) { block_dot<F>(n, s, x, y); }        \
-    void name##_scalar(int64_t n, float * s, const void * x, const void * y) {                           \
-        block_dot_scalar<F>(n, s, x, y);                                                                  \
-    }
+/// Defines kernel `name` for format F (vectorised where the build allows), its twin and
+/// its two-row form name_x2.
+#define GK_DEFINE_BLOCK_DOT(name, F)                                                                                   \
+    void name(int64_t n, float * s, const void * x, const void * y) { block_dot<F>(n, s, x, y); }                      \
+    void name##_x2(int64_t n, float * s, const void * x, size_t bx, const void * y) { block_dot2<F>(n, s, x, bx, y); } \
+    void name##_scalar(int64_t n, float * s, const void * x, const void * y) { block_dot_scalar<F>(n, s, x, y); }
 
 } // namespace gk::cpu::detail

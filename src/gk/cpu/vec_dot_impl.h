@@ -127,7 +127,23 @@ GK_DECLARE_DOT(vec_dot_iq3_s_q8_K)
 GK_DECLARE_DOT(vec_dot_iq1_s_q8_K)
 GK_DECLARE_DOT(vec_dot_iq1_m_q8_K)
 
+/// The formats of vec_dot_blocks.h also take two weight rows at once (vec_dot2_fn).
+#define GK_DECLARE_DOT2(name) void name##_x2(int64_t n, float * s, const void * x, size_t bx, const void * y);
+
+GK_DECLARE_DOT2(vec_dot_q8_0_q8_0)
+GK_DECLARE_DOT2(vec_dot_q4_0_q8_0)
+GK_DECLARE_DOT2(vec_dot_q4_1_q8_1)
+GK_DECLARE_DOT2(vec_dot_q5_0_q8_0)
+GK_DECLARE_DOT2(vec_dot_q5_1_q8_1)
+GK_DECLARE_DOT2(vec_dot_q8_1_q8_1)
+GK_DECLARE_DOT2(vec_dot_iq4_nl_q8_0)
+GK_DECLARE_DOT2(vec_dot_mxfp4_q8_0)
+GK_DECLARE_DOT2(vec_dot_nvfp4_q8_0)
+GK_DECLARE_DOT2(vec_dot_q1_0_q8_0)
+GK_DECLARE_DOT2(vec_dot_q2_0_q8_0)
+
 #undef GK_DECLARE_DOT
+#undef GK_DECLARE_DOT2
 
 /// True when the integer kernels above have a vector variant in this build.
 #if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)

@@ -8,7 +8,8 @@
 // Partition: the units are (slab, weight row) pairs, slab = (i2, i3), flattened in that
 // order and split into contiguous ranges (split_rows). A thread walks its weight rows
 // of one slab in column panels of up to k_panel b rows: it converts the panel once
-// and dots every one of its weight rows against it. So decode (one b row) still spreads
+// and dots every one of its weight rows against it (two rows per call where the type has
+// vec_dot2, each with vec_dot's bits). So decode (one b row) still spreads
 // over the weight rows, and a panel is never reused across slabs. With more than one
 // column and a weight type that has a tile kernel (vec_dot_tile.h), the panels are the
 // kernel's max_cols wide and the kernel takes the thread's weight rows `rows` at a time,
@@ -120,15 +121,25 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
                 }
                 continue;
             }
-            for (int64_t m = m0; m < m1; ++m) {
+            const int64_t step = vd->vec_dot2 ? 2 : 1;  // weight rows per dot call
+            for (int64_t m = m0; m < m1; m += step) {
                 const char * wrow = element_ptr(a, 0, m, i2 / r2, i3 / r3);
-                if (ahead && m + k_prefetch_rows < m1) {
-                    prefetch_row(element_ptr(a, 0, m + k_prefetch_rows, i2 / r2, i3 / r3), wbytes);
+                const bool   pair = step == 2 && m + 1 < m1;
+                if (ahead) {
+                    for (int64_t r = m + k_prefetch_rows; r < m + k_prefetch_rows + step && r < m1; ++r) {
+                        prefetch_row(element_ptr(a, 0, r, i2 / r2, i3 / r3), wbytes);
+                    }
                 }
                 for (int64_t n = n0; n < n1; ++n) {
-                    float s;
-                    vd->vec_dot(K, &s, wrow, panel + (n - n0) * arow);
-                    put(dst, m, n, i2, i3, s);
+                    const char * act = panel + (n - n0) * arow;
+                    float        s[2];
+                    if (pair) {
+                        vd->vec_dot2(K, s, wrow, a->nb[1], act);
+                        put(dst, m + 1, n, i2, i3, s[1]);
+                    } else {
+                        vd->vec_dot(K, s, wrow, act);
+                    }
+                    put(dst, m, n, i2, i3, s[0]);
                 }
             }
         }
@@ -165,10 +176,16 @@ void mul_mat_id(const compute_params & p, gk_tensor * dst) {
             return;
         }
         vd->from_float(read_row(b, u % b->ne[1], t, 0, bbuf), act, K);
-        for (int64_t m = 0; m < as->ne[1]; ++m) {
-            float s;
-            vd->vec_dot(K, &s, element_ptr(as, 0, m, e, 0), act);
-            put(dst, m, u, t, 0, s);
+        const int64_t M = as->ne[1];
+        for (int64_t m = 0; m < M; m += vd->vec_dot2 ? 2 : 1) {
+            float s[2];
+            if (vd->vec_dot2 && m + 1 < M) {
+                vd->vec_dot2(K, s, element_ptr(as, 0, m, e, 0), as->nb[1], act);
+                put(dst, m + 1, u, t, 0, s[1]);
+            } else {
+                vd->vec_dot(K, s, element_ptr(as, 0, m, e, 0), act);
+            }
+            put(dst, m, u, t, 0, s[0]);
         }
     });
 }
