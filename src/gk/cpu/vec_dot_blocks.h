@@ -190,13 +190,40 @@ inline __m256i bit_clear_bytes(const uint8_t * p) {
     return bit_clear_bytes(_mm256_set1_epi32(static_cast<int>(bits)), 0);
 }
 
+/// True where a format gives its weights as unsigned codes with a bias (value = code -
+/// F::bias) and the build has VNNI: a block's products are then VPDPBUSD of the codes
+/// with the activations, accumulated onto -bias x the activations' sums in fours (exact:
+/// the same int32 lanes as the signed products), and that term is one per activation
+/// block, shared by the rows of the two-row form.
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+template <class F>
+constexpr bool biased_codes = requires(const typename F::weight * x) {
+    F::codes(x, int64_t{0});
+    F::bias;
+};
+#else
+template <class F>
+constexpr bool biased_codes = false;
+#endif
+
+/// -F::bias times activation quants `a` summed in fours (biased_codes formats).
+template <class F>
+__m256i bias_products(__m256i a) {
+    return _mm256_sub_epi32(_mm256_setzero_si256(), simd::x86::dot_u8s8(_mm256_set1_epi8(F::bias), a));
+}
+
 /// The products of the weight bytes meeting activation block k with its quants, summed
 /// in fours (8 int32 lanes: lanes 0-3 hold elements 0..15, lanes 4-7 elements 16..31):
 /// F::dot(w, a) where the format has a cheaper form, else the generic byte dot. The
 /// activation quants are never -128 (the q8_0 / q8_1 encoders' range is -127..127).
-template <class F> __m256i act_products(const typename F::weight * x, const typename F::act * y, int64_t k) {
+template <class F>
+[[gnu::always_inline]] inline __m256i act_products(const typename F::weight * x, const typename F::act * y, int64_t k) {
     if constexpr (requires { F::products(x, y, k); }) {
         return F::products(x, y, k);
+    }
+    if constexpr (biased_codes<F>) {
+        const __m256i a = simd::x86::load256(y[k].qs);
+        return _mm256_dpbusd_epi32(bias_products<F>(a), F::codes(x, k), a);
     }
     const __m256i w = F::unpack(x, k);
     const __m256i a = simd::x86::load256(y[k].qs);
@@ -261,7 +288,8 @@ __m256i act_pairs(const typename F::weight * x, const typename F::act * y, int64
     }
 }
 
-template <class F> i32x4 isums4(const typename F::weight * x, const typename F::act * y) {
+template <class F>
+[[gnu::always_inline]] inline i32x4 isums4(const typename F::weight * x, const typename F::act * y) {
     if constexpr (requires { F::isums4(x, y); }) {
         return F::isums4(x, y);
     } else if constexpr (F::unit == QK8_0 && int16_pairs<F>) {
@@ -362,6 +390,15 @@ template <class F>
 i32x4x2 isums4x2(const typename F::weight * x0, const typename F::weight * x1, const typename F::act * y) {
     if constexpr (requires { F::isums4x2(x0, x1, y); }) {
         return F::isums4x2(x0, x1, y);
+    } else if constexpr (biased_codes<F> && F::unit == QK8_0) {
+        __m256i p0[4], p1[4];
+        for (int k = 0; k < 4; ++k) {
+            const __m256i a  = simd::x86::load256(y[k].qs);
+            const __m256i nb = bias_products<F>(a);
+            p0[k]            = _mm256_dpbusd_epi32(nb, F::codes(x0, k), a);
+            p1[k]            = _mm256_dpbusd_epi32(nb, F::codes(x1, k), a);
+        }
+        return {simd::x86::hsum4_i32(p0[0], p0[1], p0[2], p0[3]), simd::x86::hsum4_i32(p1[0], p1[1], p1[2], p1[3])};
     } else {
         return {isums4<F>(x0, y), isums4<F>(x1, y)};
     }

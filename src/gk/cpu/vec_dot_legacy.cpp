@@ -51,6 +51,21 @@ template <class W, class A, int Offset> struct nibble_format : format_base<W, A,
     }
 
 #if defined(GK_SIMD_X86)
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    /// q4_0 / q5_0 as unsigned codes (vec_dot_blocks.h's biased_codes): the nibble, for
+    /// q5_0 with 16 added where the fifth bit is set; value = code - Offset.
+    static __m256i codes(const W * x, int64_t k) requires(Offset != 0) {
+        const __m256i q = split_nibbles(x[k].qs);
+        if constexpr (five_bit) {
+            uint32_t bits;
+            std::memcpy(&bits, x[k].qh, sizeof bits);
+            return _mm256_mask_add_epi8(q, _cvtu32_mask32(bits), q, _mm256_set1_epi8(16));
+        } else {
+            return q;
+        }
+    }
+    static constexpr int bias = Offset;
+#endif
     /// q5: the fifth bit adds 16 where set; q5_0 instead adds 0xF0 (-16) where it is clear.
     /// With byte masks (AVX-512) the 32 bits of qh are the mask of a byte subtract or add.
     static __m256i unpack(const W * x, int64_t k) {
