@@ -387,6 +387,42 @@ TEST(Threading, MulMatTilingAgainstANaiveLoop) {
     }
 }
 
+// A decode mul_mat hands its chunks out at run time from a counter the compute pass
+// clears between steps: several in one graph, each of them complete and each element the
+// single row's vec_dot, at every thread count (a counter left over from the step before
+// would skip chunks, left as the 0xFF fill).
+TEST(Threading, DecodeChunksInConsecutiveSteps) {
+    const int64_t            K      = 64;
+    const int64_t            rows[] = {70, 33, 1, 16, 129};
+    env                      e(8u << 20);
+    gk_tensor *              b = e.f32(K);
+    gk_cgraph *              g = gk_new_graph(e.ctx);
+    std::vector<gk_tensor *> as, ys;
+    for (int64_t M : rows) {
+        as.push_back(e.rand(GK_TYPE_Q8_0, K, M));
+        ys.push_back(gk_mul_mat(e.ctx, as.back(), b));
+        ASSERT_NE(ys.back(), nullptr) << gk_last_error(e.ctx);
+        gk_build_forward_expand(g, ys.back());
+    }
+    const auto *      vd = gk::cpu::get_vec_dot_traits(GK_TYPE_Q8_0);
+    std::vector<char> act(gk_row_size(vd->vec_dot_type, K));
+    vd->from_float(static_cast<const float *>(b->data), act.data(), K);
+    for (int nth : k_thread_counts) {
+        for (gk_tensor * y : ys) {
+            std::memset(y->data, 0xFF, gk_nbytes(y));
+        }
+        ASSERT_EQ(gk_graph_compute(g, nth), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+        for (size_t i = 0; i < ys.size(); ++i) {
+            for (int64_t m = 0; m < rows[i]; ++m) {
+                float s;
+                vd->vec_dot(K, &s, static_cast<const char *>(as[i]->data) + m * as[i]->nb[1], act.data());
+                ASSERT_EQ(std::memcmp(static_cast<const float *>(ys[i]->data) + m, &s, sizeof s), 0)
+                    << "step " << i << " row " << m << " at " << nth << " threads";
+            }
+        }
+    }
+}
+
 // mul_mat_id takes an expert's weight rows two at a time where the type has vec_dot2: an
 // odd row count leaves a last row alone. Every element must be the single row's vec_dot.
 TEST(Threading, MulMatIdAgainstVecDot) {

@@ -6,7 +6,9 @@
 // 2. Run: fork the pool; every thread walks the steps, calls the step's kernel with its
 //    ith, and meets the others at a barrier before the next step - one barrier per
 //    node, because a node may read anything an earlier node wrote. After the barrier
-//    every thread sees the same error state, so all stop at the same node.
+//    every thread sees the same error state, so all stop at the same node. A kernel
+//    that hands out its chunks at run time (next_chunk) counts them on a counter the
+//    pass clears for it.
 #include "../debug.h"
 #include "../graph.h"
 #include "../internal.h"
@@ -68,6 +70,10 @@ struct run_state {
     int                       nth;
     compute_error             error;
     const step *              failed = nullptr;  // the step that reported the error
+    // next_chunk's counters, alternating by step: thread 0 clears the next step's while
+    // the others may still use this step's; the barrier between them orders the clearing
+    // before the next step's first claim.
+    std::atomic<int64_t> claimed[2] = {0, 0};
 };
 
 /// FNV-1a over the tensor's bytes in index order (strides followed), for GK_NODE_HASH.
@@ -97,8 +103,15 @@ uint64_t hash_tensor(const gk_tensor * t) {
 
 void worker(void * arg, int ith) {
     auto &         st = *static_cast<run_state *>(arg);
-    compute_params p{ith, st.nth, st.work + static_cast<size_t>(ith) * st.work_stride, st.work_stride, &st.error};
+    compute_params p{ith,       st.nth, st.work + static_cast<size_t>(ith) * st.work_stride, st.work_stride,
+                     &st.error, nullptr};
+    size_t         j = 0;  // the step's position
     for (const step & s : *st.steps) {
+        p.claimed = &st.claimed[j % 2];
+        if (ith == 0) {
+            st.claimed[(j + 1) % 2].store(0, std::memory_order_relaxed);
+        }
+        ++j;
         s.k->run(p, s.node);
         st.pool->barrier();
         if (st.error.failed()) {

@@ -54,14 +54,28 @@ private:
 constexpr size_t scratch_bytes(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 struct compute_params {
-    int             ith;      // this thread, 0 .. nth-1
-    int             nth;      // threads taking part
-    void *          wdata;    // this thread's scratch
-    size_t          wsize;    // its size in bytes (at least the kernel's work_size)
-    compute_error * error;    // report with error->set(status, fmt, ...)
+    int                    ith;      // this thread, 0 .. nth-1
+    int                    nth;      // threads taking part
+    void *                 wdata;    // this thread's scratch
+    size_t                 wsize;    // its size in bytes (at least the kernel's work_size)
+    compute_error *        error;    // report with error->set(status, fmt, ...)
+    std::atomic<int64_t> * claimed;  // chunks claimed beyond the first nth (next_chunk); 0 at the step's start
 
     scratch work() const { return scratch(wdata, wsize); }
 };
+
+/// The chunk thread p.ith computes after chunk `done` (-1 before its first), of n chunks
+/// a kernel cut its output into; n or more when none is left. Thread ith first takes
+/// chunk ith, then the lowest one nobody has claimed, so a thread that is slowed down
+/// (a busy core, a stolen virtual CPU) holds up the others by one chunk at most. Which
+/// thread computes a chunk then varies from run to run: a kernel that uses this must
+/// compute each element the same way on any thread, as every kernel does.
+inline int64_t next_chunk(const compute_params & p, int64_t done) {
+    if (done < 0) {
+        return p.ith;
+    }
+    return p.nth + p.claimed->fetch_add(1, std::memory_order_relaxed);
+}
 
 /// Computes (this thread's share of) dst from dst->src[...].
 using kernel_fn = void (*)(const compute_params & p, gk_tensor * dst);

@@ -6,7 +6,9 @@
 // element is one vec_dot of fixed inputs and its bits do not depend on who computes it.
 //
 // Partition: the units are (slab, weight row) pairs, slab = (i2, i3), flattened in that
-// order and split into contiguous ranges (split_rows). A thread walks its weight rows
+// order and split into contiguous ranges: one per thread (split_rows), or for a decode
+// (one column) about 16 per thread, handed out as threads come free (next_chunk), so
+// that one slowed-down thread does not hold up the pass. A thread walks its weight rows
 // of one slab in column panels of up to k_panel b rows: it converts the panel once
 // and dots every one of its weight rows against it (two rows per call where the type has
 // vec_dot2, each with vec_dot's bits). So decode (one b row) still spreads
@@ -47,6 +49,13 @@ constexpr int64_t k_panel = 16;  // b rows converted at a time
 // most 2 KiB are read ahead.
 constexpr int64_t k_prefetch_rows = 4;
 constexpr size_t  k_short_row     = 2048;
+
+/// Weight rows per chunk of a decode (one column) over `total` rows on nth threads: about
+/// 16 chunks per thread (next_chunk hands them out), at least 16 rows each.
+int64_t decode_chunk(int64_t total, int nth) {
+    const int64_t per = (total + 16 * nth - 1) / (16 * nth);
+    return per < 16 ? 16 : per;
+}
 
 /// Whether the per-row loop reads rows of `row_bytes` ahead on this host (see above).
 bool read_ahead(size_t row_bytes) {
@@ -100,50 +109,62 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
     float *                bbuf  = w.floats(K);
     auto *                 panel = static_cast<char *>(w.take(arow * static_cast<size_t>(cols)));
     void *                 twork = tk ? w.take(tk->work_bytes) : nullptr;
-    const row_range        units = split_rows(M * b->ne[2] * b->ne[3], p.ith, p.nth);
-    for (int64_t u = units.begin; u < units.end;) {
-        const int64_t slab = u / M;
-        const int64_t i2   = slab % b->ne[2];
-        const int64_t i3   = slab / b->ne[2];
-        const int64_t m0   = u % M;
-        const int64_t m1   = (slab + 1) * M < units.end ? M : units.end - slab * M;
-        for (int64_t n0 = 0; n0 < N; n0 += cols) {
-            const int64_t n1 = n0 + cols < N ? n0 + cols : N;
-            for (int64_t n = n0; n < n1; ++n) {
-                vd->from_float(read_row(b, n, i2, i3, bbuf), panel + (n - n0) * arow, K);
-            }
-            if (tk) {
-                for (int64_t m = m0; m < m1; m += tk->rows) {
-                    const int nr = static_cast<int>(m1 - m < tk->rows ? m1 - m : tk->rows);
-                    tk->fn(K, nr, element_ptr(a, 0, m, i2 / r2, i3 / r3), a->nb[1], static_cast<int>(n1 - n0), panel,
-                           arow, reinterpret_cast<float *>(element_ptr(dst, m, n0, i2, i3)),
-                           dst->nb[1] / sizeof(float), twork);
-                }
-                continue;
-            }
-            const int64_t step = vd->vec_dot2 ? 2 : 1;  // weight rows per dot call
-            for (int64_t m = m0; m < m1; m += step) {
-                const char * wrow = element_ptr(a, 0, m, i2 / r2, i3 / r3);
-                const bool   pair = step == 2 && m + 1 < m1;
-                if (ahead) {
-                    for (int64_t r = m + k_prefetch_rows; r < m + k_prefetch_rows + step && r < m1; ++r) {
-                        prefetch_row(element_ptr(a, 0, r, i2 / r2, i3 / r3), wbytes);
-                    }
-                }
+    // units [begin, end): weight rows of one slab or more, all their columns
+    const auto run = [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end;) {
+            const int64_t slab = u / M;
+            const int64_t i2   = slab % b->ne[2];
+            const int64_t i3   = slab / b->ne[2];
+            const int64_t m0   = u % M;
+            const int64_t m1   = (slab + 1) * M < end ? M : end - slab * M;
+            for (int64_t n0 = 0; n0 < N; n0 += cols) {
+                const int64_t n1 = n0 + cols < N ? n0 + cols : N;
                 for (int64_t n = n0; n < n1; ++n) {
-                    const char * act = panel + (n - n0) * arow;
-                    float        s[2];
-                    if (pair) {
-                        vd->vec_dot2(K, s, wrow, a->nb[1], act);
-                        put(dst, m + 1, n, i2, i3, s[1]);
-                    } else {
-                        vd->vec_dot(K, s, wrow, act);
+                    vd->from_float(read_row(b, n, i2, i3, bbuf), panel + (n - n0) * arow, K);
+                }
+                if (tk) {
+                    for (int64_t m = m0; m < m1; m += tk->rows) {
+                        const int nr = static_cast<int>(m1 - m < tk->rows ? m1 - m : tk->rows);
+                        tk->fn(K, nr, element_ptr(a, 0, m, i2 / r2, i3 / r3), a->nb[1], static_cast<int>(n1 - n0),
+                               panel, arow, reinterpret_cast<float *>(element_ptr(dst, m, n0, i2, i3)),
+                               dst->nb[1] / sizeof(float), twork);
                     }
-                    put(dst, m, n, i2, i3, s[0]);
+                    continue;
+                }
+                const int64_t step = vd->vec_dot2 ? 2 : 1;  // weight rows per dot call
+                for (int64_t m = m0; m < m1; m += step) {
+                    const char * wrow = element_ptr(a, 0, m, i2 / r2, i3 / r3);
+                    const bool   pair = step == 2 && m + 1 < m1;
+                    if (ahead) {
+                        for (int64_t r = m + k_prefetch_rows; r < m + k_prefetch_rows + step && r < m1; ++r) {
+                            prefetch_row(element_ptr(a, 0, r, i2 / r2, i3 / r3), wbytes);
+                        }
+                    }
+                    for (int64_t n = n0; n < n1; ++n) {
+                        const char * act = panel + (n - n0) * arow;
+                        float        s[2];
+                        if (pair) {
+                            vd->vec_dot2(K, s, wrow, a->nb[1], act);
+                            put(dst, m + 1, n, i2, i3, s[1]);
+                        } else {
+                            vd->vec_dot(K, s, wrow, act);
+                        }
+                        put(dst, m, n, i2, i3, s[0]);
+                    }
                 }
             }
+            u = slab * M + m1;
         }
-        u = slab * M + m1;
+    };
+    const int64_t total = M * b->ne[2] * b->ne[3];
+    if (N > 1) {
+        const row_range units = split_rows(total, p.ith, p.nth);
+        run(units.begin, units.end);
+        return;
+    }
+    const int64_t per = decode_chunk(total, p.nth);
+    for (int64_t c = next_chunk(p, -1); c * per < total; c = next_chunk(p, c)) {
+        run(c * per, (c + 1) * per < total ? (c + 1) * per : total);
     }
 }
 
