@@ -16,6 +16,8 @@
 
 #include "quant/fp4.h"
 
+#include <array>
+
 namespace gk::cpu::detail {
 namespace {
 
@@ -49,6 +51,29 @@ constexpr int max_abs(const int8_t (&values)[16]) {
     return m;
 }
 
+/// The smallest entry of a codebook.
+constexpr int min_entry(const int8_t (&values)[16]) {
+    int m = values[0];
+    for (int8_t v : values) {
+        m = v < m ? v : m;
+    }
+    return m;
+}
+
+/// A codebook shifted by -min_entry: every entry an unsigned byte (iq4_nl 0..240, E2M1
+/// doubled 0..24).
+template <const int8_t (&Values)[16]>
+struct biased_codebook {
+    static constexpr int                     bias    = -min_entry(Values);
+    static constexpr std::array<uint8_t, 16> entries = [] {
+        std::array<uint8_t, 16> e{};
+        for (int i = 0; i < 16; ++i) {
+            e[static_cast<size_t>(i)] = static_cast<uint8_t>(Values[i] + bias);
+        }
+        return e;
+    }();
+};
+
 template <class W, const int8_t (&Values)[16]>
 struct codebook32 : codebook<Values>, format_base<W, block_q8_0, QK8_0, QK8_0> {
     static constexpr int max_weight = max_abs(Values);
@@ -56,12 +81,33 @@ struct codebook32 : codebook<Values>, format_base<W, block_q8_0, QK8_0, QK8_0> {
 #if defined(GK_SIMD_X86) || defined(GK_SIMD_NEON)
     static auto unpack(const W * x, int64_t k) { return codebook<Values>::lookup(split_nibbles(x[k].qs)); }
 #endif
+#if defined(GK_SIMD_X86)
+    /// The entries as unsigned codes (vec_dot_blocks.h's biased_codes): looked up in the
+    /// codebook shifted by `bias`, value = code - bias.
+    static __m256i codes(const W * x, int64_t k) {
+        const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i *>(biased_codebook<Values>::entries.data()));
+        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), split_nibbles(x[k].qs));
+    }
+    static constexpr int bias = biased_codebook<Values>::bias;
+#endif
 };
 
 struct iq4_nl_format : codebook32<block_iq4_nl, quant::k_iq4nl_values> {};
 
 struct mxfp4_format : codebook32<block_mxfp4, quant::k_e2m1_doubled> {
     static float wscale(const weight * x, int64_t u) { return quant::e8m0_to_fp32_half(x[u].e); }
+#if defined(GK_SIMD_X86)
+    /// The four blocks' scales as e8m0_to_fp32_half forms them, in one vector: (e - 1) <<
+    /// 23, or 0x00200000 << e for the subnormals of e = 0 and 1.
+    static f32x4 wscales4(const weight * x) {
+        const uint32_t e = x[0].e | static_cast<uint32_t>(x[1].e) << 8 | static_cast<uint32_t>(x[2].e) << 16 |
+                           static_cast<uint32_t>(x[3].e) << 24;
+        const __m128i v      = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(e)));
+        const __m128i normal = _mm_slli_epi32(_mm_sub_epi32(v, _mm_set1_epi32(1)), 23);
+        const __m128i tiny   = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), v);
+        return _mm_castsi128_ps(_mm_blendv_epi8(normal, tiny, _mm_cmpgt_epi32(_mm_set1_epi32(2), v)));
+    }
+#endif
 };
 
 /// nvfp4: four groups of 16 codes per block, group s in qs[8s .. 8s + 7] (low nibbles
