@@ -390,6 +390,7 @@ template <class F>
 i32x4x2 isums4x2(const typename F::weight * x0, const typename F::weight * x1, const typename F::act * y) {
     if constexpr (requires { F::isums4x2(x0, x1, y); }) {
         return F::isums4x2(x0, x1, y);
+#if defined(GK_SIMD_X86)
     } else if constexpr (biased_codes<F> && F::unit == QK8_0) {
         __m256i p0[4], p1[4];
         for (int k = 0; k < 4; ++k) {
@@ -399,6 +400,7 @@ i32x4x2 isums4x2(const typename F::weight * x0, const typename F::weight * x1, c
             p1[k]            = _mm256_dpbusd_epi32(nb, F::codes(x1, k), a);
         }
         return {simd::x86::hsum4_i32(p0[0], p0[1], p0[2], p0[3]), simd::x86::hsum4_i32(p1[0], p1[1], p1[2], p1[3])};
+#endif
     } else {
         return {isums4<F>(x0, y), isums4<F>(x1, y)};
     }
