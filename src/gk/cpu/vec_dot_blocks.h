@@ -166,8 +166,8 @@ inline f32x4 to_f32x4(i32x4 v) { return _mm_cvtepi32_ps(v); }
 /// 16 bytes of 4-bit codes split into 32 bytes: the low nibbles (elements 0..15) in the
 /// low 128-bit lane, the high nibbles (16..31) in the high lane.
 inline __m256i split_nibbles(const uint8_t * qs) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(qs)));
+    return _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0F));
 }
 
 /// The 32 bits in bytes b .. b + 3 of each 128-bit lane of `bits` (b < 13, both lanes
