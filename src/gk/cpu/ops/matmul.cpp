@@ -51,8 +51,12 @@ constexpr int64_t k_prefetch_rows = 4;
 constexpr size_t  k_short_row     = 2048;
 
 /// Weight rows per chunk of a decode (one column) over `total` rows on nth threads: about
-/// 16 chunks per thread (next_chunk hands them out), at least 16 rows each.
+/// 16 chunks per thread (next_chunk hands them out), at least 16 rows each; one chunk for
+/// one thread.
 int64_t decode_chunk(int64_t total, int nth) {
+    if (nth == 1) {
+        return total;
+    }
     const int64_t per = (total + 16 * nth - 1) / (16 * nth);
     return per < 16 ? 16 : per;
 }
@@ -109,6 +113,9 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
     float *                bbuf  = w.floats(K);
     auto *                 panel = static_cast<char *>(w.take(arow * static_cast<size_t>(cols)));
     void *                 twork = tk ? w.take(tk->work_bytes) : nullptr;
+    // The slab whose converted columns the panel holds, when one panel takes all N
+    // columns: a decode's chunks of one slab convert its activation row once per thread.
+    int64_t panel_slab = -1;
     // units [begin, end): weight rows of one slab or more, all their columns
     const auto run = [&](int64_t begin, int64_t end) {
         for (int64_t u = begin; u < end;) {
@@ -119,8 +126,11 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
             const int64_t m1   = (slab + 1) * M < end ? M : end - slab * M;
             for (int64_t n0 = 0; n0 < N; n0 += cols) {
                 const int64_t n1 = n0 + cols < N ? n0 + cols : N;
-                for (int64_t n = n0; n < n1; ++n) {
-                    vd->from_float(read_row(b, n, i2, i3, bbuf), panel + (n - n0) * arow, K);
+                if (N > cols || slab != panel_slab) {
+                    for (int64_t n = n0; n < n1; ++n) {
+                        vd->from_float(read_row(b, n, i2, i3, bbuf), panel + (n - n0) * arow, K);
+                    }
+                    panel_slab = slab;
                 }
                 if (tk) {
                     for (int64_t m = m0; m < m1; m += tk->rows) {
