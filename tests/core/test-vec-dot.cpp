@@ -140,6 +140,16 @@ TEST(VecDot, FloatDotsMatchTwinAndTruth) {
                 t->vec_dot_scalar(n, &s_twin, x.data(), y.data());
                 ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n << ": " << s << " vs " << s_twin;
                 hash.add(s);
+                if (t->vec_dot2) {  // the pair form: y's row after this one, each with its own dot's bits
+                    std::vector<uint8_t> two(x);
+                    two.insert(two.end(), y.begin(), y.end());
+                    float s2[2] = {NAN, NAN}, s_yy = NAN;
+                    t->vec_dot2(n, s2, two.data(), x.size(), y.data());
+                    t->vec_dot(n, &s_yy, y.data(), y.data());
+                    ASSERT_TRUE(same_bits(s2[0], s) && same_bits(s2[1], s_yy))
+                        << gk_type_name(type) << " vec_dot2 n=" << n << ": " << s2[0] << ", " << s2[1] << " vs " << s
+                        << ", " << s_yy;
+                }
 
                 const std::vector<float> xf = widen(type, x, n), yf = widen(type, y, n);
                 double truth = 0.0, mag = 0.0;

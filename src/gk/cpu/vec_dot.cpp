@@ -100,8 +100,11 @@ void set_kernel(table & t, gk_type w, vec_dot_fn fn, vec_dot_fn twin, dot_path p
 
 table build_table() {
     table t;
-    set_kernel(t, GK_TYPE_F32, vec_dot_f32, vec_dot_f32_scalar, float_path);
-    set_kernel(t, GK_TYPE_F16, vec_dot_f16, vec_dot_f16_scalar, float_path);
+    // Two float rows keep 2 x 64 partial sums in registers: only where a chain is one
+    // register (16 lanes, AVX-512) do they fit without spilling.
+    const bool float_pairs = simd::vf_lanes == float_lanes;
+    set_kernel(t, GK_TYPE_F32, vec_dot_f32, vec_dot_f32_scalar, float_path, float_pairs ? vec_dot_f32_x2 : nullptr);
+    set_kernel(t, GK_TYPE_F16, vec_dot_f16, vec_dot_f16_scalar, float_path, float_pairs ? vec_dot_f16_x2 : nullptr);
     if (vec_dot_fn dp = bf16_instruction_dot()) {
         set_kernel(t, GK_TYPE_BF16, dp, vec_dot_bf16_scalar, dot_path::bf16_dpbf16);
     } else {

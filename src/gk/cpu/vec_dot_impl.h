@@ -127,9 +127,12 @@ GK_DECLARE_DOT(vec_dot_iq3_s_q8_K)
 GK_DECLARE_DOT(vec_dot_iq1_s_q8_K)
 GK_DECLARE_DOT(vec_dot_iq1_m_q8_K)
 
-/// The formats of vec_dot_blocks.h also take two weight rows at once (vec_dot2_fn).
+/// f32, f16 and the formats of vec_dot_blocks.h also take two weight rows at once
+/// (vec_dot2_fn).
 #define GK_DECLARE_DOT2(name) void name##_x2(int64_t n, float * s, const void * x, size_t bx, const void * y);
 
+GK_DECLARE_DOT2(vec_dot_f32)
+GK_DECLARE_DOT2(vec_dot_f16)
 GK_DECLARE_DOT2(vec_dot_q8_0_q8_0)
 GK_DECLARE_DOT2(vec_dot_q4_0_q8_0)
 GK_DECLARE_DOT2(vec_dot_q4_1_q8_1)
