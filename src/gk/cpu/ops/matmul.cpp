@@ -46,9 +46,12 @@ constexpr int64_t k_panel = 16;  // b rows converted at a time
 // generation (rows of 440 bytes to 1.7 KB) 39.3 -> 43.7 tokens/s (three alternating runs
 // each) and its 640 x 262144 q8_0 output matrix 1.03 -> 1.31 of ggml, while 4096-element
 // rows lost (q8_0, 4.3 KB: 1.05 -> 0.87; q5_0, 2.8 KB: 1.00 -> 0.96). So there rows of at
-// most 2 KiB are read ahead.
+// most 2 KiB are read ahead. On the Intel Xeon the longest rows lose too: f32 4096 x 14336
+// (16 KB rows) 0.91-0.97 of ggml with, 0.96-1.01 without (three alternating rounds), while
+// bf16's 8 KB rows measured the same both ways; so there rows up to 8 KiB are read ahead.
 constexpr int64_t k_prefetch_rows = 4;
 constexpr size_t  k_short_row     = 2048;
+constexpr size_t  k_long_row      = 8192;
 
 /// Weight rows per chunk of a decode (one column) over `total` rows on nth threads: about
 /// 16 chunks per thread (next_chunk hands them out), at least 16 rows each; one chunk for
@@ -64,7 +67,7 @@ int64_t decode_chunk(int64_t total, int nth) {
 /// Whether the per-row loop reads rows of `row_bytes` ahead on this host (see above).
 bool read_ahead(size_t row_bytes) {
     static const cpu_features & host = host_cpu();
-    return !host.amd || (!host.avx512 && row_bytes <= k_short_row);
+    return host.amd ? !host.avx512 && row_bytes <= k_short_row : row_bytes <= k_long_row;
 }
 
 /// Ask for the `bytes` at p to be brought into the cache (a hint: no effect on results).
