@@ -141,10 +141,11 @@ TEST(VecDot, FloatDotsMatchTwinAndTruth) {
                 ASSERT_TRUE(same_bits(s, s_twin)) << gk_type_name(type) << " n=" << n << ": " << s << " vs " << s_twin;
                 hash.add(s);
                 if (t->vec_dot2) {  // the pair form: y's row after this one, each with its own dot's bits
-                    std::vector<uint8_t> two(x);
+                    const size_t         rb = gk_row_size(type, n);  // x holds a spare byte after the row
+                    std::vector<uint8_t> two(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(rb));
                     two.insert(two.end(), y.begin(), y.end());
                     float s2[2] = {NAN, NAN}, s_yy = NAN;
-                    t->vec_dot2(n, s2, two.data(), x.size(), y.data());
+                    t->vec_dot2(n, s2, two.data(), rb, y.data());
                     t->vec_dot(n, &s_yy, y.data(), y.data());
                     ASSERT_TRUE(same_bits(s2[0], s) && same_bits(s2[1], s_yy))
                         << gk_type_name(type) << " vec_dot2 n=" << n << ": " << s2[0] << ", " << s2[1] << " vs " << s
