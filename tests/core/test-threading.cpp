@@ -423,38 +423,46 @@ TEST(Threading, DecodeChunksInConsecutiveSteps) {
     }
 }
 
-// mul_mat_id takes an expert's weight rows two at a time where the type has vec_dot2: an
-// odd row count leaves a last row alone. Every element must be the single row's vec_dot.
+// mul_mat_id takes an expert's weight rows two at a time where the type has vec_dot2 (an
+// odd row count leaves a last row alone) and, with few destination columns (a decode),
+// cuts each expert's rows into parts handed out at run time. Every element must be the
+// single row's vec_dot, at every thread count.
 TEST(Threading, MulMatIdAgainstVecDot) {
-    const int64_t K = 64, M = 21, E = 6, U = 4, T = 9;
-    env           e(8u << 20);
-    gk_tensor *   as  = e.rand(GK_TYPE_Q8_0, K, M, E);
-    gk_tensor *   b   = e.f32(K, 1, T);
-    gk_tensor *   ids = e.indices(E, U, T);
-    gk_tensor *   y   = gk_mul_mat_id(e.ctx, as, b, ids);
-    ASSERT_NE(y, nullptr) << gk_last_error(e.ctx);
-    gk_cgraph * g = gk_new_graph(e.ctx);
-    gk_build_forward_expand(g, y);
+    struct shape {
+        int64_t U, T;  // experts used per token, tokens
+    };
+    for (const shape sh : {shape{4, 9}, shape{2, 1}}) {
+        const int64_t K = 64, M = 69, E = 6;
+        env           e(8u << 20);
+        gk_tensor *   as  = e.rand(GK_TYPE_Q8_0, K, M, E);
+        gk_tensor *   b   = e.f32(K, 1, sh.T);
+        gk_tensor *   ids = e.indices(E, sh.U, sh.T);
+        gk_tensor *   y   = gk_mul_mat_id(e.ctx, as, b, ids);
+        ASSERT_NE(y, nullptr) << gk_last_error(e.ctx);
+        gk_cgraph * g = gk_new_graph(e.ctx);
+        gk_build_forward_expand(g, y);
 
-    const auto *       vd = gk::cpu::get_vec_dot_traits(GK_TYPE_Q8_0);
-    std::vector<char>  act(gk_row_size(vd->vec_dot_type, K));
-    std::vector<float> expect;
-    for (int64_t t = 0; t < T; ++t) {
-        vd->from_float(reinterpret_cast<const float *>(static_cast<const char *>(b->data) + t * b->nb[2]), act.data(),
-                       K);
-        for (int64_t u = 0; u < U; ++u) {
-            const int64_t x = static_cast<const int32_t *>(ids->data)[t * U + u];
-            for (int64_t m = 0; m < M; ++m) {
-                float s;
-                vd->vec_dot(K, &s, static_cast<const char *>(as->data) + m * as->nb[1] + x * as->nb[2], act.data());
-                expect.push_back(s);
+        const auto *       vd = gk::cpu::get_vec_dot_traits(GK_TYPE_Q8_0);
+        std::vector<char>  act(gk_row_size(vd->vec_dot_type, K));
+        std::vector<float> expect;
+        for (int64_t t = 0; t < sh.T; ++t) {
+            vd->from_float(reinterpret_cast<const float *>(static_cast<const char *>(b->data) + t * b->nb[2]),
+                           act.data(), K);
+            for (int64_t u = 0; u < sh.U; ++u) {
+                const int64_t x = static_cast<const int32_t *>(ids->data)[t * sh.U + u];
+                for (int64_t m = 0; m < M; ++m) {
+                    float s;
+                    vd->vec_dot(K, &s, static_cast<const char *>(as->data) + m * as->nb[1] + x * as->nb[2], act.data());
+                    expect.push_back(s);
+                }
             }
         }
-    }
-    for (int nth : k_thread_counts) {
-        std::memset(y->data, 0xFF, gk_nbytes(y));
-        ASSERT_EQ(gk_graph_compute(g, nth), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
-        ASSERT_EQ(std::memcmp(y->data, expect.data(), expect.size() * sizeof(float)), 0) << "at " << nth << " threads";
+        for (int nth : k_thread_counts) {
+            std::memset(y->data, 0xFF, gk_nbytes(y));
+            ASSERT_EQ(gk_graph_compute(g, nth), GK_STATUS_SUCCESS) << gk_last_error(e.ctx);
+            ASSERT_EQ(std::memcmp(y->data, expect.data(), expect.size() * sizeof(float)), 0)
+                << "U=" << sh.U << " T=" << sh.T << " at " << nth << " threads";
+        }
     }
 }
 

@@ -18,8 +18,10 @@
 // unpacking each weight block once per panel; its elements have the same bits.
 //
 // mul_mat_id splits by destination row (u, t) - one token's use of one expert each:
-// dst[:, u, t] = as[:, :, ids[u, t]] * b[:, u % B1, t]. An expert id outside [0, E) is
-// GK_STATUS_OUT_OF_RANGE.
+// dst[:, u, t] = as[:, :, ids[u, t]] * b[:, u % B1, t] - each cut into parts of the
+// expert's rows when there are too few of them to keep every thread busy (a decode uses
+// a handful of experts), the chunks handed out at run time (next_chunk). An expert id
+// outside [0, E) is GK_STATUS_OUT_OF_RANGE.
 //
 // out_prod splits by destination row (n, i2, i3) and accumulates over k in order:
 // dst[m, n] = sum_k a[m, k] b[n, k], in f32.
@@ -62,6 +64,15 @@ int64_t decode_chunk(int64_t total, int nth) {
     }
     const int64_t per = (total + 16 * nth - 1) / (16 * nth);
     return per < 16 ? 16 : per;
+}
+
+/// Parts each destination column of mul_mat_id is cut into, by its expert's M weight rows:
+/// about 4 chunks per thread over all `cols` columns (a decode has only a few, one per
+/// expert used), none under 16 rows; one when the columns alone give every thread work.
+int64_t expert_parts(int64_t cols, int64_t M, int nth) {
+    const int64_t want = (4 * static_cast<int64_t>(nth) + cols - 1) / cols;
+    const int64_t most = M / 16 > 1 ? M / 16 : 1;
+    return want < 1 ? 1 : (want > most ? most : want);
 }
 
 /// Whether the per-row loop reads rows of `row_bytes` ahead on this host (see above).
@@ -195,25 +206,32 @@ void mul_mat_id(const compute_params & p, gk_tensor * dst) {
     const gk_tensor *      ids  = dst->src[2];
     const vec_dot_traits * vd   = get_vec_dot_traits(as->type);
     const int64_t          K    = as->ne[0];
+    const int64_t          M     = as->ne[1];
+    const int64_t          cols  = dst->ne[1] * dst->ne[2] * dst->ne[3];
+    const int64_t          parts = expert_parts(cols, M, p.nth);
     scratch                w    = p.work();
     float *                bbuf = w.floats(K);
     auto *                 act  = static_cast<char *>(w.take(act_row_bytes(as)));
-    for_each_row(p, dst, [&](int64_t u, int64_t t, int64_t) {
-        if (p.error->failed()) {
-            return;
+    int64_t                have  = -1;  // the destination column whose activation `act` holds
+    int64_t                e     = 0;   // and its expert
+    for (int64_t c = next_chunk(p, -1); c < cols * parts && !p.error->failed(); c = next_chunk(p, c)) {
+        const row_index ri = unflatten_row(dst, c / parts);
+        const int64_t   u = ri.i1, t = ri.i2;
+        if (c / parts != have) {
+            e = read_index(ids, u, t, 0, 0);
+            if (e < 0 || e >= as->ne[2]) {
+                p.error->set(GK_STATUS_OUT_OF_RANGE, "expert id %lld at [%lld, %lld] is outside [0, %lld)",
+                             static_cast<long long>(e), static_cast<long long>(u), static_cast<long long>(t),
+                             static_cast<long long>(as->ne[2]));
+                return;
+            }
+            vd->from_float(read_row(b, u % b->ne[1], t, 0, bbuf), act, K);
+            have = c / parts;
         }
-        const int64_t e = read_index(ids, u, t, 0, 0);
-        if (e < 0 || e >= as->ne[2]) {
-            p.error->set(GK_STATUS_OUT_OF_RANGE, "expert id %lld at [%lld, %lld] is outside [0, %lld)",
-                         static_cast<long long>(e), static_cast<long long>(u), static_cast<long long>(t),
-                         static_cast<long long>(as->ne[2]));
-            return;
-        }
-        vd->from_float(read_row(b, u % b->ne[1], t, 0, bbuf), act, K);
-        const int64_t M = as->ne[1];
-        for (int64_t m = 0; m < M; m += vd->vec_dot2 ? 2 : 1) {
+        const int64_t m1 = (c % parts + 1) * M / parts;
+        for (int64_t m = c % parts * M / parts; m < m1; m += vd->vec_dot2 ? 2 : 1) {
             float s[2];
-            if (vd->vec_dot2 && m + 1 < M) {
+            if (vd->vec_dot2 && m + 1 < m1) {
                 vd->vec_dot2(K, s, element_ptr(as, 0, m, e, 0), as->nb[1], act);
                 put(dst, m + 1, u, t, 0, s[1]);
             } else {
@@ -221,7 +239,7 @@ void mul_mat_id(const compute_params & p, gk_tensor * dst) {
             }
             put(dst, m, u, t, 0, s[0]);
         }
-    });
+    }
 }
 
 void out_prod(const compute_params & p, gk_tensor * dst) {
