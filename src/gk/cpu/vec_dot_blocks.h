@@ -190,8 +190,8 @@ inline __m256i bit_clear_bytes(const uint8_t * p) {
     return bit_clear_bytes(_mm256_set1_epi32(static_cast<int>(bits)), 0);
 }
 
-/// True where a format gives its weights as unsigned codes with a bias (value = code -
-/// F::bias) and the build has VNNI: a block's products are then VPDPBUSD of the codes
+/// True where a format gives its weights as unsigned codes with a nonzero bias (value =
+/// code - F::bias) and the build has VNNI: a block's products are then VPDPBUSD of the codes
 /// with the activations, accumulated onto -bias x the activations' sums in fours (exact:
 /// the same int32 lanes as the signed products), and that term is one per activation
 /// block, shared by the rows of the two-row form.
@@ -199,7 +199,7 @@ inline __m256i bit_clear_bytes(const uint8_t * p) {
 template <class F>
 constexpr bool biased_codes = requires(const typename F::weight * x) {
     F::codes(x, int64_t{0});
-    F::bias;
+    requires F::bias != 0;
 };
 #else
 template <class F>

@@ -29,10 +29,12 @@ using quant::block_q8_0;
 /// Codes -> codebook entries, 32 at a time.
 template <const int8_t (&Values)[16]> struct codebook {
 #if defined(GK_SIMD_X86)
-    static __m256i lookup(__m256i codes) {
-        const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i *>(Values));
+    /// Entry codes[i] of the 16 bytes at `table`, in both 128-bit lanes.
+    static __m256i lookup_in(const void * table, __m256i codes) {
+        const __m128i t = _mm_loadu_si128(static_cast<const __m128i *>(table));
         return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), codes);
     }
+    static __m256i lookup(__m256i codes) { return lookup_in(Values, codes); }
 #elif defined(GK_SIMD_NEON)
     static int8x16x2_t lookup(uint8x16x2_t codes) {
         const int8x16_t t = vld1q_s8(Values);
@@ -85,8 +87,7 @@ struct codebook32 : codebook<Values>, format_base<W, block_q8_0, QK8_0, QK8_0> {
     /// The entries as unsigned codes (vec_dot_blocks.h's biased_codes): looked up in the
     /// codebook shifted by `bias`, value = code - bias.
     static __m256i codes(const W * x, int64_t k) {
-        const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i *>(biased_codebook<Values>::entries.data()));
-        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), split_nibbles(x[k].qs));
+        return codebook<Values>::lookup_in(biased_codebook<Values>::entries.data(), split_nibbles(x[k].qs));
     }
     static constexpr int bias = biased_codebook<Values>::bias;
 #endif

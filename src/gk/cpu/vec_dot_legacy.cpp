@@ -52,9 +52,10 @@ template <class W, class A, int Offset> struct nibble_format : format_base<W, A,
 
 #if defined(GK_SIMD_X86)
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-    /// q4_0 / q5_0 as unsigned codes (vec_dot_blocks.h's biased_codes): the nibble, for
-    /// q5_0 with 16 added where the fifth bit is set; value = code - Offset.
-    static __m256i codes(const W * x, int64_t k) requires(Offset != 0) {
+    /// The unsigned codes: the nibble, for q5 with 16 added where the fifth bit is set (qh
+    /// the mask of one byte add); value = code - Offset. q4_0 / q5_0 dot them on VNNI
+    /// (vec_dot_blocks.h's biased_codes); they are q4_1's / q5_1's unpacked bytes.
+    static __m256i codes(const W * x, int64_t k) {
         const __m256i q = split_nibbles(x[k].qs);
         if constexpr (five_bit) {
             uint32_t bits;
@@ -69,15 +70,17 @@ template <class W, class A, int Offset> struct nibble_format : format_base<W, A,
     /// q5: the fifth bit adds 16 where set; q5_0 instead adds 0xF0 (-16) where it is clear.
     /// With byte masks (AVX-512) the 32 bits of qh are the mask of a byte subtract or add.
     static __m256i unpack(const W * x, int64_t k) {
-        const __m256i q = split_nibbles(x[k].qs);
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-        if constexpr (five_bit) {
+        if constexpr (five_bit && Offset == 0) {
+            return codes(x, k);
+        } else if constexpr (five_bit) {
             uint32_t bits;
             std::memcpy(&bits, x[k].qh, sizeof bits);
-            return Offset != 0 ? _mm256_mask_sub_epi8(q, _cvtu32_mask32(~bits), q, _mm256_set1_epi8(16))
-                               : _mm256_mask_add_epi8(q, _cvtu32_mask32(bits), q, _mm256_set1_epi8(16));
+            const __m256i q = split_nibbles(x[k].qs);
+            return _mm256_mask_sub_epi8(q, _cvtu32_mask32(~bits), q, _mm256_set1_epi8(16));
         }
 #endif
+        const __m256i q = split_nibbles(x[k].qs);
         if constexpr (five_bit) {
             const __m256i clear = bit_clear_bytes(x[k].qh);
             return _mm256_or_si256(q, Offset != 0 ? _mm256_and_si256(clear, _mm256_set1_epi8(-16))

@@ -75,6 +75,21 @@ int64_t expert_parts(int64_t cols, int64_t M, int nth) {
     return want < 1 ? 1 : (want > most ? most : want);
 }
 
+/// Weight rows the per-row loops take in one dot call with `left` rows left: two where the
+/// type has vec_dot2, else one.
+int64_t rows_per_dot(const vec_dot_traits * vd, int64_t left) { return vd->vec_dot2 && left > 1 ? 2 : 1; }
+
+/// s[0 .. nr - 1] = the dots of nr (rows_per_dot) weight rows from w, nb1 bytes apart, with
+/// activation row act.
+void dot_rows(const vec_dot_traits * vd, int64_t K, const char * w, size_t nb1, int64_t nr, const char * act,
+              float * s) {
+    if (nr == 2) {
+        vd->vec_dot2(K, s, w, nb1, act);
+    } else {
+        vd->vec_dot(K, s, w, act);
+    }
+}
+
 /// Whether the per-row loop reads rows of `row_bytes` ahead on this host (see above).
 bool read_ahead(size_t row_bytes) {
     static const cpu_features & host = host_cpu();
@@ -155,25 +170,20 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
                     }
                     continue;
                 }
-                const int64_t step = vd->vec_dot2 ? 2 : 1;  // weight rows per dot call
-                for (int64_t m = m0; m < m1; m += step) {
-                    const char * wrow = element_ptr(a, 0, m, i2 / r2, i3 / r3);
-                    const bool   pair = step == 2 && m + 1 < m1;
+                for (int64_t m = m0, nr; m < m1; m += nr) {
+                    nr = rows_per_dot(vd, m1 - m);
                     if (ahead) {
-                        for (int64_t r = m + k_prefetch_rows; r < m + k_prefetch_rows + step && r < m1; ++r) {
+                        for (int64_t r = m + k_prefetch_rows; r < m + k_prefetch_rows + nr && r < m1; ++r) {
                             prefetch_row(element_ptr(a, 0, r, i2 / r2, i3 / r3), wbytes);
                         }
                     }
                     for (int64_t n = n0; n < n1; ++n) {
-                        const char * act = panel + (n - n0) * arow;
-                        float        s[2];
-                        if (pair) {
-                            vd->vec_dot2(K, s, wrow, a->nb[1], act);
-                            put(dst, m + 1, n, i2, i3, s[1]);
-                        } else {
-                            vd->vec_dot(K, s, wrow, act);
+                        float s[2];
+                        dot_rows(vd, K, element_ptr(a, 0, m, i2 / r2, i3 / r3), a->nb[1], nr, panel + (n - n0) * arow,
+                                 s);
+                        for (int64_t r = 0; r < nr; ++r) {
+                            put(dst, m + r, n, i2, i3, s[r]);
                         }
-                        put(dst, m, n, i2, i3, s[0]);
                     }
                 }
             }
@@ -229,15 +239,13 @@ void mul_mat_id(const compute_params & p, gk_tensor * dst) {
             have = c / parts;
         }
         const int64_t m1 = (c % parts + 1) * M / parts;
-        for (int64_t m = c % parts * M / parts; m < m1; m += vd->vec_dot2 ? 2 : 1) {
+        for (int64_t m = c % parts * M / parts, nr; m < m1; m += nr) {
+            nr = rows_per_dot(vd, m1 - m);
             float s[2];
-            if (vd->vec_dot2 && m + 1 < m1) {
-                vd->vec_dot2(K, s, element_ptr(as, 0, m, e, 0), as->nb[1], act);
-                put(dst, m + 1, u, t, 0, s[1]);
-            } else {
-                vd->vec_dot(K, s, element_ptr(as, 0, m, e, 0), act);
+            dot_rows(vd, K, element_ptr(as, 0, m, e, 0), as->nb[1], nr, act, s);
+            for (int64_t r = 0; r < nr; ++r) {
+                put(dst, m + r, u, t, 0, s[r]);
             }
-            put(dst, m, u, t, 0, s[0]);
         }
     }
 }
