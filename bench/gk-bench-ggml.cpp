@@ -1,6 +1,8 @@
 // gk-bench-ggml.cpp - gk-bench's reference side: the same graphs as gk-bench-gk.cpp built
 // with a reference ggml and run by its CPU compute pass (ggml_graph_plan +
-// ggml_graph_compute, one work buffer kept between runs). The tensors live in a plain
+// ggml_graph_compute, one work buffer kept between runs) on a thread pool kept between runs,
+// as llama.cpp keeps one per context (ggml_threadpool_new with its default polling; paused at
+// the end of a burst). The tensors live in a plain
 // context, so ggml computes through its vec_dot kernels (no repacked weights).
 #include "gk-bench.h"
 
@@ -25,6 +27,9 @@ bool ggml_can_dot(ggml_type t, int64_t k) {
 class ggml_matmul final : public matmul {
 public:
     ~ggml_matmul() override {
+        if (pool_) {
+            ggml_threadpool_free(pool_);
+        }
         ggml_free(ctx_);
         std::free(work_);
     }
@@ -64,7 +69,19 @@ public:
     }
 
     bool run(size_t s, int n_threads, std::string & err) override {
-        ggml_cplan plan = ggml_graph_plan(graphs_[s], n_threads, nullptr);
+        if (!pool_ || pool_threads_ != n_threads) {
+            if (pool_) {
+                ggml_threadpool_free(pool_);
+            }
+            ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+            pool_                      = ggml_threadpool_new(&tpp);
+            pool_threads_              = n_threads;
+            if (!pool_) {
+                err = "ggml_threadpool_new failed for " + std::to_string(n_threads) + " threads";
+                return false;
+            }
+        }
+        ggml_cplan plan = ggml_graph_plan(graphs_[s], n_threads, pool_);
         if (plan.work_size > work_size_) {
             std::free(work_);
             work_size_ = (plan.work_size + 63) / 64 * 64;
@@ -84,6 +101,12 @@ public:
         return true;
     }
 
+    void rest() override {
+        if (pool_) {
+            ggml_threadpool_pause(pool_);
+        }
+    }
+
     const float * result(size_t s) const override { return static_cast<const float *>(outs_[s]->data); }
 
 private:
@@ -91,6 +114,8 @@ private:
     ggml_context *              ctx_       = nullptr;
     std::vector<ggml_cgraph *>  graphs_;
     std::vector<ggml_tensor *>  outs_;
+    ggml_threadpool *           pool_         = nullptr;  // for the thread count of the last run
+    int                         pool_threads_ = 0;
     void *                      work_      = nullptr;
     size_t                      work_size_ = 0;
 };

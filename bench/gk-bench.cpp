@@ -2,18 +2,22 @@
 // reference ggml with its CPU library, ggml's on the same bytes in the same process.
 //
 //   gk-bench [--types q4_0,q4_K,...] [--n 1,512] [--threads 1,2] [--k 4096] [--rows 14336]
-//            [--prompt-rows M] [--budget-ms 200] [--min-runs 3] [--no-ggml]
+//            [--prompt-rows M] [--budget-ms 200] [--min-runs 3] [--burst 3] [--no-ggml]
 //
 // For every type: a weight of k x rows (the gk codec encodes 128 rows of N(0, 1) values,
 // repeated to `rows`; the values do not change the time), and f32 N(0, 1) activations of n
 // columns per shape. Shapes with n > 1 use the first --prompt-rows weight rows. Each case
-// (type, shape, threads) runs once per library to warm up, then alternates gk and ggml
-// (the first of each pair alternating too) until --budget-ms has passed and each has run
-// --min-runs times. One markdown table row per case: median and best GFLOP/s of each
-// library (2 k m n / time), the ratio of the medians, at 1 thread the ratio of the median
-// CPU times (the process's: robust to the time slices a loaded machine takes away, while
-// the wall ratio is not), and the relative L2 difference of the two results. It reports, never judges: the exit status is 0 unless the arguments
-// are wrong.
+// (type, shape, threads) runs in bursts, as a model runner calls a library: an untimed run,
+// then --burst timed runs back to back, then the library rests (ggml's thread pool is
+// paused, gk's sleeps by itself). The bursts alternate between gk and ggml (which goes first
+// alternating too) until --budget-ms has passed and each has run --min-runs times. Runs
+// alternated one by one measured each library just after the other: at 2 threads gk's
+// worker had gone to sleep and was slow to wake, and ggml started new threads per run,
+// neither of which a model runner sees. One markdown table row per case: median and best
+// GFLOP/s of each library (2 k m n / time), the ratio of the medians, at 1 thread the ratio
+// of the median CPU times (the process's: robust to the time slices a loaded machine takes
+// away, while the wall ratio is not), and the relative L2 difference of the two results.
+// It reports, never judges: the exit status is 0 unless the arguments are wrong.
 #include "gk-bench.h"
 #include "median_time.h"
 
@@ -62,6 +66,7 @@ struct options {
     int64_t              prompt_rows = 0;  // 0: rows
     double               budget_ms   = 200;
     int                  min_runs    = 3;
+    int                  burst       = 3;
     bool                 ggml        = true;
 };
 
@@ -70,7 +75,8 @@ constexpr int64_t k_distinct_rows = 128;
 void usage(FILE * f) {
     std::fprintf(f,
                  "usage: gk-bench [--types LIST] [--n LIST] [--threads LIST] [--k K] [--rows M]\n"
-                 "                [--prompt-rows M] [--budget-ms MS] [--min-runs R] [--no-ggml]\n"
+                 "                [--prompt-rows M] [--budget-ms MS] [--min-runs R] [--burst B]\n"
+                 "                [--no-ggml]\n"
                  "  --types        weight types, comma separated (default: every type with a dot product)\n"
                  "  --n            activation columns per shape (default 1,512)\n"
                  "  --threads      thread counts (default 1,2)\n"
@@ -79,6 +85,7 @@ void usage(FILE * f) {
                  "  --prompt-rows  weight rows used by shapes with n > 1 (default: --rows)\n"
                  "  --budget-ms    time per case, both libraries together (default 200)\n"
                  "  --min-runs     timed runs per library per case, at least (default 3)\n"
+                 "  --burst        timed runs per burst, after one untimed run (default 3)\n"
                  "  --no-ggml      gk only, even when built against a reference ggml\n");
 }
 
@@ -153,6 +160,9 @@ std::optional<options> parse(int argc, char ** argv) {
         } else if (a == "--min-runs") {
             ok = ok && parse_int(value, v);
             o.min_runs = static_cast<int>(std::min<int64_t>(v, 1000000));
+        } else if (a == "--burst") {
+            ok      = ok && parse_int(value, v);
+            o.burst = static_cast<int>(std::min<int64_t>(v, 1000));
         } else {
             ok = false;
         }
@@ -282,21 +292,30 @@ std::string fmt(const char * f, double v) {
     return buf;
 }
 
-/// Time one case: a warm-up run each, then alternating pairs until the budget is spent.
+/// One burst of a library: an untimed run, then `o.burst` timed runs back to back, then the
+/// library rests (its threads stop polling, so they do not take the other's cores).
+void burst(const options & o, matmul & mm, timing & t, size_t s, int nth) {
+    if (t.failed()) {
+        return;
+    }
+    if (!mm.run(s, nth, t.error)) {
+        return;
+    }
+    for (int r = 0; r < o.burst; ++r) {
+        t.time(mm, s, nth);
+    }
+    mm.rest();
+}
+
+/// Time one case: bursts of each library, alternating (and which goes first alternating
+/// too), until the budget is spent and each has run --min-runs times.
 void run_case(const options & o, const problem & p, size_t s, int nth, matmul & ours, matmul * ref,
               std::vector<std::string> & notes) {
     const shape & sh    = p.shapes[s];
     const double  gflop = 2e-9 * static_cast<double>(sh.k) * static_cast<double>(sh.m) * static_cast<double>(sh.n);
     timing        a, b;
-    std::string   warm_err;
-    if (!ours.run(s, nth, warm_err)) {
-        a.error = warm_err;
-    }
-    if (ref && !ref->run(s, nth, warm_err)) {
-        b.error = warm_err;
-    }
-    const auto min_runs = static_cast<size_t>(o.min_runs);
-    const auto t0       = clock_type::now();
+    const auto    min_runs = static_cast<size_t>(o.min_runs);
+    const auto    t0       = clock_type::now();
     for (int round = 0;; ++round) {
         const double ms     = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
         const bool   enough = a.seconds.size() >= min_runs && (!ref || b.seconds.size() >= min_runs);
@@ -304,13 +323,13 @@ void run_case(const options & o, const problem & p, size_t s, int nth, matmul & 
             break;
         }
         if (round % 2 == 0) {
-            a.time(ours, s, nth);
+            burst(o, ours, a, s, nth);
         }
         if (ref) {
-            b.time(*ref, s, nth);
+            burst(o, *ref, b, s, nth);
         }
         if (round % 2 == 1) {
-            a.time(ours, s, nth);
+            burst(o, ours, a, s, nth);
         }
     }
     const std::string name  = gk_type_name(p.type);
@@ -374,11 +393,12 @@ bool built_with_reference() {
 
 int run(const options & o) {
     const bool compare = o.ggml && built_with_reference();
-    std::printf("gk-bench: mul_mat, weight %lld x %lld (rows used: %lld at n = 1, %lld at n > 1), f32 activations; "
-                "budget %.0f ms per case, >= %d runs per library; GFLOP/s = 2 K M N / time\n",
-                static_cast<long long>(o.k), static_cast<long long>(o.rows), static_cast<long long>(o.rows),
-                static_cast<long long>(o.prompt_rows), o.budget_ms, o.min_runs);
-    const char * reference = compare                 ? "ggml (same process, interleaved)"
+    std::printf(
+        "gk-bench: mul_mat, weight %lld x %lld (rows used: %lld at n = 1, %lld at n > 1), f32 activations; "
+        "budget %.0f ms per case, >= %d runs per library in bursts of %d; GFLOP/s = 2 K M N / time\n",
+        static_cast<long long>(o.k), static_cast<long long>(o.rows), static_cast<long long>(o.rows),
+        static_cast<long long>(o.prompt_rows), o.budget_ms, o.min_runs, o.burst);
+    const char * reference = compare                  ? "ggml (same process, alternating bursts)"
                              : built_with_reference() ? "off (--no-ggml)"
                                                       : "not built in";
     std::printf("cpu: %s; reference: %s\n\n", cpu_model().c_str(), reference);

@@ -59,6 +59,8 @@ public:
     /// Compute shape s on n_threads threads. False with `err` set when the library reports
     /// an error.
     virtual bool run(size_t s, int n_threads, std::string & err) = 0;
+    /// The end of a burst of runs: stop the library's threads from polling for work.
+    virtual void rest() {}
     /// The m x n results of the last run of shape s.
     virtual const float * result(size_t s) const = 0;
 };
