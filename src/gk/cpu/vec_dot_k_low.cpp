@@ -109,10 +109,43 @@ q2k_parts q2k_unpack(const block_q2_K & x) {
             _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4))};
 }
 
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+/// With VNNI: q * sc_g (at most 45) is looked up rather than multiplied, so each vector
+/// of 32 elements costs one VPDPBUSD where the view's form needs VPMADDUBSW and VPDPWSSD.
+/// Table t holds, at byte 4i + j of its low lane, j * sc of group 8t + 2i, and of group
+/// 8t + 2i + 1 in its high lane (one 16-bit multiply makes the four multiples of a scale:
+/// word (0 | s << 8) and (2s | 3s << 8)); vector k reads table k / 4 at index q | 4 (k % 4),
+/// its low lane being group 2k and its high lane group 2k + 1.
+q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
+    const __m256i sc     = _mm256_broadcastsi128_si256(_mm_and_si128(packed, _mm_set1_epi8(0x0F)));
+    const __m256i mins   = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
+    __m256i       table[2];
+    for (int t = 0; t < 2; ++t) {
+        const auto    g     = [t](int i, int lane) { return static_cast<char>(8 * t + 2 * i + lane); };
+        const char    z     = static_cast<char>(0x80);  // VPSHUFB writes 0
+        const __m256i words = _mm256_shuffle_epi8(
+            sc, _mm256_setr_epi8(g(0, 0), z, g(0, 0), z, g(1, 0), z, g(1, 0), z, g(2, 0), z, g(2, 0), z, g(3, 0), z,
+                                 g(3, 0), z, g(0, 1), z, g(0, 1), z, g(1, 1), z, g(1, 1), z, g(2, 1), z, g(2, 1), z,
+                                 g(3, 1), z, g(3, 1), z));
+        table[t] = _mm256_mullo_epi16(words, _mm256_set1_epi32(0x03020100));
+    }
+    __m256i acc[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int k = 0; k < QK_K / 32; ++k) {
+        const __m256i bits  = _mm256_srli_epi16(load256(x.qs + 32 * (k / 4)), 2 * (k % 4));
+        const __m256i index = _mm256_ternarylogic_epi32(bits, _mm256_set1_epi8(3),
+                                                        _mm256_set1_epi8(static_cast<char>(4 * (k % 4))),
+                                                        0xEA);  // (bits & 3) | 4 (k % 4)
+        acc[k % 2] = _mm256_dpbusd_epi32(acc[k % 2], _mm256_shuffle_epi8(table[k / 4], index), load256(y.qs + 32 * k));
+    }
+    return {_mm256_add_epi32(acc[0], acc[1]), bsums_dot(mins, y)};
+}
+#else
 q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {
     const q2k_parts p = q2k_unpack(x);
     return {scaled_dot(p.w, y.qs), bsums_dot(p.mins, y)};
 }
+#endif
 
 /// q3_K through the x86 view: quants q = crumb + 4 * hmask bit (0..7), signed scales.
 struct q3k_view {

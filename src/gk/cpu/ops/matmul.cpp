@@ -153,6 +153,7 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
             const int64_t i3   = slab / b->ne[2];
             const int64_t m0   = u % M;
             const int64_t m1   = (slab + 1) * M < end ? M : end - slab * M;
+            const char *  wrow = element_ptr(a, 0, 0, i2 / r2, i3 / r3);  // weight row m at wrow + m nb1
             for (int64_t n0 = 0; n0 < N; n0 += cols) {
                 const int64_t n1 = n0 + cols < N ? n0 + cols : N;
                 if (N > cols || slab != panel_slab) {
@@ -164,9 +165,9 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
                 if (tk) {
                     for (int64_t m = m0; m < m1; m += tk->rows) {
                         const int nr = static_cast<int>(m1 - m < tk->rows ? m1 - m : tk->rows);
-                        tk->fn(K, nr, element_ptr(a, 0, m, i2 / r2, i3 / r3), a->nb[1], static_cast<int>(n1 - n0),
-                               panel, arow, reinterpret_cast<float *>(element_ptr(dst, m, n0, i2, i3)),
-                               dst->nb[1] / sizeof(float), twork);
+                        tk->fn(K, nr, wrow + m * a->nb[1], a->nb[1], static_cast<int>(n1 - n0), panel, arow,
+                               reinterpret_cast<float *>(element_ptr(dst, m, n0, i2, i3)), dst->nb[1] / sizeof(float),
+                               twork);
                     }
                     continue;
                 }
@@ -174,13 +175,12 @@ void mul_mat(const compute_params & p, gk_tensor * dst) {
                     nr = rows_per_dot(vd, m1 - m);
                     if (ahead) {
                         for (int64_t r = m + k_prefetch_rows; r < m + k_prefetch_rows + nr && r < m1; ++r) {
-                            prefetch_row(element_ptr(a, 0, r, i2 / r2, i3 / r3), wbytes);
+                            prefetch_row(wrow + r * a->nb[1], wbytes);
                         }
                     }
                     for (int64_t n = n0; n < n1; ++n) {
                         float s[2];
-                        dot_rows(vd, K, element_ptr(a, 0, m, i2 / r2, i3 / r3), a->nb[1], nr, panel + (n - n0) * arow,
-                                 s);
+                        dot_rows(vd, K, wrow + m * a->nb[1], a->nb[1], nr, panel + (n - n0) * arow, s);
                         for (int64_t r = 0; r < nr; ++r) {
                             put(dst, m + r, n, i2, i3, s[r]);
                         }
