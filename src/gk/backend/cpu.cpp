@@ -121,21 +121,24 @@ const gk_backend_feature * cpu_dev_features(gk_backend_dev_t) {
     static const simd::features & f = cpu::active_kernel_set().compiled;
     static const cpu::cpu_features & h = cpu::host_cpu();
     const auto yes = [](bool b) { return b ? "1" : "0"; };
-    static const gk_backend_feature list[] = {
-        {"SIMD", f.level},
-        {"AVX512", yes(f.avx512)},
-        {"AVX2", yes(f.avx2)},
-        {"FMA", yes(f.fma)},
-        {"F16C", yes(f.f16c)},
-        {"HOST_AVX512", yes(h.avx512)},
-        {"HOST_AVX512_VNNI", yes(h.avx512vnni)},
-        {"HOST_AVX_VNNI", yes(h.avxvnni)},
-        {"HOST_AVX512_BF16", yes(h.avx512bf16)},
-        {"BF16_DOT", cpu::dot_path_name(cpu::get_vec_dot_traits(GK_TYPE_BF16)->path)},
-        {"HOST_AVX512_FP16", yes(h.avx512fp16)},
-        {"HOST_AMX", h.amx_usable ? "1" : h.amx_advertised ? "advertised" : "0"},
-        {"HOST_NEON_DOTPROD", yes(h.dotprod)},
-        {nullptr, nullptr},
+    static const gk_backend_feature  list[] = {
+         {"SIMD", f.level},
+         {"AVX512", yes(f.avx512)},
+         {"AVX2", yes(f.avx2)},
+         {"FMA", yes(f.fma)},
+         {"F16C", yes(f.f16c)},
+         {"HOST_AVX512", yes(h.avx512)},
+         {"HOST_AVX512_VNNI", yes(h.avx512vnni)},
+         {"HOST_AVX_VNNI", yes(h.avxvnni)},
+         {"HOST_AVX512_BF16", yes(h.avx512bf16)},
+         {"BF16_DOT", cpu::dot_path_name(cpu::get_vec_dot_traits(GK_TYPE_BF16)->path)},
+         {"HOST_AVX512_FP16", yes(h.avx512fp16)},
+         {"HOST_AMX", h.amx_usable       ? "1"
+                      : h.amx_advertised ? "advertised"
+                                         : "0"},
+         {"HOST_FAST_GATHER", yes(h.fast_gather)},
+         {"HOST_NEON_DOTPROD", yes(h.dotprod)},
+         {nullptr, nullptr},
     };
     return list;
 }

@@ -86,6 +86,23 @@ bool amx_trial() {
     return ok;
 }
 
+/// True when Linux reports the CPU not affected by Gather Data Sampling (sysfs; false where
+/// the file is missing or says anything else).
+bool gather_not_affected() {
+#if defined(__linux__)
+    FILE * f = std::fopen("/sys/devices/system/cpu/vulnerabilities/gather_data_sampling", "r");
+    if (!f) {
+        return false;
+    }
+    char       line[64] = {};
+    const bool read     = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    return read && std::strncmp(line, "Not affected", 12) == 0;
+#else
+    return false;
+#endif
+}
+
 cpu_features detect() {
     cpu_features f;
     unsigned     a, b, c, d;
@@ -113,6 +130,7 @@ cpu_features detect() {
     f.avxvnni    = f.avx2 && bit(a1, 4);
     f.avx512bf16 = f.avx512 && bit(a1, 5);
     f.amx_usable = f.amx_advertised && tiles && amx_trial();
+    f.fast_gather = f.avx2 && !f.amd && gather_not_affected();
     return f;
 }
 
@@ -143,10 +161,15 @@ cpu_features with_disabled(cpu_features f) {
     const struct {
         const char * name;
         bool cpu_features::*flag;
-    } names[] = {{"avx2", &cpu_features::avx2},           {"avx512", &cpu_features::avx512},
-                 {"avx512vnni", &cpu_features::avx512vnni}, {"avxvnni", &cpu_features::avxvnni},
-                 {"avx512bf16", &cpu_features::avx512bf16}, {"avx512fp16", &cpu_features::avx512fp16},
-                 {"amx", &cpu_features::amx_usable},         {"dotprod", &cpu_features::dotprod}};
+    } names[] = {{"avx2", &cpu_features::avx2},
+                 {"avx512", &cpu_features::avx512},
+                 {"avx512vnni", &cpu_features::avx512vnni},
+                 {"avxvnni", &cpu_features::avxvnni},
+                 {"avx512bf16", &cpu_features::avx512bf16},
+                 {"avx512fp16", &cpu_features::avx512fp16},
+                 {"amx", &cpu_features::amx_usable},
+                 {"gather", &cpu_features::fast_gather},
+                 {"dotprod", &cpu_features::dotprod}};
     std::stringstream items(list);
     for (std::string item; std::getline(items, item, ',');) {
         bool known = false;

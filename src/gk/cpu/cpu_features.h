@@ -24,6 +24,10 @@ struct cpu_features {
     bool avx512fp16 = false;
     bool amx_advertised = false;  // cpuid says AMX-TILE and AMX-INT8
     bool amx_usable     = false;  // and a tile instruction ran (see the file comment)
+    bool fast_gather    = false;  // AVX2, Intel, and Linux reports the CPU not affected by
+                                  // Gather Data Sampling: VPGATHER runs without the
+                                  // microcode that slows it several-fold (pre-Sapphire
+                                  // Rapids Intel); never set elsewhere (not measured)
     // AArch64
     bool neon    = false;
     bool dotprod = false;
@@ -31,7 +35,7 @@ struct cpu_features {
 
 /// The host's features (detected on the first call; thread-safe), less those the
 /// environment's GK_CPU_DISABLE names (comma-separated: avx2, avx512, avx512vnni, avxvnni,
-/// avx512bf16, avx512fp16, amx, dotprod), for tests and ablations of the fallbacks.
+/// avx512bf16, avx512fp16, amx, gather, dotprod), for tests and ablations of the fallbacks.
 const cpu_features & host_cpu();
 
 } // namespace gk::cpu

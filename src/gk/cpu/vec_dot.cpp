@@ -132,8 +132,13 @@ table build_table() {
     set_kernel(t, GK_TYPE_IQ2_XXS, vec_dot_iq2_xxs_q8_K, vec_dot_iq2_xxs_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ2_XS, vec_dot_iq2_xs_q8_K, vec_dot_iq2_xs_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ2_S, vec_dot_iq2_s_q8_K, vec_dot_iq2_s_q8_K_scalar, int_path);
-    set_kernel(t, GK_TYPE_IQ3_XXS, vec_dot_iq3_xxs_q8_K, vec_dot_iq3_xxs_q8_K_scalar, int_path);
-    set_kernel(t, GK_TYPE_IQ3_S, vec_dot_iq3_s_q8_K, vec_dot_iq3_s_q8_K_scalar, int_path);
+    const auto gathered = [](gk_type type, vec_dot_fn plain) {
+        const vec_dot_fn g = gathered_dot(type);
+        return g ? g : plain;
+    };
+    set_kernel(t, GK_TYPE_IQ3_XXS, gathered(GK_TYPE_IQ3_XXS, vec_dot_iq3_xxs_q8_K), vec_dot_iq3_xxs_q8_K_scalar,
+               int_path);
+    set_kernel(t, GK_TYPE_IQ3_S, gathered(GK_TYPE_IQ3_S, vec_dot_iq3_s_q8_K), vec_dot_iq3_s_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ1_S, vec_dot_iq1_s_q8_K, vec_dot_iq1_s_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ1_M, vec_dot_iq1_m_q8_K, vec_dot_iq1_m_q8_K_scalar, int_path);
     return t;

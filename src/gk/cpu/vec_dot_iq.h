@@ -418,18 +418,33 @@ template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
 #endif
 
 /// The 32 coordinates of sub-block k of x (split formats with BMI2: the indices four at a
-/// time, index_quad).
-template <class F, class Block>
+/// time, index_quad). Gather: the 8 rows of 4 coordinates (iq3_xxs, iq3_s) in one
+/// VPGATHERDD, where the host runs it at full speed (cpu_features' fast_gather): the
+/// scalar loads it replaces put 7 inserts per sub-block on the shuffle port. On the
+/// Emerald Rapids Xeon, gk-bench 4096 x 14336 decode (gk/ggml, three alternating runs):
+/// iq3_s 0.84-0.85 -> 1.21-1.30, iq3_xxs 1.18-1.23 -> 1.35-1.60.
+template <class F, bool Gather = false, class Block>
 [[gnu::always_inline]] inline __m256i load_coords(const Block & x, int k) {
 #if defined(__BMI2__)
     if constexpr (split_index<F>) {
         constexpr int quads = QK_K / row_len<F> / 32;  // per sub-block
         uint64_t      q[2]  = {index_quad<F>(x, quads * k), quads == 2 ? index_quad<F>(x, quads * k + 1) : 0};
+        if constexpr (Gather) {
+            static_assert(quads == 2 && row_len<F> == 4, "eight 32-bit rows per sub-block");
+            const __m256i index = _mm256_cvtepu16_epi32(
+                _mm_set_epi64x(static_cast<int64_t>(q[1]), static_cast<int64_t>(q[0])));
+            return _mm256_i32gather_epi32(reinterpret_cast<const int *>(F::table), index, 4);
+        }
         return load_coords<F>(k, [&](int r) {  // row r of the sub-block: word r % 4 of its quad
             return static_cast<uint32_t>(q[r % (4 * quads) / 4] >> 16 * (r % 4) & 0xFFFF);
         });
     }
 #endif
+    if constexpr (Gather && !split_index<F>) {  // iq3_xxs: the rows' indices are bytes
+        static_assert(row_len<F> == 4, "eight 32-bit rows per sub-block");
+        const auto bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(F::index_bytes(x) + 8 * k));
+        return _mm256_i32gather_epi32(reinterpret_cast<const int *>(F::table), _mm256_cvtepu8_epi32(bytes), 4);
+    }
     return load_coords<F>(k, [&](int r) { return grid_index<F>(x, r); });
 }
 
@@ -510,10 +525,10 @@ half_factors factors_of(const Block & x) {
 /// (The pieces of a sub-block's u are always inlined: with the tile as a second caller
 /// GCC 12 kept iq3_s's load_coords out of line, and its vec_dot fell from 1.02 to 0.94
 /// of ggml.)
-template <class Block>
+template <class Block, bool Gather = false>
 [[gnu::always_inline]] inline __m256i sub_block_u(const Block & x, int k) {
     using F         = format<Block>;
-    const __m256i g = load_coords<F>(x, k);
+    const __m256i g = load_coords<F, Gather>(x, k);
     if constexpr (shift_by_sums<F>) {
         return _mm256_add_epi8(g, _mm256_set1_epi8(1));
     } else {
@@ -529,13 +544,13 @@ inline __m256i isum_lanes(__m256i acc, __m256i weight, const block_q8_K & y) {
 /// isum = sum over halves h of scale_h * (sum of u * a over h) - sum over h of weight_h *
 /// bsums[h] (factors_of), spread over 8 int32 lanes (their sum is isum). The pair sums of
 /// maddubs (u <= 126, |a| <= 128) fit int16, as do scale <= 120 and weight <= 64 * 31.
-template <class Block>
+template <class Block, bool Gather = false>
 [[gnu::always_inline]] inline i32v isum_simd(const Block & x, const block_q8_K & y) {
     const half_factors f   = factors_of(x);
     __m256i            acc = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int k = 0; k < QK_K / 32; ++k) {
-        acc = acc_u8s8_scaled(acc, sub_block_u(x, k), load256(y.qs + 32 * k), lane_word(f.scale, k));
+        acc = acc_u8s8_scaled(acc, sub_block_u<Block, Gather>(x, k), load256(y.qs + 32 * k), lane_word(f.scale, k));
     }
     return isum_lanes(acc, f.weight, y);
 }
@@ -658,7 +673,9 @@ template <class F, class Block> int8x16_t signed_weights(const Block & x, int k,
 }
 
 /// Each half's products in 4 int32 lanes, scaled there by its ls (their sum is isum).
-template <class Block> i32v isum_simd(const Block & x, const block_q8_K & y) {
+template <class Block, bool Gather = false>
+i32v isum_simd(const Block & x, const block_q8_K & y) {
+    static_assert(!Gather, "the gathered grid rows are x86's");
     using F              = format<Block>;
     const half_codes c   = F::halves(x);
     int32x4_t        acc = vdupq_n_s32(0);
@@ -680,12 +697,13 @@ template <class Block> i32v isum_simd(const Block & x, const block_q8_K & y) {
 /// (one reduction per super-block, the chains in memory): AVX-512 set iq2_xs 0.97 -> 1.10
 /// of ggml, iq2_xxs 1.02 -> 1.12, iq3_xxs 1.02 -> 1.18, iq2_s 1.12 -> 1.20; AVX2 set iq2_xs
 /// 0.94 -> 0.98, iq3_xxs 1.01 -> 1.12.
-template <class Block> void iq_dot_simd(int64_t n, float * s, const void * vx, const void * vy) {
+template <class Block, bool Gather = false>
+void iq_dot_simd(int64_t n, float * s, const void * vx, const void * vy) {
     using F        = format<Block>;
     const auto * x = static_cast<const Block *>(vx);
     const auto * y = static_cast<const block_q8_K *>(vy);
     *s             = four_block_rows<i32v>(
-        n / QK_K, [&](int64_t b) { return isum_simd(x[b], y[b]); },
+        n / QK_K, [&](int64_t b) { return isum_simd<Block, Gather>(x[b], y[b]); },
         [&](f32x4 acc, int64_t b, const i32v(&r)[4]) {
             const f32x4 wd     = halves4(F::d(x[b]), F::d(x[b + 1]), F::d(x[b + 2]), F::d(x[b + 3]));
             const f32x4 factor = floats4(F::factor, F::factor, F::factor, F::factor);

@@ -1,6 +1,7 @@
 // vec_dot_iq3.cpp - integer dots of iq3_xxs and iq3_s against q8_K activations, each a
 // vector kernel and its scalar twin: the formats as vec_dot_iq.h reads them (the arithmetic
 // and its order are written out there).
+#include "cpu_features.h"
 #include "vec_dot_iq.h"
 
 namespace gk::cpu::detail {
@@ -17,7 +18,8 @@ template <> struct format<block_iq3_xxs> : format_defaults<block_iq3_xxs> {
     static constexpr float            factor       = 0.25f;
     static constexpr int              group_signs  = 7;
     static constexpr int              scale_groups = 8;
-    static uint32_t index(const block_iq3_xxs & x, int r) { return x.qs[r]; }
+    static const uint8_t *            index_bytes(const block_iq3_xxs & x) { return x.qs; }
+    static uint32_t                   index(const block_iq3_xxs & x, int r) { return index_bytes(x)[r]; }
     static uint32_t sign_word(const block_iq3_xxs & x, int k) { return load<uint32_t>(x.qs + QK_K / 4 + 4 * k); }
     static constexpr int sign_at(int l) { return 7 * l; }
     static half_codes halves(const block_iq3_xxs & x) {
@@ -57,6 +59,20 @@ template <> struct format<block_iq3_s> : format_defaults<block_iq3_s> {
 
 GK_DEFINE_IQ_DOT(vec_dot_iq3_xxs_q8_K, iq::block_iq3_xxs)
 GK_DEFINE_IQ_DOT(vec_dot_iq3_s_q8_K, iq::block_iq3_s)
+vec_dot_fn gathered_dot(gk_type type) {
+#if defined(GK_SIMD_X86) && defined(__BMI2__)
+    if (host_cpu().fast_gather) {
+        switch (type) {
+        case GK_TYPE_IQ3_XXS: return iq::iq_dot_simd<iq::block_iq3_xxs, true>;
+        case GK_TYPE_IQ3_S: return iq::iq_dot_simd<iq::block_iq3_s, true>;
+        default: break;
+        }
+    }
+#endif
+    (void)type;
+    return nullptr;
+}
+
 GK_DEFINE_IQ_TILE(tile_iq3_xxs, iq::block_iq3_xxs)
 GK_DEFINE_IQ_TILE(tile_iq3_s, iq::block_iq3_s)
 
