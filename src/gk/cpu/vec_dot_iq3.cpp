@@ -76,4 +76,22 @@ vec_dot_fn gathered_dot(gk_type type) {
 GK_DEFINE_IQ_TILE(tile_iq3_xxs, iq::block_iq3_xxs)
 GK_DEFINE_IQ_TILE(tile_iq3_s, iq::block_iq3_s)
 
+#if defined(GK_TILE_AVX512)
+using iq3_xxs_gathered = iq::tile_format<iq::block_iq3_xxs, true>;
+using iq3_s_gathered   = iq::tile_format<iq::block_iq3_s, true>;
+GK_DEFINE_Q8K_TILE(tile_iq3_xxs_gather, iq3_xxs_gathered)
+GK_DEFINE_Q8K_TILE(tile_iq3_s_gather, iq3_s_gathered)
+
+const tile_kernel * gathered_tile(gk_type type, bool amx) {
+    if (!host_cpu().fast_gather) {
+        return nullptr;
+    }
+    switch (type) {
+    case GK_TYPE_IQ3_XXS: return amx ? &tile_iq3_xxs_gather_amx : &tile_iq3_xxs_gather;
+    case GK_TYPE_IQ3_S: return amx ? &tile_iq3_s_gather_amx : &tile_iq3_s_gather;
+    default: return nullptr;
+    }
+}
+#endif
+
 } // namespace gk::cpu::detail

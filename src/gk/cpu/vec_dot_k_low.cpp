@@ -119,7 +119,6 @@ q2k_parts q2k_unpack(const block_q2_K & x) {
 q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales));
     const __m256i sc     = _mm256_broadcastsi128_si256(_mm_and_si128(packed, _mm_set1_epi8(0x0F)));
-    const __m256i mins   = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
     __m256i       table[2];
     for (int t = 0; t < 2; ++t) {
         const auto    g     = [t](int i, int lane) { return static_cast<char>(8 * t + 2 * i + lane); };
@@ -138,7 +137,7 @@ q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {
                                                         0xEA);  // (bits & 3) | 4 (k % 4)
         acc[k % 2] = _mm256_dpbusd_epi32(acc[k % 2], _mm256_shuffle_epi8(table[k / 4], index), load256(y.qs + 32 * k));
     }
-    return {_mm256_add_epi32(acc[0], acc[1]), bsums_dot(mins, y)};
+    return {_mm256_add_epi32(acc[0], acc[1]), bsums_dot(q2k_unpack(x).mins, y)};
 }
 #else
 q8k_vsums sums_simd(const block_q2_K & x, const block_q8_K & y) {

@@ -5,6 +5,8 @@
 #include "vec_dot_impl.h"
 #include "vec_dot_tile_impl.h"
 
+#include <initializer_list>
+
 namespace gk::cpu {
 namespace {
 
@@ -50,6 +52,13 @@ tile_rows build_table() {
     GK_INT_TILE(GK_TYPE_Q1_0, tile_q1_0);
     GK_INT_TILE(GK_TYPE_Q2_0, tile_q2_0);
 #undef GK_INT_TILE
+#if defined(GK_TILE_AVX512)
+    for (const gk_type type : {GK_TYPE_IQ3_XXS, GK_TYPE_IQ3_S}) {
+        if (const tile_kernel * g = detail::gathered_tile(type, amx)) {
+            t.rows[type] = g;
+        }
+    }
+#endif
 #endif
 #if defined(GK_TILE_AVX512)
     t.rows[GK_TYPE_F32]    = &detail::tile_f32;

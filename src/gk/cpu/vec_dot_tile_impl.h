@@ -62,6 +62,11 @@ GK_DECLARE_INT_TILE(tile_q2_0)
 #endif
 
 #if defined(GK_TILE_AVX512)
+/// The tile of iq3_xxs or iq3_s (its AMX variant where `amx`) with the grid rows gathered
+/// (vec_dot_iq.h's tile_format), on a host with fast_gather (cpu_features.h); else, and for
+/// other types, nullptr. Same bits as the plain tiles.
+const tile_kernel * gathered_tile(gk_type type, bool amx);
+
 extern const tile_kernel tile_f32;
 extern const tile_kernel tile_f16;
 extern const tile_kernel tile_bf16;
