@@ -130,7 +130,7 @@ cpu_features detect() {
     f.avxvnni    = f.avx2 && bit(a1, 4);
     f.avx512bf16 = f.avx512 && bit(a1, 5);
     f.amx_usable = f.amx_advertised && tiles && amx_trial();
-    f.fast_gather = f.avx2 && !f.amd && gather_not_affected();
+    f.fast_gather = f.avx512 && !f.amd && gather_not_affected();
     return f;
 }
 

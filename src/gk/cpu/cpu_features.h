@@ -24,10 +24,12 @@ struct cpu_features {
     bool avx512fp16 = false;
     bool amx_advertised = false;  // cpuid says AMX-TILE and AMX-INT8
     bool amx_usable     = false;  // and a tile instruction ran (see the file comment)
-    bool fast_gather    = false;  // AVX2, Intel, and Linux reports the CPU not affected by
-                                  // Gather Data Sampling: VPGATHER runs without the
-                                  // microcode that slows it several-fold (pre-Sapphire
-                                  // Rapids Intel); never set elsewhere (not measured)
+    bool fast_gather    = false;  // AVX-512, Intel, and Linux reports the CPU not affected
+                                  // by Gather Data Sampling: VPGATHER runs without the
+                                  // microcode that slows it several-fold (the Intel
+                                  // AVX-512 CPUs before Sapphire Rapids). Measured on
+                                  // Emerald Rapids; not set elsewhere (AMD, AVX2-only
+                                  // Intel: not measured)
     // AArch64
     bool neon    = false;
     bool dotprod = false;

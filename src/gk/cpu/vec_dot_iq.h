@@ -422,7 +422,7 @@ template <class F, class Block> uint64_t index_quad(const Block & x, int j) {
 /// VPGATHERDD, where the host runs it at full speed (cpu_features' fast_gather): the
 /// scalar loads it replaces put 7 inserts per sub-block on the shuffle port. On the
 /// Emerald Rapids Xeon, gk-bench 4096 x 14336 decode (gk/ggml, three alternating runs):
-/// iq3_s 0.84-0.85 -> 1.21-1.30, iq3_xxs 1.18-1.23 -> 1.35-1.60.
+/// iq3_s 0.84-0.85 -> 1.21-1.31, iq3_xxs 1.18-1.23 -> 1.35-1.60.
 template <class F, bool Gather = false, class Block>
 [[gnu::always_inline]] inline __m256i load_coords(const Block & x, int k) {
 #if defined(__BMI2__)
