@@ -92,10 +92,12 @@ struct table {
 
 constexpr dot_path int_path = int_dots_vectorised ? dot_path::int_simd : dot_path::int_scalar;
 
-/// A kernel row: weight type, its kernel and twin, the path they take and (where the
-/// type has one) the kernel of two rows at once.
+/// A kernel row: weight type, its kernel (or its gathering form where the host has one,
+/// gathered_dot) and twin, the path they take and (where the type has one) the kernel of
+/// two rows at once.
 void set_kernel(table & t, gk_type w, vec_dot_fn fn, vec_dot_fn twin, dot_path path, vec_dot2_fn two = nullptr) {
-    t.set(w, {act_type(w), act_converter(act_type(w)), fn, twin, two, path});
+    const vec_dot_fn gathered = gathered_dot(w);
+    t.set(w, {act_type(w), act_converter(act_type(w)), gathered ? gathered : fn, twin, two, path});
 }
 
 table build_table() {
@@ -132,13 +134,8 @@ table build_table() {
     set_kernel(t, GK_TYPE_IQ2_XXS, vec_dot_iq2_xxs_q8_K, vec_dot_iq2_xxs_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ2_XS, vec_dot_iq2_xs_q8_K, vec_dot_iq2_xs_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ2_S, vec_dot_iq2_s_q8_K, vec_dot_iq2_s_q8_K_scalar, int_path);
-    const auto gathered = [](gk_type type, vec_dot_fn plain) {
-        const vec_dot_fn g = gathered_dot(type);
-        return g ? g : plain;
-    };
-    set_kernel(t, GK_TYPE_IQ3_XXS, gathered(GK_TYPE_IQ3_XXS, vec_dot_iq3_xxs_q8_K), vec_dot_iq3_xxs_q8_K_scalar,
-               int_path);
-    set_kernel(t, GK_TYPE_IQ3_S, gathered(GK_TYPE_IQ3_S, vec_dot_iq3_s_q8_K), vec_dot_iq3_s_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ3_XXS, vec_dot_iq3_xxs_q8_K, vec_dot_iq3_xxs_q8_K_scalar, int_path);
+    set_kernel(t, GK_TYPE_IQ3_S, vec_dot_iq3_s_q8_K, vec_dot_iq3_s_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ1_S, vec_dot_iq1_s_q8_K, vec_dot_iq1_s_q8_K_scalar, int_path);
     set_kernel(t, GK_TYPE_IQ1_M, vec_dot_iq1_m_q8_K, vec_dot_iq1_m_q8_K_scalar, int_path);
     return t;

@@ -104,6 +104,7 @@ vec_dot_fn bf16_instruction_dot();
 /// The vec_dot of iq3_xxs or iq3_s with its grid rows gathered by VPGATHERDD (vec_dot_iq.h's
 /// load_coords), in the x86 sets on a host whose gathers run at full speed (cpu_features'
 /// fast_gather); else (and for other types) nullptr, and the plain kernel runs. Same bits.
+/// The table's set_kernel asks it for every type.
 vec_dot_fn gathered_dot(gk_type type);
 
 GK_DECLARE_DOT(vec_dot_q4_0_q8_0)

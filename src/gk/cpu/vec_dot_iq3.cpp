@@ -59,6 +59,7 @@ template <> struct format<block_iq3_s> : format_defaults<block_iq3_s> {
 
 GK_DEFINE_IQ_DOT(vec_dot_iq3_xxs_q8_K, iq::block_iq3_xxs)
 GK_DEFINE_IQ_DOT(vec_dot_iq3_s_q8_K, iq::block_iq3_s)
+
 vec_dot_fn gathered_dot(gk_type type) {
 #if defined(GK_SIMD_X86) && defined(__BMI2__)
     if (host_cpu().fast_gather) {

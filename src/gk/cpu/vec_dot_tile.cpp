@@ -5,8 +5,6 @@
 #include "vec_dot_impl.h"
 #include "vec_dot_tile_impl.h"
 
-#include <initializer_list>
-
 namespace gk::cpu {
 namespace {
 
@@ -18,10 +16,15 @@ tile_rows build_table() {
     tile_rows t;
 #if defined(GK_TILE_AVX512) || defined(GK_SIMD_AVX2)
     // the integer formats (vec_dot_tile_q8k.h, vec_dot_tile_rows.h, vec_dot_tile_blocks.h):
-    // their AMX variants where the host grants the tiles (cpu_features.h)
+    // their AMX variants where the host grants the tiles, and the gathering forms where its
+    // gathers are fast (cpu_features.h; detail::gathered_tile)
 #if defined(GK_TILE_AVX512)
-    const bool amx = host_cpu().amx_usable;
-#define GK_INT_TILE(type, name) t.rows[type] = amx ? &detail::name##_amx : &detail::name
+    const bool amx  = host_cpu().amx_usable;
+    const auto pick = [amx](gk_type type, const tile_kernel * plain, const tile_kernel * with_amx) {
+        const tile_kernel * gathered = detail::gathered_tile(type, amx);
+        return gathered ? gathered : amx ? with_amx : plain;
+    };
+#define GK_INT_TILE(type, name) t.rows[type] = pick(type, &detail::name, &detail::name##_amx)
 #else
 #define GK_INT_TILE(type, name) t.rows[type] = &detail::name
 #endif
@@ -52,13 +55,6 @@ tile_rows build_table() {
     GK_INT_TILE(GK_TYPE_Q1_0, tile_q1_0);
     GK_INT_TILE(GK_TYPE_Q2_0, tile_q2_0);
 #undef GK_INT_TILE
-#if defined(GK_TILE_AVX512)
-    for (const gk_type type : {GK_TYPE_IQ3_XXS, GK_TYPE_IQ3_S}) {
-        if (const tile_kernel * g = detail::gathered_tile(type, amx)) {
-            t.rows[type] = g;
-        }
-    }
-#endif
 #endif
 #if defined(GK_TILE_AVX512)
     t.rows[GK_TYPE_F32]    = &detail::tile_f32;
