@@ -2,8 +2,8 @@
 // with a reference ggml and run by its CPU compute pass (ggml_graph_plan +
 // ggml_graph_compute, one work buffer kept between runs) on a thread pool kept between runs,
 // as llama.cpp keeps one per context (ggml_threadpool_new with its default polling; paused at
-// the end of a burst). The tensors live in a plain
-// context, so ggml computes through its vec_dot kernels (no repacked weights).
+// the end of a burst). The tensors live in a plain context, so ggml computes through its
+// vec_dot kernels or its tiled path (no repacked weights).
 #include "gk-bench.h"
 
 #include "ggml-cpu.h"
