@@ -39,14 +39,20 @@ __attribute__((target("avx512bf16"))) void micro(int64_t n, const char * x, size
         }
     }
     // chain K of every output += the 32 elements from i (K a template argument, so that
-    // the 24 accumulators stay in registers); masked-off elements read as zeros
-    const auto step = [&]<int K>(int64_t i, __mmask32 mask) __attribute__((target("avx512bf16"))) {
+    // the 24 accumulators stay in registers; so do whole steps' plain loads, as in
+    // vec_dot_tile_float.cpp's load16); masked-off elements read as zeros
+    const auto load = [](const char * p, int64_t i, __mmask32 mask, bool partial) {
+        const bf16_t * b = reinterpret_cast<const bf16_t *>(p) + i;
+        return partial ? _mm512_maskz_loadu_epi16(mask, b) : _mm512_loadu_si512(b);
+    };
+    const auto step = [&]<int K, bool Partial = false>(int64_t i, __mmask32 mask)
+        __attribute__((target("avx512bf16"))) {
         __m512i w[RR], a[CC];
         for (int r = 0; r < RR; ++r) {
-            w[r] = _mm512_maskz_loadu_epi16(mask, reinterpret_cast<const bf16_t *>(x + r * bx) + i);
+            w[r] = load(x + r * bx, i, mask, Partial);
         }
         for (int c = 0; c < CC; ++c) {
-            a[c] = _mm512_maskz_loadu_epi16(mask, reinterpret_cast<const bf16_t *>(y + c * by) + i);
+            a[c] = load(y + c * by, i, mask, Partial);
         }
         for (int r = 0; r < RR; ++r) {
             for (int c = 0; c < CC; ++c) {
@@ -66,19 +72,20 @@ __attribute__((target("avx512bf16"))) void micro(int64_t n, const char * x, size
         const int64_t   left = n - i;
         const __mmask32 mask = left >= kStep ? all : static_cast<__mmask32>((1ull << left) - 1);
         switch ((i / kStep) % kChains) {
-        case 0: step.template operator()<0>(i, mask); break;
-        case 1: step.template operator()<1>(i, mask); break;
-        case 2: step.template operator()<2>(i, mask); break;
-        default: step.template operator()<3>(i, mask); break;
+        case 0: step.template operator()<0, true>(i, mask); break;
+        case 1: step.template operator()<1, true>(i, mask); break;
+        case 2: step.template operator()<2, true>(i, mask); break;
+        default: step.template operator()<3, true>(i, mask); break;
         }
     }
+    __m512 t[8] = {};
     for (int r = 0; r < RR; ++r) {
         for (int c = 0; c < CC; ++c) {
-            const __m512 t = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
-                                           _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
-            s[c * ldc + r] = simd::reduce_add(t);
+            t[r * CC + c] = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
+                                          _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
         }
     }
+    store_outputs<RR, CC>(t, s, ldc);
 }
 
 /// micro<RR, CC> as pair_triple_tile calls it.

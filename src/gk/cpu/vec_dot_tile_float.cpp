@@ -22,20 +22,52 @@ constexpr int kRows     = 16;  // weight rows per call (pairs of them in turn)
 constexpr int kCols     = 64;  // columns per call
 
 /// 16 elements from element i of a row of kind E as f32 (exact); `mask` keeps the lanes
-/// of a partial register and zeroes the rest.
-template <elem E> __m512 load16(const void * p, int64_t i, __mmask16 mask) {
+/// of a partial register and zeroes the rest. Whole registers take plain loads: GCC 12
+/// keeps the accumulators in memory, stored at every step, across a loop with masked loads
+/// in it (one store per multiply-add: half the multiply-adds' speed).
+template <elem E, bool Partial>
+__m512 load16(const void * p, int64_t i, __mmask16 mask) {
     if constexpr (E == elem::f32) {
-        return _mm512_maskz_loadu_ps(mask, static_cast<const float *>(p) + i);
+        const float * f = static_cast<const float *>(p) + i;
+        return Partial ? _mm512_maskz_loadu_ps(mask, f) : _mm512_loadu_ps(f);
     } else {
         static_assert(E == elem::f16, "bf16 has its own tile (vec_dot_tile_bf16.cpp)");
-        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const fp16_t *>(p) + i));
+        const fp16_t * h = static_cast<const fp16_t *>(p) + i;
+        return _mm512_cvtph_ps(Partial ? _mm256_maskz_loadu_epi16(mask, h)
+                                       : _mm256_loadu_si256(reinterpret_cast<const __m256i *>(h)));
     }
+}
+
+/// RR x CC outputs (RR <= 2, CC <= 3) of rows no longer than one register (n <= 16): chain 0
+/// alone, the other three +0.
+template <elem E, int RR, int CC>
+void micro_short(int64_t n, const char * x, size_t bx, const char * y, size_t by, float * s, size_t ldc) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
+    const __m512    zero = _mm512_setzero_ps();
+    __m512          w[RR], a[CC], t[8] = {};
+    for (int r = 0; r < RR; ++r) {
+        w[r] = load16<E, true>(x + r * bx, 0, mask);
+    }
+    for (int c = 0; c < CC; ++c) {
+        a[c] = load16<E, true>(y + c * by, 0, mask);
+    }
+    for (int r = 0; r < RR; ++r) {
+        for (int c = 0; c < CC; ++c) {
+            const __m512 c0 = _mm512_mask3_fmadd_ps(w[r], a[c], zero, mask);
+            t[r * CC + c]   = _mm512_add_ps(_mm512_add_ps(c0, zero), _mm512_add_ps(zero, zero));
+        }
+    }
+    store_outputs<RR, CC>(t, s, ldc);
 }
 
 /// RR x CC outputs (RR <= 2, CC <= 3): rows x[0 .. RR-1] (bx bytes apart) times columns
 /// y[0 .. CC-1] (by apart), s[c * ldc + r].
 template <elem E, int RR, int CC>
 void micro(int64_t n, const char * x, size_t bx, const char * y, size_t by, float * s, size_t ldc) {
+    if (n <= float_lanes) {
+        micro_short<E, RR, CC>(n, x, bx, y, by, s, ldc);
+        return;
+    }
     __m512 acc[RR][CC][float_chains];
     for (int r = 0; r < RR; ++r) {
         for (int c = 0; c < CC; ++c) {
@@ -45,14 +77,14 @@ void micro(int64_t n, const char * x, size_t bx, const char * y, size_t by, floa
         }
     }
     // chain K of every output += the 16 elements from i (a template argument, so that the
-    // 24 accumulators stay in registers)
-    const auto step = [&]<int K>(int64_t i, __mmask16 mask) {
+    // 24 accumulators stay in registers; so do whole registers' plain loads, see load16)
+    const auto step = [&]<int K, bool Partial = false>(int64_t i, __mmask16 mask) {
         __m512 w[RR], a[CC];
         for (int r = 0; r < RR; ++r) {
-            w[r] = load16<E>(x + r * bx, i, mask);
+            w[r] = load16<E, Partial>(x + r * bx, i, mask);
         }
         for (int c = 0; c < CC; ++c) {
-            a[c] = load16<E>(y + c * by, i, mask);
+            a[c] = load16<E, Partial>(y + c * by, i, mask);
         }
         for (int r = 0; r < RR; ++r) {
             for (int c = 0; c < CC; ++c) {
@@ -72,19 +104,20 @@ void micro(int64_t n, const char * x, size_t bx, const char * y, size_t by, floa
         const int64_t   left = n - i;
         const __mmask16 mask = left >= float_lanes ? all : static_cast<__mmask16>((1u << left) - 1);
         switch ((i / float_lanes) % float_chains) {
-            case 0: step.template operator()<0>(i, mask); break;
-            case 1: step.template operator()<1>(i, mask); break;
-            case 2: step.template operator()<2>(i, mask); break;
-            default: step.template operator()<3>(i, mask); break;
+        case 0: step.template operator()<0, true>(i, mask); break;
+        case 1: step.template operator()<1, true>(i, mask); break;
+        case 2: step.template operator()<2, true>(i, mask); break;
+        default: step.template operator()<3, true>(i, mask); break;
         }
     }
+    __m512 t[8] = {};
     for (int r = 0; r < RR; ++r) {
         for (int c = 0; c < CC; ++c) {
-            const __m512 t = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
-                                           _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
-            s[c * ldc + r] = simd::reduce_add(t);
+            t[r * CC + c] = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
+                                          _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
         }
     }
+    store_outputs<RR, CC>(t, s, ldc);
 }
 
 /// micro<E, RR, CC> as pair_triple_tile calls it.

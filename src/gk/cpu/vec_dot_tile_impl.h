@@ -83,6 +83,45 @@ inline void store_chain_sums(const float * chains, int nr, int nc, float * s, si
     }
 }
 
+/// out[k] = simd::reduce_add(v[k]) for k < 8, with the same bits (each vector's lanes by
+/// halving: l + 8, + 4, + 2, + 1), the eight reduced together: each add serves two or four
+/// of them at once, in 11 shuffles and 4 adds where one at a time takes 8 operations each.
+inline void reduce_add_8(const __m512 (&v)[8], float * out) {
+    __m512 h[4], g[2];
+    for (int p = 0; p < 4; ++p) {  // [v2p lanes l + (l + 8) | v2p+1 lanes l + (l + 8)], l < 8
+        h[p] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * p], v[2 * p + 1], 0x44),
+                             _mm512_shuffle_f32x4(v[2 * p], v[2 * p + 1], 0xEE));
+    }
+    for (int q = 0; q < 2; ++q) {  // 128-bit lane k: vector 4q + k, its lanes l + (l + 4), l < 4
+        g[q] = _mm512_add_ps(_mm512_shuffle_f32x4(h[2 * q], h[2 * q + 1], 0x88),
+                             _mm512_shuffle_f32x4(h[2 * q], h[2 * q + 1], 0xDD));
+    }
+    // 128-bit lane k: [vector k: l + (l + 2), l < 2 | vector 4 + k: the same]
+    const __m512 f = _mm512_add_ps(_mm512_shuffle_ps(g[0], g[1], 0x44), _mm512_shuffle_ps(g[0], g[1], 0xEE));
+    // 128-bit lane k: [vector k, vector 4 + k, ...]: lane 0 + lane 1 of each
+    const __m512      e = _mm512_add_ps(_mm512_shuffle_ps(f, f, 0x88), _mm512_shuffle_ps(f, f, 0xDD));
+    alignas(64) float t[16];
+    _mm512_store_ps(t, e);
+    for (int k = 0; k < 4; ++k) {
+        out[k]     = t[4 * k];
+        out[4 + k] = t[4 * k + 1];
+    }
+}
+
+/// The outputs of a chain tile's RR x CC group (vec_dot_tile_float.cpp, _bf16.cpp):
+/// s[c * ldc + r] = the lanes of t[r * CC + c] summed by halving (reduce_add_8).
+template <int RR, int CC>
+void store_outputs(const __m512 (&t)[8], float * s, size_t ldc) {
+    static_assert(RR * CC <= 8);
+    float out[8];
+    reduce_add_8(t, out);
+    for (int r = 0; r < RR; ++r) {
+        for (int c = 0; c < CC; ++c) {
+            s[c * ldc + r] = out[r * CC + c];
+        }
+    }
+}
+
 /// The driver of the chain tiles (vec_dot_tile_float.cpp, vec_dot_tile_bf16.cpp), a
 /// tile kernel's body: rows in pairs (the last one alone), and for each, columns in threes
 /// (the last one or two alone), each group of outputs by Micro::template run<RR, CC>(n,

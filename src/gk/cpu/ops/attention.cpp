@@ -18,10 +18,10 @@
 //    (the masked keys after it would add +0 to every sum: their absence changes no bit,
 //    and a query then costs its visible keys, not the cache's size).
 // 4. y = the sum, in key order, of weight[j] * V row j over the keys with a nonzero
-//    weight: per element from +0 a rounded product, then a rounded sum (no fma), one
-//    vec_mad per key (vec_mad.h, in the kernel sets: the scalar loop's bits at every
-//    level). f32 / f16 / bf16 V rows are read in place, other types decoded by the codec
-//    row by row.
+//    weight: per element from +0 a rounded product, then a rounded sum (no fma), by
+//    vec_mad (vec_mad.h, in the kernel sets: the scalar loop's bits at every level).
+//    f32 / f16 / bf16 V rows are read in place, other types decoded by the codec row by
+//    row.
 //
 // Queries are taken k_query_block at a time (same head and sequence, consecutive iq):
 // the dots of the keys any of them sees go through one tile call per run of keys, the
@@ -55,22 +55,22 @@ namespace {
 constexpr int k_query_block = 6;
 
 /// y[0..Dv) = the sum over keys j < n_kv with w[j] != 0, in key order, of w[j] * V row
-/// (j, hk, s), each step a vec_mad (vec_mad.h: the scalar loop's bits at every level):
-/// dense f32 / f16 / bf16 rows read in place, other rows decoded by the codec into vbuf.
+/// (j, hk, s) (vec_mad.h: the scalar loop's bits at every level): dense f32 / f16 / bf16
+/// rows read in place by one call, other rows decoded by the codec one by one into vbuf.
 void weighted_rows(float * y, const float * w, int64_t n_kv, const gk_tensor * v, int64_t hk, int64_t s, float * vbuf) {
     for (int64_t i = 0; i < v->ne[0]; ++i) {
         y[i] = 0.0f;
     }
-    const vec_mad_fn in_place = v->nb[0] == gk_type_size(v->type) ? get_vec_mad(v->type) : nullptr;
-    const vec_mad_fn decoded  = get_vec_mad(GK_TYPE_F32);
-    for (int64_t j = 0; j < n_kv; ++j) {
-        if (w[j] == 0.0f) {
-            continue;  // a masked key adds nothing (and its row need not be read)
+    if (v->nb[0] == gk_type_size(v->type)) {
+        if (const vec_mad_fn in_place = get_vec_mad(v->type)) {
+            in_place(y, w, n_kv, element_ptr(v, 0, 0, hk, s), v->nb[1], v->ne[0]);
+            return;
         }
-        if (in_place) {
-            in_place(y, w[j], element_ptr(v, 0, j, hk, s), v->ne[0]);
-        } else {
-            decoded(y, w[j], read_row(v, j, hk, s, vbuf), v->ne[0]);
+    }
+    const vec_mad_fn decoded = get_vec_mad(GK_TYPE_F32);
+    for (int64_t j = 0; j < n_kv; ++j) {
+        if (w[j] != 0.0f) {  // a masked key adds nothing (and its row need not be read)
+            decoded(y, w + j, 1, read_row(v, j, hk, s, vbuf), 0, v->ne[0]);
         }
     }
 }
@@ -118,29 +118,6 @@ struct key_dots {
     int64_t max_run() const { return tile ? tile->rows : 1; }
 };
 
-/// Element j of the (f16 or f32) mask row at mrow, as f32.
-float mask_at(const gk_tensor * mask, const char * mrow, int64_t j) {
-    const char * p = mrow + j * static_cast<int64_t>(mask->nb[0]);
-    if (mask->type == GK_TYPE_F16) {
-        fp16_t h;
-        std::memcpy(&h, p, sizeof(h));
-        return fp16_to_fp32(h);
-    }
-    float f;
-    std::memcpy(&f, p, sizeof(f));
-    return f;
-}
-
-/// mask_at(mask, mrow, j) == -inf, without decoding an f16 (whose only -inf is 0xFC00).
-bool mask_is_neg_inf(const gk_tensor * mask, const char * mrow, int64_t j) {
-    if (mask->type == GK_TYPE_F16) {
-        fp16_t h;
-        std::memcpy(&h, mrow + j * static_cast<int64_t>(mask->nb[0]), sizeof(h));
-        return h == 0xFC00;
-    }
-    return mask_at(mask, mrow, j) == -INFINITY;
-}
-
 void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     const gk_tensor *      q        = dst->src[0];
     const gk_tensor *      k        = dst->src[1];
@@ -169,23 +146,35 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     float *                vbuf     = w.floats(Dv);
     float *                score    = w.floats(n_kv * k_query_block);
     float *                ybuf     = w.floats(Dv);
+    float *                mbuf     = mask ? w.floats(n_kv * k_query_block) : nullptr;
+    int64_t                m_at[3]  = {-1, -1, -1};  // the (query, i2, i3) of the mask rows in mbuf
     const int64_t          units    = H * blocks * dst->ne[3];
     for (int64_t u = p.ith; u < units; u += p.nth) {
         const int64_t h = u % H, s = u / (H * blocks);
         const int64_t i0    = (u / H) % blocks * k_query_block;
         const int     nq    = static_cast<int>(std::min<int64_t>(k_query_block, N - i0));
         const int64_t hk    = h / group;
-        const float   slope = alibi_slope(max_bias, q->ne[2], h);
-        const char *  mrows[k_query_block];
-        int64_t       n[k_query_block];  // per query: keys up to its last unmasked one
+        const float   slope                = alibi_slope(max_bias, q->ne[2], h);
+        const bool    inf_mask             = mask && slope > 0.0f;  // -inf in the mask hides a key
+        const float * mrows[k_query_block] = {};                    // the block's mask rows as f32
+        int64_t       n[k_query_block];                             // per query: keys up to its last unmasked one
         int64_t       n_max = 0;
+        if (mask) {  // the heads of a block share their mask rows (unless the mask has heads): read them once
+            const int64_t at[3] = {i0, h % mask->ne[2], s % mask->ne[3]};
+            const bool    kept  = std::equal(at, at + 3, m_at);
+            for (int c = 0; c < nq; ++c) {
+                float * buf = mbuf + c * n_kv;
+                mrows[c]    = kept && !row_is_direct_f32(mask, i0 + c, at[1], at[2])
+                                  ? buf
+                                  : read_row(mask, i0 + c, at[1], at[2], buf);
+            }
+            std::copy(at, at + 3, m_at);
+        }
         for (int c = 0; c < nq; ++c) {
-            mrows[c] = mask ? element_ptr(mask, 0, i0 + c, h % mask->ne[2], s % mask->ne[3]) : nullptr;
             vd->from_float(read_row(q, i0 + c, h, s, qbuf), qdot + c * qbytes, D);
         }
-        const auto masked = [&](int c, int64_t j) {
-            return mrows[c] && slope > 0.0f && mask_is_neg_inf(mask, mrows[c], j);
-        };
+        // A key whose mask is -inf (with slope > 0) scores -inf without its dot.
+        const auto masked         = [&](int c, int64_t j) { return inf_mask && mrows[c][j] == -INFINITY; };
         const auto masked_for_all = [&](int64_t j) {
             for (int c = 0; c < nq; ++c) {
                 if (j < n[c] && !masked(c, j)) {
@@ -218,17 +207,22 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
         }
         const float sink = sinks ? read_element(sinks, h, 0, 0, 0) : 0.0f;
         for (int c = 0; c < nq; ++c) {
-            float * sc = score + c * n_kv;
-            for (int64_t j = 0; j < n[c]; ++j) {
-                if (masked(c, j)) {
-                    sc[j] = -INFINITY;
-                    continue;
+            float *       sc = score + c * n_kv;
+            const float * m  = mrows[c];
+            if (softcap > 0.0f) {
+                for (int64_t j = 0; j < n[c]; ++j) {
+                    sc[j] = softcap * std::tanh(sc[j] * scale / softcap);
                 }
-                float x = sc[j] * scale;
-                if (softcap > 0.0f) {
-                    x = softcap * std::tanh(x / softcap);
+            } else {
+                for (int64_t j = 0; j < n[c]; ++j) {
+                    sc[j] = sc[j] * scale;
                 }
-                sc[j] = mrows[c] ? x + slope * mask_at(mask, mrows[c], j) : x;
+            }
+            if (m) {  // branch-free, so that it vectorises: a masked key's garbage score is dropped
+                for (int64_t j = 0; j < n[c]; ++j) {
+                    const float x = sc[j] + slope * m[j];
+                    sc[j]         = inf_mask && m[j] == -INFINITY ? -INFINITY : x;
+                }
             }
             softmax_in_place(sc, n[c], sinks ? &sink : nullptr);
             float * y = out_row(dst, h, i0 + c, s, ybuf);
@@ -247,7 +241,8 @@ size_t flash_attn_ext_work_size(const gk_tensor * dst) {
     return scratch_bytes(D * sizeof(float)) +
            scratch_bytes(gk_row_size(get_vec_dot_traits(k->type)->vec_dot_type, k->ne[0]) * k_query_block) +
            scratch_bytes(gk_row_size(k->type, k->ne[0])) + (tile ? scratch_bytes(tile->work_bytes) : 0) +
-           2 * scratch_bytes(Dv * sizeof(float)) + scratch_bytes(n_kv * k_query_block * sizeof(float));
+           2 * scratch_bytes(Dv * sizeof(float)) +
+           (dst->src[3] ? 2 : 1) * scratch_bytes(n_kv * k_query_block * sizeof(float));
 }
 
 // flash_attn_back (gk_flash_attn_back): one unit per key head (hk, s), which owns dk and
