@@ -3,12 +3,14 @@
 //   of every 4099th f32 pattern
 //   and a dense sweep of [-104, 89], +inf above 88.73, +0 below -103.98, NaN kept. (On
 //   2^32 / 7 patterns it equals ggml's AVX-512 ggml_v_expf bit for bit; checked once by hand.)
-// - Every kernel set the build has and the host runs: exp_sum, silu and swiglu bit for bit
+// - Every kernel set the build has and the host runs: exp_shift, scale, silu and swiglu bit for bit
 //   against exp_f32 / silu_f32 lane by lane (NaNs of any sign and payload, infinities,
 //   zeros, subnormals, the overflow and underflow edges, the 2^n splitting points), on
-//   rows of every length 0..40 (every vector tail) and in place; exp_sum's value against
-//   its definition (in double, left to right).
+//   rows of every length 0..40 (every vector tail) and in place.
+// - softmax_rows (src/gk/cpu/ops/alibi.h) on several rows at once against its definition
+//   row by row (the sums in double, left to right).
 #include "gk/cpu/kernel_set.h"
+#include "gk/cpu/ops/alibi.h"
 #include "gk/cpu/vec_exp.h"
 
 #include <gtest/gtest.h>
@@ -97,14 +99,11 @@ std::vector<float> edge_inputs() {
 
 bool same_bits(float a, float b) { return bits(a) == bits(b); }
 
-/// exp_sum's definition on the scalar twin.
-double exp_sum_twin(std::vector<float> & w, float max) {
-    double sum = 0.0;
+/// exp_shift's definition on the scalar twin.
+void exp_shift_twin(std::vector<float> & w, float max) {
     for (float & v : w) {
         v = exp_f32(v - max);
-        sum += v;
     }
-    return sum;
 }
 
 TEST(VecExp, EverySetMatchesTheScalarTwin) {
@@ -123,17 +122,24 @@ TEST(VecExp, EverySetMatchesTheScalarTwin) {
             const int64_t      n = static_cast<int64_t>(in.size() - off);
             std::vector<float> w(in.begin() + static_cast<long>(off), in.end());
             std::vector<float> twin = w;
-            const double       got  = k.exp_sum(w.data(), n, 0.0f);
-            const double       want = exp_sum_twin(twin, 0.0f);
+            k.exp_shift(w.data(), n, 0.0f);
+            exp_shift_twin(twin, 0.0f);
             for (int64_t i = 0; i < n; ++i) {
                 ASSERT_TRUE(same_bits(w[i], twin[i])) << "exp of " << in[off + i] << " (bits " << std::hex
                                                       << bits(in[off + i]) << "): " << w[i] << " vs " << twin[i];
             }
-            ASSERT_TRUE(std::memcmp(&got, &want, sizeof(got)) == 0 || (std::isnan(got) && std::isnan(want)));
             std::vector<float> y(static_cast<size_t>(n));
             k.silu(y.data(), in.data() + off, n);
             for (int64_t i = 0; i < n; ++i) {
                 ASSERT_TRUE(same_bits(y[i], silu_f32(in[off + i]))) << "silu of " << in[off + i];
+            }
+            for (float f : {0.75f, 0x1.8p-20f, 3.0f}) {  // softmax's normalisation: the float product
+                std::copy(in.begin() + static_cast<long>(off), in.end(), y.begin());
+                k.scale(y.data(), n, f);
+                for (int64_t i = 0; i < n; ++i) {
+                    ASSERT_TRUE(same_bits(y[i], in[off + i] * f) || (std::isnan(y[i]) && std::isnan(in[off + i])))
+                        << in[off + i] << " scaled by " << f;
+                }
             }
             k.swiglu(y.data(), in.data() + off, g.data() + off, n);
             for (int64_t i = 0; i < n; ++i) {
@@ -144,9 +150,8 @@ TEST(VecExp, EverySetMatchesTheScalarTwin) {
         for (int64_t n = 0; n <= 40; ++n) {
             std::vector<float> w(in.begin() + 100, in.begin() + 100 + n);
             std::vector<float> twin = w;
-            const double       got  = k.exp_sum(w.data(), n, 1.25f);
-            const double       want = exp_sum_twin(twin, 1.25f);
-            ASSERT_TRUE(std::memcmp(&got, &want, sizeof(got)) == 0) << "n = " << n;
+            k.exp_shift(w.data(), n, 1.25f);
+            exp_shift_twin(twin, 1.25f);
             ASSERT_TRUE(n == 0 || std::memcmp(w.data(), twin.data(), w.size() * sizeof(float)) == 0) << "n = " << n;
             std::vector<float> x(in.begin() + 200, in.begin() + 200 + n);
             std::vector<float> want_y(x.size());
@@ -156,6 +161,53 @@ TEST(VecExp, EverySetMatchesTheScalarTwin) {
             k.silu(x.data(), x.data(), n);  // in place
             ASSERT_TRUE(n == 0 || std::memcmp(x.data(), want_y.data(), x.size() * sizeof(float)) == 0) << "n = " << n;
         }
+    }
+}
+
+/// softmax_rows (alibi.h) on 1 to 8 rows of their own lengths (fully masked ones among
+/// them), with and without a sink, against its definition row by row: the max, exp_f32,
+/// the sum in double left to right, the f32 reciprocal.
+TEST(VecExp, SoftmaxRowsIsEachRowByItsDefinition) {
+    std::mt19937                    rng(5);
+    std::normal_distribution<float> g(0.0f, 30.0f);  // wide: many weights underflow
+    for (int trial = 0; trial < 200; ++trial) {
+        const int            rows      = 1 + static_cast<int>(rng() % 8);
+        const size_t         ld        = 1 + rng() % 70;
+        const bool           with_sink = rng() % 3 == 0;
+        const float          sink      = g(rng);
+        std::vector<int64_t> n(static_cast<size_t>(rows));
+        std::vector<float>   w(ld * static_cast<size_t>(rows));
+        for (int r = 0; r < rows; ++r) {
+            n[static_cast<size_t>(r)] = static_cast<int64_t>(rng() % (ld + 1));
+            const bool masked         = rng() % 5 == 0;
+            for (size_t i = 0; i < ld; ++i) {
+                w[r * ld + i] = masked || rng() % 4 == 0 ? -INFINITY : g(rng);
+            }
+        }
+        std::vector<float> want = w;
+        for (int r = 0; r < rows; ++r) {
+            float * row = want.data() + r * ld;
+            float   max = with_sink ? sink : -INFINITY;
+            for (int64_t i = 0; i < n[static_cast<size_t>(r)]; ++i) {
+                max = std::max(max, row[i]);
+            }
+            if (max == -INFINITY) {
+                std::fill(row, row + n[static_cast<size_t>(r)], 0.0f);
+                continue;
+            }
+            double sum = 0.0;
+            for (int64_t i = 0; i < n[static_cast<size_t>(r)]; ++i) {
+                row[i] = exp_f32(row[i] - max);
+                sum += row[i];
+            }
+            sum += with_sink ? static_cast<double>(exp_f32(sink - max)) : 0.0;
+            const float inv = static_cast<float>(1.0 / sum);
+            for (int64_t i = 0; i < n[static_cast<size_t>(r)]; ++i) {
+                row[i] *= inv;
+            }
+        }
+        gk::cpu::softmax_rows(w.data(), ld, n.data(), rows, with_sink ? &sink : nullptr);
+        ASSERT_EQ(std::memcmp(w.data(), want.data(), w.size() * sizeof(float)), 0) << "trial " << trial;
     }
 }
 

@@ -1,8 +1,8 @@
 // simd.h - the vector layer of the CPU kernels.
 //
 // One float vector type `vf` of `vf_lanes` lanes and a handful of inline operations on
-// it (load, store, broadcast, add, sub, mul, div, fused multiply-add, horizontal sum, and loads
-// that widen f16 / bf16 to f32), compiled to one of four levels chosen at compile time
+// it (load, store, broadcast, add, sub, mul, div, fused multiply-add, a select by w != 0,
+// horizontal sum, and loads that widen f16 / bf16 to f32), compiled to one of four levels chosen at compile time
 // by what the compiler may use (-march / -m flags). Run-time dispatch happens a layer
 // above: the kernel sources are compiled once per level (kernel_set.h):
 //
@@ -21,6 +21,12 @@
 //   ... down to lane 0. A kernel that keeps several registers and combines them the
 //   same way therefore has an order that does not depend on the vector width.
 // * load_f16 / load_bf16 are exact (every f16 and bf16 value is an f32 value).
+// * mul_via_f64(a, b) is mul(a, b) to the bit: the product of two floats is exact in
+//   double, and rounding it to float is the one rounding mul makes. On x86 it goes through
+//   double so that a subnormal operand or result costs no microcode assist (a float
+//   multiply that meets one takes about 150 cycles on Intel cores; converting to and from
+//   double does not). any_tiny(v, bound) says whether a lane is nonzero and below bound in
+//   magnitude: when to take it. Elsewhere both are the plain multiply and false.
 // * load_bf16_pairs splits 2W bf16 values into the W even- and W odd-indexed ones, and
 //   flush_tiny / has_min_normal are the flush-to-zero step of the bf16 dot's order
 //   (vec_dot_bf16.cpp): both compare magnitudes with FLT_MIN, so they are exact.
@@ -156,6 +162,21 @@ inline vf sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 inline vf mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 inline vf div(vf a, vf b) { return _mm512_div_ps(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+inline vf   select_nonzero(vf w, vf a, vf b) {
+      return _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(w, _mm512_setzero_ps(), _CMP_NEQ_UQ), a);
+}
+inline vf mul_via_f64(vf a, vf b) {
+    const __m512d lo = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(a)),
+                                     _mm512_cvtps_pd(_mm512_castps512_ps256(b)));
+    const __m512d hi = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)),
+                                     _mm512_cvtps_pd(_mm512_extractf32x8_ps(b, 1)));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
+inline bool any_tiny(vf v, float bound) {
+    const __m512 a = _mm512_abs_ps(v);
+    return (_mm512_cmp_ps_mask(a, _mm512_set1_ps(bound), _CMP_LT_OQ) &
+            _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_NEQ_OQ)) != 0;
+}
 inline vf load_f16(const fp16_t * p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
 }
@@ -199,6 +220,21 @@ inline vf sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 inline vf mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 inline vf div(vf a, vf b) { return _mm256_div_ps(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+inline vf select_nonzero(vf w, vf a, vf b) {
+    return _mm256_blendv_ps(b, a, _mm256_cmp_ps(w, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+}
+inline vf mul_via_f64(vf a, vf b) {
+    const __m256d lo = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)),
+                                     _mm256_cvtps_pd(_mm256_castps256_ps128(b)));
+    const __m256d hi = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)),
+                                     _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)));
+    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+inline bool any_tiny(vf v, float bound) {
+    const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+    return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(a, _mm256_set1_ps(bound), _CMP_LT_OQ),
+                                            _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_NEQ_OQ))) != 0;
+}
 inline vf load_f16(const fp16_t * p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
 }
@@ -241,6 +277,9 @@ inline vf sub(vf a, vf b) { return vsubq_f32(a, b); }
 inline vf mul(vf a, vf b) { return vmulq_f32(a, b); }
 inline vf div(vf a, vf b) { return vdivq_f32(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+inline vf select_nonzero(vf w, vf a, vf b) { return vbslq_f32(vceqq_f32(w, vdupq_n_f32(0.0f)), b, a); }
+inline vf mul_via_f64(vf a, vf b) { return vmulq_f32(a, b); }  // Arm cores take subnormals at full speed
+inline bool any_tiny(vf, float) { return false; }
 inline vf load_f16(const fp16_t * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 inline vf load_bf16(const bf16_t * p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
 inline void load_bf16_pairs(const bf16_t * p, vf & even, vf & odd) {
@@ -273,6 +312,9 @@ inline vf sub(vf a, vf b) { return a - b; }
 inline vf mul(vf a, vf b) { return a * b; }
 inline vf div(vf a, vf b) { return a / b; }
 inline vf fmadd(vf a, vf b, vf c) { return fmadd_scalar(a, b, c); }
+inline vf select_nonzero(vf w, vf a, vf b) { return w != 0.0f ? a : b; }
+inline vf mul_via_f64(vf a, vf b) { return a * b; }
+inline bool any_tiny(vf v, float bound) { return v != 0.0f && std::fabs(v) < bound; }
 inline vf load_f16(const fp16_t * p) { return half_to_float(*p); }
 inline vf load_bf16(const bf16_t * p) { return bf16_to_fp32(*p); }
 inline void load_bf16_pairs(const bf16_t * p, vf & even, vf & odd) {

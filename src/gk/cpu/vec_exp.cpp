@@ -25,13 +25,25 @@ vf poly(vf b) {
 
 #if defined(GK_SIMD_AVX512)
 
+/// j * 2^n lane by lane, computed in double and rounded once to float: VSCALEFPS's bits.
+vf scalef_via_f64(vf j, vf n) {
+    const __m512d lo = _mm512_scalef_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(j)),
+                                        _mm512_cvtps_pd(_mm512_castps512_ps256(n)));
+    const __m512d hi = _mm512_scalef_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(j, 1)),
+                                        _mm512_cvtps_pd(_mm512_extractf32x8_ps(n, 1)));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
+
 /// exp_f32 on 16 lanes: 2^n applied by VSCALEFPS (one rounding, as exp_f32's two steps).
 vf vexp(vf x) {
     const vf z   = _mm512_fmadd_ps(x, simd::broadcast(c::log2e), simd::broadcast(c::shift));
     const vf n   = _mm512_sub_ps(z, simd::broadcast(c::shift));
     const vf b   = _mm512_fnmadd_ps(n, simd::broadcast(c::ln2_lo), _mm512_fnmadd_ps(n, simd::broadcast(c::ln2_hi), x));
     const vf j   = poly(b);
-    const vf res = _mm512_scalef_ps(j, n);
+    // j * 2^n is subnormal below n = -125: scaled in double there (the same one rounding,
+    // without the microcode assist a subnormal result costs; see simd::mul_via_f64)
+    const vf        res  = _mm512_cmp_ps_mask(n, simd::broadcast(-125.0f), _CMP_LT_OQ) == 0 ? _mm512_scalef_ps(j, n)
+                                                                                            : scalef_via_f64(j, n);
     const __mmask16 big  = _mm512_cmp_ps_mask(_mm512_abs_ps(n), simd::broadcast(c::big), _CMP_GT_OQ);
     const __mmask16 pos  = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_GT_OQ);
     const vf        edge = _mm512_mask_blend_ps(pos, _mm512_setzero_ps(), simd::broadcast(INFINITY));
@@ -54,7 +66,12 @@ vf vexp(vf x) {
     const vf b    = _mm256_fnmadd_ps(n, simd::broadcast(c::ln2_lo), _mm256_fnmadd_ps(n, simd::broadcast(c::ln2_hi), x));
     const vf j    = poly(b);
     const vf n1   = _mm256_min_ps(_mm256_max_ps(n, simd::broadcast(-c::step)), simd::broadcast(c::step));
-    const vf res  = _mm256_mul_ps(_mm256_mul_ps(j, exp2_int(n1)), exp2_int(_mm256_sub_ps(n, n1)));
+    const vf jn1  = _mm256_mul_ps(j, exp2_int(n1));  // normal: |n1| <= 100
+    const vf rest = exp2_int(_mm256_sub_ps(n, n1));
+    // subnormal below n = -125: multiplied in double there (simd::mul_via_f64)
+    const vf res  = _mm256_movemask_ps(_mm256_cmp_ps(n, simd::broadcast(-125.0f), _CMP_LT_OQ)) == 0
+                        ? _mm256_mul_ps(jn1, rest)
+                        : simd::mul_via_f64(jn1, rest);
     const vf absn = _mm256_andnot_ps(simd::broadcast(-0.0f), n);
     const vf big  = _mm256_cmp_ps(absn, simd::broadcast(c::big), _CMP_GT_OQ);
     const vf edge = _mm256_and_ps(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_GT_OQ), simd::broadcast(INFINITY));
@@ -90,7 +107,7 @@ vf vexp(vf x) { return exp_f32(x); }
 
 #endif
 
-double exp_sum(float * w, int64_t n, float max) {
+void exp_shift(float * w, int64_t n, float max) {
     const vf m = simd::broadcast(max);
     int64_t  i = 0;
     for (; i + simd::vf_lanes <= n; i += simd::vf_lanes) {
@@ -99,11 +116,21 @@ double exp_sum(float * w, int64_t n, float max) {
     for (; i < n; ++i) {
         w[i] = exp_f32(w[i] - max);
     }
-    double sum = 0.0;
-    for (i = 0; i < n; ++i) {
-        sum += w[i];
+}
+
+void scale(float * w, int64_t n, float s) {
+    // A product of at most 2^-100 by a factor of at least 2^-26 (1 / the sum of up to 2^26
+    // softmax numerators) is normal: a vector with no nonzero value below 2^-100 takes the
+    // float multiply, others go through double (the same bits, no microcode assist).
+    const vf f = simd::broadcast(s);
+    int64_t  i = 0;
+    for (; i + simd::vf_lanes <= n; i += simd::vf_lanes) {
+        const vf v = simd::load(w + i);
+        simd::store(w + i, simd::any_tiny(v, 0x1p-100f) ? simd::mul_via_f64(v, f) : simd::mul(v, f));
     }
-    return sum;
+    for (; i < n; ++i) {
+        w[i] *= s;
+    }
 }
 
 vf vsilu(vf x) { return simd::div(x, simd::add(simd::broadcast(1.0f), vexp(simd::sub(simd::zero(), x)))); }
@@ -131,7 +158,7 @@ void swiglu(float * y, const float * x, const float * g, int64_t n) {
 }  // namespace
 
 const exp_kernels & exp_kernels_table() {
-    static constexpr exp_kernels k{exp_sum, silu, swiglu};
+    static constexpr exp_kernels k{exp_shift, scale, silu, swiglu};
     return k;
 }
 

@@ -74,11 +74,11 @@ inline float silu_f32(float x) { return x / (1.0f + exp_f32(0.0f - x)); }
 
 /// The row kernels of one kernel set; each gives exp_f32's bits at every element.
 struct exp_kernels {
-    /// w[i] = exp_f32(w[i] - max) for i < n; returns their sum in double, left to right
-    /// from +0. Adding a +0 leaves the sum's bits, so values that are +0 (masked keys:
-    /// exp(-inf) = +0) may be inserted anywhere without changing it: attention's batch
-    /// invariance. (ggml's AVX-512 order - blocks of 16 in f32 - does not have that.)
-    double (*exp_sum)(float * w, int64_t n, float max);
+    /// w[i] = exp_f32(w[i] - max) for i < n (softmax's numerators, alibi.h).
+    void (*exp_shift)(float * w, int64_t n, float max);
+    /// w[i] = w[i] * s for i < n (softmax's normalisation): the float product's bits, with
+    /// subnormal values and results taken without microcode assists (simd.h's mul_via_f64).
+    void (*scale)(float * w, int64_t n, float s);
     /// y[i] = silu_f32(x[i]) for i < n (y may be x).
     void (*silu)(float * y, const float * x, int64_t n);
     /// y[i] = silu_f32(x[i]) * g[i] for i < n (y may be x or g).

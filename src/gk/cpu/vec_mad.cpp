@@ -1,10 +1,12 @@
 // vec_mad.cpp - y += the weighted sum of f32, f16 or bf16 rows (vec_mad.h), on the vector
 // layer.
 //
-// The columns are taken a chunk of up to 8 registers at a time, and the chunk of y stays
-// in those registers while every row passes: per row and register one load (widened), one
-// multiply and one add, where a pass per row would also load and store y. A chunk of 8
-// registers is 128 columns with AVX-512 (a head of 256 reads its rows twice, from cache).
+// Up to 6 output rows are taken together, and their columns a chunk of 4, 2 or 1 registers
+// per output row at a time: the chunk of every output row stays in registers while the
+// value rows pass, each value row loaded (and widened) once for all of them. Per value row
+// and output row that leaves one multiply and one add per register, and the output rows'
+// sums are independent chains: one output row alone waits on its add's latency at every
+// value row (a head of 8, one register, runs at a quarter of the adds' throughput).
 // With AVX-512 the last register of a row shorter than a whole number of registers loads
 // and stores under a lane mask (a head of 8 is one masked register); the other levels
 // finish such a row element by element. Every element sees the same steps in the same
@@ -14,6 +16,7 @@
 #include "vec_dot_impl.h"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <utility>
 
@@ -22,8 +25,7 @@ namespace {
 
 using detail::elem;
 
-constexpr int L         = simd::vf_lanes;
-constexpr int max_chunk = 8;  // registers of y held across the rows
+constexpr int L = simd::vf_lanes;
 
 #if defined(GK_SIMD_AVX512)
 /// Lanes [0, k) of y's last register in a chunk (the others neither read nor written).
@@ -56,44 +58,119 @@ simd::vf load_y(const float * y, lane_mask) { return simd::load(y); }
 void     store_y(float * y, simd::vf v, lane_mask) { simd::store(y, v); }
 #endif
 
-/// Columns [0, R * L) of y and of the rows (v already offset to the chunk's first column),
-/// the last register limited to `last`.
-template <elem E, int R>
-void chunk(float * y, const float * w, int64_t n, const char * v, size_t stride, lane_mask last) {
-    simd::vf acc[R];
-    for (int r = 0; r + 1 < R; ++r) {
-        acc[r] = simd::load(y + r * L);
-    }
-    acc[R - 1] = load_y(y + (R - 1) * L, last);
-    for (int64_t j = 0; j < n; ++j) {
-        if (w[j] == 0.0f) {
-            continue;  // a masked key's row is not read
+// A weight below it may make products subnormal: they are taken through double
+// (simd::mul_via_f64, the same bits without the microcode assist). Far-away keys of a long
+// context get such weights (exp underflows), a run of them at a time.
+constexpr float tiny_weight = 0x1p-60f;
+
+/// Output rows y_q (ldy apart), q < Q, value rows j < n for all of them, columns
+/// [0, R * L) (y and v already offset to the chunk's first column), the last register
+/// limited to `last` where Partial (AVX-512 only): each value row is loaded once for all Q
+/// output rows, whose sums are independent chains. A zero weight's update is dropped by a
+/// select, not skipped by a branch, and a partial register's masked loads are made a block
+/// of rows at a time into a buffer: GCC 12 keeps accumulators in memory (a store at every
+/// update) when a branch may skip their update or a masked load sits in their loop.
+template <elem E, int Q, int R, bool Partial>
+void chunk(float * y, size_t ldy, const float * w, size_t ldw, int64_t n, const char * v, size_t stride,
+           lane_mask last) {
+    constexpr int64_t block = 64;  // value rows whose partial register is loaded ahead
+    simd::vf          acc[Q][R];
+    for (int q = 0; q < Q; ++q) {
+        for (int r = 0; r < R; ++r) {
+            acc[q][r] = Partial && r == R - 1 ? load_y(y + q * ldy + r * L, last) : simd::load(y + q * ldy + r * L);
         }
-        const simd::vf wv  = simd::broadcast(w[j]);
-        const char *   row = v + j * stride;
-        for (int r = 0; r + 1 < R; ++r) {
-            acc[r] = simd::add(acc[r], simd::mul(wv, detail::load_vec<E>(row, r * L)));
+    }
+    simd::vf ahead[Partial ? block : 1];
+    for (int64_t j0 = 0; j0 < n; j0 += block) {
+        const int64_t nb = std::min(block, n - j0);
+        if constexpr (Partial) {
+            for (int64_t j = 0; j < nb; ++j) {
+                ahead[j] = load_lanes<E>(v + (j0 + j) * stride, (R - 1) * L, last);
+            }
         }
-        acc[R - 1] = simd::add(acc[R - 1], simd::mul(wv, load_lanes<E>(row, (R - 1) * L, last)));
+        for (int64_t j = j0; j < j0 + nb; ++j) {
+            const char * row = v + j * stride;
+            simd::vf     x[R];
+            for (int r = 0; r < R; ++r) {
+                x[r] = Partial && r == R - 1 ? ahead[j - j0] : detail::load_vec<E>(row, r * L);
+            }
+            for (int q = 0; q < Q; ++q) {
+                const float    wq = w[q * ldw + j];
+                const simd::vf wv = simd::broadcast(wq);
+                simd::vf       p[R];
+                if (wq != 0.0f && std::fabs(wq) < tiny_weight) [[unlikely]] {
+                    for (int r = 0; r < R; ++r) {
+                        p[r] = simd::mul_via_f64(wv, x[r]);
+                    }
+                } else {
+                    for (int r = 0; r < R; ++r) {
+                        p[r] = simd::mul(wv, x[r]);
+                    }
+                }
+                for (int r = 0; r < R; ++r) {
+                    acc[q][r] = simd::select_nonzero(wv, simd::add(acc[q][r], p[r]), acc[q][r]);
+                }
+            }
+        }
     }
-    for (int r = 0; r + 1 < R; ++r) {
-        simd::store(y + r * L, acc[r]);
+    for (int q = 0; q < Q; ++q) {
+        for (int r = 0; r < R; ++r) {
+            if (Partial && r == R - 1) {
+                store_y(y + q * ldy + r * L, acc[q][r], last);
+            } else {
+                simd::store(y + q * ldy + r * L, acc[q][r]);
+            }
+        }
     }
-    store_y(y + (R - 1) * L, acc[R - 1], last);
 }
 
-using chunk_fn = void (*)(float *, const float *, int64_t, const char *, size_t, lane_mask);
+// Output rows taken together (at most), and the accumulator registers a chunk may hold:
+// two thirds of the register file, the rest for the value row and the weight.
+constexpr int max_rows = 6;
+#if defined(GK_SIMD_AVX2)
+constexpr int acc_regs = 10;  // of 16
+#else
+constexpr int acc_regs = 24;     // of 32 (AVX-512, NEON; the scalar set's floats as well)
+#endif
+constexpr int chunk_regs[] = {4, 2, 1};  // registers per output row in a chunk, largest first
 
-template <elem E, int... R>
-constexpr auto chunks(std::integer_sequence<int, R...>) {
-    return std::array<chunk_fn, sizeof...(R)>{chunk<E, R + 1>...};
+using chunk_fn = void (*)(float *, size_t, const float *, size_t, int64_t, const char *, size_t, lane_mask);
+
+/// chunk<E, q + 1, chunk_regs[k], p> at [q][k][p].
+template <elem E, int Qm1>
+constexpr std::array<std::array<chunk_fn, 2>, 3> chunk_row() {
+    return {{{chunk<E, Qm1 + 1, chunk_regs[0], false>, chunk<E, Qm1 + 1, chunk_regs[0], true>},
+             {chunk<E, Qm1 + 1, chunk_regs[1], false>, chunk<E, Qm1 + 1, chunk_regs[1], true>},
+             {chunk<E, Qm1 + 1, chunk_regs[2], false>, chunk<E, Qm1 + 1, chunk_regs[2], true>}}};
+}
+template <elem E, int... Q>
+constexpr auto chunk_table(std::integer_sequence<int, Q...>) {
+    return std::array<std::array<std::array<chunk_fn, 2>, 3>, sizeof...(Q)>{chunk_row<E, Q>()...};
+}
+
+/// Output rows y_q, q < Q, value rows [j0, j1) of each (y, w and v at row j0), in chunks of
+/// columns over the whole registers (regs of them, the last limited to `tail` lanes).
+template <elem E>
+void columns(float * y, size_t ldy, const float * w, size_t ldw, int Q, int64_t n, const char * v, size_t stride,
+             int64_t regs, int tail) {
+    static constexpr auto table = chunk_table<E>(std::make_integer_sequence<int, max_rows>());
+    constexpr size_t      esize = E == elem::f32 ? sizeof(float) : sizeof(uint16_t);
+    for (int64_t r0 = 0; r0 < regs;) {
+        int k = 0;  // the largest chunk that fits the registers and the columns left
+        while (k + 1 < 3 && (chunk_regs[k] * Q > acc_regs || chunk_regs[k] > regs - r0)) {
+            ++k;
+        }
+        const int  R       = chunk_regs[k];
+        const bool partial = r0 + R == regs && tail < L;
+        table[Q - 1][k][partial](y + r0 * L, ldy, w, ldw, n, v + r0 * L * esize, stride, lanes(partial ? tail : L));
+        r0 += R;
+    }
 }
 
 template <elem E>
-void mad_rows(float * y, const float * w, int64_t n, const void * v, size_t stride, int64_t d) {
-    static constexpr auto by_regs = chunks<E>(std::make_integer_sequence<int, max_chunk>());
-    constexpr size_t      esize   = E == elem::f32 ? sizeof(float) : sizeof(uint16_t);
-    const auto *          rows    = static_cast<const char *>(v);
+void mad_rows(float * y, size_t ldy, const float * w, size_t ldw, const int64_t * n, int rows, const void * v,
+              size_t stride, int64_t d) {
+    const auto * vrows = static_cast<const char *>(v);
 #if defined(GK_SIMD_AVX512)
     const int64_t regs = (d + L - 1) / L;  // the last one masked when d % L != 0
     const int     tail = d % L == 0 ? L : static_cast<int>(d % L);
@@ -101,18 +178,27 @@ void mad_rows(float * y, const float * w, int64_t n, const void * v, size_t stri
     const int64_t regs = d / L;  // whole registers, then the rest element by element
     const int     tail = L;
 #endif
-    for (int64_t r0 = 0; r0 < regs; r0 += max_chunk) {
-        const int64_t k = std::min<int64_t>(max_chunk, regs - r0);
-        by_regs[k - 1](y + r0 * L, w, n, rows + r0 * L * esize, stride, lanes(r0 + k == regs ? tail : L));
-    }
-    for (int64_t i = regs * L; i < d; ++i) {
-        float acc = y[i];
-        for (int64_t j = 0; j < n; ++j) {
-            if (w[j] != 0.0f) {
-                acc = acc + w[j] * detail::load_one<E>(rows + j * stride, i);
+    for (int q0 = 0; q0 < rows; q0 += max_rows) {
+        // the value rows all of the group's output rows see, then each one's own rest
+        const int     Q     = std::min(max_rows, rows - q0);
+        const int64_t n_min = *std::min_element(n + q0, n + q0 + Q);
+        columns<E>(y + q0 * ldy, ldy, w + q0 * ldw, ldw, Q, n_min, vrows, stride, regs, tail);
+        for (int q = q0; q < q0 + Q; ++q) {
+            if (n[q] > n_min) {
+                columns<E>(y + q * ldy, ldy, w + q * ldw + n_min, ldw, 1, n[q] - n_min, vrows + n_min * stride, stride,
+                           regs, tail);
+            }
+            for (int64_t i = regs * L; i < d; ++i) {
+                float acc = y[q * ldy + i];
+                for (int64_t j = 0; j < n[q]; ++j) {
+                    const float wq = w[q * ldw + j];
+                    if (wq != 0.0f) {
+                        acc = acc + wq * detail::load_one<E>(vrows + j * stride, i);
+                    }
+                }
+                y[q * ldy + i] = acc;
             }
         }
-        y[i] = acc;
     }
 }
 

@@ -14,7 +14,7 @@
 //    tile.rows K rows per call, each result bit-identical to its vec_dot), else one
 //    vec_dot per key (a strided row of a plain type gathered first into a dense row of
 //    that type, exactly).
-// 3. softmax_in_place (alibi.h), in key order, over the keys up to the last unmasked one
+// 3. softmax_rows (alibi.h), in key order, over the keys up to the last unmasked one
 //    (the masked keys after it would add +0 to every sum: their absence changes no bit,
 //    and a query then costs its visible keys, not the cache's size).
 // 4. y = the sum, in key order, of weight[j] * V row j over the keys with a nonzero
@@ -54,23 +54,29 @@ namespace {
 // of each K row (the tile's columns). 6 = two of the AVX-512 f16 tile's 3-column steps.
 constexpr int k_query_block = 6;
 
-/// y[0..Dv) = the sum over keys j < n_kv with w[j] != 0, in key order, of w[j] * V row
-/// (j, hk, s) (vec_mad.h: the scalar loop's bits at every level): dense f32 / f16 / bf16
-/// rows read in place by one call, other rows decoded by the codec one by one into vbuf.
-void weighted_rows(float * y, const float * w, int64_t n_kv, const gk_tensor * v, int64_t hk, int64_t s, float * vbuf) {
-    for (int64_t i = 0; i < v->ne[0]; ++i) {
-        y[i] = 0.0f;
-    }
+/// For the nq queries of a block, y_c = y + c * Dv (c < nq) = the sum over keys j < n[c]
+/// with w_c[j] != 0 (w_c = w + c * ldw), in key order, of w_c[j] * V row (j, hk, s)
+/// (vec_mad.h: the scalar loop's bits at every level): dense f32 / f16 / bf16 rows read in
+/// place by one call for the block, other rows decoded by the codec one by one into vbuf.
+void weighted_rows(float * y, const float * w, size_t ldw, const int64_t * n, int nq, const gk_tensor * v, int64_t hk,
+                   int64_t s, float * vbuf) {
+    const int64_t Dv = v->ne[0];
+    std::fill(y, y + nq * Dv, 0.0f);
     if (v->nb[0] == gk_type_size(v->type)) {
         if (const vec_mad_fn in_place = get_vec_mad(v->type)) {
-            in_place(y, w, n_kv, element_ptr(v, 0, 0, hk, s), v->nb[1], v->ne[0]);
+            in_place(y, Dv, w, ldw, n, nq, element_ptr(v, 0, 0, hk, s), v->nb[1], Dv);
             return;
         }
     }
     const vec_mad_fn decoded = get_vec_mad(GK_TYPE_F32);
-    for (int64_t j = 0; j < n_kv; ++j) {
-        if (w[j] != 0.0f) {  // a masked key adds nothing (and its row need not be read)
-            decoded(y, w + j, 1, read_row(v, j, hk, s, vbuf), 0, v->ne[0]);
+    const int64_t    n_max   = *std::max_element(n, n + nq);
+    for (int64_t j = 0; j < n_max; ++j) {
+        int64_t one[k_query_block];  // key j for the queries that see it
+        for (int c = 0; c < nq; ++c) {
+            one[c] = j < n[c] && w[c * ldw + j] != 0.0f;
+        }
+        if (std::any_of(one, one + nq, [](int64_t k) { return k != 0; })) {
+            decoded(y, Dv, w + j, ldw, one, nq, read_row(v, j, hk, s, vbuf), 0, Dv);
         }
     }
 }
@@ -145,7 +151,7 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     const key_dots         dots{k, D, vd, tile, kbuf, twork};
     float *                vbuf     = w.floats(Dv);
     float *                score    = w.floats(n_kv * k_query_block);
-    float *                ybuf     = w.floats(Dv);
+    float *                ybuf     = w.floats(Dv * k_query_block);
     float *                mbuf     = mask ? w.floats(n_kv * k_query_block) : nullptr;
     int64_t                m_at[3]  = {-1, -1, -1};  // the (query, i2, i3) of the mask rows in mbuf
     const int64_t          units    = H * blocks * dst->ne[3];
@@ -224,10 +230,11 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
                     sc[j]         = inf_mask && m[j] == -INFINITY ? -INFINITY : x;
                 }
             }
-            softmax_in_place(sc, n[c], sinks ? &sink : nullptr);
-            float * y = out_row(dst, h, i0 + c, s, ybuf);
-            weighted_rows(y, sc, n[c], v, hk, s, vbuf);
-            store_row(dst, h, i0 + c, s, y);
+        }
+        softmax_rows(score, static_cast<size_t>(n_kv), n, nq, sinks ? &sink : nullptr);
+        weighted_rows(ybuf, score, static_cast<size_t>(n_kv), n, nq, v, hk, s, vbuf);
+        for (int c = 0; c < nq; ++c) {
+            store_row(dst, h, i0 + c, s, ybuf + c * Dv);
         }
     }
 }
@@ -241,7 +248,7 @@ size_t flash_attn_ext_work_size(const gk_tensor * dst) {
     return scratch_bytes(D * sizeof(float)) +
            scratch_bytes(gk_row_size(get_vec_dot_traits(k->type)->vec_dot_type, k->ne[0]) * k_query_block) +
            scratch_bytes(gk_row_size(k->type, k->ne[0])) + (tile ? scratch_bytes(tile->work_bytes) : 0) +
-           2 * scratch_bytes(Dv * sizeof(float)) +
+           scratch_bytes(Dv * sizeof(float)) + scratch_bytes(Dv * k_query_block * sizeof(float)) +
            (dst->src[3] ? 2 : 1) * scratch_bytes(n_kv * k_query_block * sizeof(float));
 }
 
