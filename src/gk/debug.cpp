@@ -12,7 +12,8 @@ bool env_flag(const char * name) {
 }
 
 const debug_flags & debug() {
-    static const debug_flags flags{env_flag("GK_NAN_FILL"), env_flag("GK_NODE_HASH"), env_flag("GK_ALLOC_NO_REUSE")};
+    static const debug_flags flags{env_flag("GK_NAN_FILL"), env_flag("GK_NODE_HASH"), env_flag("GK_ALLOC_NO_REUSE"),
+                                   env_flag("GK_NO_SOLO")};
     return flags;
 }
 

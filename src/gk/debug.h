@@ -6,6 +6,9 @@
 //                   compute pass finishes it ("gk: node <i> <op> <name> <hash>").
 //   GK_ALLOC_NO_REUSE=1  the graph allocator gives every tensor storage of its own: no
 //                   reuse after a last consumer, no in-place placement.
+//   GK_NO_SOLO=1    the CPU compute pass runs every node on all its threads, small ones
+//                   included (compute.cpp), so that test-threading-partitioned sweeps
+//                   every kernel's partition.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,7 @@ struct debug_flags {
     bool nan_fill  = false;
     bool node_hash = false;
     bool alloc_no_reuse = false;
+    bool no_solo        = false;
 };
 
 /// True when environment variable `name` is set, non-empty and not "0" (the rule every

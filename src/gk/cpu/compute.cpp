@@ -9,6 +9,13 @@
 //    every thread sees the same error state, so all stop at the same node. A kernel
 //    that hands out its chunks at run time (next_chunk) counts them on a counter the
 //    pass clears for it.
+// 3. Small nodes run alone: a node whose work (node_cost) is below k_solo_cost is run by
+//    thread 0 with nth = 1, and a run of such nodes needs one barrier at its end instead
+//    of one per node (the other threads go straight to it). A barrier costs a few
+//    microseconds; the norms, element-wise ops and small products of a token's decode
+//    cost less than that. Every kernel gives the same bits at every thread count
+//    (test-threading, and test-threading-partitioned with GK_NO_SOLO=1 so that small
+//    nodes are partitioned too), so this changes no result.
 #include "../debug.h"
 #include "../graph.h"
 #include "../internal.h"
@@ -17,6 +24,7 @@
 #include "pool.h"
 #include "rows.h"
 
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -60,7 +68,35 @@ struct step {
     gk_tensor *    node;
     int            index;  // in the graph, for messages
     const kernel * k;
+    bool           solo;  // run by thread 0 alone (step 3 of the file comment)
 };
+
+// Work below which a node runs on one thread: about what a barrier costs, in the units
+// of node_cost (multiply-adds or elements; about a nanosecond each).
+constexpr double k_solo_cost = 16384;
+
+/// A rough count of a node's work: multiply-adds for the products and attention, else
+/// the elements it writes and reads. A custom op is never small: its callback is promised
+/// the thread count (or its n_tasks), as ggml's.
+double node_cost(const gk_tensor * node) {
+    const double out = static_cast<double>(gk_nelements(node));
+    switch (node->op) {
+    case GK_OP_MAP_CUSTOM1:
+    case GK_OP_MAP_CUSTOM2:
+    case GK_OP_MAP_CUSTOM3:
+    case GK_OP_CUSTOM: return INFINITY;
+    case GK_OP_MUL_MAT:
+    case GK_OP_MUL_MAT_ID:
+    case GK_OP_OUT_PROD: return out * static_cast<double>(node->src[0]->ne[0]);
+    case GK_OP_FLASH_ATTN_EXT: return out * 2.0 * static_cast<double>(node->src[1]->ne[1]);
+    default: break;
+    }
+    double in = 0.0;
+    for (const gk_tensor * s : node->src) {
+        in += s ? static_cast<double>(gk_nelements(s)) : 0.0;
+    }
+    return out + in;
+}
 
 struct run_state {
     const std::vector<step> * steps;
@@ -105,34 +141,50 @@ void worker(void * arg, int ith) {
     auto &         st = *static_cast<run_state *>(arg);
     compute_params p{ith,       st.nth, st.work + static_cast<size_t>(ith) * st.work_stride, st.work_stride,
                      &st.error, nullptr};
-    size_t         j = 0;  // the step's position
-    for (const step & s : *st.steps) {
-        p.claimed = &st.claimed[j % 2];
-        if (ith == 0) {
-            st.claimed[(j + 1) % 2].store(0, std::memory_order_relaxed);
+    compute_params alone = p;  // a solo step's: thread 0 as the only thread
+    alone.nth            = 1;
+    const auto & steps   = *st.steps;
+    // Runs steps [j, end): all threads on a parallel step, thread 0 alone on a run of solo
+    // ones; then the barrier and the error check.
+    for (size_t j = 0; j < steps.size();) {
+        size_t end = j + 1;
+        while (steps[j].solo && end < steps.size() && steps[end].solo) {
+            ++end;
         }
-        ++j;
-        s.k->run(p, s.node);
+        if (!steps[j].solo || ith == 0) {
+            for (size_t k = j; k < end && !st.error.failed(); ++k) {
+                compute_params & q = steps[k].solo ? alone : p;
+                q.claimed          = &st.claimed[k % 2];
+                if (ith == 0) {
+                    st.claimed[(k + 1) % 2].store(0, std::memory_order_relaxed);
+                }
+                steps[k].k->run(q, steps[k].node);
+                if (st.error.failed() && ith == 0) {
+                    st.failed = &steps[k];  // a solo step's error; a parallel one's is set below
+                }
+            }
+        }
         st.pool->barrier();
         if (st.error.failed()) {
-            if (ith == 0) {
-                st.failed = &s;
+            if (ith == 0 && !steps[j].solo) {
+                st.failed = &steps[j];
             }
             return;
         }
         if (debug().node_hash) {
             if (ith == 0) {
-                std::fprintf(stderr, "gk: node %d %s %s %016llx\n", s.index, gk_op_symbol(s.node->op), s.node->name,
-                             static_cast<unsigned long long>(hash_tensor(s.node)));
+                std::fprintf(stderr, "gk: node %d %s %s %016llx\n", steps[j].index, gk_op_symbol(steps[j].node->op),
+                             steps[j].node->name, static_cast<unsigned long long>(hash_tensor(steps[j].node)));
             }
             st.pool->barrier();  // the next node may overwrite this one (in place)
         }
+        j = end;
     }
 }
 
 /// Checks a node before anything runs and adds its step; an error status (message in
 /// ctx) when it cannot run.
-gk_status plan_node(gk_context * ctx, gk_tensor * node, int index, std::vector<step> & steps, size_t & work) {
+gk_status plan_node(gk_context * ctx, gk_tensor * node, int index, int nth, std::vector<step> & steps, size_t & work) {
     char why[160];
     if (!supports(node, why, sizeof why)) {
         set_error(ctx, "compute: node %d '%s': %s", index, node->name, why);
@@ -153,7 +205,10 @@ gk_status plan_node(gk_context * ctx, gk_tensor * node, int index, std::vector<s
     const kernel & k = kernels().ops[node->op];
     const size_t   w = k.work_size ? k.work_size(node) : default_work_size(node);
     work             = w > work ? w : work;
-    steps.push_back({node, index, &k});
+    // (GK_NODE_HASH hashes each node after its step: every step is its own run there;
+    // GK_NO_SOLO turns step 3 off)
+    const bool solo = nth > 1 && !debug().node_hash && !debug().no_solo && node_cost(node) < k_solo_cost;
+    steps.push_back({node, index, &k, solo});
     return GK_STATUS_SUCCESS;
 }
 
@@ -169,7 +224,7 @@ gk_status compute(gk_cgraph * g, int n_threads, thread_pool & pool) {
         if (is_layout_op(node->op) || gk_is_empty(node)) {
             continue;
         }
-        const gk_status planned = plan_node(ctx, node, i, steps, work);
+        const gk_status planned = plan_node(ctx, node, i, nth, steps, work);
         if (planned != GK_STATUS_SUCCESS) {
             return planned;
         }
