@@ -55,16 +55,16 @@ namespace {
 constexpr int k_query_block = 6;
 
 /// For the nq queries of a block, y_c = y + c * Dv (c < nq) = the sum over keys j < n[c]
-/// with w_c[j] != 0 (w_c = w + c * ldw), in key order, of w_c[j] * V row (j, hk, s)
+/// with w_c[j] != 0 (w_c = w + c * ldw), in key order, of w_c[j] * V row (j0 + j, hk, s)
 /// (vec_mad.h: the scalar loop's bits at every level): dense f32 / f16 / bf16 rows read in
 /// place by one call for the block, other rows decoded by the codec one by one into vbuf.
-void weighted_rows(float * y, const float * w, size_t ldw, const int64_t * n, int nq, const gk_tensor * v, int64_t hk,
-                   int64_t s, float * vbuf) {
+void weighted_rows(float * y, const float * w, size_t ldw, const int64_t * n, int nq, const gk_tensor * v, int64_t j0,
+                   int64_t hk, int64_t s, float * vbuf) {
     const int64_t Dv = v->ne[0];
     std::fill(y, y + nq * Dv, 0.0f);
     if (v->nb[0] == gk_type_size(v->type)) {
         if (const vec_mad_fn in_place = get_vec_mad(v->type)) {
-            in_place(y, Dv, w, ldw, n, nq, element_ptr(v, 0, 0, hk, s), v->nb[1], Dv);
+            in_place(y, Dv, w, ldw, n, nq, element_ptr(v, 0, j0, hk, s), v->nb[1], Dv);
             return;
         }
     }
@@ -76,7 +76,7 @@ void weighted_rows(float * y, const float * w, size_t ldw, const int64_t * n, in
             one[c] = j < n[c] && w[c * ldw + j] != 0.0f;
         }
         if (std::any_of(one, one + nq, [](int64_t k) { return k != 0; })) {
-            decoded(y, Dv, w + j, ldw, one, nq, read_row(v, j, hk, s, vbuf), 0, Dv);
+            decoded(y, Dv, w + j, ldw, one, nq, read_row(v, j0 + j, hk, s, vbuf), 0, Dv);
         }
     }
 }
@@ -153,7 +153,9 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     float *                score    = w.floats(n_kv * k_query_block);
     float *                ybuf     = w.floats(Dv * k_query_block);
     float *                mbuf     = mask ? w.floats(n_kv * k_query_block) : nullptr;
-    int64_t                m_at[3]  = {-1, -1, -1};  // the (query, i2, i3) of the mask rows in mbuf
+    int64_t                m_at[4]  = {-1, -1, -1, -1};  // the (query, i2, i3, inf_mask) of the mask rows in mbuf
+    int64_t                n[k_query_block];             // per query: the keys up to its last visible one
+    int64_t                j0       = 0;                 // the block's first key some query sees
     const int64_t          units    = H * blocks * dst->ne[3];
     for (int64_t u = p.ith; u < units; u += p.nth) {
         const int64_t h = u % H, s = u / (H * blocks);
@@ -163,18 +165,17 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
         const float   slope                = alibi_slope(max_bias, q->ne[2], h);
         const bool    inf_mask             = mask && slope > 0.0f;  // -inf in the mask hides a key
         const float * mrows[k_query_block] = {};                    // the block's mask rows as f32
-        int64_t       n[k_query_block];                             // per query: keys up to its last unmasked one
-        int64_t       n_max = 0;
+        bool          kept                 = false;                 // mrows, n and j0 as the last unit's
         if (mask) {  // the heads of a block share their mask rows (unless the mask has heads): read them once
-            const int64_t at[3] = {i0, h % mask->ne[2], s % mask->ne[3]};
-            const bool    kept  = std::equal(at, at + 3, m_at);
+            const int64_t at[4] = {i0, h % mask->ne[2], s % mask->ne[3], inf_mask};
+            kept                = std::equal(at, at + 4, m_at);
             for (int c = 0; c < nq; ++c) {
                 float * buf = mbuf + c * n_kv;
                 mrows[c]    = kept && !row_is_direct_f32(mask, i0 + c, at[1], at[2])
                                   ? buf
                                   : read_row(mask, i0 + c, at[1], at[2], buf);
             }
-            std::copy(at, at + 3, m_at);
+            std::copy(at, at + 4, m_at);
         }
         for (int c = 0; c < nq; ++c) {
             vd->from_float(read_row(q, i0 + c, h, s, qbuf), qdot + c * qbytes, D);
@@ -189,17 +190,33 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
             }
             return true;
         };
-        // Keys after a query's last unmasked one score -inf and weigh +0, which changes no
-        // bit of its softmax or sum (step 3): its row ends before them.
-        for (int c = 0; c < nq; ++c) {
-            n[c] = n_kv;
-            while (n[c] > 0 && masked(c, n[c] - 1)) {
-                --n[c];
+        // Keys after a query's last visible one, and before the block's first visible one
+        // (a sliding window's), score -inf and weigh +0, which changes no bit of a softmax or
+        // a sum (step 3): the block's rows are keys [j0, n[c]).
+        if (!kept) {
+            j0 = n_kv;
+            for (int c = 0; c < nq; ++c) {
+                n[c] = n_kv;
+                while (n[c] > 0 && masked(c, n[c] - 1)) {
+                    --n[c];
+                }
+                int64_t first = 0;
+                while (first < n[c] && masked(c, first)) {
+                    ++first;
+                }
+                if (first < n[c]) {
+                    j0 = std::min(j0, first);
+                }
             }
-            n_max = std::max(n_max, n[c]);
+            j0 = std::min(j0, *std::max_element(n, n + nq));
         }
+        int64_t len[k_query_block];  // the rows' lengths from j0
+        for (int c = 0; c < nq; ++c) {
+            len[c] = std::max<int64_t>(0, n[c] - j0);
+        }
+        const int64_t n_max = *std::max_element(n, n + nq);
         // the dots of the keys some query of the block sees, in runs of at most one call
-        for (int64_t j = 0; j < n_max;) {
+        for (int64_t j = j0; j < n_max;) {
             if (masked_for_all(j)) {
                 ++j;
                 continue;
@@ -216,23 +233,23 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
             float *       sc = score + c * n_kv;
             const float * m  = mrows[c];
             if (softcap > 0.0f) {
-                for (int64_t j = 0; j < n[c]; ++j) {
+                for (int64_t j = j0; j < n[c]; ++j) {
                     sc[j] = softcap * std::tanh(sc[j] * scale / softcap);
                 }
             } else {
-                for (int64_t j = 0; j < n[c]; ++j) {
+                for (int64_t j = j0; j < n[c]; ++j) {
                     sc[j] = sc[j] * scale;
                 }
             }
             if (m) {  // branch-free, so that it vectorises: a masked key's garbage score is dropped
-                for (int64_t j = 0; j < n[c]; ++j) {
+                for (int64_t j = j0; j < n[c]; ++j) {
                     const float x = sc[j] + slope * m[j];
                     sc[j]         = inf_mask && m[j] == -INFINITY ? -INFINITY : x;
                 }
             }
         }
-        softmax_rows(score, static_cast<size_t>(n_kv), n, nq, sinks ? &sink : nullptr);
-        weighted_rows(ybuf, score, static_cast<size_t>(n_kv), n, nq, v, hk, s, vbuf);
+        softmax_rows(score + j0, static_cast<size_t>(n_kv), len, nq, sinks ? &sink : nullptr);
+        weighted_rows(ybuf, score + j0, static_cast<size_t>(n_kv), len, nq, v, j0, hk, s, vbuf);
         for (int c = 0; c < nq; ++c) {
             store_row(dst, h, i0 + c, s, ybuf + c * Dv);
         }
