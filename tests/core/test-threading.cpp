@@ -160,6 +160,8 @@ const std::vector<op_case> k_cases = {
         gk_tensor * r = gk_flash_attn_ext(e.ctx, e.f32(16, 9, 8), e.rand(GK_TYPE_F16, 16, 12, 4), e.rand(GK_TYPE_F16, 16, 12, 4), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 4.0f, 20.0f);
         gk_flash_attn_ext_add_sinks(r, e.f32(8));
         return r; }},
+    // a mask of its own per head (ne[2] = H), over heads grouped 4 to a kv head
+    {"flash_attn_mask_heads", [](env & e) { return gk_flash_attn_ext(e.ctx, e.f32(16, 9, 8), e.f32(16, 12, 2), e.f32(8, 12, 2), e.rand(GK_TYPE_F16, 12, 9, 8, 1, -3, 1), 0.25f, 0.0f, 0.0f); }},
     {"flash_attn_q4_1_q5_0", [](env & e) { return gk_flash_attn_ext(e.ctx, e.f32(64, 9, 8), e.rand(GK_TYPE_Q4_1, 64, 12, 2), e.rand(GK_TYPE_Q5_0, 64, 12, 2), e.causal_mask(GK_TYPE_F16, 12, 9), 0.25f, 0.0f, 0.0f); }},
     {"set",            [](env & e) { gk_tensor * a = e.f32(33, 70); return gk_set(e.ctx, a, e.f32(20, 30), a->nb[1] * 2, a->nb[2], a->nb[3], a->nb[1] + 12); }},
     {"set_1d_inplace", [](env & e) { return gk_set_1d_inplace(e.ctx, e.f32(33, 70), e.f32(500), 400); }},

@@ -77,7 +77,8 @@ void sum_rows(const float * w, size_t ld, const int64_t * n, double * sums) {
 }  // namespace detail
 
 /// Softmax in place over each of `rows` rows (row r: w + r * ld, its first n[r] values),
-/// with an optional extra logit (an attention sink) that joins every normaliser only. Per
+/// with an optional extra logit per row (sinks[r], an attention sink; sinks may be null)
+/// that joins its normaliser only. Per
 /// row: w[i] = exp_f32(w[i] - max) (vec_exp.h; exp_kernels::exp_shift), normalised by their
 /// sum in double, left to right from +0, plus exp_f32(sink - max) (gk's exp, not libm's,
 /// so that a device reproduces it; ggml adds expf's value), then multiplied by the
@@ -86,7 +87,7 @@ void sum_rows(const float * w, size_t ld, const int64_t * n, double * sums) {
 /// bits, so -inf entries (masked keys) change nothing for the others: attention's batch
 /// invariance. (ggml's AVX-512 order - blocks of 16 in f32 - does not have that.) Each row
 /// gets the bits it gets alone; rows are taken together so that their sums overlap.
-inline void softmax_rows(float * w, size_t ld, const int64_t * n, int rows, const float * sink) {
+inline void softmax_rows(float * w, size_t ld, const int64_t * n, int rows, const float * sinks) {
     constexpr int k_rows = 6;  // sums overlapped at most
     for (int r0 = 0; r0 < rows; r0 += k_rows) {
         const int R = std::min(k_rows, rows - r0);
@@ -94,7 +95,7 @@ inline void softmax_rows(float * w, size_t ld, const int64_t * n, int rows, cons
         int64_t   len[k_rows];  // 0 for a fully masked row: its sum is not taken
         for (int r = 0; r < R; ++r) {
             float * row = w + (r0 + r) * ld;
-            max[r]      = row_max(row, n[r0 + r], sink);
+            max[r]      = row_max(row, n[r0 + r], sinks ? &sinks[r0 + r] : nullptr);
             len[r]      = max[r] == -INFINITY ? 0 : n[r0 + r];
             if (len[r] > 0) {
                 get_exp_kernels().exp_shift(row, len[r], max[r]);
@@ -115,13 +116,13 @@ inline void softmax_rows(float * w, size_t ld, const int64_t * n, int rows, cons
                 std::fill(row, row + n[r0 + r], 0.0f);
                 continue;
             }
-            const double sum = sums[r] + (sink ? static_cast<double>(exp_f32(*sink - max[r])) : 0.0);
+            const double sum = sums[r] + (sinks ? static_cast<double>(exp_f32(sinks[r0 + r] - max[r])) : 0.0);
             get_exp_kernels().scale(row, n[r0 + r], static_cast<float>(1.0 / sum));
         }
     }
 }
 
-/// softmax_rows of one row, w[0..n).
+/// softmax_rows of one row, w[0..n), with the sink *sink where sink is not null.
 inline void softmax_in_place(float * w, int64_t n, const float * sink) { softmax_rows(w, 0, &n, 1, sink); }
 
 } // namespace gk::cpu

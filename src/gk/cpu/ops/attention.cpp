@@ -23,15 +23,20 @@
 //    f32 / f16 / bf16 V rows are read in place, other types decoded by the codec row by
 //    row.
 //
-// Queries are taken k_query_block at a time (same head and sequence, consecutive iq):
-// the dots of the keys any of them sees go through one tile call per run of keys, the
-// queries as its columns, so each K row is loaded and converted once for the block; a
-// query's score of a key it does not see is computed and dropped. Every value a query
-// keeps is its own vec_dot, so the block changes no bit.
+// A unit of work takes rows: the query heads that share a key / value head (grouped-query
+// attention; up to all of them) times up to k_query_block consecutive queries of one
+// sequence, at most k_rows rows. The dots of the keys any row sees go through one tile call
+// per run of keys, the rows as its columns, and the value rows are summed for all the rows
+// at once (vec_mad), so each K and V row is loaded (and converted) once per unit rather
+// than once per head and query; a row's score of a key it does not see is computed and
+// dropped. Every value a row keeps is its own vec_dot and its own sums, so the grouping
+// changes no bit. Where the units would be fewer than the threads (a token's decode), a
+// unit takes fewer heads.
 //
-// Partition: the blocks are dealt out cyclically (unit u of the flattened (h, block, s)
-// units to thread u % nth): under a causal mask a later query costs more, and contiguous
-// runs would leave the first threads idle. Every row is still computed by one thread.
+// Partition: the units are dealt out cyclically (unit u of the flattened (head group,
+// block, s) units to thread u % nth): under a causal mask a later query costs more, and
+// contiguous runs would leave the first threads idle. Every row is still computed by one
+// thread.
 #include "../dispatch.h"
 #include "../rows.h"
 #include "../vec_dot.h"
@@ -54,6 +59,10 @@ namespace {
 // of each K row (the tile's columns). 6 = two of the AVX-512 f16 tile's 3-column steps.
 constexpr int k_query_block = 6;
 
+// Rows (query heads x queries) of one unit at most: the query heads that share a key /
+// value head share its K and V rows too, so a unit takes up to 24 of them.
+constexpr int k_rows = 24;
+
 /// For the nq queries of a block, y_c = y + c * Dv (c < nq) = the sum over keys j < n[c]
 /// with w_c[j] != 0 (w_c = w + c * ldw), in key order, of w_c[j] * V row (j0 + j, hk, s)
 /// (vec_mad.h: the scalar loop's bits at every level): dense f32 / f16 / bf16 rows read in
@@ -71,7 +80,7 @@ void weighted_rows(float * y, const float * w, size_t ldw, const int64_t * n, in
     const vec_mad_fn decoded = get_vec_mad(GK_TYPE_F32);
     const int64_t    n_max   = *std::max_element(n, n + nq);
     for (int64_t j = 0; j < n_max; ++j) {
-        int64_t one[k_query_block];  // key j for the queries that see it
+        int64_t one[k_rows];  // key j for the rows that see it
         for (int c = 0; c < nq; ++c) {
             one[c] = j < n[c] && w[c * ldw + j] != 0.0f;
         }
@@ -95,7 +104,7 @@ struct key_dots {
     }
 
     /// out[c * ldc + i] = vec_dot(K row (j0 + i, hk, s), query c) for i < n (n <=
-    /// max_run()), c < nq (<= k_query_block); query c at q + c * qbytes.
+    /// max_run()), c < nq; query c at q + c * qbytes.
     void operator()(const char * q, size_t qbytes, int nq, int64_t hk, int64_t s, int64_t j0, int64_t n, float * out,
                     size_t ldc) const {
         if (tile) {
@@ -124,6 +133,50 @@ struct key_dots {
     int64_t max_run() const { return tile ? tile->rows : 1; }
 };
 
+/// How flash_attn_ext groups its rows (see the file comment): `heads` query heads of one
+/// key/value head times `queries` consecutive queries per unit.
+struct row_groups {
+    int64_t heads;
+    int64_t queries;
+
+    int64_t rows() const { return heads * queries; }
+
+    /// The most rows a unit of dst takes, whatever the thread count.
+    static int64_t max_rows(const gk_tensor * dst) {
+        const int64_t group = dst->src[0]->ne[2] / dst->src[1]->ne[2];
+        int64_t       most  = 1;
+        for (int64_t d = 1; d <= std::min<int64_t>(group, k_rows); ++d) {
+            if (group % d == 0) {
+                most = std::max(most, d * std::clamp<int64_t>(k_rows / d, 1, k_query_block));
+            }
+        }
+        return most;
+    }
+
+    /// The largest grouping (nth = 0), or the one for nth threads: fewer heads per unit
+    /// while there are fewer units than threads (a token's decode).
+    static row_groups of(const gk_tensor * dst, int nth) {
+        const int64_t group         = dst->src[0]->ne[2] / dst->src[1]->ne[2];  // query heads per kv head
+        const auto    divisor_below = [group](int64_t limit) {                  // the largest divisor of group <= limit
+            int64_t d = std::min(group, limit);
+            while (group % d != 0) {
+                   --d;
+            }
+            return d;
+        };
+        row_groups g{divisor_below(k_rows), 1};
+        const auto units = [&](const row_groups & x) {
+            return dst->src[1]->ne[2] * (group / x.heads) * ((dst->ne[2] + x.queries - 1) / x.queries) * dst->ne[3];
+        };
+        g.queries = std::clamp<int64_t>(k_rows / g.heads, 1, k_query_block);
+        while (nth > 0 && g.heads > 1 && units(g) < nth) {
+            g.heads   = divisor_below(g.heads - 1);
+            g.queries = std::clamp<int64_t>(k_rows / g.heads, 1, k_query_block);
+        }
+        return g;
+    }
+};
+
 void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     const gk_tensor *      q        = dst->src[0];
     const gk_tensor *      k        = dst->src[1];
@@ -136,86 +189,80 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
     const int64_t          D        = q->ne[0];
     const int64_t          Dv       = v->ne[0];
     const int64_t          n_kv     = k->ne[1];
-    const int64_t          H        = dst->ne[1];
     const int64_t          N        = dst->ne[2];
-    const int64_t          blocks   = (N + k_query_block - 1) / k_query_block;
     const int64_t          group    = q->ne[2] / k->ne[2];  // query heads per kv head
+    const row_groups       rg       = row_groups::of(dst, p.nth);
+    const int64_t          splits   = group / rg.heads;  // units per kv head and block
+    const int64_t          blocks   = (N + rg.queries - 1) / rg.queries;
     const vec_dot_traits * vd       = get_vec_dot_traits(k->type);  // the builder checked it
     const tile_kernel *    tile     = key_dots::tile_for(k);
     const size_t           qbytes   = gk_row_size(vd->vec_dot_type, D);
     scratch                w        = p.work();
     float *                qbuf     = w.floats(D);
-    auto *                 qdot     = static_cast<char *>(w.take(qbytes * k_query_block));
+    auto *                 qdot     = static_cast<char *>(w.take(qbytes * k_rows));
     auto *                 kbuf     = static_cast<char *>(w.take(gk_row_size(k->type, D)));
     void *                 twork    = tile ? w.take(tile->work_bytes) : nullptr;
     const key_dots         dots{k, D, vd, tile, kbuf, twork};
     float *                vbuf     = w.floats(Dv);
-    float *                score    = w.floats(n_kv * k_query_block);
-    float *                ybuf     = w.floats(Dv * k_query_block);
-    float *                mbuf     = mask ? w.floats(n_kv * k_query_block) : nullptr;
-    int64_t                m_at[4]  = {-1, -1, -1, -1};  // the (query, i2, i3, inf_mask) of the mask rows in mbuf
-    int64_t                n[k_query_block];             // per query: the keys up to its last visible one
-    int64_t                j0       = 0;                 // the block's first key some query sees
-    const int64_t          units    = H * blocks * dst->ne[3];
+    const int64_t          most     = row_groups::max_rows(dst);  // as flash_attn_ext_work_size
+    float *                score    = w.floats(n_kv * most);
+    float *                ybuf     = w.floats(Dv * most);
+    float *                mbuf     = mask ? w.floats(n_kv * most) : nullptr;
+    const int64_t          units    = k->ne[2] * splits * blocks * dst->ne[3];
     for (int64_t u = p.ith; u < units; u += p.nth) {
-        const int64_t h = u % H, s = u / (H * blocks);
-        const int64_t i0    = (u / H) % blocks * k_query_block;
-        const int     nq    = static_cast<int>(std::min<int64_t>(k_query_block, N - i0));
-        const int64_t hk    = h / group;
-        const float   slope                = alibi_slope(max_bias, q->ne[2], h);
-        const bool    inf_mask             = mask && slope > 0.0f;  // -inf in the mask hides a key
-        const float * mrows[k_query_block] = {};                    // the block's mask rows as f32
-        bool          kept                 = false;                 // mrows, n and j0 as the last unit's
-        if (mask) {  // the heads of a block share their mask rows (unless the mask has heads): read them once
-            const int64_t at[4] = {i0, h % mask->ne[2], s % mask->ne[3], inf_mask};
-            kept                = std::equal(at, at + 4, m_at);
-            for (int c = 0; c < nq; ++c) {
-                float * buf = mbuf + c * n_kv;
-                mrows[c]    = kept && !row_is_direct_f32(mask, i0 + c, at[1], at[2])
-                                  ? buf
-                                  : read_row(mask, i0 + c, at[1], at[2], buf);
+        // unit u: heads [h0, h0 + heads) of kv head hk, queries [i0, i0 + nq) of sequence s;
+        // row r: head h0 + r / nq, query i0 + r % nq
+        const int64_t hs = u % (k->ne[2] * splits), s = u / (k->ne[2] * splits * blocks);
+        const int64_t hk = hs / splits, h0 = hk * group + hs % splits * rg.heads;
+        const int64_t i0   = (u / (k->ne[2] * splits)) % blocks * rg.queries;
+        const int     nq   = static_cast<int>(std::min<int64_t>(rg.queries, N - i0));
+        const int     rows = static_cast<int>(rg.heads) * nq;
+        float         slope[k_rows], sink[k_rows];
+        bool          inf_mask[k_rows];   // -inf in the mask hides a key (slope > 0)
+        const float * mrow[k_rows] = {};  // the rows' mask rows as f32
+        int64_t       n[k_rows];          // per row: the keys up to its last visible one
+        int64_t       j0 = n_kv;          // the first key some row sees
+        for (int r = 0; r < rows; ++r) {
+            const int64_t h = h0 + r / nq, iq = i0 + r % nq;
+            slope[r]    = alibi_slope(max_bias, q->ne[2], h);
+            sink[r]     = sinks ? read_element(sinks, h, 0, 0, 0) : 0.0f;
+            inf_mask[r] = mask && slope[r] > 0.0f;
+            vd->from_float(read_row(q, iq, h, s, qbuf), qdot + r * qbytes, D);
+            if (mask) {  // a mask without heads gives the unit's heads the same rows: read once
+                const bool shared = mask->ne[2] == 1 && r >= nq;
+                mrow[r] = shared ? mrow[r % nq] : read_row(mask, iq, h % mask->ne[2], s % mask->ne[3], mbuf + r * n_kv);
             }
-            std::copy(at, at + 4, m_at);
+            // Keys after a row's last visible one, and before the unit's first visible one
+            // (a sliding window's), score -inf and weigh +0, which changes no bit of a softmax
+            // or a sum (step 3): the rows are keys [j0, n[r]).
+            const auto masked = [&](int64_t j) { return inf_mask[r] && mrow[r][j] == -INFINITY; };
+            if (r >= nq && mrow[r] == mrow[r % nq] && inf_mask[r] == inf_mask[r % nq]) {
+                n[r] = n[r % nq];  // the same mask row seen the same way
+                continue;
+            }
+            n[r] = n_kv;
+            while (n[r] > 0 && masked(n[r] - 1)) {
+                --n[r];
+            }
+            int64_t first = 0;
+            while (first < n[r] && masked(first)) {
+                ++first;
+            }
+            if (first < n[r]) {
+                j0 = std::min(j0, first);
+            }
         }
-        for (int c = 0; c < nq; ++c) {
-            vd->from_float(read_row(q, i0 + c, h, s, qbuf), qdot + c * qbytes, D);
-        }
-        // A key whose mask is -inf (with slope > 0) scores -inf without its dot.
-        const auto masked         = [&](int c, int64_t j) { return inf_mask && mrows[c][j] == -INFINITY; };
+        const int64_t n_max       = *std::max_element(n, n + rows);
+        j0                        = std::min(j0, n_max);
         const auto masked_for_all = [&](int64_t j) {
-            for (int c = 0; c < nq; ++c) {
-                if (j < n[c] && !masked(c, j)) {
+            for (int r = 0; r < rows; ++r) {
+                if (j < n[r] && !(inf_mask[r] && mrow[r][j] == -INFINITY)) {
                     return false;
                 }
             }
             return true;
         };
-        // Keys after a query's last visible one, and before the block's first visible one
-        // (a sliding window's), score -inf and weigh +0, which changes no bit of a softmax or
-        // a sum (step 3): the block's rows are keys [j0, n[c]).
-        if (!kept) {
-            j0 = n_kv;
-            for (int c = 0; c < nq; ++c) {
-                n[c] = n_kv;
-                while (n[c] > 0 && masked(c, n[c] - 1)) {
-                    --n[c];
-                }
-                int64_t first = 0;
-                while (first < n[c] && masked(c, first)) {
-                    ++first;
-                }
-                if (first < n[c]) {
-                    j0 = std::min(j0, first);
-                }
-            }
-            j0 = std::min(j0, *std::max_element(n, n + nq));
-        }
-        int64_t len[k_query_block];  // the rows' lengths from j0
-        for (int c = 0; c < nq; ++c) {
-            len[c] = std::max<int64_t>(0, n[c] - j0);
-        }
-        const int64_t n_max = *std::max_element(n, n + nq);
-        // the dots of the keys some query of the block sees, in runs of at most one call
+        // the dots of the keys some row sees, in runs of at most one call (the rows the columns)
         for (int64_t j = j0; j < n_max;) {
             if (masked_for_all(j)) {
                 ++j;
@@ -225,48 +272,52 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
             while (end < n_max && end - j < dots.max_run() && !masked_for_all(end)) {
                 ++end;
             }
-            dots(qdot, qbytes, nq, hk, s, j, end - j, score + j, static_cast<size_t>(n_kv));
+            dots(qdot, qbytes, rows, hk, s, j, end - j, score + j, static_cast<size_t>(n_kv));
             j = end;
         }
-        const float sink = sinks ? read_element(sinks, h, 0, 0, 0) : 0.0f;
-        for (int c = 0; c < nq; ++c) {
-            float *       sc = score + c * n_kv;
-            const float * m  = mrows[c];
+        int64_t len[k_rows];  // the rows' lengths from j0
+        for (int r = 0; r < rows; ++r) {
+            float *       sc = score + r * n_kv;
+            const float * m  = mrow[r];
+            len[r]           = std::max<int64_t>(0, n[r] - j0);
             if (softcap > 0.0f) {
-                for (int64_t j = j0; j < n[c]; ++j) {
+                for (int64_t j = j0; j < n[r]; ++j) {
                     sc[j] = softcap * std::tanh(sc[j] * scale / softcap);
                 }
             } else {
-                for (int64_t j = j0; j < n[c]; ++j) {
+                for (int64_t j = j0; j < n[r]; ++j) {
                     sc[j] = sc[j] * scale;
                 }
             }
             if (m) {  // branch-free, so that it vectorises: a masked key's garbage score is dropped
-                for (int64_t j = j0; j < n[c]; ++j) {
-                    const float x = sc[j] + slope * m[j];
-                    sc[j]         = inf_mask && m[j] == -INFINITY ? -INFINITY : x;
+                const bool  hides = inf_mask[r];
+                const float sl    = slope[r];
+                for (int64_t j = j0; j < n[r]; ++j) {
+                    const float x = sc[j] + sl * m[j];
+                    sc[j]         = hides && m[j] == -INFINITY ? -INFINITY : x;
                 }
             }
         }
-        softmax_rows(score + j0, static_cast<size_t>(n_kv), len, nq, sinks ? &sink : nullptr);
-        weighted_rows(ybuf, score + j0, static_cast<size_t>(n_kv), len, nq, v, j0, hk, s, vbuf);
-        for (int c = 0; c < nq; ++c) {
-            store_row(dst, h, i0 + c, s, ybuf + c * Dv);
+        softmax_rows(score + j0, static_cast<size_t>(n_kv), len, rows, sinks ? sink : nullptr);
+        weighted_rows(ybuf, score + j0, static_cast<size_t>(n_kv), len, rows, v, j0, hk, s, vbuf);
+        for (int r = 0; r < rows; ++r) {
+            store_row(dst, h0 + r / nq, i0 + r % nq, s, ybuf + r * Dv);
         }
     }
 }
 
 size_t flash_attn_ext_work_size(const gk_tensor * dst) {
-    const gk_tensor * k    = dst->src[1];
-    const size_t      D    = static_cast<size_t>(k->ne[0]);
-    const size_t      Dv   = static_cast<size_t>(dst->src[2]->ne[0]);
-    const size_t      n_kv = static_cast<size_t>(k->ne[1]);
+    const gk_tensor *   k    = dst->src[1];
+    const size_t        D    = static_cast<size_t>(k->ne[0]);
+    const size_t        Dv   = static_cast<size_t>(dst->src[2]->ne[0]);
+    const size_t        n_kv = static_cast<size_t>(k->ne[1]);
+    const size_t        rows = static_cast<size_t>(row_groups::max_rows(dst));
     const tile_kernel * tile = key_dots::tile_for(k);
     return scratch_bytes(D * sizeof(float)) +
-           scratch_bytes(gk_row_size(get_vec_dot_traits(k->type)->vec_dot_type, k->ne[0]) * k_query_block) +
+           scratch_bytes(gk_row_size(get_vec_dot_traits(k->type)->vec_dot_type, k->ne[0]) * k_rows) +
            scratch_bytes(gk_row_size(k->type, k->ne[0])) + (tile ? scratch_bytes(tile->work_bytes) : 0) +
-           scratch_bytes(Dv * sizeof(float)) + scratch_bytes(Dv * k_query_block * sizeof(float)) +
-           (dst->src[3] ? 2 : 1) * scratch_bytes(n_kv * k_query_block * sizeof(float));
+           scratch_bytes(Dv * sizeof(float)) + scratch_bytes(Dv * rows * sizeof(float)) +
+           (dst->src[3] ? 2 : 1) * scratch_bytes(n_kv * rows * sizeof(float));
 }
 
 // flash_attn_back (gk_flash_attn_back): one unit per key head (hk, s), which owns dk and
