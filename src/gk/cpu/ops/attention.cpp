@@ -133,45 +133,46 @@ struct key_dots {
     int64_t max_run() const { return tile ? tile->rows : 1; }
 };
 
+/// The largest divisor of n that is at most limit (n, limit >= 1).
+int64_t divisor_below(int64_t n, int64_t limit) {
+    int64_t d = std::min(n, limit);
+    while (n % d != 0) {
+        --d;
+    }
+    return d;
+}
+
 /// How flash_attn_ext groups its rows (see the file comment): `heads` query heads of one
 /// key/value head times `queries` consecutive queries per unit.
 struct row_groups {
     int64_t heads;
     int64_t queries;
 
-    int64_t rows() const { return heads * queries; }
+    /// `heads` query heads per unit, and as many queries as fit k_rows (k_query_block at most).
+    static row_groups with(int64_t heads) { return {heads, std::clamp<int64_t>(k_rows / heads, 1, k_query_block)}; }
 
     /// The most rows a unit of dst takes, whatever the thread count.
     static int64_t max_rows(const gk_tensor * dst) {
-        const int64_t group = dst->src[0]->ne[2] / dst->src[1]->ne[2];
+        const int64_t group = dst->src[0]->ne[2] / dst->src[1]->ne[2];  // query heads per kv head
         int64_t       most  = 1;
         for (int64_t d = 1; d <= std::min<int64_t>(group, k_rows); ++d) {
             if (group % d == 0) {
-                most = std::max(most, d * std::clamp<int64_t>(k_rows / d, 1, k_query_block));
+                most = std::max(most, d * with(d).queries);
             }
         }
         return most;
     }
 
-    /// The largest grouping (nth = 0), or the one for nth threads: fewer heads per unit
-    /// while there are fewer units than threads (a token's decode).
+    /// The grouping for nth threads: all the heads of a kv head that fit k_rows, fewer while
+    /// there would be fewer units than threads (a token's decode).
     static row_groups of(const gk_tensor * dst, int nth) {
-        const int64_t group         = dst->src[0]->ne[2] / dst->src[1]->ne[2];  // query heads per kv head
-        const auto    divisor_below = [group](int64_t limit) {                  // the largest divisor of group <= limit
-            int64_t d = std::min(group, limit);
-            while (group % d != 0) {
-                   --d;
-            }
-            return d;
-        };
-        row_groups g{divisor_below(k_rows), 1};
-        const auto units = [&](const row_groups & x) {
+        const int64_t group = dst->src[0]->ne[2] / dst->src[1]->ne[2];
+        const auto    units = [&](const row_groups & x) {
             return dst->src[1]->ne[2] * (group / x.heads) * ((dst->ne[2] + x.queries - 1) / x.queries) * dst->ne[3];
         };
-        g.queries = std::clamp<int64_t>(k_rows / g.heads, 1, k_query_block);
-        while (nth > 0 && g.heads > 1 && units(g) < nth) {
-            g.heads   = divisor_below(g.heads - 1);
-            g.queries = std::clamp<int64_t>(k_rows / g.heads, 1, k_query_block);
+        row_groups g = with(divisor_below(group, k_rows));
+        while (g.heads > 1 && units(g) < nth) {
+            g = with(divisor_below(group, g.heads - 1));
         }
         return g;
     }
