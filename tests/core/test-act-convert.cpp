@@ -6,7 +6,8 @@
 // maximum repeated with the opposite sign, subnormals, blocks scaled so that 1 / d is
 // infinite, NaN and infinities, and f16 / bf16 rounding boundaries; rows of 1..20 blocks.
 // Each row goes through the converters of every kernel set the build has and the host runs,
-// taken from the set's dot table (so the table's choice of converter is checked too).
+// taken from the set's dot table (so the table's choice of converter is checked too). The
+// widening of f16 / bf16 rows back to f32 (to_float) is checked on every pattern.
 //
 // GK_ACT_CONVERT_REPORT=1 in the environment also prints ns per row of 4096 for each
 // conversion against the codec's function (never asserted).
@@ -366,6 +367,40 @@ template <class F> double ns_per_call(F f) {
         }
     }
     return best;
+}
+
+/// The widening back: every f16 and bf16 pattern (NaNs of every payload, subnormals,
+/// infinities) through each set's to_float, bit for bit against fp16_to_fp32 /
+/// bf16_to_fp32, at every offset of a vector (rows of 65536 and of 65536 - k).
+TEST(ActConvert, WideningEveryPattern) {
+    std::vector<uint16_t> all(65536);
+    for (size_t i = 0; i < all.size(); ++i) {
+        all[i] = static_cast<uint16_t>(i);
+    }
+    for (const gk::cpu::kernel_set * ks : gk::cpu::runnable_kernel_sets()) {
+        for (gk_type type : {GK_TYPE_F16, GK_TYPE_BF16}) {
+            const gk::cpu::vec_dot_traits * t = ks->vec_dot(type);
+            ASSERT_TRUE(t != nullptr && t->to_float != nullptr) << ks->name << " " << gk_type_name(type);
+            for (size_t off : {0, 1, 7, 15}) {
+                const auto         n = static_cast<int64_t>(all.size() - off);
+                std::vector<float> y(static_cast<size_t>(n));
+                t->to_float(all.data() + off, y.data(), n);
+                for (int64_t i = 0; i < n; ++i) {
+                    const uint16_t h    = all[off + static_cast<size_t>(i)];
+                    const float    want = type == GK_TYPE_F16 ? gk::fp16_to_fp32(h) : gk::bf16_to_fp32(h);
+                    ASSERT_EQ(std::bit_cast<uint32_t>(y[static_cast<size_t>(i)]), std::bit_cast<uint32_t>(want))
+                        << ks->name << " " << gk_type_name(type) << " pattern " << std::hex << h;
+                }
+            }
+        }
+        const gk::cpu::vec_dot_traits * f = ks->vec_dot(GK_TYPE_F32);
+        ASSERT_TRUE(f != nullptr && f->to_float != nullptr);
+        const std::vector<float> x = {1.5f, -0.0f, std::numeric_limits<float>::quiet_NaN()};
+        std::vector<float>       y(x.size());
+        f->to_float(x.data(), y.data(), static_cast<int64_t>(x.size()));
+        EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)), 0);
+        EXPECT_EQ(ks->vec_dot(GK_TYPE_Q4_0)->to_float, nullptr);
+    }
 }
 
 TEST(ActConvert, TimingReport) {

@@ -1,5 +1,5 @@
 // act_convert.cpp - the activation conversions of the dot products, vectorised: f32 rows
-// to f16, bf16, q8_0, q8_1 and q8_K, each equal byte for byte to the codec's function
+// to f16, bf16, q8_0, q8_1 and q8_K (and f16 / bf16 rows back to f32), each equal byte for byte to the codec's function
 // (fp32_to_fp16, fp32_to_bf16, quant::quantize_row_q8_0_dot / _q8_1_dot / _q8_K) on every input.
 // The scalar build calls those functions; the vector levels perform their operations:
 //
@@ -25,6 +25,8 @@
 //   (u + 0x7FFF + bit 16 of u) >> 16.
 // Rows are converted in pieces of 16 elements; a tail shorter than that (f16, bf16 only)
 // goes through the codec's function.
+// And the other way, f16 and bf16 rows widened to f32 (exact; the hardware's f16 NaN keeps
+// its payload and sets the quiet bit, as fp16_to_fp32 does).
 #include "act_convert.h"
 
 #include "simd.h"
@@ -47,6 +49,16 @@ void convert_row_f16(const float * x, fp16_t * y, int64_t n) {
 void convert_row_bf16(const float * x, bf16_t * y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         y[i] = fp32_to_bf16(x[i]);
+    }
+}
+void widen_row_f16(const fp16_t * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = fp16_to_fp32(x[i]);
+    }
+}
+void widen_row_bf16(const bf16_t * x, float * y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = bf16_to_fp32(x[i]);
     }
 }
 void convert_row_q8_0(const float * x, quant::block_q8_0 * y, int64_t n) { quant::quantize_row_q8_0_dot(x, y, n); }
@@ -389,6 +401,26 @@ void convert_row_q8_K(const float * x, quant::block_q8_K * y, int64_t n) {
             store_i8(o.qs + i, r);
         }
         group_sums(o.qs, o.bsums);
+    }
+}
+
+void widen_row_f16(const fp16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + vf_lanes <= n; i += vf_lanes) {
+        simd::store(y + i, simd::load_f16(x + i));
+    }
+    for (; i < n; ++i) {
+        y[i] = simd::half_to_float(x[i]);
+    }
+}
+
+void widen_row_bf16(const bf16_t * x, float * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + vf_lanes <= n; i += vf_lanes) {
+        simd::store(y + i, simd::load_bf16(x + i));
+    }
+    for (; i < n; ++i) {
+        y[i] = bf16_to_fp32(x[i]);
     }
 }
 

@@ -20,7 +20,11 @@ const float * read_row(const gk_tensor * t, int64_t i1, int64_t i2, int64_t i3, 
         return reinterpret_cast<const float *>(element_ptr(t, 0, i1, i2, i3));
     }
     const auto * tt = quant::get_type_traits(t->type);  // decodable: checked at build time
-    if (t->nb[0] == gk_type_size(t->type)) {
+    if (t->nb[0] == gk_type_size(t->type) && (t->type == GK_TYPE_F16 || t->type == GK_TYPE_BF16)) {
+        // the kernel set's widening: the codec's values, vectorised (act_convert.cpp); a
+        // flash attention mask's rows are read through here
+        get_vec_dot_traits(t->type)->to_float(element_ptr(t, 0, i1, i2, i3), buf, t->ne[0]);
+    } else if (t->nb[0] == gk_type_size(t->type)) {
         tt->to_float(element_ptr(t, 0, i1, i2, i3), buf, t->ne[0]);
     } else {
         for (int64_t i0 = 0; i0 < t->ne[0]; ++i0) {

@@ -29,6 +29,14 @@ void from_bf16(const float * src, void * dst, int64_t n) {
     convert_row_bf16(src, static_cast<bf16_t *>(dst), n);
 }
 
+void to_f32(const void * src, float * dst, int64_t n) {
+    if (n > 0) {
+        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    }
+}
+void to_f16(const void * src, float * dst, int64_t n) { widen_row_f16(static_cast<const fp16_t *>(src), dst, n); }
+void to_bf16(const void * src, float * dst, int64_t n) { widen_row_bf16(static_cast<const bf16_t *>(src), dst, n); }
+
 void from_q8_0(const float * src, void * dst, int64_t n) {
     convert_row_q8_0(src, static_cast<quant::block_q8_0 *>(dst), n);
 }
@@ -72,6 +80,15 @@ constexpr act_from_float_fn act_converter(gk_type a) {
     }
 }
 
+constexpr act_to_float_fn act_widener(gk_type a) {
+    switch (a) {
+    case GK_TYPE_F32: return to_f32;
+    case GK_TYPE_F16: return to_f16;
+    case GK_TYPE_BF16: return to_bf16;
+    default: return nullptr;
+    }
+}
+
 // ---- the table ------------------------------------------------------------------------
 
 #if defined(GK_SIMD_SCALAR)
@@ -97,7 +114,8 @@ constexpr dot_path int_path = int_dots_vectorised ? dot_path::int_simd : dot_pat
 /// two rows at once.
 void set_kernel(table & t, gk_type w, vec_dot_fn fn, vec_dot_fn twin, dot_path path, vec_dot2_fn two = nullptr) {
     const vec_dot_fn gathered = gathered_dot(w);
-    t.set(w, {act_type(w), act_converter(act_type(w)), gathered ? gathered : fn, twin, two, path});
+    t.set(w, {act_type(w), act_converter(act_type(w)), act_widener(act_type(w)), gathered ? gathered : fn, twin, two,
+              path});
 }
 
 table build_table() {

@@ -60,6 +60,9 @@ using vec_dot2_fn = void (*)(int64_t n, float * s, const void * x, size_t bx, co
 /// Convert n f32 activations (a whole number of vec_dot_type blocks) to vec_dot_type.
 using act_from_float_fn = void (*)(const float * src, void * dst, int64_t n);
 
+/// Convert n values of a plain vec_dot_type (f32, f16, bf16) to f32, exactly.
+using act_to_float_fn = void (*)(const void * src, float * dst, int64_t n);
+
 /// How a weight type's dot is computed (tests print it).
 enum class dot_path : uint8_t {
     float_simd,   // f32 / f16 / bf16 on the vector layer
@@ -75,6 +78,7 @@ const char * dot_path_name(dot_path p);
 struct vec_dot_traits {
     gk_type           vec_dot_type;    // format of the activation row
     act_from_float_fn from_float;      // f32 -> vec_dot_type
+    act_to_float_fn   to_float;        // vec_dot_type -> f32 for f32 / f16 / bf16, else nullptr
     vec_dot_fn        vec_dot;         // the kernel mul_mat calls
     vec_dot_fn        vec_dot_scalar;  // its scalar twin: same order, same bits
     vec_dot2_fn       vec_dot2;        // two weight rows at once, or nullptr
