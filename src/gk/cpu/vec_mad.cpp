@@ -16,8 +16,8 @@
 #include "vec_dot_impl.h"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <utility>
 
 namespace gk::cpu {
@@ -148,8 +148,8 @@ constexpr auto chunk_table(std::integer_sequence<int, Q...>) {
     return std::array<std::array<std::array<chunk_fn, 2>, 3>, sizeof...(Q)>{chunk_row<E, Q>()...};
 }
 
-/// Output rows y_q, q < Q, value rows [j0, j1) of each (y, w and v at row j0), in chunks of
-/// columns over the whole registers (regs of them, the last limited to `tail` lanes).
+/// Output rows y_q, q < Q, value rows j < n for all of them, in chunks of columns over the
+/// registers of a row (regs of them, the last limited to `tail` lanes).
 template <elem E>
 void columns(float * y, size_t ldy, const float * w, size_t ldw, int Q, int64_t n, const char * v, size_t stride,
              int64_t regs, int tail) {
