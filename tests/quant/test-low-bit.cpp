@@ -108,7 +108,11 @@ TEST(LowBitLayout, TQ1_0) {
         const int v      = (i * 47 + 5) % 243;
         value_of_byte[i] = i < 48 ? v : v - v % 3;  // qh bytes: 4 digits, the last 0
         const auto byte  = static_cast<uint8_t>((value_of_byte[i] * 256 + 242) / 243);
-        (i < 48 ? b.qs[i] : b.qh[i - 48]) = byte;
+        if (i < 48) {  // (a conditional lvalue made GCC 12 warn of b.qs[48 ..])
+            b.qs[i] = byte;
+        } else {
+            b.qh[i - 48] = byte;
+        }
     }
     float y[256];
     dequantize_row_tq1_0(&b, y, 256);
