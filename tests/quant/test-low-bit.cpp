@@ -104,15 +104,17 @@ TEST(LowBitLayout, TQ1_0) {
         return v % 3;
     };
     std::vector<int> value_of_byte(52);
-    for (int i = 0; i < 52; ++i) {
+    const auto       byte_of = [&](int i) {
         const int v      = (i * 47 + 5) % 243;
         value_of_byte[i] = i < 48 ? v : v - v % 3;  // qh bytes: 4 digits, the last 0
-        const auto byte  = static_cast<uint8_t>((value_of_byte[i] * 256 + 242) / 243);
-        if (i < 48) {  // (a conditional lvalue made GCC 12 warn of b.qs[48 ..])
-            b.qs[i] = byte;
-        } else {
-            b.qh[i - 48] = byte;
-        }
+        return static_cast<uint8_t>((value_of_byte[i] * 256 + 242) / 243);
+    };
+    // two loops, qs then qh (one loop over both made GCC 12 warn of an index past qs)
+    for (int i = 0; i < 48; ++i) {
+        b.qs[i] = byte_of(i);
+    }
+    for (int i = 48; i < 52; ++i) {
+        b.qh[i - 48] = byte_of(i);
     }
     float y[256];
     dequantize_row_tq1_0(&b, y, 256);
