@@ -63,16 +63,13 @@ TEST(VecDotTile, EveryElementIsItsVecDot) {
             void * work = std::aligned_alloc(64, (tk->work_bytes + 63) / 64 * 64);
             // the float path: any length, partial registers, rows of one register or less
             // (an attention head of 8); the others whole blocks
-            const bool           plain   = gk_blck_size(type) == 1;
-            std::vector<int64_t> lengths = {1, 8, 16, 17, 31, 33};
-            for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
-                lengths.push_back(nb * 67 - 3);
+            const bool           plain = gk_blck_size(type) == 1;
+            std::vector<int64_t> lengths;
+            if (plain) {
+                lengths = {1, 8, 16, 17, 31, 33};
             }
-            if (!plain) {
-                lengths.clear();
-                for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
-                    lengths.push_back(nb * gk_blck_size(type));
-                }
+            for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
+                lengths.push_back(plain ? nb * 67 - 3 : nb * gk_blck_size(type));
             }
             for (int64_t n : lengths) {
                 const size_t  bx   = gk_row_size(type, n) + 16;  // rows not packed: the stride is honoured

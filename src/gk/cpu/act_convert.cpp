@@ -41,26 +41,18 @@ namespace gk::cpu::detail {
 
 #if defined(GK_SIMD_SCALAR)
 
-void convert_row_f16(const float * x, fp16_t * y, int64_t n) {
+/// y[i] = F(x[i]) for i < n: the codec's conversion of each element.
+template <auto F, class In, class Out>
+void each(const In * x, Out * y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
-        y[i] = fp32_to_fp16(x[i]);
+        y[i] = F(x[i]);
     }
 }
-void convert_row_bf16(const float * x, bf16_t * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        y[i] = fp32_to_bf16(x[i]);
-    }
-}
-void widen_row_f16(const fp16_t * x, float * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        y[i] = fp16_to_fp32(x[i]);
-    }
-}
-void widen_row_bf16(const bf16_t * x, float * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        y[i] = bf16_to_fp32(x[i]);
-    }
-}
+
+void convert_row_f16(const float * x, fp16_t * y, int64_t n) { each<fp32_to_fp16>(x, y, n); }
+void convert_row_bf16(const float * x, bf16_t * y, int64_t n) { each<fp32_to_bf16>(x, y, n); }
+void widen_row_f16(const fp16_t * x, float * y, int64_t n) { each<fp16_to_fp32>(x, y, n); }
+void widen_row_bf16(const bf16_t * x, float * y, int64_t n) { each<bf16_to_fp32>(x, y, n); }
 void convert_row_q8_0(const float * x, quant::block_q8_0 * y, int64_t n) { quant::quantize_row_q8_0_dot(x, y, n); }
 void convert_row_q8_1(const float * x, quant::block_q8_1 * y, int64_t n) { quant::quantize_row_q8_1_dot(x, y, n); }
 void convert_row_q8_K(const float * x, quant::block_q8_K * y, int64_t n) { quant::quantize_row_q8_K(x, y, n); }

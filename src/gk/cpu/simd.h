@@ -2,8 +2,8 @@
 //
 // One float vector type `vf` of `vf_lanes` lanes and a handful of inline operations on
 // it (load, store, broadcast, add, sub, mul, div, fused multiply-add, a select by w != 0,
-// horizontal sum, and loads that widen f16 / bf16 to f32), compiled to one of four levels chosen at compile time
-// by what the compiler may use (-march / -m flags). Run-time dispatch happens a layer
+// horizontal sum, and loads that widen f16 / bf16 to f32), compiled to one of four levels
+// chosen at compile time by what the compiler may use (-march / -m flags). Run-time dispatch happens a layer
 // above: the kernel sources are compiled once per level (kernel_set.h):
 //
 //   GK_SIMD_AVX512  __m512, 16 lanes   needs AVX-512F, FMA, F16C
@@ -22,7 +22,8 @@
 //   same way therefore has an order that does not depend on the vector width.
 // * load_f16 / load_bf16 are exact (every f16 and bf16 value is an f32 value).
 // * mul_via_f64(a, b) is mul(a, b) to the bit: the product of two floats is exact in
-//   double, and rounding it to float is the one rounding mul makes. On x86 it goes through
+//   double, and rounding it to float is the one rounding mul makes (in_f64, AVX-512: any
+//   operation on double lanes, its results rounded once to float). On x86 it goes through
 //   double so that a subnormal operand or result costs no microcode assist (a float
 //   multiply that meets one takes about 150 cycles on Intel cores; converting to and from
 //   double does not). any_tiny(v, bound) says whether a lane is nonzero and below bound in
@@ -162,15 +163,19 @@ inline vf sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 inline vf mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 inline vf div(vf a, vf b) { return _mm512_div_ps(a, b); }
 inline vf fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
-inline vf   select_nonzero(vf w, vf a, vf b) {
-      return _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(w, _mm512_setzero_ps(), _CMP_NEQ_UQ), a);
+
+inline vf select_nonzero(vf w, vf a, vf b) {
+    const __mmask16 nonzero = _mm512_cmp_ps_mask(w, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    return _mm512_mask_mov_ps(b, nonzero, a);
+}
+template <class Op>
+inline vf in_f64(vf a, vf b, Op op) {
+    const __m512d lo = op(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), _mm512_cvtps_pd(_mm512_castps512_ps256(b)));
+    const __m512d hi = op(_mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(b, 1)));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
 inline vf mul_via_f64(vf a, vf b) {
-    const __m512d lo = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(a)),
-                                     _mm512_cvtps_pd(_mm512_castps512_ps256(b)));
-    const __m512d hi = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)),
-                                     _mm512_cvtps_pd(_mm512_extractf32x8_ps(b, 1)));
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+    return in_f64(a, b, [](__m512d x, __m512d y) { return _mm512_mul_pd(x, y); });
 }
 inline bool any_tiny(vf v, float bound) {
     const __m512 a = _mm512_abs_ps(v);

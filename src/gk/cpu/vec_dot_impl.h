@@ -52,6 +52,22 @@ template <elem E> simd::vf load_vec(const void * p, int64_t i) {
     }
 }
 
+#if defined(GK_SIMD_AVX512)
+/// load_vec's 16 lanes from element i, those outside `mask` zero and not read (a row's
+/// last, partial register).
+template <elem E>
+simd::vf load_vec_masked(const void * p, int64_t i, __mmask16 mask) {
+    if constexpr (E == elem::f32) {
+        return _mm512_maskz_loadu_ps(mask, static_cast<const float *>(p) + i);
+    } else if constexpr (E == elem::f16) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const fp16_t *>(p) + i));
+    } else {
+        const __m512i u = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, static_cast<const bf16_t *>(p) + i));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+    }
+}
+#endif
+
 /// Element i of a row of kind E as f32 (exact).
 template <elem E> float load_one(const void * p, int64_t i) {
     if constexpr (E == elem::f32) {

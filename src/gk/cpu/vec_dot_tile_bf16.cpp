@@ -78,14 +78,7 @@ __attribute__((target("avx512bf16"))) void micro(int64_t n, const char * x, size
         default: step.template operator()<3, true>(i, mask); break;
         }
     }
-    __m512 t[8] = {};
-    for (int r = 0; r < RR; ++r) {
-        for (int c = 0; c < CC; ++c) {
-            t[r * CC + c] = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
-                                          _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
-        }
-    }
-    store_outputs<RR, CC>(t, s, ldc);
+    store_chain_outputs<RR, CC>(acc, s, ldc);
 }
 
 /// micro<RR, CC> as pair_triple_tile calls it.

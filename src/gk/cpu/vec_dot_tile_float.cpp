@@ -27,15 +27,8 @@ constexpr int kCols     = 64;  // columns per call
 /// in it (one store per multiply-add: half the multiply-adds' speed).
 template <elem E, bool Partial>
 __m512 load16(const void * p, int64_t i, __mmask16 mask) {
-    if constexpr (E == elem::f32) {
-        const float * f = static_cast<const float *>(p) + i;
-        return Partial ? _mm512_maskz_loadu_ps(mask, f) : _mm512_loadu_ps(f);
-    } else {
-        static_assert(E == elem::f16, "bf16 has its own tile (vec_dot_tile_bf16.cpp)");
-        const fp16_t * h = static_cast<const fp16_t *>(p) + i;
-        return _mm512_cvtph_ps(Partial ? _mm256_maskz_loadu_epi16(mask, h)
-                                       : _mm256_loadu_si256(reinterpret_cast<const __m256i *>(h)));
-    }
+    static_assert(E != elem::bf16, "bf16 has its own tile (vec_dot_tile_bf16.cpp)");
+    return Partial ? load_vec_masked<E>(p, i, mask) : load_vec<E>(p, i);
 }
 
 /// RR x CC outputs (RR <= 2, CC <= 3) of rows no longer than one register (n <= 16): chain 0
@@ -110,14 +103,7 @@ void micro(int64_t n, const char * x, size_t bx, const char * y, size_t by, floa
         default: step.template operator()<3, true>(i, mask); break;
         }
     }
-    __m512 t[8] = {};
-    for (int r = 0; r < RR; ++r) {
-        for (int c = 0; c < CC; ++c) {
-            t[r * CC + c] = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
-                                          _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
-        }
-    }
-    store_outputs<RR, CC>(t, s, ldc);
+    store_chain_outputs<RR, CC>(acc, s, ldc);
 }
 
 /// micro<E, RR, CC> as pair_triple_tile calls it.

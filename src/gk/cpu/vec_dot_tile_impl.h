@@ -122,6 +122,20 @@ void store_outputs(const __m512 (&t)[8], float * s, size_t ldc) {
     }
 }
 
+/// The outputs of a chain tile's RR x CC group from their 4 chains each: per lane
+/// (c0 + c1) + (c2 + c3), then store_outputs.
+template <int RR, int CC>
+void store_chain_outputs(const __m512 (&acc)[RR][CC][4], float * s, size_t ldc) {
+    __m512 t[8] = {};
+    for (int r = 0; r < RR; ++r) {
+        for (int c = 0; c < CC; ++c) {
+            t[r * CC + c] = _mm512_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1]),
+                                          _mm512_add_ps(acc[r][c][2], acc[r][c][3]));
+        }
+    }
+    store_outputs<RR, CC>(t, s, ldc);
+}
+
 /// The driver of the chain tiles (vec_dot_tile_float.cpp, vec_dot_tile_bf16.cpp), a
 /// tile kernel's body: rows in pairs (the last one alone), and for each, columns in threes
 /// (the last one or two alone), each group of outputs by Micro::template run<RR, CC>(n,

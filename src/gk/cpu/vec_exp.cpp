@@ -25,14 +25,8 @@ vf poly(vf b) {
 
 #if defined(GK_SIMD_AVX512)
 
-/// j * 2^n lane by lane, computed in double and rounded once to float: VSCALEFPS's bits.
-vf scalef_via_f64(vf j, vf n) {
-    const __m512d lo = _mm512_scalef_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(j)),
-                                        _mm512_cvtps_pd(_mm512_castps512_ps256(n)));
-    const __m512d hi = _mm512_scalef_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(j, 1)),
-                                        _mm512_cvtps_pd(_mm512_extractf32x8_ps(n, 1)));
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
-}
+/// j * 2^n on double lanes (exact), for simd::in_f64: VSCALEFPS's bits once rounded.
+__m512d scalef_pd(__m512d j, __m512d n) { return _mm512_scalef_pd(j, n); }
 
 /// exp_f32 on 16 lanes: 2^n applied by VSCALEFPS (one rounding, as exp_f32's two steps).
 vf vexp(vf x) {
@@ -43,7 +37,7 @@ vf vexp(vf x) {
     // j * 2^n is subnormal below n = -125: scaled in double there (the same one rounding,
     // without the microcode assist a subnormal result costs; see simd::mul_via_f64)
     const vf        res  = _mm512_cmp_ps_mask(n, simd::broadcast(-125.0f), _CMP_LT_OQ) == 0 ? _mm512_scalef_ps(j, n)
-                                                                                            : scalef_via_f64(j, n);
+                                                                                            : simd::in_f64(j, n, scalef_pd);
     const __mmask16 big  = _mm512_cmp_ps_mask(_mm512_abs_ps(n), simd::broadcast(c::big), _CMP_GT_OQ);
     const __mmask16 pos  = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_GT_OQ);
     const vf        edge = _mm512_mask_blend_ps(pos, _mm512_setzero_ps(), simd::broadcast(INFINITY));

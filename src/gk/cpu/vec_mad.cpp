@@ -34,16 +34,9 @@ constexpr lane_mask lanes(int k) { return static_cast<lane_mask>((1u << k) - 1u)
 
 template <elem E>
 simd::vf load_lanes(const void * p, int64_t i, lane_mask m) {
-    if constexpr (E == elem::f32) {
-        return _mm512_maskz_loadu_ps(m, static_cast<const float *>(p) + i);
-    } else if constexpr (E == elem::f16) {
-        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const fp16_t *>(p) + i));
-    } else {
-        const __m512i u = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, static_cast<const bf16_t *>(p) + i));
-        return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
-    }
+    return detail::load_vec_masked<E>(p, i, m);
 }
-simd::vf load_y(const float * y, lane_mask m) { return _mm512_maskz_loadu_ps(m, y); }
+simd::vf load_y(const float * y, lane_mask m) { return detail::load_vec_masked<elem::f32>(y, 0, m); }
 void     store_y(float * y, simd::vf v, lane_mask m) { _mm512_mask_storeu_ps(y, m, v); }
 #else
 /// Every register of a chunk is whole on the other levels.

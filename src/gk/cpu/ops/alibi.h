@@ -78,13 +78,12 @@ void sum_rows(const float * w, size_t ld, const int64_t * n, double * sums) {
 
 /// Softmax in place over each of `rows` rows (row r: w + r * ld, its first n[r] values),
 /// with an optional extra logit per row (sinks[r], an attention sink; sinks may be null)
-/// that joins its normaliser only. Per
-/// row: w[i] = exp_f32(w[i] - max) (vec_exp.h; exp_kernels::exp_shift), normalised by their
-/// sum in double, left to right from +0, plus exp_f32(sink - max) (gk's exp, not libm's,
-/// so that a device reproduces it; ggml adds expf's value), then multiplied by the
-/// normaliser's f32 reciprocal (exp_kernels::scale). A row whose logits are all -inf (fully masked) gives
-/// zeros. A -inf logit gets weight +0 (exp_f32(-inf) = +0), and a +0 leaves every sum's
-/// bits, so -inf entries (masked keys) change nothing for the others: attention's batch
+/// that joins its normaliser only. Per row: w[i] = exp_f32(w[i] - max) (vec_exp.h;
+/// exp_kernels::exp_shift), normalised by their sum in double, left to right from +0, plus
+/// exp_f32(sink - max) (gk's exp, not libm's, so that a device reproduces it; ggml adds
+/// expf's value), then multiplied by the normaliser's f32 reciprocal (exp_kernels::scale).
+/// A row whose logits are all -inf (fully masked) gives zeros. A -inf logit gets weight +0 (exp_f32(-inf) = +0), and a
+/// +0 leaves every sum's bits, so -inf entries (masked keys) change nothing for the others: attention's batch
 /// invariance. (ggml's AVX-512 order - blocks of 16 in f32 - does not have that.) Each row
 /// gets the bits it gets alone; rows are taken together so that their sums overlap.
 inline void softmax_rows(float * w, size_t ld, const int64_t * n, int rows, const float * sinks) {

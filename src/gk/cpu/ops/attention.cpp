@@ -223,6 +223,9 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
         const float * mrow[k_rows] = {};  // the rows' mask rows as f32
         int64_t       n[k_rows];          // per row: the keys up to its last visible one
         int64_t       j0 = n_kv;          // the first key some row sees
+        // A key whose mask is -inf (with slope > 0) is hidden from a row: it scores -inf
+        // without its dot.
+        const auto hidden = [&](int r, int64_t j) { return inf_mask[r] && mrow[r][j] == -INFINITY; };
         for (int r = 0; r < rows; ++r) {
             const int64_t h = h0 + r / nq, iq = i0 + r % nq;
             slope[r]    = alibi_slope(max_bias, q->ne[2], h);
@@ -236,17 +239,16 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
             // Keys after a row's last visible one, and before the unit's first visible one
             // (a sliding window's), score -inf and weigh +0, which changes no bit of a softmax
             // or a sum (step 3): the rows are keys [j0, n[r]).
-            const auto masked = [&](int64_t j) { return inf_mask[r] && mrow[r][j] == -INFINITY; };
             if (r >= nq && mrow[r] == mrow[r % nq] && inf_mask[r] == inf_mask[r % nq]) {
                 n[r] = n[r % nq];  // the same mask row seen the same way
                 continue;
             }
             n[r] = n_kv;
-            while (n[r] > 0 && masked(n[r] - 1)) {
+            while (n[r] > 0 && hidden(r, n[r] - 1)) {
                 --n[r];
             }
             int64_t first = 0;
-            while (first < n[r] && masked(first)) {
+            while (first < n[r] && hidden(r, first)) {
                 ++first;
             }
             if (first < n[r]) {
@@ -257,7 +259,7 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
         j0                        = std::min(j0, n_max);
         const auto masked_for_all = [&](int64_t j) {
             for (int r = 0; r < rows; ++r) {
-                if (j < n[r] && !(inf_mask[r] && mrow[r][j] == -INFINITY)) {
+                if (j < n[r] && !hidden(r, j)) {
                     return false;
                 }
             }
