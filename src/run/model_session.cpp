@@ -15,13 +15,14 @@ constexpr uint16_t k_f16_zero     = 0x0000;
 constexpr uint16_t k_f16_neg_inf  = 0xFC00;
 constexpr int64_t  k_max_ctx      = int64_t(1) << 24;
 
-/** Causal mask of `n_tokens` tokens at positions n_kv - n_tokens .. n_kv - 1 over cells
- *  [0, n_kv) (cell j holds position j); with n_swa > 0 a cell more than n_swa - 1
- *  positions back is hidden as well (llama.cpp's standard sliding window). */
-std::vector<uint16_t> causal_mask(int64_t n_tokens, int64_t n_kv, int64_t n_swa) {
+/** Causal mask of `n_tokens` tokens at positions pos0 .. pos0 + n_tokens - 1 over cells
+ *  [0, n_kv) (cell j holds position j; the cells past a token's position are hidden);
+ *  with n_swa > 0 a cell more than n_swa - 1 positions back is hidden as well
+ *  (llama.cpp's standard sliding window). */
+std::vector<uint16_t> causal_mask(int64_t n_tokens, int64_t n_kv, int64_t pos0, int64_t n_swa) {
     std::vector<uint16_t> m(static_cast<size_t>(n_kv * n_tokens));
     for (int64_t i = 0; i < n_tokens; ++i) {
-        const int64_t p = n_kv - n_tokens + i;
+        const int64_t p = pos0 + i;
         for (int64_t j = 0; j < n_kv; ++j) {
             const bool visible = j <= p && (n_swa <= 0 || p - j < n_swa);
             m[static_cast<size_t>(i * n_kv + j)] = visible ? k_f16_zero : k_f16_neg_inf;
@@ -29,6 +30,15 @@ std::vector<uint16_t> causal_mask(int64_t n_tokens, int64_t n_kv, int64_t n_swa)
     }
     return m;
 }
+
+/** The cells a step's graph reads: the tokens' last position + 1 rounded up to a multiple
+ *  of this (at most the cache's size). Consecutive decode steps then have graphs of one
+ *  shape, so that the graph is built and placed once per k_kv_pad tokens
+ *  (Batcher::run_step). The cells past a token's position are masked, and the CPU's
+ *  attention skips them (cpu/ops/attention.cpp), so this changes no bit. A device's
+ *  shader does visit them: llama.cpp's 256 would make a decode at position 20 cost 256
+ *  cells there, and would pass lavapipe's loop budget (vulkan/ops.cpp) at small contexts. */
+constexpr int64_t k_kv_pad = 32;
 
 bool set_input(gk_tensor * t, const void * data, size_t bytes, std::string * error) {
     if (!t) return true;
@@ -162,6 +172,7 @@ Batcher::~Batcher() {
     gk_backend_free(next_);
     gk_backend_free(prev_);
     gk_backend_free(cpu_);
+    gk_free(step_ctx_);
     gk_free(graph_ctx_);
 }
 
@@ -328,41 +339,19 @@ void Batcher::run_requests(std::span<request *> requests) {
 }
 
 bool Batcher::run_step(std::span<const part> parts, std::string * error) {
-    const hparams & hp = model_->hp();
+    const hparams &          hp = model_->hp();
     std::vector<forward_seq> seqs;
     int64_t                  n_tokens = 0;
     for (const part & p : parts) {
-        const Session & s = *p.r->session;
-        seqs.push_back({s.kv_.get(), p.n, s.n_past_ + p.n, p.last && p.r->logits, p.r->embd != nullptr});
+        const Session & s    = *p.r->session;
+        const int64_t   n_kv = std::min((s.n_past_ + p.n + k_kv_pad - 1) / k_kv_pad * k_kv_pad, s.n_ctx());
+        seqs.push_back({s.kv_.get(), p.n, n_kv, p.last && p.r->logits, p.r->embd != nullptr});
         n_tokens += p.n;
     }
-
-    gk_init_params ip{};
-    ip.mem_size   = arena_.size();
-    ip.mem_buffer = arena_.data();
-    ip.no_alloc   = true;
-    gk_context * ctx = gk_init(ip);
-    if (!ctx) {
-        if (error) *error = "cannot create the graph context";
-        return false;
-    }
-    gk_graph_clear(graph_);
-    forward_tensors ft;
-    bool            ok = build_forward(ctx, graph_, *model_, seqs, ft, layers_);
-    if (!ok && error) *error = std::string("building the graph: ") + gk_last_error(ctx);
-    // A pipeline stage's hidden state comes from the previous rank's memory and goes to the
-    // next rank's: the scheduler's staging copies in and out of them are the transfers.
-    gk_sched_reset(sched_);
-    if (ok && ((ft.inp_embd && !gk_sched_set_tensor_backend(sched_, ft.inp_embd, prev_)) ||
-               (ft.out_embd && !gk_sched_set_tensor_backend(sched_, ft.out_embd, next_)))) {
-        ok = false;
-        if (error) *error = std::string("placing the hidden state: ") + gk_backend_last_error();
-    }
-    if (ok && gk_sched_alloc_graph(sched_, graph_) != GK_STATUS_SUCCESS) {
-        ok = false;
-        if (error) *error = std::string("allocating the graph: ") + gk_backend_last_error();
-    }
-    if (ok) note_fallbacks();
+    // The previous step's graph, still placed, serves when its shape is this step's.
+    bool ok = step_ctx_ && seqs == step_seqs_;
+    if (!ok) ok = build_step(seqs, error);
+    forward_tensors & ft = step_ft_;
     if (ok) {
         std::vector<int32_t> tokens, pos;
         for (const part & p : parts) {
@@ -375,12 +364,13 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
         ok = set_input(ft.tokens, tokens.data(), tokens.size() * sizeof(int32_t), error) &&
              set_input(ft.pos, pos.data(), pos.size() * sizeof(int32_t), error);
         for (size_t k = 0; ok && k < seqs.size(); ++k) {
+            const int64_t pos0 = parts[k].r->session->n_past_;
             if (ft.mask[k]) {
-                const std::vector<uint16_t> mask = causal_mask(seqs[k].n_tokens, seqs[k].n_kv, 0);
+                const std::vector<uint16_t> mask = causal_mask(seqs[k].n_tokens, seqs[k].n_kv, pos0, 0);
                 ok = set_input(ft.mask[k], mask.data(), mask.size() * sizeof(uint16_t), error);
             }
             if (ok && ft.mask_swa[k]) {
-                const std::vector<uint16_t> mask = causal_mask(seqs[k].n_tokens, seqs[k].n_kv, hp.n_swa);
+                const std::vector<uint16_t> mask = causal_mask(seqs[k].n_tokens, seqs[k].n_kv, pos0, hp.n_swa);
                 ok = set_input(ft.mask_swa[k], mask.data(), mask.size() * sizeof(uint16_t), error);
             }
         }
@@ -426,11 +416,51 @@ bool Batcher::run_step(std::span<const part> parts, std::string * error) {
         }
         at += count;
     }
-    gk_free(ctx);
     if (ok) {
         for (const part & p : parts) p.r->session->n_past_ += p.n;
+    } else {
+        drop_step();  // built again next time, whatever failed
     }
     return ok;
+}
+
+bool Batcher::build_step(std::span<const forward_seq> seqs, std::string * error) {
+    drop_step();
+    gk_init_params ip{};
+    ip.mem_size   = arena_.size();
+    ip.mem_buffer = arena_.data();
+    ip.no_alloc   = true;
+    step_ctx_     = gk_init(ip);
+    if (!step_ctx_) {
+        if (error) *error = "cannot create the graph context";
+        return false;
+    }
+    gk_graph_clear(graph_);
+    bool ok = build_forward(step_ctx_, graph_, *model_, seqs, step_ft_, layers_);
+    if (!ok && error) *error = std::string("building the graph: ") + gk_last_error(step_ctx_);
+    // A pipeline stage's hidden state comes from the previous rank's memory and goes to the
+    // next rank's: the scheduler's staging copies in and out of them are the transfers.
+    gk_sched_reset(sched_);
+    if (ok && ((step_ft_.inp_embd && !gk_sched_set_tensor_backend(sched_, step_ft_.inp_embd, prev_)) ||
+               (step_ft_.out_embd && !gk_sched_set_tensor_backend(sched_, step_ft_.out_embd, next_)))) {
+        ok = false;
+        if (error) *error = std::string("placing the hidden state: ") + gk_backend_last_error();
+    }
+    if (ok && gk_sched_alloc_graph(sched_, graph_) != GK_STATUS_SUCCESS) {
+        ok = false;
+        if (error) *error = std::string("allocating the graph: ") + gk_backend_last_error();
+    }
+    if (!ok) return false;
+    note_fallbacks();
+    step_seqs_.assign(seqs.begin(), seqs.end());
+    return true;
+}
+
+void Batcher::drop_step() {
+    gk_sched_reset(sched_);
+    gk_free(step_ctx_);
+    step_ctx_ = nullptr;
+    step_seqs_.clear();
 }
 
 // ---- Session ---------------------------------------------------------------------------

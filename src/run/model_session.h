@@ -5,6 +5,8 @@
 // Batcher: for each it builds the forward graph (mul_mat with n = micro-batch size),
 // places its tensors and computes it with a scheduler (gk-sched.h) over the batcher's
 // CPU backend; the logits of the batch's last token come from the last micro-batch.
+// A step whose graph has the previous step's shape (decode: one token per sequence,
+// n_kv padded to 32 cells) reuses that graph and its placement, and only sets its inputs.
 // In a pipeline over MPI ranks (session_params.pipeline_ranks > 1, pipeline.h, docs/mpi.md)
 // every rank evaluates the same batches in lockstep: its graph holds its layers only, the
 // scheduler also has the previous and next rank's memory (gk-mpi.h), so that the hidden
@@ -55,10 +57,14 @@ struct session_params {
 struct forward_seq {
     const KvCache * kv       = nullptr;  // the cache its keys and values go to and come from
     int64_t         n_tokens = 0;        // its tokens in the graph
-    int64_t         n_kv     = 0;        // it attends to cells [0, n_kv); its tokens sit at
-                                         // positions n_kv - n_tokens .. n_kv - 1
+    int64_t         n_kv     = 0;        // its attention reads cells [0, n_kv): at least up
+                                         // to its last token's position (the mask hides the
+                                         // cells past each token's position)
     bool            logits   = false;    // the logits of its last token are wanted
     bool            embd     = false;    // the output-normed hidden states of all its tokens
+
+    /** Same graph shape (Batcher reuses a graph while its steps' shapes are equal). */
+    bool operator==(const forward_seq &) const = default;
 };
 
 /** The inputs of one forward graph (filled by the caller after allocation) and its
@@ -175,6 +181,11 @@ private:
     /** One forward graph over `parts` (at most n_ubatch tokens in all); false with a
      *  message for all of them. */
     bool run_step(std::span<const part> parts, std::string * error);
+    /** Build graph_ for `seqs` in step_ctx_ and place it (the scheduler); false with a
+     *  message. */
+    bool build_step(std::span<const forward_seq> seqs, std::string * error);
+    /** Forget the step graph (the next step builds one). */
+    void drop_step();
     /** Add the ops of graph_ (just assigned) that the device refused to fallbacks_. */
     void note_fallbacks();
 
@@ -191,6 +202,10 @@ private:
     layer_range          layers_;               // the layers this process computes
     gk_sched_t           sched_     = nullptr;  // over [device_,] cpu_, prev_, next_
     std::vector<std::string> fallbacks_;        // fallback_ops()
+
+    gk_context *             step_ctx_ = nullptr;  // the graph of the last step, still placed by sched_
+    std::vector<forward_seq> step_seqs_;           // its shape (empty: none)
+    forward_tensors          step_ft_;             // its inputs and outputs
 
     std::mutex               mutex_;      // guards the queue below
     std::condition_variable  changed_;    // a request queued or finished, a participant left

@@ -2,7 +2,8 @@
 // a batcher are evaluated together, one forward graph per step; each session's logits
 // must have the bits it gets alone, whatever shares its steps, however its tokens are cut
 // into micro-batches, on every bundled model (stories260K, the random llama q8_0, qwen3
-// and gemma3 - the last with sliding-window layers). A bad request fails alone, and
+// and gemma3 - the last with sliding-window layers), and when a step reuses the last
+// step's graph. A bad request fails alone, and
 // threads that step in lockstep through the queue get the texts they get alone.
 #include "run/completion.h"
 #include "run/model.h"
@@ -164,6 +165,47 @@ INSTANTIATE_TEST_SUITE_P(Bundled, BatchedModels,
                          ::testing::Values("stories260K.gguf", "llama-random-q8_0.gguf", "qwen3-random.gguf",
                                            "gemma3-random.gguf", "qwen2-random.gguf", "phi3-random.gguf",
                                            "gemma2-random.gguf"));
+
+// A decode step reuses the previous step's graph while its shape holds (model_session.h:
+// the cells read are padded to 32): token by token across a boundary (256), after a
+// truncation (the reused graph now writes earlier cells), and after another session's
+// step (a graph of another shape in between), each token's logits have the bits of the
+// whole sequence evaluated at once in a new session.
+TEST_P(BatchedModels, ReusedGraphsGiveTheBitsOfANewOne) {
+    auto model = load(GetParam());
+    ASSERT_TRUE(model);
+    const int64_t               V    = model->hp().n_vocab;
+    const std::vector<token_id> text = ids(262, 31, V);
+    std::string                 error;
+    gk::run::session_params     sp;
+    sp.n_ctx = 300;
+    /** The logits of text[0 .. n) evaluated at once. */
+    const auto at_once = [&](size_t n) {
+        auto               s = Session::create(*model, sp, &error);
+        std::vector<float> logits;
+        EXPECT_TRUE(s && s->eval(std::span(text).first(n), logits, &error)) << error;
+        return logits;
+    };
+    auto batcher = Batcher::create(*model, sp, 2, &error);
+    ASSERT_TRUE(batcher) << error;
+    auto a = Session::create(*batcher, &error), b = Session::create(*batcher, &error);
+    ASSERT_TRUE(a && b) << error;
+    std::vector<float> logits;
+    ASSERT_TRUE(a->eval(std::span(text).first(250), logits, &error)) << error;
+    for (size_t n = 251; n <= text.size(); ++n) {
+        ASSERT_TRUE(a->eval(std::span(text).subspan(n - 1, 1), logits, &error)) << error;
+        if (n == 253 || n == 256 || n == 257 || n == text.size()) {
+            EXPECT_TRUE(logits == at_once(n)) << GetParam() << ": token " << n << " one at a time";
+        }
+    }
+    a->truncate(253);
+    ASSERT_TRUE(a->eval(std::span(text).subspan(253, 1), logits, &error)) << error;
+    EXPECT_TRUE(logits == at_once(254)) << GetParam() << ": after truncating to 253";
+    std::vector<float> other;
+    ASSERT_TRUE(b->eval(std::span(text).first(3), other, &error)) << error;
+    ASSERT_TRUE(a->eval(std::span(text).subspan(254, 1), logits, &error)) << error;
+    EXPECT_TRUE(logits == at_once(255)) << GetParam() << ": after another session's step";
+}
 
 TEST(Batcher, ABadRequestFailsAlone) {
     auto model = load("stories260K.gguf");
