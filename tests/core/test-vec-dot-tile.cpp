@@ -66,7 +66,7 @@ TEST(VecDotTile, EveryElementIsItsVecDot) {
             const bool           plain = gk_blck_size(type) == 1;
             std::vector<int64_t> lengths;
             if (plain) {
-                lengths = {1, 8, 16, 17, 31, 33};
+                lengths = {1, 2, 3, 5, 7, 8, 9, 16, 17, 31, 33};
             }
             for (int64_t nb : {1, 2, 3, 4, 5, 9}) {
                 lengths.push_back(plain ? nb * 67 - 3 : nb * gk_blck_size(type));
@@ -82,13 +82,20 @@ TEST(VecDotTile, EveryElementIsItsVecDot) {
                     ASSERT_FALSE(::testing::Test::HasFatalFailure());
                     std::memcpy(w.data() + r * bx, row.data(), row.size());
                 }
+                if (plain) {  // a row of -0: its products are -0, and the sum's sign must be vec_dot's
+                    const size_t esize = gk_type_size(type);
+                    for (int64_t i = 0; i < n; ++i) {
+                        std::memset(w.data() + 3 * bx + i * esize, 0, esize);
+                        w[3 * bx + i * esize + esize - 1] = 0x80;
+                    }
+                }
                 std::vector<uint8_t> y(by * static_cast<size_t>(cols));
                 std::normal_distribution<float> g(0.0f, 1.0f);
                 std::vector<float> f(static_cast<size_t>(n));
                 for (int c = 0; c < cols; ++c) {
                     const float scale = std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10);
-                    for (float & v : f) {
-                        v = g(rng) * scale;
+                    for (float & v : f) {  // column 0 positive, so that the -0 row's products are all -0
+                        v = (c == 0 ? std::abs(g(rng)) : g(rng)) * scale;
                     }
                     vd->from_float(f.data(), y.data() + c * by, n);
                 }

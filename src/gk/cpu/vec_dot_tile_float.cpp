@@ -53,6 +53,49 @@ void micro_short(int64_t n, const char * x, size_t bx, const char * y, size_t by
     store_outputs<RR, CC>(t, s, ldc);
 }
 
+/// Rows of at most half a register (n <= 8; attention over heads of 8 or fewer), as many
+/// outputs per register as fit: 16 rows against one column at a time, two rows to a
+/// register (row 2p in the low 256 bits of w[p], row 2p + 1 in the high). An output is
+/// still vec_dot's: per element fma(w, a, +0) (never -0), then its lanes by halving. The
+/// first halving (lane l + lane l + 8) only adds +0 where one row fills a register, so it
+/// is left out; the other three run on 16 outputs at once (reduce_add_8's steps over
+/// 256-bit halves), where micro_short reduces 8 registers for 6 outputs.
+template <elem E>
+void half_rows(int64_t n, int nr, const char * x, size_t bx, int nc, const char * y, size_t by, float * s,
+               size_t ldc) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
+    const __m512    zero = _mm512_setzero_ps();
+    // lane 4k + j of the reduced register holds row 4j + k
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int r0 = 0; r0 < nr; r0 += 16) {
+        const int rows = std::min(16, nr - r0);
+        __m512    w[8];
+        for (int p = 0; p < 8; ++p) {
+            const int    r  = r0 + 2 * p;
+            const __m512 lo = 2 * p < rows ? load_vec_masked<E>(x + r * bx, 0, mask) : zero;
+            const __m512 hi = 2 * p + 1 < rows ? load_vec_masked<E>(x + (r + 1) * bx, 0, mask) : zero;
+            w[p]            = _mm512_shuffle_f32x4(lo, hi, 0x44);
+        }
+        for (int c = 0; c < nc; ++c) {
+            const __m512 a1 = load_vec_masked<E>(y + c * by, 0, mask);
+            const __m512 a  = _mm512_shuffle_f32x4(a1, a1, 0x44);
+            __m512       h[4], g[2];
+            for (int q = 0; q < 4; ++q) {  // 128-bit lane k: row 4q + k, lanes l + (l + 4), l < 4
+                const __m512 u = _mm512_fmadd_ps(w[2 * q], a, zero), v = _mm512_fmadd_ps(w[2 * q + 1], a, zero);
+                h[q] = _mm512_add_ps(_mm512_shuffle_f32x4(u, v, 0x88), _mm512_shuffle_f32x4(u, v, 0xDD));
+            }
+            for (int q = 0; q < 2; ++q) {  // 128-bit lane k: [row 8q + k | row 8q + 4 + k], l + (l + 2)
+                g[q] = _mm512_add_ps(_mm512_shuffle_ps(h[2 * q], h[2 * q + 1], 0x44),
+                                     _mm512_shuffle_ps(h[2 * q], h[2 * q + 1], 0xEE));
+            }
+            // 128-bit lane k: rows k, 4 + k, 8 + k, 12 + k: lane 0 + lane 1 of each
+            const __m512 e = _mm512_add_ps(_mm512_shuffle_ps(g[0], g[1], 0x88), _mm512_shuffle_ps(g[0], g[1], 0xDD));
+            _mm512_mask_storeu_ps(s + c * ldc + r0, static_cast<__mmask16>((1u << rows) - 1),
+                                  _mm512_permutexvar_ps(order, e));
+        }
+    }
+}
+
 /// RR x CC outputs (RR <= 2, CC <= 3): rows x[0 .. RR-1] (bx bytes apart) times columns
 /// y[0 .. CC-1] (by apart), s[c * ldc + r].
 template <elem E, int RR, int CC>
@@ -118,6 +161,10 @@ template <elem E> struct float_micro {
 template <elem E>
 void tile_dot(int64_t n, int nr, const void * x, size_t bx, int nc, const void * y, size_t by, float * s, size_t ldc,
               void *) {
+    if (n <= float_lanes / 2) {
+        half_rows<E>(n, nr, static_cast<const char *>(x), bx, nc, static_cast<const char *>(y), by, s, ldc);
+        return;
+    }
     pair_triple_tile<float_micro<E>>(n, nr, x, bx, nc, y, by, s, ldc);
 }
 
