@@ -61,8 +61,7 @@ void micro_short(int64_t n, const char * x, size_t bx, const char * y, size_t by
 /// is left out; the other three run on 16 outputs at once (reduce_add_8's steps over
 /// 256-bit halves), where micro_short reduces 8 registers for 6 outputs.
 template <elem E>
-void half_rows(int64_t n, int nr, const char * x, size_t bx, int nc, const char * y, size_t by, float * s,
-               size_t ldc) {
+void half_rows(int64_t n, int nr, const char * x, size_t bx, int nc, const char * y, size_t by, float * s, size_t ldc) {
     const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
     const __m512    zero = _mm512_setzero_ps();
     // lane 4k + j of the reduced register holds row 4j + k
