@@ -53,17 +53,24 @@ TEST(VecMad, EverySetIsTheScalarLoop) {
             std::mt19937                    rng(7);
             std::normal_distribution<float> g(0.0f, 1.0f);
             const auto scaled = [&] { return g(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10); };
+            // several cases for the rows of half a register or less (two output rows to a
+            // register at AVX-512, blocks of 8 value rows: counts past 8 and 16)
+            std::vector<int64_t> cases;
             for (int64_t d : lengths) {
+                cases.insert(cases.end(), d <= 8 ? 12 : 1, d);
+            }
+            for (int64_t d : cases) {
                 // 1 to 8 output rows (past the 6 a kernel takes together), each seeing its
-                // own number of value rows; rows of weight 0 hold NaN
+                // own number of value rows (most of them nearly all); rows of weight 0 hold NaN
                 const int            rows   = 1 + static_cast<int>(rng() % 8);
-                const int64_t        n_v    = 1 + static_cast<int64_t>(rng() % 9);
+                const int64_t        n_v    = 1 + static_cast<int64_t>(rng() % 20);
                 const size_t         stride = gk_row_size(type, d) + 2 * gk_type_size(type) * (rng() % 3);
                 const size_t         ldw    = static_cast<size_t>(n_v) + rng() % 3;
                 const size_t         ldy    = static_cast<size_t>(d) + rng() % 5;
                 std::vector<int64_t> n(static_cast<size_t>(rows));
                 for (int64_t & k : n) {
-                    k = static_cast<int64_t>(rng() % static_cast<uint32_t>(n_v + 1));
+                    k = rng() % 2 == 0 ? n_v - static_cast<int64_t>(rng() % 2)
+                                       : static_cast<int64_t>(rng() % static_cast<uint32_t>(n_v + 1));
                 }
                 std::vector<float> w(ldw * static_cast<size_t>(rows), NAN);  // NaN past each n[q]: never read
                 std::vector<bool>  used(static_cast<size_t>(n_v), false);

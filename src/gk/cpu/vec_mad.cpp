@@ -9,8 +9,9 @@
 // value row (a head of 8, one register, runs at a quarter of the adds' throughput).
 // With AVX-512 the last register of a row shorter than a whole number of registers loads
 // and stores under a lane mask (a head of 8 is one masked register); the other levels
-// finish such a row element by element. Every element sees the same steps in the same
-// order either way.
+// finish such a row element by element; rows of half a register or less go two to a
+// register there (half_chunk). Every element sees the same steps in the same order either
+// way.
 #include "vec_mad.h"
 
 #include "vec_dot_impl.h"
@@ -117,6 +118,64 @@ void chunk(float * y, size_t ldy, const float * w, size_t ldw, int64_t n, const 
     }
 }
 
+#if defined(GK_SIMD_AVX512)
+/// Output rows of at most half a register (d <= 8; attention heads of 8), P pairs of them:
+/// output rows 2p and 2p + 1 share a register (low and high 256 bits), so that a value row,
+/// loaded into both halves, costs one multiply, add and select per pair. The weights come a
+/// block of 8 value rows at a time: one vector per pair, [row 2p's 8 | row 2p + 1's 8], from
+/// which a permute spreads value row j's two weights. A block with a tiny weight takes every
+/// product through double (mul_via_f64: mul's bits either way). The value rows and weights
+/// past n are zero: their updates are dropped by the select, as a zero weight's are.
+template <elem E, int P>
+void half_chunk(float * y, size_t ldy, const float * w, size_t ldw, int64_t n, const char * v, size_t stride, int d) {
+    constexpr int   block = 8;
+    const __mmask16 m     = lanes(d);
+    const __m512    zero  = _mm512_setzero_ps();
+    simd::vf        acc[P];
+    for (int p = 0; p < P; ++p) {
+        acc[p] = _mm512_shuffle_f32x4(load_y(y + 2 * p * ldy, m), load_y(y + (2 * p + 1) * ldy, m), 0x44);
+    }
+    for (int64_t j0 = 0; j0 < n; j0 += block) {
+        const int       nb    = static_cast<int>(std::min<int64_t>(block, n - j0));
+        const __mmask16 valid = lanes(nb);
+        simd::vf        x[block], wp[P];
+        for (int j = 0; j < block; ++j) {
+            const simd::vf r = j < nb ? load_lanes<E>(v + (j0 + j) * stride, 0, m) : zero;
+            x[j]             = _mm512_shuffle_f32x4(r, r, 0x44);
+        }
+        bool tiny = false;
+        for (int p = 0; p < P; ++p) {
+            const simd::vf lo = _mm512_maskz_loadu_ps(valid, w + 2 * p * ldw + j0);
+            const simd::vf hi = _mm512_maskz_loadu_ps(valid, w + (2 * p + 1) * ldw + j0);
+            wp[p]             = _mm512_shuffle_f32x4(lo, hi, 0x44);  // [lo 0..7 | hi 0..7]
+            tiny              = tiny || simd::any_tiny(wp[p], tiny_weight);
+        }
+        const auto update = [&]<bool Tiny>() {
+            for (int j = 0; j < block; ++j) {
+                const __m512i idx = _mm512_setr_epi32(j, j, j, j, j, j, j, j, 8 + j, 8 + j, 8 + j, 8 + j, 8 + j, 8 + j,
+                                                      8 + j, 8 + j);
+                for (int p = 0; p < P; ++p) {
+                    const simd::vf wv = _mm512_permutexvar_ps(idx, wp[p]);
+                    const simd::vf pr = Tiny ? simd::mul_via_f64(wv, x[j]) : simd::mul(wv, x[j]);
+                    acc[p]            = simd::select_nonzero(wv, simd::add(acc[p], pr), acc[p]);
+                }
+            }
+        };
+        if (tiny) [[unlikely]] {
+            update.template operator()<true>();
+        } else {
+            update.template operator()<false>();
+        }
+    }
+    for (int p = 0; p < P; ++p) {
+        store_y(y + 2 * p * ldy, acc[p], m);
+        store_y(y + (2 * p + 1) * ldy, _mm512_shuffle_f32x4(acc[p], acc[p], 0xEE), m);
+    }
+}
+
+using half_chunk_fn = void (*)(float *, size_t, const float *, size_t, int64_t, const char *, size_t, int);
+#endif
+
 // Output rows taken together (at most), and the accumulator registers a chunk may hold:
 // two thirds of the register file, the rest for the value row and the weight.
 constexpr int max_rows = 6;
@@ -160,6 +219,25 @@ void columns(float * y, size_t ldy, const float * w, size_t ldw, int Q, int64_t 
     }
 }
 
+/// Output rows y_q, q < Q (at most max_rows), value rows j < n for all of them: in pairs to
+/// a register where a row is half a register or less (AVX-512), else in chunks of columns.
+template <elem E>
+void together(float * y, size_t ldy, const float * w, size_t ldw, int Q, int64_t n, const char * v, size_t stride,
+              int64_t d, int64_t regs, int tail) {
+#if defined(GK_SIMD_AVX512)
+    if (2 * d <= L && Q >= 2) {  // an odd row alone
+        static constexpr half_chunk_fn pairs[] = {half_chunk<E, 1>, half_chunk<E, 2>, half_chunk<E, 3>};
+        static_assert(std::size(pairs) == max_rows / 2);
+        pairs[Q / 2 - 1](y, ldy, w, ldw, n, v, stride, static_cast<int>(d));
+        if (Q % 2 != 0) {
+            columns<E>(y + (Q - 1) * ldy, ldy, w + (Q - 1) * ldw, ldw, 1, n, v, stride, regs, tail);
+        }
+        return;
+    }
+#endif
+    columns<E>(y, ldy, w, ldw, Q, n, v, stride, regs, tail);
+}
+
 template <elem E>
 void mad_rows(float * y, size_t ldy, const float * w, size_t ldw, const int64_t * n, int rows, const void * v,
               size_t stride, int64_t d) {
@@ -175,7 +253,7 @@ void mad_rows(float * y, size_t ldy, const float * w, size_t ldw, const int64_t 
         // the value rows all of the group's output rows see, then each one's own rest
         const int     Q     = std::min(max_rows, rows - q0);
         const int64_t n_min = *std::min_element(n + q0, n + q0 + Q);
-        columns<E>(y + q0 * ldy, ldy, w + q0 * ldw, ldw, Q, n_min, vrows, stride, regs, tail);
+        together<E>(y + q0 * ldy, ldy, w + q0 * ldw, ldw, Q, n_min, vrows, stride, d, regs, tail);
         for (int q = q0; q < q0 + Q; ++q) {
             if (n[q] > n_min) {
                 columns<E>(y + q * ldy, ldy, w + q * ldw + n_min, ldw, 1, n[q] - n_min, vrows + n_min * stride, stride,
