@@ -133,6 +133,40 @@ struct key_dots {
     int64_t max_run() const { return tile ? tile->rows : 1; }
 };
 
+/// Whether m[0 .. 7] are all -inf, without a branch per element.
+bool all_neg_inf_8(const float * m) {
+    bool all = true;
+    for (int i = 0; i < 8; ++i) {
+        all &= m[i] == -INFINITY;
+    }
+    return all;
+}
+
+/// The end of mask row m's visible keys: the least e <= n with m[e .. n) all -inf. A causal
+/// row of a prompt hides half its cells on average, past its position: 8 at a time.
+int64_t visible_end(const float * m, int64_t n) {
+    int64_t e = n;
+    while (e >= 8 && all_neg_inf_8(m + e - 8)) {
+        e -= 8;
+    }
+    while (e > 0 && m[e - 1] == -INFINITY) {
+        --e;
+    }
+    return e;
+}
+
+/// The first key of m[0 .. e) that is not -inf (e when none is): a sliding window's start.
+int64_t visible_begin(const float * m, int64_t e) {
+    int64_t b = 0;
+    while (b + 8 <= e && all_neg_inf_8(m + b)) {
+        b += 8;
+    }
+    while (b < e && m[b] == -INFINITY) {
+        ++b;
+    }
+    return b;
+}
+
 /// The largest divisor of n that is at most limit (n, limit >= 1).
 int64_t divisor_below(int64_t n, int64_t limit) {
     int64_t d = std::min(n, limit);
@@ -243,14 +277,8 @@ void flash_attn_ext(const compute_params & p, gk_tensor * dst) {
                 n[r] = n[r % nq];  // the same mask row seen the same way
                 continue;
             }
-            n[r] = n_kv;
-            while (n[r] > 0 && hidden(r, n[r] - 1)) {
-                --n[r];
-            }
-            int64_t first = 0;
-            while (first < n[r] && hidden(r, first)) {
-                ++first;
-            }
+            n[r]                = inf_mask[r] ? visible_end(mrow[r], n_kv) : n_kv;
+            const int64_t first = inf_mask[r] ? visible_begin(mrow[r], n[r]) : 0;
             if (first < n[r]) {
                 j0 = std::min(j0, first);
             }
