@@ -8,7 +8,8 @@
 // 2 weight and 3 activation vectors for 6 fused multiply-adds, where vec_dot loads 2 for 1.
 // Every output keeps its own 64 partial sums and its own order, so it has the bits of
 // vec_dot_f32 / f16 (the last partial register is a masked fused multiply-add,
-// which leaves the other lanes as the scalar loop does).
+// which leaves the other lanes as the scalar loop does). Rows of 8 elements or fewer
+// (attention heads of 8) go two to a register instead (half_rows).
 #include "vec_dot_tile_impl.h"
 
 #include "vec_dot_impl.h"
