@@ -141,17 +141,17 @@ double code_e2m1_group(const float * x, const float * w, int n, float d, uint8_t
 }
 
 /// Codes a group of `n` (<= 32) values with the best of the candidate scale codes
-/// [lo, hi] (decoded to half-scales by `half_scale`); returns the chosen scale code and
+/// [lo, hi], lo <= hi (decoded to half-scales by `half_scale`); returns the chosen scale code and
 /// writes the E2M1 codes. On equal errors the lower scale code wins.
 template <class HalfScale>
 uint8_t code_e2m1_best(const float * x, const float * w, int n, int lo, int hi, HalfScale half_scale,
                        uint8_t * codes) {
     uint8_t trial[QK_MXFP4];
-    double  best_err = 0.0;
-    int     best     = -1;
-    for (int c = lo; c <= hi; ++c) {
+    double  best_err = code_e2m1_group(x, w, n, half_scale(static_cast<uint8_t>(lo)), codes);
+    int     best     = lo;
+    for (int c = lo + 1; c <= hi; ++c) {
         const double err = code_e2m1_group(x, w, n, half_scale(static_cast<uint8_t>(c)), trial);
-        if (best < 0 || err < best_err) {
+        if (err < best_err) {
             best     = c;
             best_err = err;
             std::memcpy(codes, trial, static_cast<size_t>(n));

@@ -4,6 +4,7 @@
 #include "iq_quants.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <set>
 
@@ -202,7 +203,7 @@ void best_point_parity(const lattice & g, const group_costs & c, pick & plain, p
     }
     if (c.nearest[jmin] != 0) {
         uint8_t lv[k_max_dim];
-        std::copy(c.nearest, c.nearest + g.dim(), lv);
+        std::copy(std::begin(c.nearest), std::end(c.nearest), lv);  // the coordinates past dim() unread
         lv[jmin] = 0;
         score_key(g, c, g.key_of(lv), plain, &flipped);
     }

@@ -120,7 +120,9 @@ inline bool both_nan(kernel::DType t, const std::vector<unsigned char>& a, const
             std::memcpy(&h, &v[i * 2], 2);
             return (h & 0x7F80) == 0x7F80 && (h & 0x7F) != 0;
         }
-        case kernel::DType::I64: return false;
+        case kernel::DType::I64:
+        case kernel::DType::I8:
+        case kernel::DType::I4: return false;  // integers have no NaN
         }
         return false;
     };

@@ -182,8 +182,9 @@ TEST(Bounds, SoundOnEveryPairOfSmallIntervals) {
                 }
                 EXPECT_TRUE(!divided_by_zero || s.zero_divisor) << op << " [" << a.lo << ", " << a.hi << "]";
                 EXPECT_TRUE(!overflowed || s.overflow) << op << " [" << a.lo << ", " << a.hi << "]";
-                if (std::string(op) == "add" || std::string(op) == "sub" || std::string(op) == "mul")
+                if (std::string(op) == "add" || std::string(op) == "sub" || std::string(op) == "mul") {
                     EXPECT_EQ(s.overflow, overflowed) << op << " [" << a.lo << ", " << a.hi << "]";
+                }
             }
         }
     }

@@ -282,7 +282,9 @@ TEST(PreskLayout, MatmulAndTheDotDerivatives) {
                 ++ran;
                 const std::string what = name + " in " + kernel::dtype_name(dt) + " at " + kernel::to_string(l);
                 EXPECT_EQ(test::bytes_of(interpret(ks, in)), want) << what;
-                if (kernel::have_llvm()) EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
+                if (kernel::have_llvm()) {
+                    EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
+                }
             }
         }
     EXPECT_GE(ran, 24);
@@ -331,7 +333,9 @@ TEST(PreskLayout, TheBiasEpilogueGivesTheProductThenTheAddsBits) {
                 ++ran;
                 EXPECT_EQ(ks.back().inputs.size(), 3u) << what;
                 EXPECT_EQ(test::bytes_of(interpret(ks, in)), want) << what;
-                if (kernel::have_llvm()) EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
+                if (kernel::have_llvm()) {
+                    EXPECT_EQ(native(ks, compile(ks), in, nullptr), want) << what << ", natively";
+                }
             }
         }
     EXPECT_GE(ran, 24);

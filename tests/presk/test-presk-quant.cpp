@@ -97,7 +97,9 @@ TEST_P(QuantisedMiniGpt, RunsOnTheFilesBlocksBitForBitAsOnTheirValues) {
     const Value was = from_ref(g.params, DType::F64);
     ASSERT_EQ(sub.items.size(), was.items.size());
     for (size_t i = 0; i < sub.items.size(); ++i) {
-        if (sub.items[i].t) EXPECT_TRUE(same_bits(sub.items[i], was.items[i])) << i;
+        if (sub.items[i].t) {
+            EXPECT_TRUE(same_bits(sub.items[i], was.items[i])) << i;
+        }
     }
     if (!kernel::have_llvm()) GTEST_SKIP() << "GK-SKIP: presk was built without LLVM: the kernel interpreter's half only";
 }

@@ -72,7 +72,9 @@ void check_set(size_t index, bool round_trip) {
             const std::string           text = texts[i].get<std::string>();
             const std::vector<token_id> want = ids[i].get<std::vector<token_id>>();
             EXPECT_EQ(tok->encode(text, false, false), want) << "text " << i << ": " << text;
-            if (round_trip) EXPECT_EQ(tok->decode(want, false), text) << "text " << i;
+            if (round_trip) {
+                EXPECT_EQ(tok->decode(want, false), text) << "text " << i;
+            }
         }
         ++checked;
     }
