@@ -41,10 +41,11 @@ public:
                   std::to_string(p.k);
             return false;
         }
-        size_t mem = ggml_tensor_overhead() + p.weight.size() + (1u << 16);
+        const auto copies = static_cast<size_t>(p.copies);
+        size_t     mem    = copies * (ggml_tensor_overhead() + p.weight.size() + 256) + (1u << 16);
         for (const shape & s : p.shapes) {
-            mem += 3 * ggml_tensor_overhead() + ggml_graph_overhead_custom(k_graph_nodes, false) +
-                   static_cast<size_t>(s.k * s.n + s.m * s.n) * sizeof(float) + 256;
+            mem += copies * (3 * ggml_tensor_overhead() + ggml_graph_overhead_custom(k_graph_nodes, false) +
+                             static_cast<size_t>(s.k * s.n + s.m * s.n) * sizeof(float) + 256);
         }
         mem_ = std::make_unique<arena>(mem);
         ctx_ = mem_->data() ? ggml_init({mem_->size(), mem_->data(), false}) : nullptr;
@@ -52,7 +53,18 @@ public:
             err = "ggml_init: cannot allocate " + std::to_string(mem) + " bytes";
             return false;
         }
-        ggml_tensor * w = ggml_new_tensor_2d(ctx_, t, p.k, p.rows);
+        for (size_t c = 0; c < copies; ++c) {
+            build_copy(p);
+        }
+        next_.assign(p.shapes.size(), 0);
+        last_.assign(p.shapes.size(), 0);
+        copies_ = copies;
+        return true;
+    }
+
+    /// One copy of the weight and its graphs, appended: graphs_[copy * shapes + s].
+    void build_copy(const problem & p) {
+        ggml_tensor * w = ggml_new_tensor_2d(ctx_, static_cast<ggml_type>(p.type), p.k, p.rows);
         std::memcpy(w->data, p.weight.data(), p.weight.size());
         for (size_t i = 0; i < p.shapes.size(); ++i) {
             const shape & s  = p.shapes[i];
@@ -65,10 +77,11 @@ public:
             graphs_.push_back(g);
             outs_.push_back(out);
         }
-        return true;
     }
 
     bool run(size_t s, int n_threads, std::string & err) override {
+        last_[s] = next_[s] * next_.size() + s;
+        next_[s] = (next_[s] + 1) % copies_;
         if (!pool_ || pool_threads_ != n_threads) {
             if (pool_) {
                 ggml_threadpool_free(pool_);
@@ -81,7 +94,7 @@ public:
                 return false;
             }
         }
-        ggml_cplan plan = ggml_graph_plan(graphs_[s], n_threads, pool_);
+        ggml_cplan plan = ggml_graph_plan(graphs_[last_[s]], n_threads, pool_);
         if (plan.work_size > work_size_) {
             std::free(work_);
             work_size_ = (plan.work_size + 63) / 64 * 64;
@@ -93,7 +106,7 @@ public:
             }
         }
         plan.work_data          = static_cast<uint8_t *>(work_);
-        const ggml_status st    = ggml_graph_compute(graphs_[s], &plan);
+        const ggml_status st    = ggml_graph_compute(graphs_[last_[s]], &plan);
         if (st != GGML_STATUS_SUCCESS) {
             err = std::string("ggml_graph_compute: ") + ggml_status_to_string(st);
             return false;
@@ -107,13 +120,16 @@ public:
         }
     }
 
-    const float * result(size_t s) const override { return static_cast<const float *>(outs_[s]->data); }
+    const float * result(size_t s) const override { return static_cast<const float *>(outs_[last_[s]]->data); }
 
 private:
     std::unique_ptr<arena>      mem_;  // the context's memory; freed after ggml_free (declared first)
     ggml_context *              ctx_       = nullptr;
     std::vector<ggml_cgraph *>  graphs_;
     std::vector<ggml_tensor *>  outs_;
+    size_t                      copies_ = 1;
+    std::vector<size_t>         next_;                    // per shape: the copy its next run takes
+    std::vector<size_t>         last_;                    // per shape: the graph of its last run
     ggml_threadpool *           pool_         = nullptr;  // for the thread count of the last run
     int                         pool_threads_ = 0;
     void *                      work_      = nullptr;

@@ -1,5 +1,6 @@
-// gk-bench-gk.cpp - gk-bench's gk side: one context per problem holding the weight, and
-// per shape a view of its first m rows, the activations and a one-node mul_mat graph.
+// gk-bench-gk.cpp - gk-bench's gk side: one context per problem holding the weight (or
+// its copies), and per shape and copy a view of its first m rows, the activations and a
+// one-node mul_mat graph.
 #include "gk-bench.h"
 
 #include "gk/gk.h"
@@ -16,10 +17,11 @@ public:
     ~gk_matmul() override { gk_free(ctx_); }
 
     bool build(const problem & p, std::string & err) {
-        size_t mem = gk_tensor_overhead() + p.weight.size() + GK_MEM_ALIGN + (1u << 16);
+        const auto copies = static_cast<size_t>(p.copies);
+        size_t     mem    = copies * (gk_tensor_overhead() + p.weight.size() + GK_MEM_ALIGN) + (1u << 16);
         for (const shape & s : p.shapes) {
-            mem += 3 * gk_tensor_overhead() + gk_graph_overhead_custom(k_graph_nodes, false) +
-                   static_cast<size_t>(s.k * s.n + s.m * s.n) * sizeof(float) + 2 * GK_MEM_ALIGN;
+            mem += copies * (3 * gk_tensor_overhead() + gk_graph_overhead_custom(k_graph_nodes, false) +
+                             static_cast<size_t>(s.k * s.n + s.m * s.n) * sizeof(float) + 2 * GK_MEM_ALIGN);
         }
         mem_ = std::make_unique<arena>(mem);
         ctx_ = mem_->data() ? gk_init({mem_->size(), mem_->data(), false}) : nullptr;
@@ -27,6 +29,19 @@ public:
             err = "gk_init: cannot allocate " + std::to_string(mem) + " bytes";
             return false;
         }
+        for (size_t c = 0; c < copies; ++c) {
+            if (!build_copy(p, err)) {
+                return false;
+            }
+        }
+        next_.assign(p.shapes.size(), 0);
+        last_.assign(p.shapes.size(), 0);
+        copies_ = copies;
+        return true;
+    }
+
+    /// One copy of the weight and its graphs, appended: graphs_[copy * shapes + s].
+    bool build_copy(const problem & p, std::string & err) {
         gk_tensor * w = gk_new_tensor_2d(ctx_, p.type, p.k, p.rows);
         if (!w) {
             return fail(err);
@@ -51,7 +66,9 @@ public:
     }
 
     bool run(size_t s, int n_threads, std::string & err) override {
-        const gk_status st = gk_graph_compute(graphs_[s], n_threads);
+        last_[s]           = next_[s] * next_.size() + s;
+        next_[s]           = (next_[s] + 1) % copies_;
+        const gk_status st = gk_graph_compute(graphs_[last_[s]], n_threads);
         if (st != GK_STATUS_SUCCESS) {
             err = std::string("gk_graph_compute: ") + gk_status_name(st) + ": " + gk_last_error(ctx_);
             return false;
@@ -59,7 +76,7 @@ public:
         return true;
     }
 
-    const float * result(size_t s) const override { return gk_get_data_f32(outs_[s]); }
+    const float * result(size_t s) const override { return gk_get_data_f32(outs_[last_[s]]); }
 
 private:
     bool fail(std::string & err) const {
@@ -71,6 +88,9 @@ private:
     gk_context *              ctx_ = nullptr;
     std::vector<gk_cgraph *>  graphs_;
     std::vector<gk_tensor *>  outs_;
+    size_t                    copies_ = 1;
+    std::vector<size_t>       next_;  // per shape: the copy its next run takes
+    std::vector<size_t>       last_;  // per shape: the graph of its last run
 };
 
 } // namespace

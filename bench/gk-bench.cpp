@@ -2,7 +2,8 @@
 // reference ggml with its CPU library, ggml's on the same bytes in the same process.
 //
 //   gk-bench [--types q4_0,q4_K,...] [--n 1,512] [--threads 1,2] [--k 4096] [--rows 14336]
-//            [--prompt-rows M] [--budget-ms 200] [--min-runs 3] [--burst 3] [--no-ggml]
+//            [--prompt-rows M] [--budget-ms 200] [--min-runs 3] [--burst 3] [--stream-mb MB]
+//            [--no-ggml]
 //
 // For every type: a weight of k x rows (the gk codec encodes 128 rows of N(0, 1) values,
 // repeated to `rows`; the values do not change the time), and f32 N(0, 1) activations of n
@@ -17,6 +18,10 @@
 // GFLOP/s of each library (2 k m n / time), the ratio of the medians, at 1 thread the ratio
 // of the median CPU times (the process's: robust to the time slices a loaded machine takes
 // away, while the wall ratio is not), and the relative L2 difference of the two results.
+// With --stream-mb each library holds enough copies of the weight to pass MB megabytes and
+// runs them in turn: one matrix computed over and over stays in the last-level cache (300
+// MiB on the Intel Xeon of docs/performance.md), while a model's decode streams every
+// weight from memory once per token.
 // It reports, never judges: the exit status is 0 unless the arguments are wrong.
 #include "gk-bench.h"
 #include "median_time.h"
@@ -67,6 +72,7 @@ struct options {
     double               budget_ms   = 200;
     int                  min_runs    = 3;
     int                  burst       = 3;
+    int64_t              stream_mb   = 0;  // 0: one copy of the weight
     bool                 ggml        = true;
 };
 
@@ -76,7 +82,7 @@ void usage(FILE * f) {
     std::fprintf(f,
                  "usage: gk-bench [--types LIST] [--n LIST] [--threads LIST] [--k K] [--rows M]\n"
                  "                [--prompt-rows M] [--budget-ms MS] [--min-runs R] [--burst B]\n"
-                 "                [--no-ggml]\n"
+                 "                [--stream-mb MB] [--no-ggml]\n"
                  "  --types        weight types, comma separated (default: every type with a dot product)\n"
                  "  --n            activation columns per shape (default 1,512)\n"
                  "  --threads      thread counts (default 1,2)\n"
@@ -86,6 +92,8 @@ void usage(FILE * f) {
                  "  --budget-ms    time per case, both libraries together (default 200)\n"
                  "  --min-runs     timed runs per library per case, at least (default 3)\n"
                  "  --burst        timed runs per burst, after one untimed run (default 3)\n"
+                 "  --stream-mb    copies of the weight per library to pass MB megabytes, run in turn\n"
+                 "                 (a decode from memory, as in a model; default: one copy)\n"
                  "  --no-ggml      gk only, even when built against a reference ggml\n");
 }
 
@@ -160,6 +168,8 @@ std::optional<options> parse(int argc, char ** argv) {
         } else if (a == "--min-runs") {
             ok = ok && parse_int(value, v);
             o.min_runs = static_cast<int>(std::min<int64_t>(v, 1000000));
+        } else if (a == "--stream-mb") {
+            ok = ok && parse_int(value, o.stream_mb);
         } else if (a == "--burst") {
             ok      = ok && parse_int(value, v);
             o.burst = static_cast<int>(std::min<int64_t>(v, 1000));
@@ -223,6 +233,9 @@ bool make_problem(const options & o, gk_type type, problem & p, std::string & er
         std::memcpy(p.weight.data() + row * static_cast<size_t>(r), distinct.data() + row * static_cast<size_t>(r % nd),
                     row);
     }
+    const int64_t stream = o.stream_mb * (int64_t(1) << 20);
+    p.copies             = static_cast<int>(std::max<int64_t>(
+        1, (stream + static_cast<int64_t>(p.weight.size()) - 1) / static_cast<int64_t>(p.weight.size())));
     p.shapes.clear();
     p.act.clear();
     for (int64_t n : o.n) {
@@ -401,6 +414,10 @@ int run(const options & o) {
     const char * reference = compare                  ? "ggml (same process, alternating bursts)"
                              : built_with_reference() ? "off (--no-ggml)"
                                                       : "not built in";
+    if (o.stream_mb > 0) {
+        std::printf("weights: copies of at least %lld MB in all per library, run in turn\n",
+                    static_cast<long long>(o.stream_mb));
+    }
     std::printf("cpu: %s; reference: %s\n\n", cpu_model().c_str(), reference);
     std::printf("| type | gk dot | K x M x N | thr | gk med | gk best | ggml med | ggml best | gk/ggml | gk/ggml cpu "
                 "| runs | rel diff |\n");

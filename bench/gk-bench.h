@@ -29,6 +29,8 @@ struct problem {
     std::vector<uint8_t>            weight;  // rows * gk_row_size(type, k) bytes, row-major
     std::vector<shape>              shapes;
     std::vector<std::vector<float>> act;     // act[s]: shapes[s].n columns of k floats
+    int                             copies = 1;  // of the weight each library holds and runs
+                                                 // in turn (gk-bench's --stream-mb)
 };
 
 /// The memory each library's context lives in: `bytes` rounded up to 2 MiB, 2 MiB-aligned
@@ -51,17 +53,17 @@ private:
     size_t size_ = 0;
 };
 
-/// One library's graphs for a problem: one mul_mat node per shape, built once and run
-/// many times.
+/// One library's graphs for a problem: one mul_mat node per shape and copy of the weight,
+/// built once and run many times.
 class matmul {
 public:
     virtual ~matmul() = default;
-    /// Compute shape s on n_threads threads. False with `err` set when the library reports
-    /// an error.
+    /// Compute shape s on n_threads threads, on the next copy of the weight (they take
+    /// turns). False with `err` set when the library reports an error.
     virtual bool run(size_t s, int n_threads, std::string & err) = 0;
     /// The end of a burst of runs: stop the library's threads from polling for work.
     virtual void rest() {}
-    /// The m x n results of the last run of shape s.
+    /// The m x n results of the last run of shape s (every copy gives the same).
     virtual const float * result(size_t s) const = 0;
 };
 
