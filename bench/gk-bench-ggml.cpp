@@ -56,9 +56,7 @@ public:
         for (size_t c = 0; c < copies; ++c) {
             build_copy(p);
         }
-        next_.assign(p.shapes.size(), 0);
-        last_.assign(p.shapes.size(), 0);
-        copies_ = copies;
+        turns_ = std::make_unique<copy_turns>(p.shapes.size(), copies);
         return true;
     }
 
@@ -80,8 +78,6 @@ public:
     }
 
     bool run(size_t s, int n_threads, std::string & err) override {
-        last_[s] = next_[s] * next_.size() + s;
-        next_[s] = (next_[s] + 1) % copies_;
         if (!pool_ || pool_threads_ != n_threads) {
             if (pool_) {
                 ggml_threadpool_free(pool_);
@@ -94,7 +90,8 @@ public:
                 return false;
             }
         }
-        ggml_cplan plan = ggml_graph_plan(graphs_[last_[s]], n_threads, pool_);
+        const size_t g    = turns_->take(s);
+        ggml_cplan   plan = ggml_graph_plan(graphs_[g], n_threads, pool_);
         if (plan.work_size > work_size_) {
             std::free(work_);
             work_size_ = (plan.work_size + 63) / 64 * 64;
@@ -106,7 +103,7 @@ public:
             }
         }
         plan.work_data          = static_cast<uint8_t *>(work_);
-        const ggml_status st    = ggml_graph_compute(graphs_[last_[s]], &plan);
+        const ggml_status st    = ggml_graph_compute(graphs_[g], &plan);
         if (st != GGML_STATUS_SUCCESS) {
             err = std::string("ggml_graph_compute: ") + ggml_status_to_string(st);
             return false;
@@ -120,16 +117,14 @@ public:
         }
     }
 
-    const float * result(size_t s) const override { return static_cast<const float *>(outs_[last_[s]]->data); }
+    const float * result(size_t s) const override { return static_cast<const float *>(outs_[turns_->last(s)]->data); }
 
 private:
     std::unique_ptr<arena>      mem_;  // the context's memory; freed after ggml_free (declared first)
     ggml_context *              ctx_       = nullptr;
     std::vector<ggml_cgraph *>  graphs_;
     std::vector<ggml_tensor *>  outs_;
-    size_t                      copies_ = 1;
-    std::vector<size_t>         next_;                    // per shape: the copy its next run takes
-    std::vector<size_t>         last_;                    // per shape: the graph of its last run
+    std::unique_ptr<copy_turns> turns_;
     ggml_threadpool *           pool_         = nullptr;  // for the thread count of the last run
     int                         pool_threads_ = 0;
     void *                      work_      = nullptr;

@@ -34,9 +34,7 @@ public:
                 return false;
             }
         }
-        next_.assign(p.shapes.size(), 0);
-        last_.assign(p.shapes.size(), 0);
-        copies_ = copies;
+        turns_ = std::make_unique<copy_turns>(p.shapes.size(), copies);
         return true;
     }
 
@@ -66,9 +64,7 @@ public:
     }
 
     bool run(size_t s, int n_threads, std::string & err) override {
-        last_[s]           = next_[s] * next_.size() + s;
-        next_[s]           = (next_[s] + 1) % copies_;
-        const gk_status st = gk_graph_compute(graphs_[last_[s]], n_threads);
+        const gk_status st = gk_graph_compute(graphs_[turns_->take(s)], n_threads);
         if (st != GK_STATUS_SUCCESS) {
             err = std::string("gk_graph_compute: ") + gk_status_name(st) + ": " + gk_last_error(ctx_);
             return false;
@@ -76,7 +72,7 @@ public:
         return true;
     }
 
-    const float * result(size_t s) const override { return gk_get_data_f32(outs_[last_[s]]); }
+    const float * result(size_t s) const override { return gk_get_data_f32(outs_[turns_->last(s)]); }
 
 private:
     bool fail(std::string & err) const {
@@ -88,9 +84,7 @@ private:
     gk_context *              ctx_ = nullptr;
     std::vector<gk_cgraph *>  graphs_;
     std::vector<gk_tensor *>  outs_;
-    size_t                    copies_ = 1;
-    std::vector<size_t>       next_;  // per shape: the copy its next run takes
-    std::vector<size_t>       last_;  // per shape: the graph of its last run
+    std::unique_ptr<copy_turns> turns_;
 };
 
 } // namespace

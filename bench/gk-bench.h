@@ -53,6 +53,25 @@ private:
     size_t size_ = 0;
 };
 
+/// Which copy of the weight each shape's runs take: in turn, graph copy * shapes + s.
+class copy_turns {
+public:
+    copy_turns(size_t shapes, size_t copies) : copies_(copies), next_(shapes, 0), last_(shapes, 0) {}
+    /// The graph of shape s's next run (it becomes its last).
+    size_t take(size_t s) {
+        last_[s] = next_[s] * next_.size() + s;
+        next_[s] = (next_[s] + 1) % copies_;
+        return last_[s];
+    }
+    /// The graph of shape s's last run.
+    size_t last(size_t s) const { return last_[s]; }
+
+private:
+    size_t              copies_;
+    std::vector<size_t> next_;  // per shape: the copy its next run takes
+    std::vector<size_t> last_;  // per shape: the graph of its last run
+};
+
 /// One library's graphs for a problem: one mul_mat node per shape and copy of the weight,
 /// built once and run many times.
 class matmul {
