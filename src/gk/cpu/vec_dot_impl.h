@@ -66,6 +66,10 @@ simd::vf load_vec_masked(const void * p, int64_t i, __mmask16 mask) {
         return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
     }
 }
+
+/// [a's lanes 0..7 | b's lanes 0..7]: two rows of at most 8 elements in one register, one
+/// per 256-bit half (the kernels for heads of 8: vec_dot_tile_float.cpp, vec_mad.cpp).
+inline simd::vf low_halves(simd::vf a, simd::vf b) { return _mm512_shuffle_f32x4(a, b, 0x44); }
 #endif
 
 /// Element i of a row of kind E as f32 (exact).

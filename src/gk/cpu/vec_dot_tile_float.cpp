@@ -74,11 +74,11 @@ void half_rows(int64_t n, int nr, const char * x, size_t bx, int nc, const char 
             const int    r  = r0 + 2 * p;
             const __m512 lo = 2 * p < rows ? load_vec_masked<E>(x + r * bx, 0, mask) : zero;
             const __m512 hi = 2 * p + 1 < rows ? load_vec_masked<E>(x + (r + 1) * bx, 0, mask) : zero;
-            w[p]            = _mm512_shuffle_f32x4(lo, hi, 0x44);
+            w[p]            = low_halves(lo, hi);
         }
         for (int c = 0; c < nc; ++c) {
             const __m512 a1 = load_vec_masked<E>(y + c * by, 0, mask);
-            const __m512 a  = _mm512_shuffle_f32x4(a1, a1, 0x44);
+            const __m512 a  = low_halves(a1, a1);
             __m512       h[4], g[2];
             for (int q = 0; q < 4; ++q) {  // 128-bit lane k: row 4q + k, lanes l + (l + 4), l < 4
                 const __m512 u = _mm512_fmadd_ps(w[2 * q], a, zero), v = _mm512_fmadd_ps(w[2 * q + 1], a, zero);

@@ -133,7 +133,7 @@ void half_chunk(float * y, size_t ldy, const float * w, size_t ldw, int64_t n, c
     const __m512    zero  = _mm512_setzero_ps();
     simd::vf        acc[P];
     for (int p = 0; p < P; ++p) {
-        acc[p] = _mm512_shuffle_f32x4(load_y(y + 2 * p * ldy, m), load_y(y + (2 * p + 1) * ldy, m), 0x44);
+        acc[p] = detail::low_halves(load_y(y + 2 * p * ldy, m), load_y(y + (2 * p + 1) * ldy, m));
     }
     for (int64_t j0 = 0; j0 < n; j0 += block) {
         const int       nb    = static_cast<int>(std::min<int64_t>(block, n - j0));
@@ -141,13 +141,12 @@ void half_chunk(float * y, size_t ldy, const float * w, size_t ldw, int64_t n, c
         simd::vf        x[block], wp[P];
         for (int j = 0; j < block; ++j) {
             const simd::vf r = j < nb ? load_lanes<E>(v + (j0 + j) * stride, 0, m) : zero;
-            x[j]             = _mm512_shuffle_f32x4(r, r, 0x44);
+            x[j]             = detail::low_halves(r, r);
         }
         bool tiny = false;
         for (int p = 0; p < P; ++p) {
-            const simd::vf lo = _mm512_maskz_loadu_ps(valid, w + 2 * p * ldw + j0);
-            const simd::vf hi = _mm512_maskz_loadu_ps(valid, w + (2 * p + 1) * ldw + j0);
-            wp[p]             = _mm512_shuffle_f32x4(lo, hi, 0x44);  // [lo 0..7 | hi 0..7]
+            wp[p]             = detail::low_halves(load_lanes<elem::f32>(w + 2 * p * ldw, j0, valid),
+                                                   load_lanes<elem::f32>(w + (2 * p + 1) * ldw, j0, valid));
             tiny              = tiny || simd::any_tiny(wp[p], tiny_weight);
         }
         const auto update = [&]<bool Tiny>() {
