@@ -1,6 +1,7 @@
 // act_convert.cpp - the activation conversions of the dot products, vectorised: f32 rows
-// to f16, bf16, q8_0, q8_1 and q8_K (and f16 / bf16 rows back to f32), each equal byte for byte to the codec's function
-// (fp32_to_fp16, fp32_to_bf16, quant::quantize_row_q8_0_dot / _q8_1_dot / _q8_K) on every input.
+// to f16, bf16, q8_0, q8_1 and q8_K (and f16 / bf16 rows back to f32), each equal byte
+// for byte to the codec's function (fp32_to_fp16, fp32_to_bf16,
+// quant::quantize_row_q8_0_dot / _q8_1_dot / _q8_K) on every input.
 // The scalar build calls those functions; the vector levels perform their operations:
 //
 // q8_0 / q8_1, per block of 32 (quantize_row_q8_0_dot / _q8_1_dot: ggml's x86 CPU rule):

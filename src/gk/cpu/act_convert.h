@@ -1,7 +1,8 @@
 // act_convert.h - the dot products' activation conversions, vectorised: an f32 row to the
-// weight type's vec_dot_type (f16, bf16, q8_0, q8_1, q8_K), and f16 / bf16 rows to f32. Each writes, for every input
-// (NaN, infinities and subnormals included), exactly the bytes of the codec's function it
-// stands for; in a scalar build it is that function. Internal to src/gk/cpu.
+// weight type's vec_dot_type (f16, bf16, q8_0, q8_1, q8_K), and f16 / bf16 rows to f32.
+// Each writes, for every input (NaN, infinities and subnormals included), exactly the
+// bytes of the codec's function it stands for; in a scalar build it is that function.
+// Internal to src/gk/cpu.
 #pragma once
 
 #include "quant/fp16.h"

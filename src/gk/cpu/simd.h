@@ -3,8 +3,9 @@
 // One float vector type `vf` of `vf_lanes` lanes and a handful of inline operations on
 // it (load, store, broadcast, add, sub, mul, div, fused multiply-add, a select by w != 0,
 // horizontal sum, and loads that widen f16 / bf16 to f32), compiled to one of four levels
-// chosen at compile time by what the compiler may use (-march / -m flags). Run-time dispatch happens a layer
-// above: the kernel sources are compiled once per level (kernel_set.h):
+// chosen at compile time by what the compiler may use (-march / -m flags). Run-time
+// dispatch happens a layer above: the kernel sources are compiled once per level
+// (kernel_set.h):
 //
 //   GK_SIMD_AVX512  __m512, 16 lanes   needs AVX-512F, FMA, F16C
 //   GK_SIMD_AVX2    __m256,  8 lanes   needs AVX2, FMA, F16C

@@ -82,10 +82,11 @@ void sum_rows(const float * w, size_t ld, const int64_t * n, double * sums) {
 /// exp_kernels::exp_shift), normalised by their sum in double, left to right from +0, plus
 /// exp_f32(sink - max) (gk's exp, not libm's, so that a device reproduces it; ggml adds
 /// expf's value), then multiplied by the normaliser's f32 reciprocal (exp_kernels::scale).
-/// A row whose logits are all -inf (fully masked) gives zeros. A -inf logit gets weight +0 (exp_f32(-inf) = +0), and a
-/// +0 leaves every sum's bits, so -inf entries (masked keys) change nothing for the others: attention's batch
-/// invariance. (ggml's AVX-512 order - blocks of 16 in f32 - does not have that.) Each row
-/// gets the bits it gets alone; rows are taken together so that their sums overlap.
+/// A row whose logits are all -inf (fully masked) gives zeros. A -inf logit gets weight +0
+/// (exp_f32(-inf) = +0), and a +0 leaves every sum's bits, so -inf entries (masked keys)
+/// change nothing for the others: attention's batch invariance. (ggml's AVX-512 order -
+/// blocks of 16 in f32 - does not have that.) Each row gets the bits it gets alone; rows
+/// are taken together so that their sums overlap.
 inline void softmax_rows(float * w, size_t ld, const int64_t * n, int rows, const float * sinks) {
     constexpr int k_rows = 6;  // sums overlapped at most
     for (int r0 = 0; r0 < rows; r0 += k_rows) {
