@@ -75,9 +75,11 @@ struct step {
 // of node_cost (multiply-adds or elements; about a nanosecond each).
 constexpr double k_solo_cost = 16384;
 
-/// A rough count of a node's work: multiply-adds for the products and attention, else
-/// the elements it writes and reads. A custom op is never small: its callback is promised
-/// the thread count (or its n_tasks), as ggml's.
+/// A rough count of a node's work: multiply-adds for the products and attention, twice
+/// the elements of the rows get_rows and set_rows move (not of the whole table: a
+/// decode's cache writes are small nodes), else the elements it writes and reads. A
+/// custom op is never small: its callback is promised the thread count (or its n_tasks),
+/// as ggml's.
 double node_cost(const gk_tensor * node) {
     const double out = static_cast<double>(gk_nelements(node));
     switch (node->op) {
@@ -89,6 +91,8 @@ double node_cost(const gk_tensor * node) {
     case GK_OP_MUL_MAT_ID:
     case GK_OP_OUT_PROD: return out * static_cast<double>(node->src[0]->ne[0]);
     case GK_OP_FLASH_ATTN_EXT: return out * 2.0 * static_cast<double>(node->src[1]->ne[1]);
+    case GK_OP_GET_ROWS: return 2.0 * out;
+    case GK_OP_SET_ROWS: return 2.0 * static_cast<double>(gk_nelements(node->src[0]));
     default: break;
     }
     double in = 0.0;
