@@ -178,6 +178,9 @@ std::string read_device_options(const std::string & device_list, const std::stri
     return "";
 }
 
+// The longest --mpi-start-timeout: a day (a watchdog's wait must fit the clock's range).
+constexpr int k_most_start_seconds = 86400;
+
 std::string check_values(const run_options & opt, int64_t seed) {
     const auto & s = opt.sampling;
     if (opt.n_predict < -1) {
@@ -199,6 +202,9 @@ std::string check_values(const run_options & opt, int64_t seed) {
     if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) return "--min-p must be between 0 and 1 (0 = off)";
     if (!(std::isfinite(s.repeat_penalty) && s.repeat_penalty > 0.0f)) {
         return "--repeat-penalty must be a finite number > 0 (1 = off)";
+    }
+    if (!(opt.mpi_start_timeout > 0.0 && opt.mpi_start_timeout <= k_most_start_seconds)) {
+        return "--mpi-start-timeout must be a number of seconds > 0 and <= " + std::to_string(k_most_start_seconds);
     }
     if (s.repeat_last_n < -1) {
         return "--repeat-last-n must be >= -1 (0 = off, -1 = the context size), got " + std::to_string(s.repeat_last_n);
@@ -492,7 +498,6 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
                  "under mpirun: split the model's layers over the ranks (pipeline parallel; docs/mpi.md)");
     app.add_option("--mpi-start-timeout", opt.mpi_start_timeout,
                    "--mpi: seconds for every rank to start, else this one ends with an error")
-        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     app.add_flag("--tokenize", opt.tokenize, "print the prompt's token ids and exit (vocab-only files work)");
     app.add_flag("--no-bos", opt.no_bos, "do not add the BOS token");
