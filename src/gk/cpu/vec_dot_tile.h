@@ -2,7 +2,9 @@
 // columns at once, each result bit-identical to the vec_dot of that row and column.
 //
 // mul_mat with more than one activation column (a prompt) calls a weight type's tile
-// kernel where it has one. The kernel reuses each weight block across every column it is
+// kernel where it has one; with one column (a decode) it does so where the kernel says
+// `decode` (the float types, whose tile sums 8 or 16 rows' dots in one reduction where
+// vec_dot reduces each row alone; docs/performance.md). The kernel reuses each weight block across every column it is
 // given: the block is unpacked once (to bytes, integer scales and f32 block scales, in a
 // layout the vector instructions read directly) and dotted against each column from
 // there, where vec_dot decodes it again for every column.
@@ -35,6 +37,7 @@ struct tile_kernel {
     int             rows;        // weight rows per call, at most
     int             max_cols;    // activation columns per call, at most
     size_t          work_bytes;  // scratch one call needs
+    bool            decode;      // taken for a single column too (a decode), where it pays
 };
 
 /// The tile kernel of weight type `type` in the active kernel set (kernel_set.h), or

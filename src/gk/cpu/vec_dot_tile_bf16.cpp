@@ -97,7 +97,7 @@ void tile_dot(int64_t n, int nr, const void * x, size_t bx, int nc, const void *
 
 }  // namespace
 
-const tile_kernel tile_bf16 = {tile_dot, kRows, kCols, 0};
+const tile_kernel tile_bf16 = {tile_dot, kRows, kCols, 0, true};
 
 }  // namespace gk::cpu::detail
 

@@ -77,7 +77,7 @@ void span_acts(const char * y, size_t by, int c0, int64_t kb, int nbk, const Act
 /// Defines the tile kernel `name` of format F (and, on the AVX-512 set, name_amx).
 #define GK_DEFINE_BLOCK_TILE(name, F)                                                                 \
     const tile_kernel name = {span_tile<block_tile<F>>, block_tile<F>::rows, block_tile<F>::max_cols, \
-                              block_tile<F>::work_bytes};                                             \
+                              block_tile<F>::work_bytes, false};                                      \
     GK_DEFINE_BLOCK_TILE_AMX(name, F)
 
 } // namespace gk::cpu::detail
@@ -327,9 +327,11 @@ void amx_block_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const
 template <class F>
 constexpr tile_kernel block_tile_amx_kernel() {
     if constexpr (F::unit == QK8_0) {
-        return {amx_block_tile<F>, block_tile_amx<F>::rows, block_tile_amx<F>::max_cols, block_tile_amx<F>::work_bytes};
+        return {amx_block_tile<F>, block_tile_amx<F>::rows, block_tile_amx<F>::max_cols, block_tile_amx<F>::work_bytes,
+                false};
     } else {
-        return {span_tile<block_tile<F>>, block_tile<F>::rows, block_tile<F>::max_cols, block_tile<F>::work_bytes};
+        return {span_tile<block_tile<F>>, block_tile<F>::rows, block_tile<F>::max_cols, block_tile<F>::work_bytes,
+                false};
     }
 }
 

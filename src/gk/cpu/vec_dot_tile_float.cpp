@@ -170,8 +170,8 @@ void tile_dot(int64_t n, int nr, const void * x, size_t bx, int nc, const void *
 
 } // namespace
 
-const tile_kernel tile_f32  = {tile_dot<elem::f32>, kRows, kCols, 0};
-const tile_kernel tile_f16  = {tile_dot<elem::f16>, kRows, kCols, 0};
+const tile_kernel tile_f32 = {tile_dot<elem::f32>, kRows, kCols, 0, true};
+const tile_kernel tile_f16 = {tile_dot<elem::f16>, kRows, kCols, 0, true};
 
 } // namespace gk::cpu::detail
 

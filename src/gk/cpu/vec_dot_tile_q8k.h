@@ -479,15 +479,16 @@ struct q8k_tile_amx {
 template <class T>
 constexpr tile_kernel q8k_tile_amx_kernel() {
     if constexpr (T::groups == 0 || T::planes != 0) {
-        return {q8k_tile_amx<T>::dot, q8k_tile_amx<T>::rows, q8k_tile<T>::max_cols, q8k_tile_amx<T>::work_bytes};
+        return {q8k_tile_amx<T>::dot, q8k_tile_amx<T>::rows, q8k_tile<T>::max_cols, q8k_tile_amx<T>::work_bytes, false};
     } else {
-        return {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes};
+        return {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes, false};
     }
 }
 
 /// Defines the tile kernel `name` of the format description T, and its AMX variant name_amx.
-#define GK_DEFINE_Q8K_TILE(name, T)                                                                                 \
-    const tile_kernel name = {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes}; \
+#define GK_DEFINE_Q8K_TILE(name, T)                                                                                      \
+    const tile_kernel name       = {q8k_tile<T>::dot, q8k_tile<T>::rows, q8k_tile<T>::max_cols, q8k_tile<T>::work_bytes, \
+                                    false};                                                                              \
     const tile_kernel name##_amx = q8k_tile_amx_kernel<T>();
 
 } // namespace gk::cpu::detail

@@ -151,7 +151,7 @@ void rows_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const void
 
 /// Defines the tile kernel `name` of the policy named by the remaining arguments.
 #define GK_DEFINE_ROWS_TILE(name, ...) \
-    const tile_kernel name = {rows_tile<__VA_ARGS__>, 16, 128, sizeof(rows_tile_work<__VA_ARGS__>)};
+    const tile_kernel name = {rows_tile<__VA_ARGS__>, 16, 128, sizeof(rows_tile_work<__VA_ARGS__>), false};
 
 // ---- the lane form: one row per 32-bit lane ---------------------------------------------
 //
@@ -304,7 +304,7 @@ void lanes_tile(int64_t n, int nr, const void * vx, size_t bx, int nc, const voi
 
 /// Defines the lane-form tile kernel `name` of policy P.
 #define GK_DEFINE_LANES_TILE(name, P) \
-    const tile_kernel name = {lanes_tile<P>, 16, lanes_tile_work<P>::max_cols, sizeof(lanes_tile_work<P>)};
+    const tile_kernel name = {lanes_tile<P>, 16, lanes_tile_work<P>::max_cols, sizeof(lanes_tile_work<P>), false};
 
 }  // namespace gk::cpu::detail
 

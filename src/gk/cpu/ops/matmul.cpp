@@ -112,13 +112,15 @@ void put(gk_tensor * dst, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float 
 }
 
 /// The tile kernel mul_mat uses for dst, or nullptr: a weight type with one, more than
-/// one column, and a destination whose rows are dense f32 (the kernel writes them).
+/// one column or a kernel that takes decodes too, and a destination whose rows are dense
+/// f32 (the kernel writes them).
 const tile_kernel * tile_for(const gk_tensor * dst) {
-    const gk_tensor * a = dst->src[0];
-    if (dst->src[1]->ne[1] < 2 || dst->nb[0] != sizeof(float) || dst->nb[1] % sizeof(float) != 0) {
+    const tile_kernel * tk = get_tile_kernel(dst->src[0]->type);
+    if (!tk || (dst->src[1]->ne[1] < 2 && !tk->decode) || dst->nb[0] != sizeof(float) ||
+        dst->nb[1] % sizeof(float) != 0) {
         return nullptr;
     }
-    return get_tile_kernel(a->type);
+    return tk;
 }
 
 /// Columns converted at a time: a tile kernel's max_cols, else k_panel.
