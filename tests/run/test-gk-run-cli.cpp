@@ -552,6 +552,18 @@ TEST(GkRunCli, StdoutThatCannotBeWrittenIsAnError) {
     EXPECT_EQ(exit("--help"), 1);
 }
 
+TEST(GkRunCli, LogitsThatCannotBeWrittenAreAnError) {
+    // --dump-logits wrote through stdio and closed without a check: the last buffer's
+    // failed flush was lost, a short file was left and the exit was 0 (-n 2 is 4 KiB of
+    // logits, less than the buffer).
+    if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+    for (const char * n : {"2", "3"}) {
+        const run_result r = run_gk_run(story(0, {"-n", n, "--dump-logits", "/dev/full"}));
+        EXPECT_EQ(r.exit_code, 1) << "-n " << n;
+        EXPECT_NE(r.err.find("gk-run: error: writing '/dev/full' failed"), std::string::npos) << r.err;
+    }
+}
+
 TEST(GkRunCli, NumbersAreReadInBase10) {
     // llama.cpp reads numbers with std::stoi: 010 is ten, 0x10 is not a number; CLI11 alone
     // read octal and hexadecimal, and an empty value as 0.

@@ -98,15 +98,24 @@ public:
         if (opt.grammar) grammar_ = std::make_unique<gk::run::GrammarConstraint>(*opt.grammar, model.tokenizer());
     }
 
-    ~runner() {
-        if (dump_) std::fclose(dump_);
-    }
+    ~runner() { close_dump(nullptr); }
 
     bool open_dump(std::string * error) {
         if (opt_.dump_logits.empty()) return true;
         dump_ = std::fopen(opt_.dump_logits.c_str(), "wb");
         if (!dump_ && error) *error = "cannot write '" + opt_.dump_logits + "'";
         return dump_ != nullptr;
+    }
+
+    /** Flush and close --dump-logits' file; false (message in *error) when the last
+     *  writes failed (a full disk). */
+    bool close_dump(std::string * error) {
+        if (!dump_) return true;
+        const bool ok     = std::fflush(dump_) == 0 && !std::ferror(dump_);
+        const bool closed = std::fclose(dump_) == 0;
+        dump_             = nullptr;
+        if (!(ok && closed) && error) *error = "writing '" + opt_.dump_logits + "' failed";
+        return ok && closed;
     }
 
     uint32_t seed() const { return sampler_.seed(); }
@@ -546,7 +555,8 @@ int run(int argc, char ** argv) {
                          model->device_bytes() / (1024.0 * 1024.0), session->cache_device_bytes() / (1024.0 * 1024.0));
         }
     }
-    const int rc = interactive ? run_interactive(opt, *model, r) : run_completion(opt, r);
+    int rc = interactive ? run_interactive(opt, *model, r) : run_completion(opt, r);
+    if (!r.close_dump(&error) && rc == 0) rc = fail(error);
     if (opt.verbose) {
         for (const std::string & op : session->fallback_ops()) {
             std::fprintf(stderr, "gk-run: %s runs on the CPU: %s does not support it\n", op.c_str(),
