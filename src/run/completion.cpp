@@ -50,6 +50,7 @@ bool run_completion(Session & session, const Model & model, const completion_par
     const Tokenizer & tok = model.tokenizer();
     sampler_context   sc;
     sc.n_ctx = session.n_ctx();
+    if (p.ignore_eos) sc.banned = tok.eog_tokens();
     if (p.sampling.dry_enabled()) sc.dry_breakers = dry_breakers_from_text(tok, p.sampling.dry_sequence_breakers);
     Sampler sampler(p.sampling, std::move(sc));
     for (token_id id : p.prompt) sampler.accept(id);

@@ -24,7 +24,7 @@ struct completion_params {
     int64_t                  n_predict      = -1;    // -1: until end of generation or a full context
     std::vector<std::string> stop;                   // stop strings (not part of the text returned)
     sampler_params           sampling;
-    bool                     ignore_eos     = false; // go on past end-of-generation tokens
+    bool                     ignore_eos     = false;  // never sample end-of-generation tokens (llama.cpp's)
     bool                     continues_text = true;  // the prompt has text: the first piece keeps its space
 };
 

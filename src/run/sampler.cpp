@@ -182,6 +182,7 @@ Sampler::Sampler(const sampler_params & params, sampler_context context)
            static_cast<int64_t>(std::min<size_t>(window_size(params.dry_penalty_last_n, context.n_ctx), INT64_MAX)),
            std::move(context.dry_breakers)),
       mirostat_mu_(2.0f * params.mirostat_tau) {
+    for (token_id id : context.banned) params_.logit_biases.push_back({id, -INFINITY});
     for (sampler_stage s : params_.order) {
         if (stage_active(s)) active_.push_back(s);
     }

@@ -92,6 +92,8 @@ struct sampler_context {
     int64_t n_ctx = 0;                      // the context size: what -1 means for the look-back windows
                                             // (0: -1 keeps every accepted token)
     std::vector<dry_breaker> dry_breakers;  // DRY's breakers as tokens
+    std::vector<token_id>    banned;        // never sampled: a logit bias of -inf each (--ignore-eos
+                                            // bans the end-of-generation tokens, as llama.cpp's)
 };
 
 class Sampler {

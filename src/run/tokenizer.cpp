@@ -564,6 +564,8 @@ bool Tokenizer::is_eog(token_id id) const {
     return std::binary_search(p_->eog.begin(), p_->eog.end(), id);
 }
 
+const std::vector<token_id> & Tokenizer::eog_tokens() const { return p_->eog; }
+
 std::vector<std::string> Tokenizer::wordpiece_words(std::string_view text) const {
     if (p_->kind != tokenizer_kind::wpm) return {};
     std::string valid;

@@ -92,6 +92,8 @@ public:
     /** True for tokens that end generation: EOS, EOT, EOM and the end-of-turn tokens
      *  found by their text (<|eot_id|>, <|im_end|>, <end_of_turn>, ...). */
     bool is_eog(token_id id) const;
+    /** Every token is_eog accepts, in increasing order. */
+    const std::vector<token_id> & eog_tokens() const;
 
     /** Token ids of `text` (UTF-8; invalid bytes are kept by SentencePiece byte fallback
      *  and become U+FFFD for the other families). `add_special`: BOS / EOS (WordPiece:

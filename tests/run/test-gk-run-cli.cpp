@@ -253,6 +253,19 @@ TEST(GkRunCli, RepeatedOptionKeepsTheLastValue) {
     EXPECT_EQ(generated_count(underscore.err), 2) << underscore.err;
 }
 
+TEST(GkRunCli, IgnoreEosNeverSamplesTheEndOfText) {
+    // As llama.cpp's --ignore-eos (a logit bias of -inf on every end-of-generation token):
+    // with EOS (2) pushed to the top, the story still goes on. gk-run used to sample EOS,
+    // print nothing for it and feed it back.
+    const run_result r = run_gk_run(story(5, {"--ignore-eos", "-l", "2+100"}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(generated_count(r.err), 5) << r.err;
+    EXPECT_GT(r.out.size(), std::string("Once upon a time").size() + 5) << r.out;
+    // Without it EOS ends the text at once.
+    const run_result stop = run_gk_run(story(5, {"-l", "2+100"}));
+    EXPECT_EQ(stop.out, "Once upon a time\n") << stop.out;
+}
+
 TEST(GkRunCli, HelpNamesTheProgramAndErrorsAreOneLine) {
     for (const char * h : {"-h", "--help", "--usage"}) {
         const run_result r = run_gk_run({h});

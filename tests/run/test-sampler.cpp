@@ -29,11 +29,12 @@ sampler_params plain(float temp = 1.0f) {
 }
 
 /** The tokens drawn in `n` steps (a fresh sampler per seed 1..n, one draw each). */
-std::set<token_id> first_draws(sampler_params p, const std::vector<float> & logits, int n = 200) {
+std::set<token_id> first_draws(sampler_params p, const std::vector<float> & logits, int n = 200,
+                               const sampler_context & context = {}) {
     std::set<token_id> seen;
     for (int s = 1; s <= n; ++s) {
         p.seed = static_cast<uint32_t>(s);
-        Sampler smp(p);
+        Sampler smp(p, context);
         seen.insert(smp.sample(logits));
     }
     return seen;
@@ -120,7 +121,7 @@ TEST(SamplerStages, PenaltyWindow) {
     EXPECT_EQ(s.sample(std::vector<float>{1.9f, -5.0f, 3.0f}), 2);
     // -1: the context (3 tokens here): after 2, 2, 1, 0 the window is 2, 1, 0.
     p.repeat_last_n = -1;
-    Sampler c(p, sampler_context{3, {}});
+    Sampler c(p, sampler_context{3, {}, {}});
     for (token_id t : {2, 2, 1, 0}) c.accept(t);
     // 0: 2.5 - 1 = 1.5; 2: 3 - 1 = 2 (one 2 left in the window).
     EXPECT_EQ(c.sample(std::vector<float>{2.5f, -5.0f, 3.0f}), 2);
@@ -146,6 +147,16 @@ TEST(SamplerStages, LogitBias) {
     sampler_params q = plain(1.0f);
     q.logit_biases   = {{0, -INFINITY}, {1, -INFINITY}, {3, -INFINITY}};
     EXPECT_EQ(first_draws(q, k_p4321), (std::set<token_id>{2}));
+}
+
+TEST(SamplerStages, BannedTokensAreNeverSampled) {
+    // --ignore-eos: the end-of-generation tokens get -inf after the user's biases, so a
+    // +100 bias does not bring one back (llama.cpp: "implies --logit-bias EOS-inf").
+    sampler_params p = plain(0.0f);
+    p.logit_biases   = {{2, 100.0f}};
+    EXPECT_EQ(Sampler(p, sampler_context{0, {}, {2}}).sample(std::vector<float>{1.0f, 2.0f, 3.0f}), 1);
+    sampler_params q = plain(1.0f);
+    EXPECT_EQ(first_draws(q, k_p4321, 200, sampler_context{0, {}, {0, 3}}), (std::set<token_id>{1, 2}));
 }
 
 TEST(SamplerStages, TypicalP) {
@@ -384,7 +395,7 @@ TEST(SamplerStages, DryInTheSampler) {
     p.dry_multiplier     = 1.0f;
     p.dry_base           = 2.0f;
     p.dry_allowed_length = 2;
-    Sampler s(p, sampler_context{100, {}});
+    Sampler s(p, sampler_context{100, {}, {}});
     for (token_id t : {0, 1, 2, 2, 1, 2, 3, 0, 1, 2}) s.accept(t);
     EXPECT_EQ(s.sample(std::vector<float>{0.0f, 0.0f, 1.9f, 0.5f}), 0);
     // Without DRY, c.

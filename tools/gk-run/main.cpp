@@ -77,6 +77,7 @@ gk::run::sampler_context sampling_context(const run_options & opt, const gk::run
                                           const gk::run::Session & session) {
     gk::run::sampler_context c;
     c.n_ctx = session.n_ctx();
+    if (opt.ignore_eos) c.banned = model.tokenizer().eog_tokens();
     if (opt.sampling.dry_enabled()) {
         c.dry_breakers = gk::run::dry_breakers_from_text(model.tokenizer(), opt.sampling.dry_sequence_breakers);
     }

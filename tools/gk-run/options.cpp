@@ -502,7 +502,9 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_flag("--tokenize", opt.tokenize, "print the prompt's token ids and exit (vocab-only files work)");
     app.add_flag("--no-bos", opt.no_bos, "do not add the BOS token");
     app.add_flag("--parse-special", opt.parse_special, "tokenize control-token text (\"<|im_start|>\") as tokens");
-    app.add_flag("--ignore-eos", opt.ignore_eos, "keep generating past end-of-generation tokens");
+    app.add_flag(
+        "--ignore-eos", opt.ignore_eos,
+        "never sample an end-of-generation token (a logit bias of -inf each, as llama.cpp's), so the text goes on");
     app.add_flag("-e,--escape,!--no-escape", opt.escape,
                  "process the escapes \\n \\r \\t \\' \\\" \\\\ \\xHH of the prompt, --in-prefix/--in-suffix, -r and "
                  "--dry-sequence-breaker (default: on)");
