@@ -96,6 +96,21 @@ std::unique_ptr<KvCache> KvCache::create(const hparams & hp, int64_t n_ctx, enum
     return c;
 }
 
+bool KvCache::device_can_store(gk_backend_dev_t dev, enum gk_type type, int64_t row) {
+    gk_init_params ip{};
+    ip.mem_size      = 4 * gk_tensor_overhead();
+    ip.no_alloc      = true;
+    gk_context * ctx = gk_init(ip);
+    if (!ctx) return false;
+    gk_tensor * cache = gk_new_tensor_2d(ctx, type, row, 2);
+    gk_tensor * rows  = gk_new_tensor_2d(ctx, GK_TYPE_F32, row, 1);
+    gk_tensor * cells = gk_new_tensor_1d(ctx, GK_TYPE_I32, 1);
+    gk_tensor * op    = cache && rows && cells ? gk_set_rows(ctx, cache, rows, cells) : nullptr;
+    const bool  ok    = op && gk_backend_dev_supports_op(dev, op);
+    gk_free(ctx);
+    return ok;
+}
+
 KvCache::~KvCache() {
     for (gk_backend_buffer_t buf : buffers_) gk_backend_buffer_free(buf);
     for (gk_context * ctx : ctx_) gk_free(ctx);

@@ -32,6 +32,11 @@ public:
     static std::unique_ptr<KvCache> create(const hparams & hp, int64_t n_ctx, enum gk_type type_k, enum gk_type type_v,
                                            std::string * error, gk_backend_buffer_type_t device_buft = nullptr,
                                            int64_t n_device_layers = 0);
+    /** Whether device `dev` can write a cache of `type`: set_rows of f32 rows of `row`
+     *  elements at I32 cells, as store_k / store_v build it. A cache the device cannot
+     *  write cannot live in its memory (no other backend can write there). */
+    static bool device_can_store(gk_backend_dev_t dev, enum gk_type type, int64_t row);
+
     ~KvCache();
     KvCache(const KvCache &) = delete;
     KvCache & operator=(const KvCache &) = delete;

@@ -483,10 +483,20 @@ std::unique_ptr<Session> Session::create(Batcher & batcher, std::string * error)
     std::unique_ptr<Session> s(new Session());
     s->batcher_ = &batcher;
     // The cache of the blocks on the device is in its memory (llama.cpp's default, --kv-offload).
-    const Model & m  = batcher.model();
-    const bool    on = params.kv_offload && params.device && m.device_buffer_type() &&
-                    gk_backend_buft_get_device(m.device_buffer_type()) == params.device;
-    s->kv_ = KvCache::create(m.hp(), params.n_ctx, params.type_k, params.type_v, error,
+    // A device that cannot write the cache's type (Vulkan: f32 and f16 only) leaves it in
+    // host memory, as -nkvo would, and says so (cache_note).
+    const Model &   m  = batcher.model();
+    const hparams & hp = m.hp();
+    bool            on = params.kv_offload && params.device && m.device_buffer_type() &&
+              gk_backend_buft_get_device(m.device_buffer_type()) == params.device && m.device_layers() > 0;
+    if (on && !(KvCache::device_can_store(params.device, params.type_k, hp.n_embd_k_gqa()) &&
+                KvCache::device_can_store(params.device, params.type_v, hp.n_embd_v_gqa()))) {
+        on             = false;
+        s->cache_note_ = std::string("the KV cache stays in host memory (as with -nkvo): ") +
+                         gk_backend_dev_name(params.device) + " cannot write a " + gk_type_name(params.type_k) + "/" +
+                         gk_type_name(params.type_v) + " cache";
+    }
+    s->kv_ = KvCache::create(hp, params.n_ctx, params.type_k, params.type_v, error,
                              on ? m.device_buffer_type() : nullptr, on ? m.device_layers() : 0);
     if (!s->kv_) return nullptr;
     return s;

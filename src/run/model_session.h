@@ -268,6 +268,9 @@ public:
     size_t  compute_bytes() const { return batcher_->compute_bytes(); }
     /** Batcher::fallback_ops of its batcher. */
     std::vector<std::string> fallback_ops() { return batcher_->fallback_ops(); }
+    /** Why the KV cache is in host memory though session_params::kv_offload asked for the
+     *  device's (the device cannot write its type); "" otherwise. */
+    const std::string & cache_note() const { return cache_note_; }
 
 private:
     friend class Batcher;
@@ -278,6 +281,7 @@ private:
     std::unique_ptr<KvCache> kv_;
     int64_t                  n_past_ = 0;
     std::vector<token_id>    tokens_;            // the token of each cell below n_past_
+    std::string              cache_note_;        // cache_note()
 };
 
 } // namespace gk::run

@@ -86,6 +86,37 @@ TEST(GkRunVulkan, TheDeviceGivesTheCpuTokensAndText) {
     }
 }
 
+TEST(GkRunVulkan, ACacheTypeTheDeviceCannotWriteStaysInHostMemory) {
+    // The device writes f32 and f16 caches only. A q8_0 or bf16 cache with -ngl ended the
+    // run after loading with the scheduler's "lives in Vulkan0 memory, and no backend that
+    // can address it supports op SET_ROWS"; now it stays in host memory, as with -nkvo,
+    // with a warning, and gives the CPU's tokens. (q8_0 needs heads of 32: qwen3-random.)
+    NEED_VULKAN(dev);
+    const fs::path qwen3 = fs::path(GK_TEST_DATA) / "models" / "qwen3-random.gguf";
+    for (const auto & [model, type] : {std::pair{qwen3, "q8_0"}, std::pair{k_stories, "bf16"}}) {
+        SCOPED_TRACE(type);
+        std::vector<std::string> args = story({"-ctk", type, "-ctv", type});
+        args[1]                       = model.string();
+        const run_result cpu          = run_gk_run(args);
+        ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+        args.insert(args.end(), {"--device", "Vulkan0", "-ngl", "99"});
+        const run_result vk = run_gk_run(args);
+        ASSERT_EQ(vk.exit_code, 0) << vk.err;
+        EXPECT_EQ(vk.out, cpu.out);
+        EXPECT_EQ(generated(vk), generated(cpu));
+        EXPECT_NE(vk.err.find(std::string("gk-run: warning: the KV cache stays in host memory (as with -nkvo): "
+                                          "Vulkan0 cannot write a ") +
+                              type + "/" + type + " cache"),
+                  std::string::npos)
+            << vk.err;
+        EXPECT_NE(vk.err.find("0.0 MiB of KV cache"), std::string::npos) << vk.err;
+    }
+    // A type it writes stays in its memory, without a warning.
+    const run_result f16 = run_gk_run(story({"-ctk", "f16", "--device", "Vulkan0", "-ngl", "99"}));
+    EXPECT_EQ(f16.exit_code, 0) << f16.err;
+    EXPECT_EQ(f16.err.find("stays in host memory"), std::string::npos) << f16.err;
+}
+
 TEST(GkRunVulkan, QuantizedAndOtherArchitecturesGiveTheCpuTokens) {
     NEED_VULKAN(dev);
     // q8_0 weights (llama), gemma3's GELU and q / k norms, qwen3: every op on the device;

@@ -522,6 +522,7 @@ int run(int argc, char ** argv) {
     if (!mpi_all_ok(session != nullptr)) {
         return fail(session ? "another MPI rank could not start its part of the model" : error);
     }
+    if (!session->cache_note().empty()) std::fprintf(stderr, "gk-run: warning: %s\n", session->cache_note().c_str());
     timings t;
     t.load_ms = ms_since(t_load);
 

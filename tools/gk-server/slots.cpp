@@ -2,6 +2,7 @@
 #include "slots.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace gk_server {
 
@@ -13,6 +14,8 @@ std::unique_ptr<SlotPool> SlotPool::create(const gk::run::Model & model, const g
     for (int i = 0; i < n; ++i) {
         auto s = gk::run::Session::create(*pool->batcher_, error);
         if (!s) return nullptr;
+        if (i == 0 && !s->cache_note().empty())
+            std::fprintf(stderr, "gk-server: warning: %s\n", s->cache_note().c_str());
         pool->sessions_.push_back(std::move(s));
     }
     pool->busy_.assign(static_cast<size_t>(n), false);
