@@ -128,6 +128,9 @@ int main(int argc, char ** argv) {
 #endif
     }
     benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+        return 2;
+    }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
 #ifdef GK_HAVE_REFERENCE

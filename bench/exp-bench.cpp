@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -28,7 +29,13 @@ double libm_exp_sum(float * w, int64_t n, float max) {
 
 } // namespace
 
-int main() {
+int main(int argc, char ** argv) {
+    if (argc > 1) {  // no options: --help says so, anything else is refused
+        const bool help = std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h";
+        std::fprintf(help ? stdout : stderr, "%susage: exp-bench (no options)\n",
+                     help ? "" : ("exp-bench: unknown option '" + std::string(argv[1]) + "'\n").c_str());
+        return help ? 0 : 2;
+    }
     std::mt19937                    rng(1);
     std::normal_distribution<float> logit(0.0f, 3.0f);
     std::printf("%-8s %-8s %14s %14s %8s\n", "n", "set", "libm ns/elem", "gk ns/elem", "speedup");

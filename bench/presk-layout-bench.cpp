@@ -16,6 +16,8 @@
 // (default 1024, 3, 5, 1 and 2, 1: every point; E > 1 measures every E-th point of the space
 // only, --only the points whose name (kernel::to_string) contains every TEXT, "lanes 16" say,
 // and --min-rows M the tiles of at least M rows: a sample, which the output says)
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -62,21 +64,38 @@ void print(const Row& r, const int64_t (&mkn)[3]) {
 
 int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured
-    int64_t mkn[3] = {1024, 1024, 1024}, repeat = 3, every = 1, rounds = 5, min_rows = 0;
+    int64_t                  mkn[3] = {1024, 1024, 1024}, repeat = 3, every = 1, rounds = 5, min_rows = 0, n = 0;
     std::vector<std::string> only;
-    std::vector<int> threads;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string a = argv[i];
-        if (a == "--n") mkn[0] = mkn[1] = mkn[2] = std::atoll(argv[i + 1]);
-        else if (a == "--shape") std::sscanf(argv[i + 1], "%lld,%lld,%lld", (long long*)&mkn[0], (long long*)&mkn[1], (long long*)&mkn[2]);
-        else if (a == "--repeat") repeat = std::atoll(argv[i + 1]);
-        else if (a == "--threads") threads.push_back(std::atoi(argv[i + 1]));
-        else if (a == "--every") every = std::max<int64_t>(1, std::atoll(argv[i + 1]));
-        else if (a == "--rounds") rounds = std::max<int64_t>(1, std::atoll(argv[i + 1]));
-        else if (a == "--only") only.push_back(argv[i + 1]);
-        else if (a == "--min-rows") min_rows = std::atoll(argv[i + 1]);
-    }
-    if (threads.empty()) threads = {1, 2};
+    std::vector<int>         threads = {1, 2};
+    std::vector<int64_t>     shape;
+    CLI::App                 app{"presk-layout-bench: an m x k by k x n f32 matmul at every point of its layout space",
+                 "presk-layout-bench"};
+    auto *                   n_opt = app.add_option("--n", n, "m = k = n (default 1024)")
+                       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+    app.add_option("--shape", shape, "M,K,N")
+        ->delimiter(',')
+        ->expected(3)
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+        ->excludes(n_opt);
+    app.add_option("--repeat", repeat, "timed calls per median")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+        ->capture_default_str();
+    app.add_option("--rounds", rounds, "interleaved rounds of the best point, the pick and OpenBLAS")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+        ->capture_default_str();
+    app.add_option("--threads", threads, "thread counts (repeat the option or list them)")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 512));
+    app.add_option("--every", every, "measure every E-th point of the space")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+        ->capture_default_str();
+    app.add_option("--only", only, "points whose name contains every TEXT");
+    app.add_option("--min-rows", min_rows, "tiles of at least M rows only")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    if (n > 0) mkn[0] = mkn[1] = mkn[2] = n;
+    if (shape.size() == 3) std::copy(shape.begin(), shape.end(), mkn);
     if (!kernel::have_llvm()) {
         std::printf("presk-layout-bench: presk was built without LLVM: nothing to measure\n");
         return 0;

@@ -7,6 +7,8 @@
 // takes under a few seconds.
 //
 // Usage: presk-native-ablation [--repeat N] (default 5)
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -71,8 +73,9 @@ Buffers make_buffers(const Kernel& k) {
 
 int main(int argc, char** argv) {
     int repeat = 5;
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--repeat") repeat = std::max(1, std::atoi(argv[i + 1]));
+    CLI::App app{"presk-native-ablation: presk's native code-generator rules on and off", "presk-native-ablation"};
+    app.add_option("--repeat", repeat, "timed calls per median")->check(CLI::Range(1, 1000000))->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
     if (!kernel::have_llvm()) {
         std::printf("presk-native-ablation: presk was built without LLVM\n");
         return 0;

@@ -7,6 +7,7 @@
 
 #include "run/chat.h"
 #include "run/json_schema.h"
+#include "run/model.h"
 
 #include <CLI/CLI.hpp>
 
@@ -430,7 +431,9 @@ struct grammar_args {
 } // namespace
 
 std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
-    CLI::App app{"gk-run: run a GGUF language model (llama, gemma3, qwen3) on the CPU or a device", "gk-run"};
+    CLI::App app{std::string("gk-run: run a GGUF language model (") + gk::run::supported_architectures() +
+                     ") on the CPU or a device",
+                 "gk-run"};
     app.set_help_flag("-h,--help", "print this help and exit (also --usage)");
     app.get_formatter()->column_width(36);
     app.footer(
