@@ -170,6 +170,8 @@ def main():
         expect_error(port, 400, "POST", comp, {"prompt": "x", "stream": "yes"}, what="stream a string")
         expect_error(port, 400, "POST", comp, {"prompt": [1, 99999]}, what="token outside the vocabulary")
         expect_error(port, 400, "POST", comp, {"prompt": "x", "n": 2}, what="n 2")
+        expect_error(port, 400, "POST", comp, {"prompt": "x", "grammar": "root ::= \"a\""}, what="a grammar")
+        expect_error(port, 400, "POST", comp, {"prompt": "x", "json_schema": {"type": "object"}}, what="a JSON schema")
         expect_error(port, 400, "POST", comp, {"prompt": "one two three " * 200}, what="prompt longer than the context")
         expect_error(port, 400, "POST", "/v1/chat/completions", {"messages": []}, what="no messages")
         expect_error(port, 400, "POST", "/v1/chat/completions", {"messages": [{"role": "tool", "content": "x"}]},

@@ -85,6 +85,13 @@ std::optional<api_error> refuse_unsupported(const json & body) {
     if (const json * v = field(body, "tools"); v && !(v->is_array() && v->empty())) {
         return bad("'tools' is not supported");
     }
+    // llama-server's constraint fields: gk-run's grammar sampler is not wired up here yet
+    for (const char * key : {"grammar", "json_schema"}) {
+        if (const json * v = field(body, key);
+            v && !v->is_null() && !(v->is_string() && v->get<std::string>().empty())) {
+            return bad(std::string("'") + key + "' is not supported");
+        }
+    }
     if (const json * v = field(body, "response_format")) {
         const bool text = v->is_object() && v->contains("type") && (*v)["type"] == "text";
         if (!text) return bad("'response_format' other than {\"type\": \"text\"} is not supported");
