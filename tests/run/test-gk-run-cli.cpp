@@ -266,6 +266,13 @@ TEST(GkRunCli, IgnoreEosNeverSamplesTheEndOfText) {
     EXPECT_EQ(stop.out, "Once upon a time\n") << stop.out;
 }
 
+TEST(GkRunCli, ThePromptIsEchoedPastANulByte) {
+    // -e turns \x00 into a NUL byte, which is tokenized; the echo stopped there (fputs).
+    const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "a\\x00bc", "-e", "-n", "1", "--temp", "0"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, 4), std::string("a\0bc", 4));
+}
+
 TEST(GkRunCli, HelpNamesTheProgramAndErrorsAreOneLine) {
     for (const char * h : {"-h", "--help", "--usage"}) {
         const run_result r = run_gk_run({h});

@@ -32,6 +32,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unistd.h>
 #include <vector>
@@ -42,6 +43,9 @@ using namespace gk_run_tool;
 using gk::run::token_id;
 
 constexpr uint64_t k_progress_min_bytes = 4u << 20;  // show a bar for files above 4 MiB
+
+/** Write `text` to standard output as it is (a NUL byte included, which fputs would end at). */
+void print(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 int fail(const std::string & msg) {
     std::fflush(stdout);
@@ -230,7 +234,7 @@ public:
                 break;
             }
             const std::string piece = detok.push(id);
-            std::fputs(piece.c_str(), stdout);
+            print(piece);
             std::fflush(stdout);
             reply_ += piece;
             const bool grammar_done = grammar_ && grammar_->finished();  // the grammar allows nothing more
@@ -246,7 +250,7 @@ public:
                 if (!shift(error)) return false;
             }
             if (session_.n_past() >= session_.n_ctx()) {
-                std::fputs(detok.finish().c_str(), stdout);
+                print(detok.finish());
                 stop_ = stop_reason::context_full;
                 if (opt_.n_predict < 0 || continues_) {
                     std::fflush(stdout);
@@ -267,7 +271,7 @@ public:
             }
             if (last) break;
         }
-        std::fputs(detok.finish().c_str(), stdout);
+        print(detok.finish());
         std::fflush(stdout);
         return true;
     }
@@ -323,7 +327,7 @@ int run_completion(const run_options & opt, runner & r) {
     std::string error;
     if (!r.feed(opt.prompt, true, opt.parse_special, &error)) return fail(error);
     if (opt.display_prompt) {
-        std::fputs(opt.prompt.c_str(), stdout);
+        print(opt.prompt);
         std::fflush(stdout);
     }
     if (!r.generate(&error)) return fail(error);
@@ -398,7 +402,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
         if (!r.feed(user_turn(input, true), true, true, &error)) return fail(error);
     } else {
         if (!r.feed(opt.prompt, true, opt.parse_special, &error)) return fail(error);
-        if (opt.display_prompt) std::fputs(opt.prompt.c_str(), stdout);
+        if (opt.display_prompt) print(opt.prompt);
     }
     bool generate = !opt.interactive_first || chat;
     for (;;) {
@@ -408,7 +412,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
             if (chat) chat->add_assistant(r.reply());
             if (!chat && r.stopped() == stop_reason::end_of_generation && !opt.reverse_prompts.empty()) {
                 // As llama-cli: the first reverse prompt is written for the user to answer.
-                std::fputs(opt.reverse_prompts[0].c_str(), stdout);
+                print(opt.reverse_prompts[0]);
                 if (!r.feed(opt.reverse_prompts[0], false, false, &error)) return fail(error);
             }
             r.report_generated();
@@ -430,7 +434,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
             // An empty line hands control back without input (llama-cli).
             generate = true;
             if (input == "\n") continue;
-            std::fputs(opt.in_suffix.c_str(), stdout);
+            print(opt.in_suffix);
             if (!r.feed(opt.in_prefix, false, true, &error) || !r.feed(input, false, opt.parse_special, &error) ||
                 !r.feed(opt.in_suffix, false, true, &error)) {
                 return fail(error);
