@@ -27,9 +27,10 @@ public:
     /** The layer count (block_count): a per-layer array must have this many entries. */
     void set_layers(int64_t n) { layers_ = n; }
 
-    /** An integer of any GGUF integer type that fits int64 and is >= 0; nullopt when
-     *  absent (an error when `required`). */
-    std::optional<int64_t> count(std::string_view suffix, bool required) {
+    /** An integer of any GGUF integer type that fits int64 and is >= 0, or a per-layer
+     *  array of one such value (not for the layer count itself: `per_layer` false);
+     *  nullopt when absent (an error when `required`). */
+    std::optional<int64_t> count(std::string_view suffix, bool required, bool per_layer = true) {
         const std::string k = key(suffix);
         const gk_gguf_value * v = gk_gguf_get(g_, k.c_str());
         if (!v) {
@@ -37,7 +38,9 @@ public:
             return std::nullopt;
         }
         if (gk_gguf_value_type(v) == GK_GGUF_TYPE_ARRAY) {
-            return uniform_array_count(k, v);
+            if (per_layer) return uniform_array_count(k, v);
+            fail("key " + k + " is an array, expected an integer");
+            return std::nullopt;
         }
         int64_t out = 0;
         if (!scalar_int(v, out)) {
@@ -193,7 +196,7 @@ bool read_hparams(const gk_gguf * gguf, int64_t n_vocab, hparams & hp, std::stri
     hp.n_vocab = n_vocab;
 
     key_reader kr(gguf, hp.arch_name, error);
-    hp.n_layer     = kr.count("block_count", true).value_or(0);
+    hp.n_layer = kr.count("block_count", true, false).value_or(0);
     kr.set_layers(hp.n_layer);
     hp.n_ctx_train = kr.count("context_length", true).value_or(0);
     hp.n_embd      = kr.count("embedding_length", true).value_or(0);

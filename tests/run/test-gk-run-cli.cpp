@@ -434,6 +434,21 @@ TEST(GkRunCli, ContextPastTheTrainingContextWarns) {
     EXPECT_EQ(within.err.find("warning"), std::string::npos) << within.err;
 }
 
+TEST(GkRunCli, ALayerCountThatIsAnArrayIsNamed) {
+    // block_count is the count per-layer arrays are checked against; as an array it was
+    // read as one and reported "has 2 entries for 0 layers".
+    const fs::path model = rewritten_stories("array-block-count.gguf",
+                                             [](gk_gguf * g) {
+                                                 gk_gguf_error  err{};
+                                                 const uint32_t five[2] = {5, 5};
+                                                 gk_gguf_set_array(g, "llama.block_count", GK_GGUF_TYPE_UINT32, five, 2,
+                                                                   &err);
+                                             },
+                                             {});
+    expect_refused(run_gk_run({"-m", model.string(), "-p", "hi", "-n", "1"}),
+                   "key llama.block_count is an array, expected an integer");
+}
+
 // A KV cache that cannot fit in the memory is refused before it is allocated. The model
 // is stories260K with 8 KV heads of 64 (its q/k/v/o weights resized, zeros): 20 KiB of
 // f32 cache per position, 320 GiB for the largest context gk-run takes (2^24).
