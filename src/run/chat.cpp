@@ -565,6 +565,12 @@ std::string chat_history::add_user(std::string text) {
     return closing + after.substr(same);
 }
 
+void chat_history::drop_last_user() {
+    if (msgs_.empty() || msgs_.back().role != chat_role::user) return;
+    msgs_.pop_back();
+    n_fed_ = msgs_.size();
+}
+
 void chat_history::add_assistant(std::string text) {
     msgs_.push_back({chat_role::assistant, std::move(text)});
     n_fed_ = msgs_.size();  // generated into the cache token by token

@@ -137,6 +137,8 @@ public:
     std::string add_user(std::string text);
     /** Record the assistant's reply (the generated text, without its end token). */
     void add_assistant(std::string text);
+    /** Forget the user message add_user just recorded (its text was not evaluated). */
+    void drop_last_user();
 
 private:
     chat_template             tmpl_;

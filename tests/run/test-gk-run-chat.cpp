@@ -284,6 +284,21 @@ TEST(GkRunChat, ContextShiftContinuesTheChat) {
     EXPECT_EQ(lines_after(r, "gk-run: generated tokens:").size(), 4u) << r.err;
 }
 
+TEST(GkRunChat, AMessageLongerThanTheContextIsSkippedAndTheChatGoesOn) {
+    // A message of ~300 tokens in a context of 160: it cannot fit beside what the context
+    // keeps. That ended the whole chat with an error; now it is not evaluated, a warning
+    // says so, and the next message gets its reply.
+    std::string words;
+    for (int i = 0; i < 150; ++i) words += "word ";
+    const run_result r = run_gk_run(
+        chat_args(k_qwen3, {"--chat-template", "chatml", "-c", "160", "-n", "6", "--ignore-eos", "-p", "Hi"}),
+        input_file("too-long.txt", words + "\nbye\n"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("gk-run: warning: the input has "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("; it was not evaluated"), std::string::npos) << r.err;
+    EXPECT_EQ(lines_after(r, "gk-run: generated tokens:").size(), 2u) << r.err;  // "Hi" and "bye"
+}
+
 TEST(GkRunChat, ContextShiftInCompletion) {
     // -n 100 in a context of 16: llama.cpp's default shifts and generates all 100.
     const run_result r = run_gk_run({"-m", k_stories.string(), "-p", "Once upon a time", "--temp", "0", "-n", "100",

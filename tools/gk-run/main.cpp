@@ -88,8 +88,8 @@ gk::run::sampler_context sampling_context(const run_options & opt, const gk::run
     return c;
 }
 
-/** Why generate() returned. */
-enum class stop_reason { end_of_generation, n_predict, reverse_prompt, context_full };
+/** Why generate() returned, or (input_dropped) why feed() evaluated nothing. */
+enum class stop_reason { end_of_generation, n_predict, reverse_prompt, context_full, input_dropped };
 
 /** Generation state shared by the completion and interactive modes. */
 class runner {
@@ -128,7 +128,9 @@ public:
 
     /** Evaluate `text` (tokenized with BOS when `first`). Text that does not fit shifts the
      *  context, or with --no-context-shift in the interactive modes evaluates nothing and
-     *  sets stopped() to context_full. */
+     *  sets stopped() to context_full. In the interactive modes an input longer than the
+     *  context can hold beside what it keeps is not evaluated: a warning, and stopped()
+     *  is input_dropped (llama-cli skips what does not fit; the chat goes on). */
     bool feed(const std::string & text, bool first, bool parse_special, std::string * error) {
         const auto & tok = model_.tokenizer();
         auto ids = tok.encode(text, first && !opt_.no_bos, parse_special);
@@ -158,6 +160,16 @@ public:
             std::fprintf(stderr, "\ngk-run: context full (%lld tokens); stopping\n",
                          static_cast<long long>(session_.n_ctx()));
             stop_ = stop_reason::context_full;
+            return true;
+        }
+        if (session_.n_past() + n_new > session_.n_ctx() && !first && continues_) {
+            std::fflush(stdout);
+            std::fprintf(stderr,
+                         "\ngk-run: warning: the input has %lld tokens, more than the context holds beside the "
+                         "%lld in it (%lld); it was not evaluated\n",
+                         static_cast<long long>(n_new), static_cast<long long>(session_.n_past()),
+                         static_cast<long long>(session_.n_ctx()));
+            stop_ = stop_reason::input_dropped;
             return true;
         }
         if (session_.n_past() + n_new > session_.n_ctx()) {
@@ -430,15 +442,23 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
             generate = input != "\n";  // an empty line: wait for a message
             if (generate && !r.feed(user_turn(input, false), false, true, &error)) return fail(error);
             if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
+            if (generate && r.stopped() == stop_reason::input_dropped) {
+                chat->drop_last_user();  // the model never saw it: the chat goes on without it
+                generate = false;
+            }
         } else {
             // An empty line hands control back without input (llama-cli).
             generate = true;
             if (input == "\n") continue;
             print(opt.in_suffix);
-            if (!r.feed(opt.in_prefix, false, true, &error) || !r.feed(input, false, opt.parse_special, &error) ||
-                !r.feed(opt.in_suffix, false, true, &error)) {
+            if (!r.feed(opt.in_prefix, false, true, &error) || !r.feed(input, false, opt.parse_special, &error)) {
                 return fail(error);
             }
+            if (r.stopped() == stop_reason::input_dropped) {
+                generate = false;
+                continue;
+            }
+            if (!r.feed(opt.in_suffix, false, true, &error)) return fail(error);
             if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
         }
         std::fflush(stdout);
