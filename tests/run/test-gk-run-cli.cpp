@@ -273,6 +273,16 @@ TEST(GkRunCli, ThePromptIsEchoedPastANulByte) {
     EXPECT_EQ(r.out.substr(0, 4), std::string("a\0bc", 4));
 }
 
+TEST(GkRunCli, MinusTwoGeneratesUntilTheContextIsFull) {
+    // llama.cpp's -n -2: no context shift; the text stops where the context is full.
+    const run_result r = run_gk_run(story(0, {"-n", "-2", "-c", "32", "--ignore-eos", "-v"}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    // BOS and 4 prompt tokens, 27 generated ones in the cache, and the last one printed
+    EXPECT_EQ(generated_count(r.err), 32 - 4) << r.err;
+    EXPECT_NE(r.err.find("context full (32 tokens); stopping"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("context shift"), std::string::npos) << r.err;
+}
+
 TEST(GkRunCli, HelpNamesTheProgramAndErrorsAreOneLine) {
     for (const char * h : {"-h", "--help", "--usage"}) {
         const run_result r = run_gk_run({h});
@@ -329,7 +339,7 @@ TEST(GkRunCli, OptionValuesAreChecked) {
         {{"--min-p", "nan"}, "--min-p must be between 0 and 1"},
         {{"--top-k", "-5"}, "--top-k must be >= 0"},
         {{"--repeat-last-n", "-2"}, "--repeat-last-n must be >= -1"},
-        {{"-n", "-2"}, "-n must be >= -1"},
+        {{"-n", "-3"}, "-n must be >= -2"},
         {{"-c", "-1"}, "-c must be >= 0"},
         {{"-b", "0"}, "-b must be >= 1"},
         {{"-ub", "0"}, "-ub must be >= 1"},

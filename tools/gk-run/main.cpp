@@ -88,6 +88,9 @@ gk::run::sampler_context sampling_context(const run_options & opt, const gk::run
     return c;
 }
 
+/** -n -2 (llama.cpp's): generate until the context is full, without shifting it. */
+constexpr int64_t k_until_full = -2;
+
 /** Why generate() returned, or (input_dropped) why feed() evaluated nothing. */
 enum class stop_reason { end_of_generation, n_predict, reverse_prompt, context_full, input_dropped };
 
@@ -258,7 +261,7 @@ public:
                                      : stop_reason::n_predict;
                 if (!continues_) break;  // the last token needs no evaluation unless more text follows
             }
-            if (session_.n_past() >= session_.n_ctx() && opt_.context_shift) {
+            if (session_.n_past() >= session_.n_ctx() && opt_.context_shift && opt_.n_predict != k_until_full) {
                 if (!shift(error)) return false;
             }
             if (session_.n_past() >= session_.n_ctx()) {

@@ -184,8 +184,9 @@ constexpr int k_most_start_seconds = 86400;
 
 std::string check_values(const run_options & opt, int64_t seed) {
     const auto & s = opt.sampling;
-    if (opt.n_predict < -1) {
-        return "-n must be >= -1 (-1 = until the end of the text), got " + std::to_string(opt.n_predict);
+    if (opt.n_predict < -2) {
+        return "-n must be >= -2 (-1 = until the end of the text, -2 = until the context is full), got " +
+               std::to_string(opt.n_predict);
     }
     if (opt.n_ctx < 0) return "-c must be >= 0 (0 = the model's training context), got " + std::to_string(opt.n_ctx);
     if (opt.n_batch < 1) return "-b must be >= 1, got " + std::to_string(opt.n_batch);
@@ -446,7 +447,8 @@ std::optional<int> parse_options(int argc, char ** argv, run_options & opt) {
     app.add_option("-p,--prompt", opt.prompt, "prompt text (default: empty, BOS only)");
     app.add_option("-f,--file", prompt_file, "read the prompt from a file (one trailing newline dropped)");
     app.add_option("-n,--n-predict", opt.n_predict,
-                   "(--predict) tokens to generate; -1 = until end of text or full context")
+                   "(--predict) tokens to generate; -1 = until the end of the text (the context shifts), "
+                   "-2 = until the context is full")
         ->capture_default_str();
     app.add_option("-t,--threads", opt.n_threads, "threads (default: all hardware threads; at most those)");
     app.add_option("--threads-batch", opt.n_threads_batch, "(-tb) threads for the prompt (default: as -t)");
