@@ -558,6 +558,7 @@ std::string chat_history::add_user(std::string text) {
     const std::string before = n_fed_ ? chat_format(tmpl_, std::span<const chat_message>(msgs_).first(n_fed_), false)
                                       : std::string();
     msgs_.push_back({chat_role::user, std::move(text)});
+    n_fed_before_           = n_fed_;
     n_fed_                  = msgs_.size();
     const std::string after = chat_format(tmpl_, msgs_, true);
     size_t            same  = 0;
@@ -568,7 +569,7 @@ std::string chat_history::add_user(std::string text) {
 void chat_history::drop_last_user() {
     if (msgs_.empty() || msgs_.back().role != chat_role::user) return;
     msgs_.pop_back();
-    n_fed_ = msgs_.size();
+    n_fed_ = n_fed_before_;  // a system message fed with it is unfed again
 }
 
 void chat_history::add_assistant(std::string text) {

@@ -144,6 +144,7 @@ private:
     chat_template             tmpl_;
     std::vector<chat_message> msgs_;
     size_t                    n_fed_ = 0;  // messages whose text add_user returned (or was generated)
+    size_t                    n_fed_before_ = 0;  // n_fed_ before the last add_user (drop_last_user)
 };
 
 } // namespace gk::run

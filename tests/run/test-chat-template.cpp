@@ -379,6 +379,20 @@ TEST(ChatHistory, ClosingMarkupFollowsTheReply) {
     EXPECT_EQ(g.add_user("Why?"), "<end_of_turn>\n<start_of_turn>user\nWhy?<end_of_turn>\n<start_of_turn>model\n");
 }
 
+TEST(ChatHistory, ADroppedMessageLeavesTheHistoryAsBefore) {
+    // gk-run skips a message that cannot fit: the next one's text must be what it would
+    // have been, the system message with the first one, the closing markup after a reply.
+    chat_history g(chat_template::gemma);
+    g.add_system("Be brief.");
+    g.add_user("a message too long");
+    g.drop_last_user();
+    EXPECT_EQ(g.add_user("Hi"), "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
+    g.add_assistant("Hello!");
+    g.add_user("another one too long");
+    g.drop_last_user();
+    EXPECT_EQ(g.add_user("Why?"), "<end_of_turn>\n<start_of_turn>user\nWhy?<end_of_turn>\n<start_of_turn>model\n");
+}
+
 // ---- input and reverse prompts --------------------------------------------------------
 
 std::vector<std::string> inputs(const std::string & text, bool multiline) {

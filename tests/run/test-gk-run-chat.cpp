@@ -285,18 +285,27 @@ TEST(GkRunChat, ContextShiftContinuesTheChat) {
 }
 
 TEST(GkRunChat, AMessageLongerThanTheContextIsSkippedAndTheChatGoesOn) {
-    // A message of ~300 tokens in a context of 160: it cannot fit beside what the context
-    // keeps. That ended the whole chat with an error; now it is not evaluated, a warning
-    // says so, and the next message gets its reply.
+    // A message of ~300 tokens in a context of 160 cannot fit beside what the context
+    // keeps. That ended the whole chat with an error (or, with --no-context-shift, with
+    // "context full" though the context was not); now it is not evaluated, a warning says
+    // so, and the next message gets its reply. As the first message too: the next one is
+    // then the first.
     std::string words;
     for (int i = 0; i < 150; ++i) words += "word ";
-    const run_result r = run_gk_run(
-        chat_args(k_qwen3, {"--chat-template", "chatml", "-c", "160", "-n", "6", "--ignore-eos", "-p", "Hi"}),
-        input_file("too-long.txt", words + "\nbye\n"));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.err.find("gk-run: warning: the input has "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("; it was not evaluated"), std::string::npos) << r.err;
-    EXPECT_EQ(lines_after(r, "gk-run: generated tokens:").size(), 2u) << r.err;  // "Hi" and "bye"
+    for (const char * shift : {"--context-shift", "--no-context-shift"}) {
+        for (const bool first : {false, true}) {
+            SCOPED_TRACE(std::string(shift) + (first ? ", first message" : ", second message"));
+            std::vector<std::string> extra{"--chat-template", "chatml", "-c", "160", "-n", "6", "--ignore-eos", shift};
+            if (!first) extra.insert(extra.end(), {"-p", "Hi"});
+            const run_result r = run_gk_run(chat_args(k_qwen3, extra), input_file("too-long.txt", words + "\nbye\n"));
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            EXPECT_NE(r.err.find("gk-run: warning: the input has "), std::string::npos) << r.err;
+            EXPECT_NE(r.err.find("; it was not evaluated"), std::string::npos) << r.err;
+            EXPECT_EQ(r.err.find("context full"), std::string::npos) << r.err;
+            // the replies to "Hi" (when given) and to "bye"
+            EXPECT_EQ(lines_after(r, "gk-run: generated tokens:").size(), first ? 1u : 2u) << r.err;
+        }
+    }
 }
 
 TEST(GkRunChat, ContextShiftInCompletion) {

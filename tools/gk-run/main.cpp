@@ -131,10 +131,12 @@ public:
 
     /** Evaluate `text` (tokenized with BOS when `first`). Text that does not fit shifts the
      *  context, or with --no-context-shift in the interactive modes evaluates nothing and
-     *  sets stopped() to context_full. In the interactive modes an input longer than the
-     *  context can hold beside what it keeps is not evaluated: a warning, and stopped()
-     *  is input_dropped (llama-cli skips what does not fit; the chat goes on). */
-    bool feed(const std::string & text, bool first, bool parse_special, std::string * error) {
+     *  sets stopped() to context_full. A `typed` input (the user's, in the interactive
+     *  modes) that cannot fit - longer than the context less what shifting keeps, or with
+     *  --no-context-shift longer than the whole context - is not evaluated: a warning,
+     *  and stopped() is input_dropped (llama-cli skips what does not fit; the chat goes
+     *  on). */
+    bool feed(const std::string & text, bool first, bool parse_special, std::string * error, bool typed = false) {
         const auto & tok = model_.tokenizer();
         auto ids = tok.encode(text, first && !opt_.no_bos, parse_special);
         if (ids.empty()) {
@@ -158,14 +160,16 @@ public:
                 if (!shift(error)) return false;
             }
         }
-        if (session_.n_past() + n_new > session_.n_ctx() && !first && continues_ && !opt_.context_shift) {
+        const bool over       = session_.n_past() + n_new > session_.n_ctx();
+        const bool never_fits = opt_.context_shift || first || n_new > session_.n_ctx();
+        if (over && !first && continues_ && !(typed && never_fits)) {
             std::fflush(stdout);  // --no-context-shift: the chat ends
             std::fprintf(stderr, "\ngk-run: context full (%lld tokens); stopping\n",
                          static_cast<long long>(session_.n_ctx()));
             stop_ = stop_reason::context_full;
             return true;
         }
-        if (session_.n_past() + n_new > session_.n_ctx() && !first && continues_) {
+        if (over && typed) {
             std::fflush(stdout);
             std::fprintf(stderr,
                          "\ngk-run: warning: the input has %lld tokens, more than the context holds beside the "
@@ -410,11 +414,18 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
     std::string input;
     if (chat) {
         input = opt.prompt;
-        while (input.empty()) {  // no -p: the first message comes from the user
-            if (!read_input(input)) return error.empty() ? 0 : fail(error);
-            if (input == "\n") input.clear();
+        // No -p: the first message comes from the user; one that cannot fit is skipped and
+        // the next one is the first.
+        for (;;) {
+            while (input.empty()) {
+                if (!read_input(input)) return error.empty() ? 0 : fail(error);
+                if (input == "\n") input.clear();
+            }
+            if (!r.feed(user_turn(input, true), true, true, &error, opt.prompt.empty())) return fail(error);
+            if (r.stopped() != stop_reason::input_dropped) break;
+            chat->drop_last_user();
+            input.clear();
         }
-        if (!r.feed(user_turn(input, true), true, true, &error)) return fail(error);
     } else {
         if (!r.feed(opt.prompt, true, opt.parse_special, &error)) return fail(error);
         if (opt.display_prompt) print(opt.prompt);
@@ -443,7 +454,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
         }
         if (chat) {
             generate = input != "\n";  // an empty line: wait for a message
-            if (generate && !r.feed(user_turn(input, false), false, true, &error)) return fail(error);
+            if (generate && !r.feed(user_turn(input, false), false, true, &error, true)) return fail(error);
             if (r.stopped() == stop_reason::context_full) break;  // --no-context-shift
             if (generate && r.stopped() == stop_reason::input_dropped) {
                 chat->drop_last_user();  // the model never saw it: the chat goes on without it
@@ -454,7 +465,7 @@ int run_interactive(const run_options & opt, const gk::run::Model & model, runne
             generate = true;
             if (input == "\n") continue;
             print(opt.in_suffix);
-            if (!r.feed(opt.in_prefix, false, true, &error) || !r.feed(input, false, opt.parse_special, &error)) {
+            if (!r.feed(opt.in_prefix, false, true, &error) || !r.feed(input, false, opt.parse_special, &error, true)) {
                 return fail(error);
             }
             if (r.stopped() == stop_reason::input_dropped) {
