@@ -19,6 +19,14 @@ size_t common_prefix(std::span<const token_id> a, std::span<const token_id> b) {
 
 } // namespace
 
+sampler_context sampling_context(const sampler_params & s, const Tokenizer & tok, int64_t n_ctx, bool ignore_eos) {
+    sampler_context c;
+    c.n_ctx = n_ctx;
+    if (ignore_eos) c.banned = tok.eog_tokens();
+    if (s.dry_enabled()) c.dry_breakers = dry_breakers_from_text(tok, s.dry_sequence_breakers);
+    return c;
+}
+
 bool run_completion(Session & session, const Model & model, const completion_params & p, const completion_sink & sink,
                     completion_result & out, std::string * error) {
     out        = completion_result{};
@@ -48,11 +56,7 @@ bool run_completion(Session & session, const Model & model, const completion_par
     }
 
     const Tokenizer & tok = model.tokenizer();
-    sampler_context   sc;
-    sc.n_ctx = session.n_ctx();
-    if (p.ignore_eos) sc.banned = tok.eog_tokens();
-    if (p.sampling.dry_enabled()) sc.dry_breakers = dry_breakers_from_text(tok, p.sampling.dry_sequence_breakers);
-    Sampler sampler(p.sampling, std::move(sc));
+    Sampler           sampler(p.sampling, sampling_context(p.sampling, tok, session.n_ctx(), p.ignore_eos));
     for (token_id id : p.prompt) sampler.accept(id);
     Detokenizer    detok(tok, false, p.continues_text);
     const StopText stops(p.stop);

@@ -48,6 +48,11 @@ struct completion_result {
  *  end with the rest. Returns false to end the completion (finish_reason::cancelled). */
 using completion_sink = std::function<bool(std::string_view)>;
 
+/** What the sampler needs from a run beyond `s`: the context size n_ctx (what -1 means for
+ *  --repeat-last-n and --dry-penalty-last-n), DRY's breakers as tokens of `tok` when DRY is
+ *  on, and with `ignore_eos` the end-of-generation tokens banned (llama.cpp's --ignore-eos). */
+sampler_context sampling_context(const sampler_params & s, const Tokenizer & tok, int64_t n_ctx, bool ignore_eos);
+
 /** Run `p` on `session` (whose cache may hold an earlier completion: the common beginning
  *  is kept). The prompt must be non-empty and fit in the context (checked: false and a
  *  message otherwise). false and a message when evaluation fails (the logits are not

@@ -18,6 +18,7 @@
 
 #include "run/chat.h"
 #include "run/chat_input.h"
+#include "run/completion.h"
 #include "run/context_check.h"
 #include "run/grammar_constraint.h"
 #include "run/model.h"
@@ -75,19 +76,6 @@ int tokenize_only(const run_options & opt) {
     return 0;
 }
 
-/** What the sampler needs from the run: the context size (what -1 means for
- *  --repeat-last-n and --dry-penalty-last-n) and, with DRY on, its breakers as tokens. */
-gk::run::sampler_context sampling_context(const run_options & opt, const gk::run::Model & model,
-                                          const gk::run::Session & session) {
-    gk::run::sampler_context c;
-    c.n_ctx = session.n_ctx();
-    if (opt.ignore_eos) c.banned = model.tokenizer().eog_tokens();
-    if (opt.sampling.dry_enabled()) {
-        c.dry_breakers = gk::run::dry_breakers_from_text(model.tokenizer(), opt.sampling.dry_sequence_breakers);
-    }
-    return c;
-}
-
 /** -n -2 (llama.cpp's): generate until the context is full, without shifting it. */
 constexpr int64_t k_until_full = -2;
 
@@ -101,8 +89,13 @@ public:
      *  generated token is evaluated too. */
     runner(const run_options & opt, const gk::run::Model & model, gk::run::Session & session, timings & t,
            bool continues = false)
-        : opt_(opt), model_(model), session_(session), sampler_(opt.sampling, sampling_context(opt, model, session)),
-          t_(t), continues_(continues) {
+        : opt_(opt),
+          model_(model),
+          session_(session),
+          sampler_(opt.sampling,
+                   gk::run::sampling_context(opt.sampling, model.tokenizer(), session.n_ctx(), opt.ignore_eos)),
+          t_(t),
+          continues_(continues) {
         if (opt.grammar) grammar_ = std::make_unique<gk::run::GrammarConstraint>(*opt.grammar, model.tokenizer());
     }
 
@@ -160,16 +153,9 @@ public:
                 if (!shift(error)) return false;
             }
         }
-        const bool over       = session_.n_past() + n_new > session_.n_ctx();
-        const bool never_fits = opt_.context_shift || first || n_new > session_.n_ctx();
-        if (over && !first && continues_ && !(typed && never_fits)) {
-            std::fflush(stdout);  // --no-context-shift: the chat ends
-            std::fprintf(stderr, "\ngk-run: context full (%lld tokens); stopping\n",
-                         static_cast<long long>(session_.n_ctx()));
-            stop_ = stop_reason::context_full;
-            return true;
-        }
-        if (over && typed) {
+        const bool over = session_.n_past() + n_new > session_.n_ctx();
+        // Room could not be made (the shifts above have run), or the whole context is too small.
+        if (over && typed && (opt_.context_shift || n_new > session_.n_ctx())) {
             std::fflush(stdout);
             std::fprintf(stderr,
                          "\ngk-run: warning: the input has %lld tokens, more than the context holds beside the "
@@ -179,7 +165,14 @@ public:
             stop_ = stop_reason::input_dropped;
             return true;
         }
-        if (session_.n_past() + n_new > session_.n_ctx()) {
+        if (over && !first && continues_ && !opt_.context_shift) {
+            std::fflush(stdout);  // --no-context-shift: the chat ends
+            std::fprintf(stderr, "\ngk-run: context full (%lld tokens); stopping\n",
+                         static_cast<long long>(session_.n_ctx()));
+            stop_ = stop_reason::context_full;
+            return true;
+        }
+        if (over) {
             if (error) {
                 *error = "the prompt has " + std::to_string(ids.size()) + " tokens" +
                          (session_.n_past() ? " (after " + std::to_string(session_.n_past()) + " in the context)" : "") +

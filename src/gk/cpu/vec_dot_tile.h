@@ -4,10 +4,10 @@
 // mul_mat with more than one activation column (a prompt) calls a weight type's tile
 // kernel where it has one; with one column (a decode) it does so where the kernel says
 // `decode` (the float types, whose tile sums 8 or 16 rows' dots in one reduction where
-// vec_dot reduces each row alone; docs/performance.md). The kernel reuses each weight block across every column it is
-// given: the block is unpacked once (to bytes, integer scales and f32 block scales, in a
-// layout the vector instructions read directly) and dotted against each column from
-// there, where vec_dot decodes it again for every column.
+// vec_dot reduces each row alone; docs/performance.md). The kernel reuses each weight
+// block across every column it is given: the block is unpacked once (to bytes, integer
+// scales and f32 block scales, in a layout the vector instructions read directly) and
+// dotted against each column from there, where vec_dot decodes it again for every column.
 //
 // Batch invariance: the kernel computes each output element with the operations of the
 // single-column vec_dot, in the same order (the exact integer sums of a block, then the
