@@ -6,7 +6,7 @@ gguf.quants.dequantize decodes (NaN matches NaN).
 Files that GGUFReader cannot read either must be refused by gk-gguf too (exit 1, one
 line). A tensor whose type has no decoder yet in gk, or none in gguf-py, is reported
 as skipped. Exit 0 when everything decoded matches, 1 on a mismatch, 77 (skip) when
-numpy or gguf is missing.
+numpy or gguf is missing or a folder given is not there.
 
     dump_vs_gguf_py.py --gk-gguf PATH DIR [DIR ...]
 """
@@ -99,6 +99,10 @@ def main():
     ap.add_argument("--gk-gguf", required=True)
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
+    missing = [d for d in a.dirs if not os.path.isdir(d)]
+    if missing:
+        print(f"SKIP: no folder {', '.join(missing)}")
+        sys.exit(77)
     files = sorted(os.path.join(root, f) for d in a.dirs for root, _, names in os.walk(d)
                    for f in names if f.endswith(".gguf"))
     total_matched, total_skipped, failures = 0, 0, []

@@ -37,12 +37,12 @@ std::vector<fs::path> files_in(const fs::path & dir) {
     return out;
 }
 
-TEST(GgufRead, SharedModelsAndVocabsParse) {
+TEST(GgufReadSharedData, ModelsAndVocabsParse) {
     std::vector<fs::path> files = files_in(k_shared / "models");
     const std::vector<fs::path> vocab = files_in(k_shared / "vocab");
     files.insert(files.end(), vocab.begin(), vocab.end());
     if (files.empty()) {
-        GTEST_SKIP() << "no shared data at " << k_shared;
+        GTEST_SKIP() << "GK-SKIP: no shared data at " << k_shared;
     }
     for (const fs::path & p : files) {
         gk_gguf_error err;
@@ -90,7 +90,7 @@ TEST(GgufRead, Stories260K) {
 }
 
 // Each legacy file is refused; the message says why.
-TEST(GgufRead, LegacyFilesRefused) {
+TEST(GgufReadSharedData, LegacyFilesRefused) {
     const struct {
         const char * file;
         const char * says;
@@ -105,7 +105,7 @@ TEST(GgufRead, LegacyFilesRefused) {
     for (const auto & c : cases) {
         const fs::path p = k_shared / "legacy" / c.file;
         if (!fs::exists(p)) {
-            GTEST_SKIP() << "no shared data at " << p;
+            GTEST_SKIP() << "GK-SKIP: no shared data at " << p;
         }
         gk_gguf_error err;
         context ctx(gk_gguf_open(p.c_str(), &err));

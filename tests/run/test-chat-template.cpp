@@ -311,7 +311,7 @@ struct closer {
     void operator()(gk_gguf * g) const { gk_gguf_free(g); }
 };
 
-TEST(ChatTemplate, DetectsPhi3FromItsGgufFile) {
+TEST(ChatTemplateSharedData, DetectsPhi3FromItsGgufFile) {
     // llama.cpp's models/ggml-vocab-phi-3.gguf carries Phi-3's published template.
     const fs::path path = fs::path(GK_SHARED_DATA) / "gguf" / "vocab" / "ggml-vocab-phi-3.gguf";
     if (!fs::exists(path)) GTEST_SKIP() << "GK-SKIP: " << path << " is not there";

@@ -441,7 +441,7 @@ TEST(GrammarConstraint, OnlyEndAfterSentence) {
     EXPECT_TRUE(c2.finished());
 }
 
-TEST(GrammarConstraint, NoTokenFitsIsAnError) {
+TEST(GrammarConstraintSharedData, NoTokenFitsIsAnError) {
     // A WordPiece vocabulary has no byte tokens: nothing spells a control character.
     const auto    path = std::filesystem::path(GK_SHARED_DATA) / "gguf" / "vocab" / "ggml-vocab-bert-bge.gguf";
     gk_gguf_error gerr{};

@@ -81,7 +81,7 @@ void check_set(size_t index, bool round_trip) {
     std::printf("%s: %d pre-tokenizer names checked against llama.cpp\n", spec.c_str(), checked);
 }
 
-TEST(PreTokenizer, EveryNameOnGpt2Vocabulary) { check_set(0, false); }
+TEST(PreTokenizerSharedData, EveryNameOnGpt2Vocabulary) { check_set(0, false); }
 // gemma4's kind of BPE (raw UTF-8, U+2581, <0xXX> byte tokens) on a vocabulary of that
 // kind (tests/data/tokenizer/bpe-raw-utf8.gguf, written by the same script), which
 // decode back to the text (U+2581 to spaces, byte tokens to their bytes).

@@ -43,6 +43,7 @@ const Tokenizer * vocab_tokenizer(const std::string & name) {
     const fs::path path = k_data / "vocab" / ("ggml-vocab-" + name + ".gguf");
     gk_gguf_error gerr{};
     gguf_ptr g(gk_gguf_open(path.c_str(), &gerr));
+    EXPECT_TRUE(g || !fs::exists(path)) << path << ": " << gerr.message;
     if (g) {
         std::string err;
         tok = Tokenizer::load(g.get(), &err);
@@ -95,12 +96,12 @@ std::string show(const std::vector<token_id> & ids) {
 
 // ---- the llama.cpp test pairs ---------------------------------------------------------
 
-class TokenizerPairs : public testing::TestWithParam<std::string> {};
+class TokenizerPairsSharedData : public testing::TestWithParam<std::string> {};
 
-TEST_P(TokenizerPairs, EncodeMatchesAndDecodeRoundTrips) {
+TEST_P(TokenizerPairsSharedData, EncodeMatchesAndDecodeRoundTrips) {
     const std::string name = GetParam();
     const Tokenizer * tok = vocab_tokenizer(name);
-    if (tok == nullptr) GTEST_SKIP() << "no vocab file for " << name << " under " << k_data;
+    if (tok == nullptr) GTEST_SKIP() << "GK-SKIP: no vocab file for " << name << " under " << k_data;
     const std::vector<test_case> cases = read_pairs(name);
     ASSERT_EQ(cases.size(), 46u) << name;
 
@@ -138,7 +139,7 @@ TEST_P(TokenizerPairs, EncodeMatchesAndDecodeRoundTrips) {
                 decoded, decode_checked);
 }
 
-INSTANTIATE_TEST_SUITE_P(Vocabs, TokenizerPairs,
+INSTANTIATE_TEST_SUITE_P(Vocabs, TokenizerPairsSharedData,
                          testing::Values("bert-bge", "deepseek-llm", "falcon", "gpt-2", "llama-spm", "mpt", "phi-3"),
                          [](const testing::TestParamInfo<std::string> & i) {
                              std::string n = i.param;
@@ -162,9 +163,9 @@ token_id id_of(const Tokenizer & tok, std::string_view text) {
     return gk::run::k_no_token;
 }
 
-TEST(TokenizerSpecial, SentencePieceBosEosAndParseSpecial) {
+TEST(TokenizerSpecialSharedData, SentencePieceBosEosAndParseSpecial) {
     const Tokenizer * tok = vocab_tokenizer("llama-spm");
-    if (tok == nullptr) GTEST_SKIP() << "no llama-spm vocab";
+    if (tok == nullptr) GTEST_SKIP() << "GK-SKIP: no llama-spm vocab";
     ASSERT_EQ(tok->special().bos, 1);
     ASSERT_EQ(tok->special().eos, 2);
     EXPECT_TRUE(tok->add_bos());
@@ -185,9 +186,9 @@ TEST(TokenizerSpecial, SentencePieceBosEosAndParseSpecial) {
     EXPECT_FALSE(tok->is_eog(1));
 }
 
-TEST(TokenizerSpecial, Phi3AddedTokensEatTheWhiteSpaceAfterThem) {
+TEST(TokenizerSpecialSharedData, Phi3AddedTokensEatTheWhiteSpaceAfterThem) {
     const Tokenizer * tok = vocab_tokenizer("phi-3");
-    if (tok == nullptr) GTEST_SKIP() << "no phi-3 vocab";
+    if (tok == nullptr) GTEST_SKIP() << "GK-SKIP: no phi-3 vocab";
     const token_id user = id_of(*tok, "<|user|>");
     const token_id end = id_of(*tok, "<|end|>");
     ASSERT_NE(user, gk::run::k_no_token);
@@ -196,9 +197,9 @@ TEST(TokenizerSpecial, Phi3AddedTokensEatTheWhiteSpaceAfterThem) {
     EXPECT_TRUE(tok->is_eog(end));  // <|end|> ends a turn
 }
 
-TEST(TokenizerSpecial, WordPieceClsSep) {
+TEST(TokenizerSpecialSharedData, WordPieceClsSep) {
     const Tokenizer * tok = vocab_tokenizer("bert-bge");
-    if (tok == nullptr) GTEST_SKIP() << "no bert-bge vocab";
+    if (tok == nullptr) GTEST_SKIP() << "GK-SKIP: no bert-bge vocab";
     const std::vector<token_id> body = tok->encode("Hello world", false, false);
     EXPECT_EQ(tok->encode("Hello world", true, false), cat(cat({101}, body), {102}));
     EXPECT_EQ(tok->encode("[CLS] hi [SEP]", false, true), cat(cat({101}, tok->encode("hi", false, false)), {102}));
@@ -208,9 +209,9 @@ TEST(TokenizerSpecial, WordPieceClsSep) {
     EXPECT_EQ(words, expect);
 }
 
-TEST(TokenizerSpecial, ByteLevelEndOfText) {
+TEST(TokenizerSpecialSharedData, ByteLevelEndOfText) {
     const Tokenizer * tok = vocab_tokenizer("gpt-2");
-    if (tok == nullptr) GTEST_SKIP() << "no gpt-2 vocab";
+    if (tok == nullptr) GTEST_SKIP() << "GK-SKIP: no gpt-2 vocab";
     EXPECT_FALSE(tok->add_bos());
     EXPECT_EQ(tok->encode("a<|endoftext|>b", true, true),
               cat(cat(tok->encode("a", false, false), {50256}), tok->encode("b", false, false)));
@@ -222,10 +223,10 @@ TEST(TokenizerSpecial, ByteLevelEndOfText) {
 
 // ---- invalid text and ids ---------------------------------------------------------------
 
-TEST(TokenizerInput, InvalidUtf8AndIdsOutOfRange) {
+TEST(TokenizerInputSharedData, InvalidUtf8AndIdsOutOfRange) {
     const Tokenizer * spm = vocab_tokenizer("llama-spm");
     const Tokenizer * bpe = vocab_tokenizer("gpt-2");
-    if (spm == nullptr || bpe == nullptr) GTEST_SKIP() << "no vocab files";
+    if (spm == nullptr || bpe == nullptr) GTEST_SKIP() << "GK-SKIP: no vocab files";
     const std::string bad = "a\xFF" "b\xE2\x82";
     // SentencePiece keeps the stray byte as a byte token; byte-level BPE sees U+FFFD.
     const std::vector<token_id> s = spm->encode(bad, false, false);
@@ -248,7 +249,7 @@ bool valid_utf8(std::string_view s) {
     return clean == s;
 }
 
-TEST(TokenizerStream, HoldsBackSplitCharacters) {
+TEST(TokenizerStreamSharedData, HoldsBackSplitCharacters) {
     for (const char * name : {"llama-spm", "gpt-2", "falcon"}) {
         const Tokenizer * tok = vocab_tokenizer(name);
         if (tok == nullptr) continue;
@@ -268,7 +269,7 @@ TEST(TokenizerStream, HoldsBackSplitCharacters) {
         EXPECT_GT(held, 0) << name << ": the emoji should span several tokens";
     }
     const Tokenizer * tok = vocab_tokenizer("llama-spm");
-    if (tok == nullptr) GTEST_SKIP() << "no llama-spm vocab";
+    if (tok == nullptr) GTEST_SKIP() << "GK-SKIP: no llama-spm vocab";
     Detokenizer d(*tok, false);
     EXPECT_EQ(d.push(id_of(*tok, "<0xF0>")), "");
     EXPECT_EQ(d.push(id_of(*tok, "<0x9F>")), "");
