@@ -64,6 +64,13 @@ inline __m128i hsum4_i32(__m256i a, __m256i b, __m256i c, __m256i d) {
 /// 32 bytes from an unaligned address.
 inline __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
 
+/// v, hidden from the optimiser: a compare against it stays one VPCMPGTB. (GCC 12 turns
+/// x > c for some constants c into x >= c + 1, which it spells VPMINSB + VPCMPEQB.)
+inline __m256i opaque(__m256i v) {
+    __asm__("" : "+v"(v));
+    return v;
+}
+
 } // namespace gk::simd::x86
 
 #endif

@@ -111,7 +111,7 @@ struct tq1_view {
 
     /// Digits 0..2: x >= 86 and x >= 171 as signed compares of x ^ 0x80.
     __m256i quants(int k) const {
-        const __m256i ge86  = _mm256_cmpgt_epi8(m[k], _mm256_set1_epi8(85 - 128));
+        const __m256i ge86  = _mm256_cmpgt_epi8(m[k], opaque(_mm256_set1_epi8(85 - 128)));
         const __m256i ge171 = _mm256_cmpgt_epi8(m[k], _mm256_set1_epi8(170 - 128));
         return _mm256_sub_epi8(_mm256_setzero_si256(), _mm256_add_epi8(ge86, ge171));
     }
