@@ -38,13 +38,19 @@ if(GK_CUDA)
   string(REGEX REPLACE "([0-9]+)-virtual" "compute_\\1" built_for "${built_for}")
   string(REPLACE ";" " " built_for "${built_for}")
   file(GLOB GK_CUDA_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gk/cuda/*.cpp ${PROJECT_SOURCE_DIR}/src/gk/cuda/*.cu)
-  target_sources(gk PRIVATE ${GK_CUDA_SOURCES})
+  # The backend is an object library inside gk, so that it can be compiled alone
+  # (--target gk_cuda: CI, which has nvcc but no GPU).
+  add_library(gk_cuda OBJECT ${GK_CUDA_SOURCES})
+  target_include_directories(gk_cuda PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(gk_cuda PRIVATE CUDA::cudart)
   # kernels.cu is C++17 (CMake does not know nvcc's C++20 flags everywhere); the rest of gk stays C++20.
-  set_target_properties(gk PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+  set_target_properties(gk_cuda PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
   # The kernels round where the CPU's do: no contraction into fma, IEEE division and sqrt.
-  target_compile_options(gk PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-fmad=false -prec-div=true -prec-sqrt=true -ftz=false>)
+  target_compile_options(gk_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-fmad=false -prec-div=true -prec-sqrt=true -ftz=false>)
   set_source_files_properties(${PROJECT_SOURCE_DIR}/src/gk/cuda/device.cpp PROPERTIES
                               COMPILE_DEFINITIONS "GK_CUDA_BUILT_FOR=\"${built_for}\"")
+  target_compile_definitions(gk_cuda PRIVATE GK_CUDA)
+  target_sources(gk PRIVATE $<TARGET_OBJECTS:gk_cuda>)
   target_compile_definitions(gk PRIVATE GK_CUDA)
   target_link_libraries(gk PRIVATE CUDA::cudart)
   message(STATUS "gk: CUDA backend on, built for ${built_for}")
