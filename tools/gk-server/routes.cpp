@@ -336,8 +336,14 @@ void install_routes(httplib::Server & svr, server_state & st) {
     };
     svr.set_error_handler(on_error);
     if (st.opt.verbose) {
+        // A request httplib refused before parsing its request line (400, 414) has no
+        // method or path to show.
         svr.set_logger([](const httplib::Request & req, const httplib::Response & res) {
-            std::fprintf(stderr, "gk-server: %s %s %d\n", req.method.c_str(), req.path.c_str(), res.status);
+            if (req.method.empty()) {
+                std::fprintf(stderr, "gk-server: (request line not parsed) %d\n", res.status);
+            } else {
+                std::fprintf(stderr, "gk-server: %s %s %d\n", req.method.c_str(), req.path.c_str(), res.status);
+            }
         });
     }
 }
