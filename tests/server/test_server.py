@@ -8,6 +8,7 @@ body, the server still answering /health after each), compares temperature-0 tex
 gk-run's, runs 8 clients x 10 requests at once on 4 slots batched together, and stops
 the server with SIGTERM (exit status 0).
 Exit 77 (skipped) when the openai package cannot be imported. Every wait has a timeout."""
+import http.client
 import json
 import subprocess
 import sys
@@ -64,6 +65,20 @@ def expect_error(port, status, method, path, body=None, key=KEY, data=None, what
     check(isinstance(err.get("message"), str) and err.get("message") and isinstance(err.get("type"), str)
           and err.get("code") == status, f"{what}: error body {j}")
     check(healthy(port), f"{what}: /health after it")
+
+
+def bad_length(port, value):
+    """(status, parsed JSON body) of a POST /tokenize whose Content-Length header is `value`."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+    try:
+        conn.putrequest("POST", "/tokenize")
+        conn.putheader("Authorization", "Bearer " + KEY)
+        conn.putheader("Content-Length", value)
+        conn.endheaders()
+        r = conn.getresponse()
+        return r.status, json.loads(r.read())
+    finally:
+        conn.close()
 
 
 def main():
@@ -183,6 +198,13 @@ def main():
         expect_error(port, 401, "POST", "/tokenize", {"content": "x"}, key=None, what="no API key, /tokenize")
         expect_error(port, 413, "POST", comp, data=json.dumps({"prompt": "a" * (2 * MAX_BODY)}).encode(),
                      what="body over --max-body")
+        # A Content-Length that is not a byte count: 400 at once, not httplib's 413 after its
+        # read timeout.
+        for value in ("-5", "12x", "+3"):
+            status, j = bad_length(port, value)
+            check(status == 400 and f"Content-Length '{value}' is not a byte count" in j.get("error", {}).get("message", ""),
+                  f"Content-Length {value}: {status} {j}")
+        check(healthy(port), "/health after the bad Content-Length")
         try:
             client.completions.create(model="m", prompt="x", max_tokens=-5)
             check(False, "openai client: negative max_tokens accepted")

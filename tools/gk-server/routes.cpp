@@ -335,6 +335,19 @@ void install_routes(httplib::Server & svr, server_state & st) {
         return httplib::Server::HandlerResponse::Handled;
     };
     svr.set_error_handler(on_error);
+    // A Content-Length that is not a decimal byte count (negative, signed, not a number):
+    // 400 before the body is read, and the connection closed, since where this request ends
+    // is unknown. httplib itself would read "-1" as a huge length and answer 413.
+    svr.set_pre_routing_handler([](const httplib::Request & req, httplib::Response & res) {
+        const std::string v = req.get_header_value("Content-Length");
+        if (!req.has_header("Content-Length") ||
+            (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)) {
+            return httplib::Server::HandlerResponse::Unhandled;
+        }
+        send_error(res, {400, "Content-Length '" + v + "' is not a byte count"});
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+    });
     if (st.opt.verbose) {
         // A request httplib refused before parsing its request line (400, 414) has no
         // method or path to show.
