@@ -73,7 +73,8 @@ size_t gk_type_size(enum gk_type type);
 /** True for the block formats (every type whose block holds more than one element). */
 bool gk_is_quantized(enum gk_type type);
 
-/** True when a row of `ne` elements is a whole number of blocks (ne >= 0). */
+/** True when a row of `ne` elements is a whole number of blocks (ne >= 0) of at most
+ *  2^63 - 1 bytes. */
 bool gk_row_len_ok(enum gk_type type, int64_t ne);
 
 /** Bytes of a row of `ne` elements; 0 if gk_row_len_ok() is false. Units: bytes. */

@@ -364,7 +364,8 @@ size_t gk_tensor_overhead(void);
  *  n * (gk_tensor_overhead() + gk_tensor_data_overhead()) + the sum of the nbytes holds
  *  n tensors with their data. */
 size_t gk_tensor_data_overhead(void);
-/** Arena bytes a graph of GK_DEFAULT_GRAPH_SIZE / `size` nodes costs. */
+/** Arena bytes a graph of GK_DEFAULT_GRAPH_SIZE / `size` nodes costs; SIZE_MAX for a size
+ *  above INT_MAX / 4, which gk_new_graph_custom refuses. */
 size_t gk_graph_overhead(void);
 size_t gk_graph_overhead_custom(size_t size, bool grads);
 

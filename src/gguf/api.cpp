@@ -294,7 +294,7 @@ uint64_t gk_gguf_tensor_size(const gk_gguf * ctx, int64_t i) {
 
 const void * gk_gguf_tensor_data(const gk_gguf * ctx, int64_t i) {
     const tensor_info * t = tensor_at(ctx, i);
-    return t ? t->data() : nullptr;
+    return t && t->nbytes > 0 ? t->data() : nullptr;  // a file's empty tensor points at its neighbour
 }
 
 int64_t gk_gguf_tensor_nrows(const gk_gguf * ctx, int64_t i) {
@@ -361,18 +361,23 @@ enum gk_gguf_status gk_gguf_set_str(gk_gguf * ctx, const char * key, const char 
 
 enum gk_gguf_status gk_gguf_set_array(gk_gguf * ctx, const char * key, enum gk_gguf_type elem, const void * data,
                                       uint64_t n, gk_gguf_error * err) {
+    // From C any int can arrive here: it is range-checked as an integer before it is read
+    // as the enum (a value outside the enum's range is undefined behaviour in C++).
+    const auto elem_id = static_cast<uint32_t>(elem);
     return guarded(err, [&] {
-        const size_t size = gk_gguf_type_size(elem);
+        require(elem_id < GK_GGUF_TYPE_COUNT, "the element type is not a gk_gguf_type");
+        const auto   type = static_cast<gk_gguf_type>(elem_id);
+        const size_t size = gk_gguf_type_size(type);
         require(size != 0, "gk_gguf_set_array takes fixed-size element types (use set_array_str for strings)");
         require(data != nullptr || n == 0, "array data is NULL");
         require(n <= SIZE_MAX / size, "array too long");
         const auto * p = static_cast<const uint8_t *>(data);
         gk_gguf_value v;
         v.type = GK_GGUF_TYPE_ARRAY;
-        v.elem = elem;
+        v.elem = type;
         v.n    = n;
         v.packed.assign(p, p + n * size);
-        if (elem == GK_GGUF_TYPE_BOOL) {
+        if (type == GK_GGUF_TYPE_BOOL) {
             for (uint8_t b : v.packed) {
                 require(b <= 1, "bool array element is neither 0 nor 1");
             }

@@ -37,8 +37,8 @@ void * arena_alloc(gk_context * ctx, gk_object::kind_t kind, size_t size) {
     const uintptr_t base  = reinterpret_cast<uintptr_t>(ctx->mem);
     const size_t    start = align_up(base + ctx->used, GK_MEM_ALIGN) - base;
     if (size > ctx->mem_size || start > ctx->mem_size || ctx->mem_size - start < arena_cost(size)) {
-        set_error(ctx, "context arena exhausted: %zu bytes needed, %zu of %zu in use", arena_cost(size),
-                  ctx->used, ctx->mem_size);
+        const size_t need = size > ctx->mem_size ? size : arena_cost(size);  // arena_cost wraps near SIZE_MAX
+        set_error(ctx, "context arena exhausted: %zu bytes needed, %zu of %zu in use", need, ctx->used, ctx->mem_size);
         return nullptr;
     }
     auto * obj = new (ctx->mem + start) gk_object{kind, start + k_header, size, nullptr};

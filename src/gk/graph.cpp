@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -114,7 +115,10 @@ using gk::graph_frame;
 
 extern "C" {
 
-size_t gk_graph_overhead_custom(size_t size, bool grads) { return gk::arena_cost(gk::graph_bytes(size, grads)); }
+size_t gk_graph_overhead_custom(size_t size, bool grads) {
+    // A size gk_new_graph_custom refuses has no cost to give (and 4 * size would wrap).
+    return size > INT_MAX / 4 ? SIZE_MAX : gk::arena_cost(gk::graph_bytes(size, grads));
+}
 
 size_t gk_graph_overhead(void) { return gk_graph_overhead_custom(GK_DEFAULT_GRAPH_SIZE, false); }
 

@@ -27,6 +27,10 @@ gk_tensor * gk_interpolate(gk_context * ctx, gk_tensor * a, int64_t ne0, int64_t
                 static_cast<long long>(ne1), static_cast<long long>(ne2), static_cast<long long>(ne3));
         return nullptr;
     }
+    if (gk_nelements(a) == 0) {  // every output element reads some source element
+        bd.fail("a %s is empty: nothing to interpolate from", describe(a).c_str());
+        return nullptr;
+    }
     const int64_t ne[4] = {ne0, ne1, ne2, ne3};
     gk_tensor *   r     = bd.result(GK_TYPE_F32, ne, GK_OP_UPSCALE, a);
     if (r) {

@@ -32,9 +32,14 @@ gk_tensor * new_tensor(gk_context * ctx, gk_type type, const int64_t ne[4], bool
             return nullptr;
         }
     }
-    if (!gk_row_len_ok(type, ne[0])) {
+    if (ne[0] % gk_blck_size(type) != 0) {
         set_error(ctx, "new tensor: ne[0] = %lld is not a whole number of %s blocks (%lld elements)",
                   static_cast<long long>(ne[0]), gk_type_name(type), static_cast<long long>(gk_blck_size(type)));
+        return nullptr;
+    }
+    if (!gk_row_len_ok(type, ne[0])) {
+        set_error(ctx, "new tensor: a row of %lld %s elements has more than 2^63 - 1 bytes",
+                  static_cast<long long>(ne[0]), gk_type_name(type));
         return nullptr;
     }
     // Element count and total bytes, checked for overflow.

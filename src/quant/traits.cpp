@@ -5,6 +5,7 @@
 #include "common/keyed_table.h"
 
 #include <cctype>
+#include <cstdint>
 
 namespace gk::quant {
 namespace {
@@ -183,7 +184,8 @@ bool gk_is_quantized(enum gk_type type) { return gk_blck_size(type) > 1; }
 
 bool gk_row_len_ok(enum gk_type type, int64_t ne) {
     const int64_t b = gk_blck_size(type);
-    return b > 0 && ne >= 0 && ne % b == 0;
+    // The row's bytes fit in int64_t, so every size and stride computed from them does too.
+    return b > 0 && ne >= 0 && ne % b == 0 && ne / b <= INT64_MAX / static_cast<int64_t>(gk_type_size(type));
 }
 
 size_t gk_row_size(enum gk_type type, int64_t ne) {

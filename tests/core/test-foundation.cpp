@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -88,6 +90,14 @@ TEST(Foundation, DefaultStridesAndQueries) {
     EXPECT_EQ(gk_new_tensor_1d(ctx.get(), static_cast<gk_type>(4), 8), nullptr);  // removed id
     EXPECT_EQ(gk_new_tensor_4d(ctx.get(), GK_TYPE_Q1_0, int64_t{1} << 40, int64_t{1} << 30, 1, 1), nullptr);
     EXPECT_TRUE(error_has(ctx.get(), "overflows"));
+    // One row of 2^64 bytes: its size used to wrap to 0, and the tensor was made with no
+    // data and zero strides, so writes to it ran past the arena.
+    EXPECT_EQ(gk_new_tensor_1d(ctx.get(), GK_TYPE_F32, int64_t{1} << 62), nullptr);
+    EXPECT_TRUE(error_has(ctx.get(), "has more than 2^63 - 1 bytes")) << gk_last_error(ctx.get());
+    EXPECT_EQ(gk_new_tensor_1d(ctx.get(), GK_TYPE_F64, int64_t{1} << 61), nullptr);
+    EXPECT_FALSE(gk_row_len_ok(GK_TYPE_F32, int64_t{1} << 62));
+    EXPECT_EQ(gk_row_size(GK_TYPE_F32, int64_t{1} << 62), 0u);
+    EXPECT_EQ(gk_row_size(GK_TYPE_F32, (int64_t{1} << 61) - 1), ((size_t{1} << 61) - 1) * 4);
 }
 
 TEST(Foundation, ViewsCollapseToTheOwner) {
@@ -206,6 +216,10 @@ TEST(Foundation, ArenaObjectsRawBuffersAndReset) {
     EXPECT_EQ(n, 3);
     EXPECT_EQ(gk_new_buffer(ctx.get(), 1 << 20), nullptr);
     EXPECT_TRUE(error_has(ctx.get(), "arena exhausted"));
+    // The bytes needed are the request's, not a sum that wrapped.
+    EXPECT_EQ(gk_new_buffer(ctx.get(), SIZE_MAX - 100), nullptr);
+    EXPECT_TRUE(error_has(ctx.get(), ("exhausted: " + std::to_string(SIZE_MAX - 100) + " bytes needed").c_str()))
+        << gk_last_error(ctx.get());
     EXPECT_EQ(gk_new_buffer(nullptr, 8), nullptr);
     gk_reset(ctx.get());
     EXPECT_EQ(gk_used_mem(ctx.get()), 0u);
@@ -289,6 +303,15 @@ TEST(Foundation, GraphOrderLeafsAndNodes) {
     EXPECT_EQ(gk_graph_n_nodes(g), 0);
     ASSERT_EQ(gk_build_forward_expand(g, out), GK_STATUS_SUCCESS);
     EXPECT_EQ(gk_graph_n_nodes(g), 5);
+}
+
+TEST(Foundation, GraphOverheadOfASizeOutOfRange) {
+    // 4 * size wrapped: 2^62 nodes cost 320 bytes, and above 2^61 the sizing loop never ended.
+    EXPECT_EQ(gk_graph_overhead_custom((size_t{1} << 61) + 1, false), SIZE_MAX);
+    EXPECT_EQ(gk_graph_overhead_custom(size_t{1} << 62, true), SIZE_MAX);
+    EXPECT_EQ(gk_graph_overhead_custom(INT_MAX / 4 + size_t{1}, false), SIZE_MAX);
+    EXPECT_GT(gk_graph_overhead_custom(INT_MAX / 4, true), size_t{INT_MAX} / 4 * 2 * sizeof(void *));
+    EXPECT_EQ(gk_graph_overhead(), gk_graph_overhead_custom(GK_DEFAULT_GRAPH_SIZE, false));
 }
 
 TEST(Foundation, GraphTooSmallLeavesItUnchanged) {

@@ -713,6 +713,11 @@ TEST(OpsConv, BadInputIsRefusedWithAMessage) {
     refused(c, gk_interpolate(c, x, 4, 4, 4, 1, GK_SCALE_MODE_COUNT), "mode");
     refused(c, gk_interpolate(c, x, 4, 1 << 12, 4, 1, 1u << 10), "mode 0x");
     refused(c, gk_interpolate(c, x, 0, 4, 4, 1, GK_SCALE_MODE_NEAREST), "must be >= 1");
+    // An empty source: every output element would read one that is not there.
+    for (gk_scale_mode m : {GK_SCALE_MODE_NEAREST, GK_SCALE_MODE_BILINEAR, GK_SCALE_MODE_BICUBIC}) {
+        refused(c, gk_interpolate(c, e.f32(4, 3, 0, 1), 4, 3, 1, 1, m), "is empty");
+        refused(c, gk_interpolate(c, e.f32(0, 3, 1, 1), 4, 3, 1, 1, m), "is empty");
+    }
     refused(c, gk_interpolate(c, e.rand(GK_TYPE_F16, 4, 4), 8, 8, 1, 1, GK_SCALE_MODE_NEAREST), "a must be f32");
     refused(c, gk_upscale(c, x, 1, GK_SCALE_MODE_NEAREST), "scale_factor");
     refused(c, gk_pad_reflect_1d(c, x, 8, 0), "less than ne0");

@@ -202,6 +202,7 @@ TEST(GgufRead, EveryValueType) {
     EXPECT_EQ(gk_gguf_tensor_offset(c, 1), 64u);
     EXPECT_EQ(gk_gguf_tensor_nelements(c, 2), 0);
     EXPECT_EQ(gk_gguf_tensor_size(c, 2), 0u);
+    EXPECT_EQ(gk_gguf_tensor_data(c, 2), nullptr);  // an empty tensor has none (it pointed at the next one's)
     const auto * a = static_cast<const float *>(gk_gguf_tensor_data(c, 0));
     EXPECT_EQ(a[11], 5.5f);
     EXPECT_EQ(gk_gguf_tensor_name(c, 3), nullptr);

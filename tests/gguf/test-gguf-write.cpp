@@ -281,6 +281,14 @@ TEST(GgufWrite, BadArgumentsRefused) {
     EXPECT_EQ(gk_gguf_set_array(c, "s", GK_GGUF_TYPE_STRING, x, 1, &err), GK_GGUF_ERR_ARG);
     const uint8_t bad_bool[2] = {1, 2};
     EXPECT_EQ(gk_gguf_set_array(c, "b", GK_GGUF_TYPE_BOOL, bad_bool, 2, &err), GK_GGUF_ERR_ARG);
+    // A C caller may pass any int as the element type: called here as C calls it (the enum
+    // is an int in the ABI). It used to be read as the C++ enum, which UBSan stopped on.
+    using set_array_int  = gk_gguf_status (*)(gk_gguf *, const char *, int, const void *, uint64_t, gk_gguf_error *);
+    const auto set_array = reinterpret_cast<set_array_int>(&gk_gguf_set_array);
+    for (int elem : {-1, 13, 1000, INT32_MIN}) {
+        EXPECT_EQ(set_array(c, "e", elem, x, 1, &err), GK_GGUF_ERR_ARG) << elem;
+        EXPECT_NE(std::string(err.message).find("not a gk_gguf_type"), std::string::npos) << err.message;
+    }
     uint8_t small[8];
     EXPECT_EQ(gk_gguf_write_memory(c, small, sizeof small, &err), GK_GGUF_ERR_ARG);
     EXPECT_EQ(gk_gguf_write(c, "/nonexistent-dir/x.gguf", &err), GK_GGUF_ERR_IO);
