@@ -44,7 +44,9 @@ if(GK_CUDA)
   target_include_directories(gk_cuda PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(gk_cuda PRIVATE CUDA::cudart)
   # kernels.cu is C++17 (CMake does not know nvcc's C++20 flags everywhere); the rest of gk stays C++20.
-  set_target_properties(gk_cuda PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+  # gk gets the same CUDA properties: with the Makefile generator CMake checks them on the
+  # target that takes the CUDA objects too.
+  set_target_properties(gk_cuda gk PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
   # The kernels round where the CPU's do: no contraction into fma, IEEE division and sqrt.
   target_compile_options(gk_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-fmad=false -prec-div=true -prec-sqrt=true -ftz=false>)
   set_source_files_properties(${PROJECT_SOURCE_DIR}/src/gk/cuda/device.cpp PROPERTIES
