@@ -336,8 +336,9 @@ void install_routes(httplib::Server & svr, server_state & st) {
     };
     svr.set_error_handler(on_error);
     // A Content-Length that is not a decimal byte count (negative, signed, not a number):
-    // 400 before the body is read, and the connection closed, since where this request ends
-    // is unknown. httplib itself would read "-1" as a huge length and answer 413.
+    // 400 before the body is read, marked "Connection: close" since where this request ends
+    // is unknown (httplib 0.11 still keeps the connection until its keep-alive timeout).
+    // httplib itself would read "-1" as a huge length and answer 413.
     svr.set_pre_routing_handler([](const httplib::Request & req, httplib::Response & res) {
         const std::string v = req.get_header_value("Content-Length");
         if (!req.has_header("Content-Length") ||
@@ -349,8 +350,8 @@ void install_routes(httplib::Server & svr, server_state & st) {
         return httplib::Server::HandlerResponse::Handled;
     });
     if (st.opt.verbose) {
-        // A request httplib refused before parsing its request line (400, 414) has no
-        // method or path to show.
+        // A request httplib refused before parsing its request line (414) has no method or
+        // path to show.
         svr.set_logger([](const httplib::Request & req, const httplib::Response & res) {
             if (req.method.empty()) {
                 std::fprintf(stderr, "gk-server: (request line not parsed) %d\n", res.status);
